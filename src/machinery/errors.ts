@@ -1,0 +1,215 @@
+// ApiError: every failure a client can cause travels as one of these and reaches
+// the client as a Status object. One factory per Status reason, with the
+// messages the upstream server uses, since clients match on them.
+
+export type StatusReason =
+  | 'BadRequest' | 'Unauthorized' | 'Forbidden' | 'NotFound' | 'AlreadyExists'
+  | 'Conflict' | 'Gone' | 'Expired' | 'Invalid' | 'ServerTimeout' | 'Timeout'
+  | 'TooManyRequests' | 'MethodNotAllowed' | 'NotAcceptable'
+  | 'RequestEntityTooLarge' | 'UnsupportedMediaType' | 'InternalError'
+  | 'ServiceUnavailable' | '';
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, unknown>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: StatusReason;
+  details?: StatusDetails;
+  code: number;
+}
+
+/** Identifies what an error is about: the resource plural and group, as upstream. */
+export interface Qualified {
+  group: string;
+  resource: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: StatusReason,
+    message: string,
+    readonly details?: StatusDetails,
+    /** Extra response headers, e.g. Retry-After. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toStatus(): Status {
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+      code: this.code,
+    };
+    if (this.details) status.details = this.details;
+    return status;
+  }
+}
+
+function qualifiedName(q: Qualified): string {
+  return q.group ? `${q.resource}.${q.group}` : q.resource;
+}
+
+function detailsFor(q: Qualified, name: string | undefined): StatusDetails {
+  const d: StatusDetails = {};
+  if (name !== undefined && name !== '') d.name = name;
+  if (q.group) d.group = q.group;
+  d.kind = q.resource;
+  return d;
+}
+
+export const errors = {
+  badRequest(message: string, causes?: StatusCause[]): ApiError {
+    return new ApiError(400, 'BadRequest', message, causes ? { causes } : undefined);
+  },
+  unauthorized(message = 'Unauthorized'): ApiError {
+    return new ApiError(401, 'Unauthorized', message);
+  },
+  forbidden(q: Qualified, name: string | undefined, why: string, prefix?: string): ApiError {
+    const what = name ? `${qualifiedName(q)} "${name}"` : qualifiedName(q);
+    return new ApiError(403, 'Forbidden', `${prefix ?? ''}${what} is forbidden: ${why}`, detailsFor(q, name));
+  },
+  notFound(q: Qualified, name: string): ApiError {
+    return new ApiError(404, 'NotFound', `${qualifiedName(q)} "${name}" not found`, detailsFor(q, name));
+  },
+  /** 404 for a path that names no resource the server serves. */
+  noSuchResource(): ApiError {
+    return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+  },
+  alreadyExists(q: Qualified, name: string): ApiError {
+    return new ApiError(409, 'AlreadyExists', `${qualifiedName(q)} "${name}" already exists`, detailsFor(q, name));
+  },
+  conflict(q: Qualified, name: string, why: string): ApiError {
+    return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedName(q)} "${name}": ${why}`, detailsFor(q, name));
+  },
+  staleObject(q: Qualified, name: string): ApiError {
+    return errors.conflict(q, name, 'the object has been modified; please apply your changes to the latest version and try again');
+  },
+  /** 422: one cause per offending field. `kind` is the object's Kind, as upstream. */
+  invalid(group: string, kind: string, name: string, causes: FieldError[]): ApiError {
+    const list = causes.map((c) => c.describe()).join(', ');
+    const summary = causes.length === 1 ? list : `[${list}]`;
+    const details: StatusDetails = { name, group: group || undefined, kind, causes: causes.map((c) => c.toCause()) };
+    if (!group) delete details.group;
+    return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`, details);
+  },
+  gone(message: string): ApiError {
+    return new ApiError(410, 'Gone', message);
+  },
+  expired(message: string): ApiError {
+    return new ApiError(410, 'Expired', message);
+  },
+  methodNotAllowed(): ApiError {
+    return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+  },
+  notAcceptable(accepted: string[]): ApiError {
+    return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
+  },
+  unsupportedMediaType(contentType: string, supported: string[]): ApiError {
+    return new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: ${supported.join(', ')}`, { kind: contentType });
+  },
+  requestEntityTooLarge(limit: number): ApiError {
+    return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
+  },
+  tooLargeResourceVersion(requested: number, current: number, retryAfterSeconds: number): ApiError {
+    return new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`,
+      { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
+      { 'Retry-After': String(retryAfterSeconds) });
+  },
+  internal(message: string): ApiError {
+    return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+  },
+  serviceUnavailable(message: string): ApiError {
+    return new ApiError(503, 'ServiceUnavailable', message);
+  },
+};
+
+export type FieldErrorType =
+  | 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported'
+  | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueTooLong' | 'FieldValueTooMany'
+  | 'FieldValueTypeInvalid';
+
+/** One validation failure of one field, shaped like upstream's field.Error. */
+export class FieldError {
+  constructor(
+    readonly type: FieldErrorType,
+    readonly field: string,
+    readonly detail: string,
+    readonly badValue?: unknown,
+    readonly hasValue = true,
+  ) {}
+
+  private typeText(): string {
+    switch (this.type) {
+      case 'FieldValueRequired': return 'Required value';
+      case 'FieldValueInvalid': return 'Invalid value';
+      case 'FieldValueNotSupported': return 'Unsupported value';
+      case 'FieldValueForbidden': return 'Forbidden';
+      case 'FieldValueDuplicate': return 'Duplicate value';
+      case 'FieldValueTooLong': return 'Too long';
+      case 'FieldValueTooMany': return 'Too many';
+      case 'FieldValueTypeInvalid': return 'Invalid value';
+    }
+  }
+
+  /** The message without the field path, as a Status cause carries it. */
+  body(): string {
+    let text = this.typeText();
+    if (this.hasValue && (this.type === 'FieldValueInvalid' || this.type === 'FieldValueNotSupported' || this.type === 'FieldValueDuplicate' || this.type === 'FieldValueTypeInvalid')) {
+      text += `: ${formatBadValue(this.badValue)}`;
+    }
+    return this.detail ? `${text}: ${this.detail}` : text;
+  }
+
+  describe(): string {
+    return `${this.field}: ${this.body()}`;
+  }
+
+  toCause(): StatusCause {
+    return { reason: this.type, message: this.body(), field: this.field };
+  }
+}
+
+function formatBadValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+export const fieldErrors = {
+  required: (field: string, detail = '') => new FieldError('FieldValueRequired', field, detail, undefined, false),
+  invalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueInvalid', field, detail, value),
+  notSupported: (field: string, value: unknown, valid: string[]) =>
+    new FieldError('FieldValueNotSupported', field, `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}`, value),
+  forbidden: (field: string, detail: string) => new FieldError('FieldValueForbidden', field, detail, undefined, false),
+  duplicate: (field: string, value: unknown) => new FieldError('FieldValueDuplicate', field, '', value),
+  tooLong: (field: string, max: number) => new FieldError('FieldValueTooLong', field, `may not be more than ${max} bytes`, undefined, false),
+  typeInvalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueTypeInvalid', field, detail, value),
+};
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

@@ -1,0 +1,70 @@
+// The product's vocabulary: every name that carries the product's name is built
+// here, so nothing else in the tree spells the domain out.
+
+export const product = {
+  name: 'plat',
+  /** Domain under which API groups, annotations and labels live. */
+  domain: 'plat.io',
+  /** Prefix of environment variables read by clients and plugins. */
+  envPrefix: 'PLAT',
+} as const;
+
+/** `authentication` -> `authentication.plat.io`. */
+export function productGroup(prefix: string): string {
+  return `${prefix}.${product.domain}`;
+}
+
+/** `service-account.name` -> `plat.io/service-account.name`. */
+export function productKey(name: string): string {
+  return `${product.domain}/${name}`;
+}
+
+export const vocabulary = {
+  metaGroup: productGroup('meta'),
+  authenticationGroup: productGroup('authentication'),
+  authorizationGroup: productGroup('authorization'),
+  rbacGroup: productGroup('rbac.authorization'),
+  certificatesGroup: productGroup('certificates'),
+  admissionRegistrationGroup: productGroup('admissionregistration'),
+  apiextensionsGroup: productGroup('apiextensions'),
+  eventsGroup: productGroup('events'),
+  protobufMediaType: `application/vnd.${product.name}.protobuf`,
+  execInfoEnv: `${product.envPrefix}_EXEC_INFO`,
+  /** The finalizer the namespace controller holds in `spec.finalizers`. */
+  namespaceFinalizer: product.name,
+  /** Label every namespace carries with its own name. */
+  namespaceNameLabel: productKey('metadata.name'),
+  serviceAccountNameAnnotation: productKey('service-account.name'),
+  serviceAccountUidAnnotation: productKey('service-account.uid'),
+  serviceAccountTokenSecretType: productKey('service-account-token'),
+  dockercfgSecretType: productKey('dockercfg'),
+  dockerConfigJsonSecretType: productKey('dockerconfigjson'),
+  basicAuthSecretType: productKey('basic-auth'),
+  sshAuthSecretType: productKey('ssh-auth'),
+  tlsSecretType: productKey('tls'),
+  bootstrapTokenSecretType: `bootstrap.${product.domain}/token`,
+  systemNamespace: `${product.name}-system`,
+  publicNamespace: `${product.name}-public`,
+  defaultNamespace: 'default',
+  rootCaConfigMap: `${product.name}-root-ca.crt`,
+  /** OpenAPI extension prefix for merge markers and kind identity. */
+  openapiExtensionPrefix: `x-${product.name}-`,
+} as const;
+
+export const reservedNamespaces: readonly string[] = [
+  vocabulary.defaultNamespace,
+  vocabulary.systemNamespace,
+  vocabulary.publicNamespace,
+];
+
+/**
+ * Names the unmodified upstream kubectl looks for in what we serve. They are
+ * client wire compatibility, not product names: kubectl finds a kind's schema
+ * in OpenAPI by `x-kubernetes-group-version-kind` and asks for Tables in the
+ * upstream meta group. We honour them beside our own names.
+ */
+export const upstreamCompat = {
+  groupVersionKindExtension: 'x-kubernetes-group-version-kind',
+  metaGroup: 'meta.k8s.io',
+  protobufMediaType: 'application/vnd.kubernetes.protobuf',
+} as const;
