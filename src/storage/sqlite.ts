@@ -1,0 +1,293 @@
+// A Backend on one SQLite file (WAL, synchronous=FULL). Writes are queued and
+// committed together, one transaction per event-loop turn (group commit), so
+// one fsync serves every caller of that turn; each caller's guard is checked
+// inside the transaction against the state its predecessors in the batch left.
+// This process is the file's only writer (the file is locked exclusively), so
+// watchers are fed in-process after each commit, from memory while the events
+// are recent and from the table for older revisions.
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions,
+} from './backend.js';
+import { prefixEnd, rangeStart } from './keys.js';
+import { closedError, readRevision } from './revisions.js';
+import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
+import { WatchHub } from './watch-hub.js';
+import { planWrite, WritePlan, WriteOp } from './write-plan.js';
+
+/** Recent events kept in memory for watchers; older ones are read from the table. */
+const ringLimit = 10_000;
+/** Revisions swept per compaction transaction, so that writes are not held up long. */
+const sweepChunk = 5_000;
+/** Bound for the "no upper bound" case: every TEXT sorts below a BLOB. */
+const aboveAllText = Buffer.alloc(0);
+
+interface QueuedWrite {
+  op: WriteOp;
+  resolve(kv: KeyValue): void;
+  reject(err: unknown): void;
+}
+
+export class SqliteBackend implements Backend {
+  readonly name = 'sqlite';
+  private readonly db: Database.Database;
+  private readonly sql: Statements;
+  /** Latest committed revision. */
+  private revision: number;
+  private compacted: number;
+  private readonly hub: WatchHub;
+  private queue: QueuedWrite[] = [];
+  private flushTimer: NodeJS.Immediate | undefined;
+  /** Compactions run one after another. */
+  private compaction: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(readonly path: string) {
+    mkdirSync(dirname(path), { recursive: true });
+    // A short busy timeout: the only other holder would be another server on the same file.
+    this.db = new Database(path, { timeout: 500 });
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      // One writer, this process: hold the lock for the connection's life.
+      this.db.pragma('locking_mode = EXCLUSIVE');
+      this.db.pragma('temp_store = MEMORY');
+      this.db.exec(schema);
+      // Take the write lock now, so a second server on the same file fails at open.
+      this.db.exec('BEGIN IMMEDIATE; COMMIT');
+      this.sql = prepareStatements(this.db);
+      this.initMeta();
+      this.revision = this.sql.lastRevision.get()!.rev;
+      this.compacted = this.readMeta(metaKeys.compacted);
+    } catch (err) {
+      this.db.close();
+      if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+        throw new StorageError('Unavailable', `${path} is locked: another process has the store open`);
+      }
+      throw err;
+    }
+    this.hub = new WatchHub({
+      head: this.revision,
+      compactedRevision: () => this.compacted,
+      ringLimit,
+      readHistory: (prefix, after, upTo, withPrevKv) => this.readHistory(prefix, after, upTo, withPrevKv),
+    });
+  }
+
+  async currentRevision(): Promise<number> {
+    this.ensureOpen();
+    return this.revision;
+  }
+
+  async compactedRevision(): Promise<number> {
+    this.ensureOpen();
+    return this.compacted;
+  }
+
+  async get(key: string, revision?: number): Promise<KeyValue | undefined> {
+    this.ensureOpen();
+    const at = readRevision(revision, this.revision, this.compacted);
+    const row = at === this.revision ? this.sql.latest.get(key) : this.sql.atRevision.get(key, at);
+    return toLiveValue(key, row);
+  }
+
+  async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    this.ensureOpen();
+    const revision = readRevision(options.revision, this.revision, this.compacted);
+    const bounds = { lower: rangeStart(prefix, options.startKey), upper: prefixEnd(prefix) ?? aboveAllText, revision };
+    const limit = options.limit && options.limit > 0 ? options.limit : -1;
+    // One row past the limit tells whether there is more.
+    const rows = this.sql.rangePage.all({ ...bounds, limit: limit < 0 ? -1 : limit + 1 });
+    const more = limit >= 0 && rows.length > limit;
+    if (more) rows.length = limit;
+    const items = rows.map((row): KeyValue => ({
+      key: row.name, value: row.value, createRevision: row.create_revision, modRevision: row.id,
+    }));
+    const count = more ? this.sql.rangeCount.get(bounds)!.n : items.length;
+    return { items, revision, more, count };
+  }
+
+  create(key: string, value: Buffer): Promise<KeyValue> {
+    return this.enqueue({ kind: 'create', key, value: Buffer.from(value) });
+  }
+
+  update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
+    return this.enqueue({ kind: 'update', key, value: Buffer.from(value), expectedModRevision });
+  }
+
+  delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
+    return this.enqueue({ kind: 'delete', key, expectedModRevision });
+  }
+
+  watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
+    return this.hub.watch(prefix, options, handlers);
+  }
+
+  compact(revision: number): Promise<void> {
+    const run = this.compaction.then(() => this.compactNow(revision));
+    this.compaction = run.catch(() => undefined);
+    return run;
+  }
+
+  async check(): Promise<void> {
+    this.ensureOpen();
+    try {
+      this.sql.ping.get();
+    } catch (err) {
+      throw unavailable('the store does not answer', err);
+    }
+  }
+
+  /** Commits queued writes, ends watches, and releases the file. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.flushTimer !== undefined) {
+      clearImmediate(this.flushTimer);
+      this.flush();
+    }
+    this.closed = true;
+    await this.compaction;
+    this.hub.close(closedError(this.name));
+    this.db.close();
+  }
+
+  private enqueue(op: WriteOp): Promise<KeyValue> {
+    if (this.closed) return Promise.reject(closedError(this.name));
+    return new Promise<KeyValue>((resolve, reject) => {
+      this.queue.push({ op, resolve, reject });
+      this.flushTimer ??= setImmediate(() => this.flush());
+    });
+  }
+
+  /** Apply every queued write in one transaction, then answer each caller. */
+  private flush(): void {
+    this.flushTimer = undefined;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const outcomes: (WritePlan | StorageError)[] = [];
+    let revision = this.revision;
+    try {
+      this.db.transaction(() => {
+        for (const { op } of batch) {
+          // Reads inside the transaction see the rows written earlier in the batch.
+          const current = toLiveValue(op.key, this.sql.latest.get(op.key));
+          let plan: WritePlan;
+          try {
+            plan = planWrite(op, current, revision + 1);
+          } catch (err) {
+            outcomes.push(err as StorageError);
+            continue;
+          }
+          revision++;
+          this.insertRow(op, plan, revision);
+          outcomes.push(plan);
+        }
+      })();
+    } catch (err) {
+      const failure = unavailable('the write could not be committed', err);
+      for (const write of batch) write.reject(failure);
+      return;
+    }
+    this.revision = revision;
+    const events: WatchEvent[] = [];
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome instanceof StorageError) {
+        write.reject(outcome);
+      } else {
+        events.push(outcome.event);
+        write.resolve(outcome.result);
+      }
+    });
+    this.hub.publish(events);
+  }
+
+  private insertRow(op: WriteOp, plan: WritePlan, revision: number): void {
+    const prev = plan.event.prevKv;
+    if (op.kind === 'delete') {
+      this.sql.insert.run(revision, op.key, 0, 1, prev!.createRevision, prev!.modRevision, aboveAllText);
+    } else {
+      this.sql.insert.run(revision, op.key, prev ? 0 : 1, 0, plan.result.createRevision, prev?.modRevision ?? 0, op.value);
+    }
+  }
+
+  private async compactNow(revision: number): Promise<void> {
+    this.ensureOpen();
+    if (!Number.isSafeInteger(revision) || revision < 0) {
+      throw new TypeError(`compaction revision must be a non-negative integer, got ${revision}`);
+    }
+    if (revision > this.revision) {
+      throw new StorageError('FutureRevision', `cannot compact at ${revision}, beyond the current revision ${this.revision}`, undefined, this.revision);
+    }
+    if (revision > this.compacted) {
+      // Refuse old reads first; the rows go afterwards, a chunk at a time.
+      this.sql.setMeta.run(metaKeys.compacted, revision);
+      this.compacted = revision;
+      this.hub.discardThrough(revision);
+    }
+    let swept = this.readMeta(metaKeys.swept);
+    while (swept < this.compacted && !this.closed) {
+      const upTo = Math.min(this.compacted, swept + sweepChunk);
+      this.db.transaction(() => {
+        this.sql.sweepSuperseded.run({ after: swept, upTo });
+        this.sql.sweepTombstones.run({ after: swept, upTo });
+        this.sql.setMeta.run(metaKeys.swept, upTo);
+      })();
+      swept = upTo;
+      if (swept < this.compacted) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private readHistory(prefix: string, after: number, upTo: number, withPrevKv: boolean): WatchEvent[] {
+    const rows = this.sql.history.all({ lower: prefix, upper: prefixEnd(prefix) ?? aboveAllText, after, upTo });
+    return rows.map((row) => historyEvent(row, withPrevKv));
+  }
+
+  private initMeta(): void {
+    const version = this.sql.getMeta.get(metaKeys.schema)?.value;
+    if (version === undefined) this.sql.setMeta.run(metaKeys.schema, schemaVersion);
+    else if (version !== schemaVersion) {
+      throw new Error(`${this.path}: schema version ${version}, this build reads ${schemaVersion}`);
+    }
+  }
+
+  private readMeta(name: string): number {
+    return this.sql.getMeta.get(name)?.value ?? 0;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw closedError(this.name);
+  }
+}
+
+/** Open (creating if needed) the store in the file at `path`. */
+export function openSqliteBackend(path: string): SqliteBackend {
+  return new SqliteBackend(path);
+}
+
+function toLiveValue(key: string, row: VersionRow | undefined): KeyValue | undefined {
+  if (!row || row.deleted) return undefined;
+  return { key, value: row.value, createRevision: row.create_revision, modRevision: row.id };
+}
+
+function historyEvent(row: HistoryRow, withPrevKv: boolean): WatchEvent {
+  const prevKv: KeyValue | undefined = row.prev_id === null ? undefined : {
+    key: row.name, value: row.prev_value!, createRevision: row.prev_create_revision!, modRevision: row.prev_id,
+  };
+  if (row.deleted) {
+    // A tombstone carries no value: the event shows the deleted value at the delete's revision.
+    const kv: KeyValue = { key: row.name, value: prevKv?.value ?? Buffer.alloc(0), createRevision: row.create_revision, modRevision: row.id };
+    return withPrevKv && prevKv ? { type: 'delete', kv, prevKv, revision: row.id } : { type: 'delete', kv, revision: row.id };
+  }
+  const kv: KeyValue = { key: row.name, value: row.value, createRevision: row.create_revision, modRevision: row.id };
+  return withPrevKv && prevKv ? { type: 'put', kv, prevKv, revision: row.id } : { type: 'put', kv, revision: row.id };
+}
+
+function unavailable(message: string, cause: unknown): StorageError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new StorageError('Unavailable', `${message}: ${detail}`);
+}

@@ -1,0 +1,4 @@
+import { MemoryBackend } from '../../../src/storage/memory.js';
+import { runConformance } from './conformance.js';
+
+runConformance('memory', { open: () => new MemoryBackend() });

@@ -1,0 +1,164 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { openSqliteBackend } from '../../../src/storage/sqlite.js';
+import { buf, recordWatch, runConformance, text } from './conformance.js';
+
+const scratch: string[] = [];
+function scratchDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'store-test-'));
+  scratch.push(dir);
+  return dir;
+}
+function removeScratch(): void {
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+runConformance('sqlite', {
+  open: () => openSqliteBackend(join(scratchDir(), 'store.db')),
+  cleanup: removeScratch,
+});
+
+describe('sqlite backend on disk', () => {
+  test('data, revisions and compaction survive close and reopen', async () => {
+    const path = join(scratchDir(), 'nested', 'folder', 'store.db');
+    const first = openSqliteBackend(path);
+    await first.create('/a', buf('1'));              // 1
+    await first.create('/b', buf('1'));              // 2
+    await first.update('/a', buf('2'), 1);           // 3
+    await first.delete('/b');                        // 4
+    await first.create('/c', buf('1'));              // 5
+    await first.compact(3);
+    await first.close();
+
+    const second = openSqliteBackend(path);
+    try {
+      assert.equal(await second.currentRevision(), 5);
+      assert.equal(await second.compactedRevision(), 3);
+      assert.deepEqual((await second.range('/')).items.map((kv) => [kv.key, text(kv), kv.modRevision]), [['/a', '2', 3], ['/c', '1', 5]]);
+      assert.equal(text(await second.get('/b', 3)), '1');
+      const next = await second.create('/d', buf('1'));
+      assert.equal(next.modRevision, 6, 'revisions continue where they were');
+      // After a restart the events come from the table, not from memory.
+      const watcher = recordWatch(second, '/', { afterRevision: 3, prevKv: true });
+      await watcher.waitFor(3);
+      assert.deepEqual(watcher.events.map((e) => [e.type, e.revision, e.kv.key, text(e.kv), text(e.prevKv), e.prevKv?.modRevision]), [
+        ['delete', 4, '/b', '1', '1', 2],
+        ['put', 5, '/c', '1', undefined, undefined],
+        ['put', 6, '/d', '1', undefined, undefined],
+      ]);
+      assert.equal(watcher.events[0]!.kv.createRevision, 2);
+      watcher.cancel();
+    } finally {
+      await second.close();
+      removeScratch();
+    }
+  });
+
+  test('the revision survives even when compaction removed the newest rows', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const first = openSqliteBackend(path);
+    await first.create('/a', buf('1'));
+    await first.delete('/a');
+    await first.compact(2);
+    await first.close();
+    const second = openSqliteBackend(path);
+    assert.equal(await second.currentRevision(), 2);
+    assert.equal((await second.create('/b', buf('1'))).modRevision, 3);
+    await second.close();
+    removeScratch();
+  });
+
+  test('compaction deletes superseded rows and tombstones from the file', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const store = openSqliteBackend(path);
+    let kv = await store.create('/a', buf('0'));
+    for (let i = 1; i <= 10; i++) kv = await store.update('/a', buf(String(i)), kv.modRevision);
+    await store.create('/b', buf('b'));
+    await store.delete('/b');
+    await store.create('/c', buf('c'));                // 14
+    await store.compact(await store.currentRevision());
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT name, id FROM kv ORDER BY id').all();
+    db.close();
+    assert.deepEqual(rows, [{ name: '/a', id: 11 }, { name: '/c', id: 14 }]);
+    removeScratch();
+  });
+
+  test('a watcher far behind reads history beyond what is kept in memory', async () => {
+    const store = openSqliteBackend(join(scratchDir(), 'store.db'));
+    const total = 12_500;
+    const writes = [];
+    for (let i = 0; i < total; i++) writes.push(store.create(`/many/${i}`, buf(String(i))));
+    await Promise.all(writes);
+    const watcher = recordWatch(store, '/many/', { afterRevision: 0 });
+    await watcher.waitFor(total, 20_000);
+    assert.deepEqual(watcher.events.map((e) => e.revision), Array.from({ length: total }, (_, i) => i + 1));
+    assert.ok(Math.max(...watcher.batches) <= 1000, 'replay comes in bounded batches');
+    watcher.cancel();
+    await store.close();
+    removeScratch();
+  });
+
+  test('a second store on the same file is refused while the first is open', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const first = openSqliteBackend(path);
+    assert.throws(() => openSqliteBackend(path), /locked|busy/i);
+    await first.close();
+    openSqliteBackend(path).close();
+    removeScratch();
+  });
+
+  test('opening a file with 10,000 keys is fast', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const store = openSqliteBackend(path);
+    const writes = [];
+    for (let i = 0; i < 10_000; i++) writes.push(store.create(`/registry/things/ns/item-${i}`, buf(JSON.stringify({ i, pad: 'x'.repeat(200) }))));
+    await Promise.all(writes);
+    await store.close();
+    const started = performance.now();
+    const reopened = openSqliteBackend(path);
+    const elapsed = performance.now() - started;
+    assert.equal(await reopened.currentRevision(), 10_000);
+    await reopened.close();
+    assert.ok(elapsed < 100, `open took ${elapsed.toFixed(1)} ms`);
+    removeScratch();
+  });
+
+  test('every acknowledged write survives kill -9 of the writer', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./kill-writer.js', import.meta.url)), path, '100000'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const acknowledged: string[] = [];
+    let partial = '';
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, signal) => resolve(signal)));
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop()!;
+      acknowledged.push(...lines.filter((line) => line.length > 0));
+      // Kill mid-stream, while writes are in flight.
+      if (acknowledged.length >= 2000 && !child.killed) child.kill('SIGKILL');
+    });
+    const signal = await exited;
+    assert.equal(signal, 'SIGKILL', 'the writer must die by the signal, not finish');
+    assert.ok(acknowledged.length >= 2000);
+    const store = openSqliteBackend(path);
+    try {
+      const stored = new Set((await store.range('/kill/')).items.map((kv) => kv.key));
+      const missing = acknowledged.filter((key) => !stored.has(key));
+      assert.deepEqual(missing, [], `${missing.length} of ${acknowledged.length} acknowledged writes lost`);
+      assert.ok(await store.currentRevision() >= acknowledged.length);
+    } finally {
+      await store.close();
+      removeScratch();
+    }
+  });
+});
