@@ -68,3 +68,6 @@ export const upstreamCompat = {
   metaGroup: 'meta.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
 } as const;
+
+/** Reverse-domain prefix of OpenAPI definition names: `io.plat`. */
+export const definitionPrefix = product.domain.split('.').reverse().join('.');

@@ -25,6 +25,8 @@ export interface ServerOptions {
   serviceAccountIssuer: string[];
   /** How long the store keeps history for watches and continue tokens, in ms. Default 5 minutes. */
   etcdCompactionIntervalMs: number;
+  /** Unauthenticated requests become system:anonymous instead of 401. Off while every authenticated request is allowed. */
+  anonymousAuth: boolean;
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
 }
@@ -37,5 +39,6 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountKeyFiles: [],
   serviceAccountIssuer: [`https://${product.name}.default.svc.cluster.local`],
   etcdCompactionIntervalMs: 5 * 60 * 1000,
+  anonymousAuth: false,
   logLevel: 'info',
 };

@@ -1,0 +1,74 @@
+import { define, p, t } from '../../schema.js';
+import { defineKind, KubeObject } from '../../kind.js';
+import { FieldError, fieldErrors } from '../../../machinery/errors.js';
+import { Time, MicroTime } from '../../meta/v1.js';
+import { core, kindSchema, ObjectReference } from './common.js';
+
+const EventSource = define(core('EventSource'), t.object({
+  component: p(1, t.string('Component that reported the event.')),
+  host: p(2, t.string('Node on which the event was generated.')),
+}, 'Who reported an event.'));
+
+const EventSeries = define(core('EventSeries'), t.object({
+  count: p(1, t.int32('Occurrences in this series up to lastObservedTime.')),
+  lastObservedTime: p(2, t.ref(MicroTime, 'When the last occurrence was seen.')),
+}, 'A series of repeated events.'));
+
+const schema = kindSchema('A report of something that happened somewhere in the cluster.', {
+  involvedObject: p(2, t.ref(ObjectReference, 'The object this event is about.')),
+  reason: p(3, t.string('Short, machine-understandable reason for the transition into the object\'s current status.')),
+  message: p(4, t.string('Human-readable description of the status of this operation.')),
+  source: p(5, t.ref(EventSource, 'Component reporting this event.')),
+  firstTimestamp: p(6, t.ref(Time, 'When the event was first recorded.')),
+  lastTimestamp: p(7, t.ref(Time, 'When the most recent occurrence was recorded.')),
+  count: p(8, t.int32('How many times the event has occurred.')),
+  type: p(9, t.string('Type of the event: Normal or Warning; new types may come.')),
+  eventTime: p(10, t.ref(MicroTime, 'When the event was first observed.')),
+  series: p(11, t.ref(EventSeries, 'Data about the series this event belongs to, if any.')),
+  action: p(12, t.string('What action was taken or failed regarding the object.')),
+  related: p(13, t.ref(ObjectReference, 'A second object involved, if any.')),
+  reportingComponent: p(14, t.string('Name of the controller that emitted the event.')),
+  reportingInstance: p(15, t.string('ID of the controller instance.')),
+}, ['metadata', 'involvedObject']);
+
+function validateEvent(e: KubeObject): FieldError[] {
+  const errs: FieldError[] = [];
+  const involvedNs = e.involvedObject?.namespace;
+  if (involvedNs && involvedNs !== e.metadata?.namespace) {
+    errs.push(fieldErrors.invalid('involvedObject.namespace', involvedNs, 'does not match event.namespace'));
+  }
+  if (e.type !== undefined && e.type !== '' && e.eventTime && !['Normal', 'Warning'].includes(e.type)) {
+    errs.push(fieldErrors.notSupported('type', e.type, ['Normal', 'Warning']));
+  }
+  return errs;
+}
+
+const ref = (field: string) => (e: KubeObject) => String(e.involvedObject?.[field] ?? '');
+
+export const events = defineKind({
+  group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
+  scope: 'Namespaced',
+  definitionName: define(core('Event'), schema),
+  schema,
+  strategy: { validate: validateEvent, validateUpdate: (e) => validateEvent(e) },
+  fieldSelectors: {
+    'involvedObject.kind': ref('kind'),
+    'involvedObject.namespace': ref('namespace'),
+    'involvedObject.name': ref('name'),
+    'involvedObject.uid': ref('uid'),
+    'involvedObject.apiVersion': ref('apiVersion'),
+    'involvedObject.resourceVersion': ref('resourceVersion'),
+    'involvedObject.fieldPath': ref('fieldPath'),
+    reason: (e) => e.reason ?? '',
+    reportingComponent: (e) => e.reportingComponent ?? '',
+    source: (e) => e.source?.component ?? '',
+    type: (e) => e.type ?? '',
+  },
+  printerColumns: [
+    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp },
+    { name: 'Type', type: 'string', description: 'Type of the event.', value: (e) => e.type },
+    { name: 'Reason', type: 'string', description: 'Reason of the event.', value: (e) => e.reason },
+    { name: 'Object', type: 'string', description: 'The object the event is about.', value: (e) => `${String(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}` },
+    { name: 'Message', type: 'string', description: 'The message of the event.', value: (e) => e.message },
+  ],
+});

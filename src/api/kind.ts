@@ -1,0 +1,102 @@
+// defineKind: the single declaration of a resource type. Routes, discovery,
+// OpenAPI, validation, defaulting and pruning are all derived from it.
+
+import type { FieldError } from '../machinery/errors.js';
+import { isDns1123Subdomain, type NameCheck } from '../machinery/validation.js';
+import type { Schema } from './schema.js';
+
+export type Scope = 'Namespaced' | 'Cluster';
+
+/** An object as JSON; kinds read their own fields from it. */
+export type KubeObject = Record<string, any> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: Record<string, any>;
+};
+
+/** The per-kind logic around the generic store. Every hook is optional. */
+export interface Strategy {
+  /** Fill defaults of omitted fields (also run when reading older stored shapes). */
+  defaults?(obj: KubeObject): void;
+  /** Before validation on create: clear or set server-owned fields. */
+  prepareForCreate?(obj: KubeObject): void;
+  /** Before validation on update: e.g. keep status from the old object on a main-resource write. */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  validate?(obj: KubeObject): FieldError[];
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Warnings sent to the client in Warning headers. */
+  warnings?(obj: KubeObject, old?: KubeObject): string[];
+}
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  /** Shown only with -o wide. */
+  priority?: number;
+  /** Value of the column for one object. */
+  value(obj: KubeObject): unknown;
+}
+
+export interface KindDefinition {
+  /** '' for the core group. */
+  group: string;
+  version: string;
+  kind: string;
+  listKind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  scope: Scope;
+  /** Rule for metadata.name (most kinds: a DNS subdomain). */
+  nameCheck: NameCheck;
+  /** Name of the OpenAPI definition of the kind (its schema is registered with `define`). */
+  definitionName: string;
+  listDefinitionName: string;
+  schema: Schema;
+  /** Sub-resources served next to the main resource, e.g. status. */
+  subresources: { status?: boolean };
+  strategy: Strategy;
+  printerColumns: PrinterColumn[];
+  /** Field selectors beyond metadata.name / metadata.namespace: field path -> value. */
+  fieldSelectors: Record<string, (obj: KubeObject) => string>;
+  /** DELETE answers with the deleted object (true) or a Success Status (false), as upstream does per kind. */
+  deleteReturnsObject: boolean;
+  /** metadata.generation is set on create and bumped when anything but metadata and status changes. */
+  tracksGeneration: boolean;
+  /** Verbs the kind offers. */
+  verbs: Verb[];
+}
+
+export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+
+export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
+  & Partial<KindDefinition>;
+
+export function defineKind(d: KindDeclaration): KindDefinition {
+  return {
+    listKind: `${d.kind}List`,
+    singular: d.kind.toLowerCase(),
+    shortNames: [],
+    categories: [],
+    subresources: {},
+    strategy: {},
+    nameCheck: isDns1123Subdomain,
+    printerColumns: [],
+    fieldSelectors: {},
+    deleteReturnsObject: false,
+    tracksGeneration: false,
+    verbs: allVerbs,
+    listDefinitionName: `${d.definitionName}List`,
+    ...d,
+  };
+}
+
+export function apiVersionOf(k: Pick<KindDefinition, 'group' | 'version'>): string {
+  return k.group ? `${k.group}/${k.version}` : k.version;
+}

@@ -1,0 +1,27 @@
+// Client-certificate authentication: the TLS layer verified the chain against
+// the client CA (the server requests but does not require a certificate);
+// the subject's CN is the user name and each O a group.
+
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import type { Authenticator, AuthnResult } from './authenticator.js';
+
+export class X509Authenticator implements Authenticator {
+  readonly name = 'x509';
+
+  authenticate(req: IncomingMessage): AuthnResult {
+    const socket = req.socket as TLSSocket;
+    if (typeof socket.getPeerCertificate !== 'function') return { kind: 'none' };
+    const cert = socket.getPeerCertificate();
+    if (!cert || Object.keys(cert).length === 0) return { kind: 'none' };
+    if (!socket.authorized) {
+      return { kind: 'rejected', reason: `verifying certificate failed: ${String(socket.authorizationError ?? 'unknown authority')}` };
+    }
+    const cn = cert.subject?.CN;
+    const username = Array.isArray(cn) ? cn[0] : cn;
+    if (!username) return { kind: 'rejected', reason: 'client certificate has no common name' };
+    const o = cert.subject?.O;
+    const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
+    return { kind: 'user', user: { username, groups } };
+  }
+}

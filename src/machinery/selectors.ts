@@ -1,0 +1,139 @@
+// Label and field selectors: parsed once per request, matched per object.
+// Grammar as upstream: `a=b,c!=d,e in (x,y),f notin (z),g,!h` for labels;
+// `a=b,c==d,e!=f` for fields.
+
+import { errors } from './errors.js';
+import { isLabelValue, isQualifiedName } from './validation.js';
+
+export type LabelOperator = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
+
+export interface LabelRequirement {
+  key: string;
+  operator: LabelOperator;
+  values: string[];
+}
+
+export type Labels = Record<string, string> | undefined;
+
+export class LabelSelector {
+  constructor(readonly requirements: LabelRequirement[]) {}
+
+  get empty(): boolean {
+    return this.requirements.length === 0;
+  }
+
+  matches(labels: Labels): boolean {
+    const l = labels ?? {};
+    return this.requirements.every((r) => {
+      const has = Object.prototype.hasOwnProperty.call(l, r.key);
+      switch (r.operator) {
+        case '=': case 'in': return has && r.values.includes(l[r.key]);
+        case '!=': case 'notin': return !has || !r.values.includes(l[r.key]);
+        case 'exists': return has;
+        case '!': return !has;
+      }
+    });
+  }
+
+  toString(): string {
+    return this.requirements.map((r) => {
+      switch (r.operator) {
+        case '=': case '!=': return `${r.key}${r.operator}${r.values[0]}`;
+        case 'in': case 'notin': return `${r.key} ${r.operator} (${r.values.join(',')})`;
+        case 'exists': return r.key;
+        case '!': return `!${r.key}`;
+      }
+    }).join(',');
+  }
+}
+
+/** Splits on commas that are not inside parentheses. */
+function splitTerms(s: string): string[] {
+  const out: string[] = [];
+  let depth = 0, start = 0;
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '(') depth++;
+    else if (s[i] === ')') depth--;
+    else if (s[i] === ',' && depth === 0) { out.push(s.slice(start, i)); start = i + 1; }
+  }
+  out.push(s.slice(start));
+  return out.map((t) => t.trim());
+}
+
+function checkKey(key: string, whole: string): void {
+  const problems = isQualifiedName(key);
+  if (problems.length) throw errors.badRequest(`unable to parse requirement: invalid label key "${key}": ${problems.join('; ')} (in selector "${whole}")`);
+}
+
+function checkValue(value: string, whole: string): void {
+  const problems = isLabelValue(value);
+  if (problems.length) throw errors.badRequest(`unable to parse requirement: invalid label value: "${value}": at key: ${problems.join('; ')} (in selector "${whole}")`);
+}
+
+export function parseLabelSelector(text: string | null | undefined): LabelSelector {
+  const whole = (text ?? '').trim();
+  if (!whole) return new LabelSelector([]);
+  const reqs: LabelRequirement[] = [];
+  for (const term of splitTerms(whole)) {
+    if (!term) throw errors.badRequest(`unable to parse requirement: found '', expected: identifier (in selector "${whole}")`);
+    const setMatch = /^([^\s!=()]+)\s+(in|notin)\s*\(([^)]*)\)$/.exec(term);
+    let req: LabelRequirement;
+    if (setMatch) {
+      const values = setMatch[3].split(',').map((v) => v.trim());
+      req = { key: setMatch[1], operator: setMatch[2] as 'in' | 'notin', values };
+    } else if (term.startsWith('!')) {
+      req = { key: term.slice(1).trim(), operator: '!', values: [] };
+    } else {
+      const eq = /^([^\s!=]+)\s*(==|=|!=)\s*([^\s,]*)$/.exec(term);
+      if (eq) req = { key: eq[1], operator: eq[2] === '!=' ? '!=' : '=', values: [eq[3]] };
+      else if (/^[^\s!=()]+$/.test(term)) req = { key: term, operator: 'exists', values: [] };
+      else throw errors.badRequest(`unable to parse requirement: found '${term}', expected: a valid selector term (in selector "${whole}")`);
+    }
+    checkKey(req.key, whole);
+    req.values.forEach((v) => checkValue(v, whole));
+    reqs.push(req);
+  }
+  return new LabelSelector(reqs);
+}
+
+export interface FieldRequirement {
+  field: string;
+  operator: '=' | '!=';
+  value: string;
+}
+
+export class FieldSelector {
+  constructor(readonly requirements: FieldRequirement[]) {}
+
+  get empty(): boolean {
+    return this.requirements.length === 0;
+  }
+
+  /** The value a requirement asks `field` to equal, if any (used to narrow reads). */
+  exactValue(field: string): string | undefined {
+    return this.requirements.find((r) => r.field === field && r.operator === '=')?.value;
+  }
+
+  matches(fieldValue: (field: string) => string): boolean {
+    return this.requirements.every((r) => (fieldValue(r.field) === r.value) === (r.operator === '='));
+  }
+}
+
+/** Field selector values may escape `,`, `=` and `\` with a backslash. */
+function unescapeFieldValue(v: string): string {
+  return v.replace(/\\(.)/g, '$1');
+}
+
+export function parseFieldSelector(text: string | null | undefined, supported: (field: string) => boolean): FieldSelector {
+  const whole = (text ?? '').trim();
+  if (!whole) return new FieldSelector([]);
+  const reqs: FieldRequirement[] = [];
+  for (const term of whole.split(/(?<!\\),/)) {
+    const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(term.trim());
+    if (!m) throw errors.badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
+    const field = m[1].trim();
+    if (!supported(field)) throw errors.badRequest(`field label not supported: ${field}`);
+    reqs.push({ field, operator: m[2] === '!=' ? '!=' : '=', value: unescapeFieldValue(m[3]) });
+  }
+  return new FieldSelector(reqs);
+}

@@ -1,0 +1,419 @@
+// The generic store: REST semantics of any declared kind over a Backend.
+// Create: decode → defaults → prepareForCreate → validate → write.
+// Update: the same inside a retry loop around the backend's compare-and-swap.
+
+import { randomUUID } from 'node:crypto';
+import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
+import { deepEqual } from '../machinery/equal.js';
+import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
+import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
+import { rfc3339Now } from '../machinery/time.js';
+import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
+import { pruneObject } from '../api/prune.js';
+import { Backend, KeyValue, StorageError } from '../storage/backend.js';
+import { decodeContinue, encodeContinue } from './continue.js';
+import { fromKeyValue, parseResourceVersion, toStoredBytes } from './objects.js';
+
+export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+
+export interface WriteOptions {
+  dryRun: boolean;
+  fieldValidation: FieldValidation;
+  /** Collects Warning header texts for the response. */
+  warnings: string[];
+}
+
+export interface ListOptions {
+  labelSelector?: string | null;
+  fieldSelector?: string | null;
+  limit?: number;
+  continue?: string | null;
+  resourceVersion?: string | null;
+  resourceVersionMatch?: string | null;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  propagationPolicy?: string;
+  orphanDependents?: boolean;
+}
+
+export interface DeleteResult {
+  object: KubeObject;
+  /** False when the object stays because finalizers hold it. */
+  removed: boolean;
+}
+
+/** Looks a namespace up, for namespaced writes into missing namespaces. */
+export type NamespaceLookup = (name: string) => Promise<KubeObject | undefined>;
+
+const maxUpdateRetries = 32;
+
+export class ResourceStore {
+  readonly qualified: Qualified;
+  private readonly keyRoot: string;
+
+  constructor(
+    readonly kind: KindDefinition,
+    private readonly backend: Backend,
+    private readonly lookupNamespace: NamespaceLookup,
+  ) {
+    this.qualified = { group: kind.group, resource: kind.plural };
+    this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
+  }
+
+  get namespaced(): boolean {
+    return this.kind.scope === 'Namespaced';
+  }
+
+  /** Prefix of the keys of a collection: one namespace, or all of them. */
+  prefix(namespace?: string): string {
+    return this.namespaced && namespace ? `${this.keyRoot}${namespace}/` : this.keyRoot;
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return this.namespaced ? `${this.keyRoot}${namespace}/${name}` : `${this.keyRoot}${name}`;
+  }
+
+  // ---- reads -------------------------------------------------------------
+
+  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    const kv = await this.backend.get(this.key(namespace, name));
+    if (!kv) throw errors.notFound(this.qualified, name);
+    return this.decodeStored(kv);
+  }
+
+  /** The stored object, or undefined. */
+  async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    const kv = await this.backend.get(this.key(namespace, name));
+    return kv ? this.decodeStored(kv) : undefined;
+  }
+
+  private decodeStored(kv: KeyValue): KubeObject {
+    const obj = fromKeyValue(kv);
+    this.kind.strategy.defaults?.(obj);
+    return obj;
+  }
+
+  private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector, (f) =>
+      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || f in this.kind.fieldSelectors);
+    return { labels, fields };
+  }
+
+  fieldValue(obj: KubeObject, field: string): string {
+    if (field === 'metadata.name') return obj.metadata?.name ?? '';
+    if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
+    return this.kind.fieldSelectors[field]?.(obj) ?? '';
+  }
+
+  matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
+    return labels.matches(obj.metadata?.labels) && fields.matches((f) => this.fieldValue(obj, f));
+  }
+
+  async list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
+    const { labels, fields } = this.selectors(opts);
+    const prefix = this.prefix(namespace);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    let revision: number | undefined;
+    let startKey: string | undefined;
+    if (opts.continue) {
+      const rv = parseResourceVersion(opts.resourceVersion);
+      if (rv !== undefined && rv !== 0) {
+        throw errors.badRequest('specifying resource version is not allowed when using continue');
+      }
+      ({ revision, startKey } = decodeContinue(opts.continue, prefix));
+    }
+    const items: KubeObject[] = [];
+    let more = false;
+    let remaining: number | undefined;
+    let nextKey = startKey;
+    const unfiltered = labels.empty && fields.empty;
+    try {
+      // With selectors a page may need several reads to gather `limit` matches.
+      for (;;) {
+        const want = limit ? limit - items.length + (unfiltered ? 0 : 64) : 0;
+        const page = await this.backend.range(prefix, { revision, limit: want, startKey: nextKey });
+        revision = page.revision;
+        let consumed = 0;
+        for (const kv of page.items) {
+          consumed++;
+          const obj = this.decodeStored(kv);
+          if (this.matches(obj, labels, fields)) items.push(obj);
+          if (limit && items.length === limit) break;
+        }
+        if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read
+        const moreKeys = consumed < page.items.length || page.more;
+        if (limit && items.length === limit) {
+          more = moreKeys;
+          if (more && unfiltered) remaining = page.count - consumed;
+          break;
+        }
+        if (!moreKeys || !limit) break;
+      }
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'Compacted') {
+        throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      }
+      throw e;
+    }
+    const metadata: Record<string, unknown> = { resourceVersion: String(revision ?? 0) };
+    if (more && nextKey !== undefined) {
+      metadata.continue = encodeContinue(revision!, nextKey);
+      if (remaining !== undefined) metadata.remainingItemCount = remaining;
+    }
+    return { apiVersion: apiVersionOf(this.kind), kind: this.kind.listKind, metadata, items };
+  }
+
+  // ---- decoding and validation --------------------------------------------
+
+  /** Checks apiVersion/kind of a request body, prunes unknown fields per fieldValidation. */
+  decode(body: unknown, opts: WriteOptions): KubeObject {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw errors.badRequest(`the object provided is unrecognized (must be of type ${this.kind.kind}): couldn't get version/kind; json parse error: expected an object`);
+    }
+    const raw = body as KubeObject;
+    const apiVersion = apiVersionOf(this.kind);
+    if (raw.kind !== undefined && raw.kind !== '' && raw.kind !== this.kind.kind) {
+      throw errors.badRequest(`${raw.kind} in version "${this.kind.version}" cannot be handled as a ${this.kind.kind}: the object provided is unrecognized (must be of type ${this.kind.kind})`);
+    }
+    if (raw.apiVersion !== undefined && raw.apiVersion !== '' && raw.apiVersion !== apiVersion) {
+      throw errors.badRequest(`the API version in the data (${raw.apiVersion}) does not match the expected API version (${apiVersion})`);
+    }
+    const { object, report } = pruneObject(raw, this.kind.schema, this.kind.kind, this.kind.version);
+    if (report.unknownFields.length && opts.fieldValidation !== 'Ignore') {
+      const messages = report.unknownFields.map((f) => `unknown field "${f}"`);
+      if (opts.fieldValidation === 'Strict') throw errors.badRequest(`strict decoding error: ${messages.join(', ')}`);
+      opts.warnings.push(...messages);
+    }
+    object.apiVersion = apiVersion;
+    object.kind = this.kind.kind;
+    object.metadata ??= {};
+    return object;
+  }
+
+  private invalid(obj: KubeObject, errs: FieldError[]): ApiError {
+    return errors.invalid(this.kind.group, this.kind.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', errs);
+  }
+
+  private metaRules() {
+    return { namespaced: this.namespaced, nameCheck: this.kind.nameCheck };
+  }
+
+  private async requireNamespace(namespace: string | undefined): Promise<void> {
+    if (!this.namespaced || !namespace) return;
+    const ns = await this.lookupNamespace(namespace);
+    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
+  }
+
+  /** The namespace in the body must agree with the path; an empty one takes the path's. */
+  private placeInNamespace(obj: KubeObject, namespace: string | undefined): void {
+    const meta = obj.metadata!;
+    if (!this.namespaced) return;
+    if (meta.namespace && namespace && meta.namespace !== namespace) {
+      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+    }
+    meta.namespace = namespace ?? meta.namespace;
+  }
+
+  // ---- writes ------------------------------------------------------------
+
+  async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+    const obj = this.decode(body, opts);
+    this.placeInNamespace(obj, namespace);
+    const meta = obj.metadata!;
+    const strategy = this.kind.strategy;
+    strategy.defaults?.(obj);
+    // Server-owned fields: set here, whatever the client sent.
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339Now();
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    delete meta.selfLink;
+    if (this.kind.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+    strategy.prepareForCreate?.(obj);
+    strategy.defaults?.(obj);
+    const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
+    if (errs.length) throw this.invalid(obj, errs);
+    opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
+    await this.requireNamespace(meta.namespace);
+    const key = this.key(meta.namespace, meta.name);
+    if (opts.dryRun) {
+      if (await this.backend.get(key)) throw errors.alreadyExists(this.qualified, meta.name);
+      return obj;
+    }
+    try {
+      const kv = await this.backend.create(key, toStoredBytes(obj));
+      meta.resourceVersion = String(kv.modRevision);
+      return obj;
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'KeyExists') throw errors.alreadyExists(this.qualified, meta.name);
+      throw e;
+    }
+  }
+
+  /**
+   * PUT: replaces the object (200) or creates it when absent (201).
+   * `subresource` 'status' replaces only the status of the stored object.
+   */
+  async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, subresource?: string): Promise<{ object: KubeObject; created: boolean }> {
+    const obj = this.decode(body, opts);
+    const meta = obj.metadata!;
+    if (meta.name && meta.name !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    meta.name = name;
+    this.placeInNamespace(obj, namespace);
+    const preconditionRv = parseResourceVersion(meta.resourceVersion);
+    if (Number.isNaN(preconditionRv)) {
+      throw this.invalid(obj, [new FieldError('FieldValueInvalid', 'metadata.resourceVersion', 'must be a decimal number', meta.resourceVersion)]);
+    }
+    const key = this.key(meta.namespace, name);
+    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
+      const current = await this.backend.get(key);
+      if (!current) {
+        if (subresource) throw errors.notFound(this.qualified, name);
+        if (preconditionRv !== undefined && preconditionRv !== 0) throw errors.notFound(this.qualified, name);
+        const created = await this.create(namespace, { ...obj, metadata: { ...meta, resourceVersion: undefined } }, { ...opts, warnings: [] })
+          .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
+        if (created) return { object: created, created: true };
+        continue; // lost a race with another creator: update what they made
+      }
+      if (preconditionRv !== undefined && preconditionRv !== current.modRevision) throw errors.staleObject(this.qualified, name);
+      const old = this.decodeStored(current);
+      const next = this.prepareUpdate(structuredClone(obj), old, subresource, opts);
+      const result = await this.writeUpdate(key, next, old, current, opts);
+      if (result === 'retry') continue;
+      return { object: result, created: false };
+    }
+    throw errors.staleObject(this.qualified, name);
+  }
+
+  /** Merges server-owned fields from the old object and validates the result. */
+  private prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions): KubeObject {
+    const strategy = this.kind.strategy;
+    let next = obj;
+    if (subresource === 'status') {
+      next = { ...structuredClone(old), status: obj.status };
+    } else if (this.kind.subresources.status) {
+      next.status = old.status;
+    }
+    const meta = next.metadata!;
+    const oldMeta = old.metadata!;
+    meta.uid ||= oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    if (meta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
+    if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    strategy.defaults?.(next);
+    strategy.prepareForUpdate?.(next, old);
+    if (this.kind.tracksGeneration) {
+      const { metadata: _a, status: _b, ...newBody } = next;
+      const { metadata: _c, status: _d, ...oldBody } = old;
+      meta.generation = (oldMeta.generation ?? 1) + (deepEqual(newBody, oldBody) ? 0 : 1);
+    } else {
+      delete meta.generation;
+    }
+    const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...(strategy.validateUpdate?.(next, old) ?? [])];
+    if (oldMeta.deletionTimestamp) {
+      const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));
+      if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));
+    }
+    if (errs.length) throw this.invalid(next, errs);
+    opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
+    return next;
+  }
+
+  /** Writes `next` over `current`; 'retry' on a lost compare-and-swap. */
+  private async writeUpdate(key: string, next: KubeObject, old: KubeObject, current: KeyValue, opts: WriteOptions): Promise<KubeObject | 'retry'> {
+    const meta = next.metadata!;
+    delete meta.resourceVersion;
+    // The last finalizer of an object being deleted is gone: remove it now.
+    const finishDeletion = meta.deletionTimestamp && (meta.finalizers ?? []).length === 0;
+    const bytes = toStoredBytes(next);
+    if (!finishDeletion && bytes.equals(current.value)) {
+      meta.resourceVersion = String(current.modRevision); // nothing changed: no write, as upstream
+      return next;
+    }
+    if (opts.dryRun) {
+      meta.resourceVersion = String(current.modRevision);
+      return next;
+    }
+    try {
+      const kv = finishDeletion
+        ? await this.backend.delete(key, current.modRevision)
+        : await this.backend.update(key, bytes, current.modRevision);
+      meta.resourceVersion = String(kv.modRevision);
+      return next;
+    } catch (e) {
+      if (e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyNotFound')) return 'retry';
+      throw e;
+    }
+  }
+
+  async delete(namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult> {
+    const key = this.key(namespace, name);
+    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
+      const current = await this.backend.get(key);
+      if (!current) throw errors.notFound(this.qualified, name);
+      const obj = this.decodeStored(current);
+      this.checkPreconditions(obj, options);
+      const meta = obj.metadata!;
+      try {
+        if ((meta.finalizers ?? []).length > 0) {
+          // Finalizers hold the object: mark it for deletion and let their owners finish.
+          if (meta.deletionTimestamp) return { object: obj, removed: false };
+          meta.deletionTimestamp = rfc3339Now();
+          meta.deletionGracePeriodSeconds = 0;
+          if (opts.dryRun) return { object: obj, removed: false };
+          const kv = await this.backend.update(key, toStoredBytes(obj), current.modRevision);
+          meta.resourceVersion = String(kv.modRevision);
+          return { object: obj, removed: false };
+        }
+        if (opts.dryRun) return { object: obj, removed: true };
+        const kv = await this.backend.delete(key, current.modRevision);
+        meta.resourceVersion = String(kv.modRevision);
+        return { object: obj, removed: true };
+      } catch (e) {
+        if (e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyNotFound')) continue;
+        throw e;
+      }
+    }
+    throw errors.staleObject(this.qualified, name);
+  }
+
+  private checkPreconditions(obj: KubeObject, options: DeleteOptions): void {
+    const pre = options.preconditions;
+    if (!pre) return;
+    const meta = obj.metadata!;
+    if (pre.uid && pre.uid !== meta.uid) {
+      throw errors.conflict(this.qualified, meta.name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${meta.uid}`);
+    }
+    if (pre.resourceVersion && pre.resourceVersion !== meta.resourceVersion) {
+      throw errors.conflict(this.qualified, meta.name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`);
+    }
+  }
+
+  /** Deletes every object the list options select; answers with the list of what was deleted. */
+  async deleteCollection(namespace: string | undefined, listOpts: ListOptions, options: DeleteOptions, opts: WriteOptions): Promise<KubeObject> {
+    const list = await this.list(namespace, { ...listOpts, limit: undefined, continue: undefined });
+    const deleted: KubeObject[] = [];
+    for (const item of list.items as KubeObject[]) {
+      try {
+        const r = await this.delete(item.metadata!.namespace, item.metadata!.name, options, opts);
+        deleted.push(r.object);
+      } catch (e) {
+        if (e instanceof ApiError && e.reason === 'NotFound') continue; // deleted meanwhile
+        throw e;
+      }
+    }
+    return { ...list, items: deleted };
+  }
+}

@@ -1,0 +1,77 @@
+// The HTTP application: the filter chain in front of the routes (health,
+// version, discovery, OpenAPI, resources).
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { errors } from '../machinery/errors.js';
+import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
+import type { Authorizer } from '../auth/authz/authorizer.js';
+import type { Registry } from '../registry/registry.js';
+import { authentication, authorization, chain, recovery, RequestContext, requestInfo } from './filters.js';
+import { Discovery, versionInfo } from './discovery.js';
+import type { Health } from './health.js';
+import { negotiateFormat, writeError, writeObject } from './negotiation.js';
+import { serveResource, servedVerbs } from './handlers/resources.js';
+
+export interface AppParts {
+  registry: Registry;
+  health: Health;
+  authenticator: UnionAuthenticator;
+  authorizer: Authorizer;
+  log: Logger;
+  packageVersion: string;
+  /** Answers OpenAPI paths; false when the path is not one. */
+  openapi?: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) => boolean;
+  /** host:port clients reach the server at, for /api's serverAddressByClientCIDRs. */
+  serverAddress: () => string;
+}
+
+export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
+  const discovery = new Discovery(parts.registry, servedVerbs);
+
+  const route = async (ctx: RequestContext): Promise<void> => {
+    const { req, res, path, query } = ctx;
+    const info = ctx.info!;
+    if (await parts.health.serve(path, query, res)) return;
+    if (parts.openapi?.(req, res, path, query)) return;
+    const method = req.method ?? 'GET';
+    const pretty = query.get('pretty') === 'true' || query.get('pretty') === '1';
+    const readOnly = (doc: unknown) => {
+      if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
+      if (doc === undefined) throw errors.noSuchResource();
+      writeObject(res, 200, doc, { format: negotiateFormat(req.headers.accept), pretty });
+    };
+    if (path === '/version' || path === '/version/') return readOnly(versionInfo(parts.packageVersion));
+    if (path === '/api' || path === '/api/') return readOnly(discovery.apiVersions(parts.serverAddress()));
+    if (path === '/apis' || path === '/apis/') return readOnly(discovery.apiGroupList());
+    const segments = path.split('/').filter(Boolean);
+    if (segments[0] === 'apis' && segments.length === 2) return readOnly(discovery.apiGroup(segments[1]));
+    if (info.apiPrefix && !info.isResourceRequest && info.parts.length === 0) {
+      return readOnly(discovery.resourceList(info.apiGroup, info.apiVersion));
+    }
+    if (info.isResourceRequest) {
+      if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.noSuchResource();
+      return serveResource(parts.registry, { req, res, info, query }, negotiateFormat(req.headers.accept));
+    }
+    throw errors.noSuchResource();
+  };
+
+  const handle = chain(
+    [recovery(parts.log), requestInfo, authentication(parts.authenticator), authorization(parts.authorizer)],
+    route,
+  );
+
+  return (req, res) => {
+    let path: string;
+    let query: URLSearchParams;
+    try {
+      const url = new URL(req.url ?? '/', 'https://localhost');
+      path = decodeURIComponent(url.pathname);
+      query = url.searchParams;
+    } catch {
+      writeError(res, errors.badRequest(`malformed request path: ${JSON.stringify(req.url)}`));
+      return;
+    }
+    void handle({ req, res, path, query });
+  };
+}

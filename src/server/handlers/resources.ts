@@ -1,0 +1,150 @@
+// The resource handler: turns a resource request into a call on the kind's
+// store and the result into a response. Knows nothing of authentication.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { errors, fieldErrors } from '../../machinery/errors.js';
+import { vocabulary } from '../../machinery/vocabulary.js';
+import type { Verb } from '../../api/kind.js';
+import type { Registry } from '../../registry/registry.js';
+import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
+import type { RequestInfo } from '../requestinfo.js';
+import { bodyFormat, decodeBody, negotiateFormat, readBody, ResponseFormat, writeObject } from '../negotiation.js';
+
+/** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
+export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'update']);
+
+export interface RequestScope {
+  req: IncomingMessage;
+  res: ServerResponse;
+  info: RequestInfo;
+  query: URLSearchParams;
+}
+
+function isTrue(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}
+
+function optionsInvalid(kind: string, errs: ReturnType<typeof fieldErrors.notSupported>[]) {
+  return errors.invalid(vocabulary.metaGroup, kind, '', errs);
+}
+
+function writeOptions(query: URLSearchParams, optionsKind: string): WriteOptions {
+  const dryRun = query.getAll('dryRun');
+  for (const v of dryRun) {
+    if (v !== 'All') throw optionsInvalid(optionsKind, [fieldErrors.notSupported('dryRun', v, ['All'])]);
+  }
+  const fv = query.get('fieldValidation') ?? 'Warn';
+  if (!['Ignore', 'Warn', 'Strict'].includes(fv)) {
+    throw errors.badRequest(`fieldValidation parameter unsupported: ${fv} (supported values: Ignore, Warn, Strict)`);
+  }
+  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
+}
+
+function integerParam(query: URLSearchParams, name: string): number | undefined {
+  const v = query.get(name);
+  if (v === null || v === '') return undefined;
+  if (!/^-?\d+$/.test(v)) throw errors.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: must be an integer`);
+  return Number(v);
+}
+
+function listOptions(query: URLSearchParams): ListOptions {
+  const limit = integerParam(query, 'limit');
+  return {
+    labelSelector: query.get('labelSelector'),
+    fieldSelector: query.get('fieldSelector'),
+    limit: limit && limit > 0 ? limit : undefined,
+    continue: query.get('continue'),
+    resourceVersion: query.get('resourceVersion'),
+    resourceVersionMatch: query.get('resourceVersionMatch'),
+  };
+}
+
+async function deleteOptions(scope: RequestScope): Promise<DeleteOptions & { dryRunBody?: string[] }> {
+  const raw = await readBody(scope.req);
+  let body: Record<string, any> = {};
+  if (raw.length > 0) {
+    const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']));
+    if (decoded !== null && (typeof decoded !== 'object' || Array.isArray(decoded))) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
+    body = (decoded as Record<string, any>) ?? {};
+  }
+  const grace = integerParam(scope.query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
+  const policy = scope.query.get('propagationPolicy') ?? body.propagationPolicy;
+  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
+    throw optionsInvalid('DeleteOptions', [fieldErrors.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
+  }
+  const orphan = scope.query.get('orphanDependents');
+  return {
+    gracePeriodSeconds: grace,
+    preconditions: body.preconditions,
+    propagationPolicy: policy,
+    orphanDependents: orphan !== null ? isTrue(orphan) : body.orphanDependents,
+    dryRunBody: body.dryRun,
+  };
+}
+
+async function readObjectBody(scope: RequestScope): Promise<unknown> {
+  const raw = await readBody(scope.req);
+  return decodeBody(raw, bodyFormat(scope.req.headers['content-type']));
+}
+
+/** Serves one resource request; `format` was negotiated by the caller. */
+export async function serveResource(registry: Registry, scope: RequestScope, format: ResponseFormat): Promise<void> {
+  const { info, query, res } = scope;
+  const store = registry.store(info.apiGroup, info.apiVersion, info.resource!);
+  if (!store) throw errors.noSuchResource();
+  // A cluster-scoped kind has no namespaced paths (the namespace object's own path sets namespace too).
+  const pathNamespace = store.namespaced ? info.namespace : undefined;
+  if (!store.namespaced && info.namespace !== undefined && info.resource !== 'namespaces') throw errors.noSuchResource();
+  if (info.subresource !== undefined && !(info.subresource === 'status' && store.kind.subresources.status)) throw errors.noSuchResource();
+  const verb = info.verb as Verb;
+  if (!servedVerbs.has(verb) || !store.kind.verbs.includes(verb)) throw errors.methodNotAllowed();
+  if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
+  const pretty = isTrue(query.get('pretty'));
+  const reply = (code: number, obj: unknown, warnings?: string[]) => writeObject(res, code, obj, { format, pretty, warnings });
+
+  switch (verb) {
+    case 'get':
+      return reply(200, await store.get(pathNamespace, info.name!));
+    case 'list':
+      return reply(200, await store.list(pathNamespace, listOptions(query)));
+    case 'create': {
+      if (info.name !== undefined) throw errors.methodNotAllowed();
+      const opts = writeOptions(query, 'CreateOptions');
+      const obj = await store.create(pathNamespace, await readObjectBody(scope), opts);
+      return reply(201, obj, opts.warnings);
+    }
+    case 'update': {
+      const opts = writeOptions(query, 'UpdateOptions');
+      const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope), opts, info.subresource);
+      return reply(created ? 201 : 200, object, opts.warnings);
+    }
+    case 'delete': {
+      const options = await deleteOptions(scope);
+      const opts = writeOptions(query, 'DeleteOptions');
+      if (options.dryRunBody?.length) opts.dryRun = true;
+      const { object, removed } = await store.delete(pathNamespace, info.name!, options, opts);
+      if (store.kind.deleteReturnsObject || !removed) return reply(200, object, opts.warnings);
+      return reply(200, successStatus(store, object.metadata?.name, object.metadata?.uid), opts.warnings);
+    }
+    case 'deletecollection': {
+      const options = await deleteOptions(scope);
+      const opts = writeOptions(query, 'DeleteOptions');
+      if (options.dryRunBody?.length) opts.dryRun = true;
+      await store.deleteCollection(pathNamespace, listOptions(query), options, opts);
+      return reply(200, successStatus(store), opts.warnings);
+    }
+    default:
+      throw errors.methodNotAllowed();
+  }
+}
+
+function successStatus(store: ResourceStore, name?: string, uid?: string) {
+  const details: Record<string, string> = {};
+  if (name) details.name = name;
+  if (store.kind.group) details.group = store.kind.group;
+  details.kind = store.kind.plural;
+  if (uid) details.uid = uid;
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+}
+
+export { negotiateFormat };

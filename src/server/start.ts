@@ -1,0 +1,118 @@
+// startServer: key material, store, registry, filters and the HTTPS listener,
+// then the post-start work (reserved namespaces) and the admin kubeconfig.
+
+import { createServer, Server } from 'node:https';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { builtinKinds } from '../api/catalog.js';
+import { reservedNamespaces } from '../machinery/vocabulary.js';
+import { ensureKeyMaterial, writeAdminKubeconfig } from '../pki/index.js';
+import { openBackend, startCompactor } from '../storage/index.js';
+import { Registry } from '../registry/registry.js';
+import { ApiError } from '../machinery/errors.js';
+import { UnionAuthenticator } from '../auth/authn/authenticator.js';
+import { X509Authenticator } from '../auth/authn/x509.js';
+import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
+import { createApp } from './app.js';
+import { Health } from './health.js';
+import { defaultServerOptions, ServerOptions } from './options.js';
+
+export interface RunningServer {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  port: number;
+  kubeconfigPath: string;
+  options: ServerOptions;
+  stop(): Promise<void>;
+}
+
+async function packageVersion(): Promise<string> {
+  try {
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
+    return String(pkg.version);
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Creates the reserved namespaces that do not exist yet. */
+async function ensureReservedNamespaces(registry: Registry): Promise<void> {
+  const namespaces = registry.namespaces();
+  for (const name of reservedNamespaces) {
+    if (await namespaces.find(undefined, name)) continue;
+    try {
+      await namespaces.create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [] });
+    } catch (e) {
+      if (!(e instanceof ApiError && e.reason === 'AlreadyExists')) throw e;
+    }
+  }
+}
+
+export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
+  const options: ServerOptions = { ...defaultServerOptions, ...overrides };
+  const log = pino({ level: options.logLevel, base: undefined });
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  const keys = await ensureKeyMaterial(options.dataDir, options);
+  const backend = openBackend(options.storageBackend, options.dataDir);
+  const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
+  const registry = new Registry(builtinKinds, backend);
+
+  let reservedReady = false;
+  let shuttingDown = false;
+  const health = new Health();
+  health.add({ name: 'ping', check: () => undefined });
+  health.add({ name: 'log', check: () => undefined });
+  health.add({ name: backend.name, check: () => backend.check() });
+  health.add({
+    name: 'poststarthook/reserved-namespaces',
+    check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); },
+  });
+  health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
+
+  const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
+  const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  let address = '';
+  const app = createApp({
+    registry, health, authenticator, authorizer, log,
+    packageVersion: await packageVersion(),
+    serverAddress: () => address,
+  });
+
+  const server: Server = createServer({
+    key: keys.servingKeyPem,
+    cert: keys.servingCertPem,
+    ca: keys.clientCaPem,
+    requestCert: true,
+    rejectUnauthorized: false, // verified per request by the x509 authenticator
+  }, app);
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.securePort, options.bindAddress, () => { server.off('error', reject); resolve(); });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = options.bindAddress === '0.0.0.0' || options.bindAddress === '::' ? '127.0.0.1' : options.bindAddress;
+  address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const url = `https://${address}`;
+
+  await ensureReservedNamespaces(registry);
+  reservedReady = true;
+  const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
+  await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: keys.caCertPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
+  log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
+
+  return {
+    url, port, kubeconfigPath, options,
+    async stop() {
+      shuttingDown = true;
+      compactor.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await backend.close();
+    },
+  };
+}
