@@ -77,10 +77,13 @@ export function prepareStatements(db: Database) {
        WHERE k.name >= @lower AND k.name < @upper AND k.id <= @revision AND k.deleted = 0
          AND ${latestAtRevision}
        ORDER BY k.name LIMIT @limit`),
+    // The newest row of each key, read from the covering index alone
+    // (SQLite takes bare columns from the row that gives the MAX).
     rangeCount: db.prepare<{ lower: string; upper: string | Buffer; revision: number }, { n: number }>(
-      `SELECT COUNT(*) AS n FROM kv k
-       WHERE k.name >= @lower AND k.name < @upper AND k.id <= @revision AND k.deleted = 0
-         AND ${latestAtRevision}`),
+      `SELECT COUNT(*) AS n FROM (
+         SELECT MAX(id) AS id, deleted FROM kv
+         WHERE name >= @lower AND name < @upper AND id <= @revision
+         GROUP BY name HAVING deleted = 0)`),
     history: db.prepare<{ lower: string; upper: string | Buffer; after: number; upTo: number }, HistoryRow>(
       `SELECT k.id, k.name, k.deleted, k.create_revision, k.value,
               p.id AS prev_id, p.create_revision AS prev_create_revision, p.value AS prev_value
