@@ -1,0 +1,339 @@
+// Command-line flags, upstream style. The flag table is data: adding a flag is
+// one `option(...)` line naming its type, its ServerOptions field and its help.
+
+import { isIP } from 'node:net';
+import { product } from '../machinery/vocabulary.js';
+import { defaultServerOptions, type ServerOptions, type StorageBackendName } from '../server/options.js';
+
+export const commandName = `${product.name}-apiserver`;
+
+/** A bad command line. The CLI prints the message and exits with status 2. */
+export class FlagError extends Error {
+  override name = 'FlagError';
+  constructor(
+    message: string,
+    readonly flag?: string,
+    readonly value?: string,
+  ) {
+    super(message);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Value types
+
+/** How one occurrence of a flag's text becomes a value. */
+export interface FlagType<T> {
+  /** Shown after the flag name in help, e.g. `int`, `duration`; empty for booleans. */
+  label: string;
+  /** `previous` is the value from earlier occurrences (lists append to it). Throws with the reason. */
+  parse(raw: string, previous: T | undefined): T;
+  /** Text for the default in help. */
+  format(value: T): string;
+  /** Booleans take no separate value: `--flag` means true. */
+  boolean?: boolean;
+}
+
+const trueWords = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
+const falseWords = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
+
+/** The spellings Go's strconv.ParseBool accepts. */
+export const boolType: FlagType<boolean> = {
+  label: '',
+  boolean: true,
+  parse(raw) {
+    if (trueWords.has(raw)) return true;
+    if (falseWords.has(raw)) return false;
+    throw new Error('expected true or false');
+  },
+  format: String,
+};
+
+export const intType: FlagType<number> = {
+  label: 'int',
+  parse(raw) {
+    const value = Number(raw);
+    if (!/^[+-]?\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new Error('not an integer');
+    return value;
+  },
+  format: String,
+};
+
+export const portType: FlagType<number> = {
+  label: 'int',
+  parse(raw) {
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value > 65535) throw new Error('not a port number (0 to 65535)');
+    return value;
+  },
+  format: String,
+};
+
+export const ipType: FlagType<string> = {
+  label: 'ip',
+  parse(raw) {
+    if (isIP(raw) === 0) throw new Error('not an IP address');
+    return raw;
+  },
+  format: String,
+};
+
+/** A non-empty string, such as a file path. */
+export const stringType: FlagType<string> = {
+  label: 'string',
+  parse(raw) {
+    if (raw === '') throw new Error('must not be empty');
+    return raw;
+  },
+  format: (value) => value,
+};
+
+/** Repeatable: each occurrence appends one value; the first replaces the default. */
+export function listOf<T>(item: FlagType<T>): FlagType<T[]> {
+  return {
+    label: `${item.label}Array`,
+    parse: (raw, previous) => [...(previous ?? []), item.parse(raw, undefined)],
+    format: (values) => `[${values.map((value) => item.format(value)).join(',')}]`,
+  };
+}
+
+export function enumOf<T extends string>(values: readonly T[]): FlagType<T> {
+  return {
+    label: 'string',
+    parse(raw) {
+      if (!(values as readonly string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}`);
+      return raw as T;
+    },
+    format: (value) => value,
+  };
+}
+
+/** A non-negative Go duration (`300ms`, `5m`, `1h30m`) as milliseconds. */
+export const durationType: FlagType<number> = {
+  label: 'duration',
+  parse(raw) {
+    const ms = parseDuration(raw);
+    if (ms < 0) throw new Error('must not be negative');
+    return ms;
+  },
+  format: formatDuration,
+};
+
+const nanosecondsPerUnit: Record<string, number> = {
+  ns: 1,
+  us: 1e3,
+  µs: 1e3, // U+00B5 MICRO SIGN
+  μs: 1e3, // U+03BC GREEK SMALL LETTER MU
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
+};
+const durationPattern = /^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
+const durationPart = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+
+/** Parses a duration as Go's time.ParseDuration does; returns milliseconds. */
+export function parseDuration(text: string): number {
+  if (/^[-+]?0$/.test(text)) return 0;
+  if (!durationPattern.test(text)) throw new Error('not a duration (examples: 300ms, 2s, 5m, 1h30m)');
+  let nanoseconds = 0;
+  for (const [, amount, unit] of text.matchAll(durationPart)) nanoseconds += Number(amount) * nanosecondsPerUnit[unit!]!;
+  return (text.startsWith('-') ? -nanoseconds : nanoseconds) / 1e6;
+}
+
+/** Formats milliseconds as Go's Duration.String does: `5m0s`, `1h30m0s`, `300ms`. */
+export function formatDuration(ms: number): string {
+  const sign = ms < 0 ? '-' : '';
+  const ns = Math.round(Math.abs(ms) * 1e6);
+  if (ns === 0) return '0s';
+  const trim = (value: number) => String(Number(value.toFixed(9)));
+  if (ns < 1e3) return `${sign}${ns}ns`;
+  if (ns < 1e6) return `${sign}${trim(ns / 1e3)}µs`;
+  if (ns < 1e9) return `${sign}${trim(ns / 1e6)}ms`;
+  const hours = Math.floor(ns / 3600e9);
+  const minutes = Math.floor((ns % 3600e9) / 60e9);
+  const seconds = trim((ns % 60e9) / 1e9);
+  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}s`;
+  if (minutes > 0) return `${sign}${minutes}m${seconds}s`;
+  return `${sign}${seconds}s`;
+}
+
+// ---------------------------------------------------------------------------
+// The flag table
+
+export interface Flag {
+  name: string;
+  /** One-letter alias, e.g. `h` for `-h`. */
+  shorthand?: string;
+  type: FlagType<unknown>;
+  help: string;
+  /** The value shown as default; `undefined` prints nothing. */
+  defaultText(defaults: ServerOptions): string | undefined;
+  /** Stores the parsed value. */
+  apply(options: ServerOptions, value: unknown): void;
+}
+
+/** A flag that sets one ServerOptions field. `shownDefault` overrides the printed default. */
+function option<K extends keyof ServerOptions>(
+  name: string,
+  type: FlagType<NonNullable<ServerOptions[K]>>,
+  key: K,
+  help: string,
+  shownDefault?: string,
+): Flag {
+  const erased = type as FlagType<unknown>;
+  return {
+    name,
+    type: erased,
+    help,
+    defaultText: (defaults) =>
+      shownDefault ?? (defaults[key] === undefined ? undefined : erased.format(defaults[key])),
+    apply: (options, value) => {
+      options[key] = value as ServerOptions[K];
+    },
+  };
+}
+
+const storageBackends: readonly StorageBackendName[] = ['sqlite', 'memory'];
+const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const helpFlag: Flag = {
+  name: 'help',
+  shorthand: 'h',
+  type: boolType as FlagType<unknown>,
+  help: `Print this help and exit.`,
+  defaultText: () => undefined,
+  apply: () => {},
+};
+
+export const serverFlags: readonly Flag[] = [
+  option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
+  option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
+  option('tls-cert-file', stringType, 'tlsCertFile', 'Serving certificate (PEM, may include its chain); needs --tls-private-key-file.', 'generated under --data-dir'),
+  option('tls-private-key-file', stringType, 'tlsPrivateKeyFile', 'Private key (PEM) of --tls-cert-file.', 'generated under --data-dir'),
+  option('client-ca-file', stringType, 'clientCaFile', 'CA bundle (PEM) trusted to sign client certificates, beside the generated CA.', 'the generated CA only'),
+  option('service-account-key-file', listOf(stringType), 'serviceAccountKeyFiles', 'PEM file of keys that verify service-account tokens; repeatable.', 'the signing key only'),
+  option('service-account-signing-key-file', stringType, 'serviceAccountSigningKeyFile', 'Private key (PEM) that signs service-account tokens.', 'generated under --data-dir'),
+  option('service-account-issuer', listOf(stringType), 'serviceAccountIssuer', 'Issuer (iss) of service-account tokens; the first one signs, all are accepted; repeatable.'),
+  option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
+  option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
+  option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
+  option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
+  helpFlag,
+];
+
+// ---------------------------------------------------------------------------
+// Parsing
+
+/**
+ * Parses the arguments after the program name. `--flag value` and
+ * `--flag=value` both work; booleans take `--flag` or `--flag=true|false`.
+ * Returns the help text when -h/--help is given (it wins over any other
+ * error); throws FlagError for anything malformed.
+ */
+export function parseFlags(argv: readonly string[], flags: readonly Flag[] = serverFlags): { options: ServerOptions } | { help: string } {
+  const byName = new Map(flags.map((flag) => [flag.name, flag]));
+  const byShorthand = new Map(flags.filter((flag) => flag.shorthand).map((flag) => [flag.shorthand!, flag]));
+  const tokens = tokenize(argv, byName, byShorthand);
+  if (wantsHelp(tokens)) return { help: helpText(flags) };
+
+  const values = new Map<Flag, unknown>();
+  for (const token of tokens) {
+    if (token.kind === 'error') throw token.error;
+    if (token.kind === 'positional') throw new FlagError(`${commandName} takes no arguments, got ${JSON.stringify(token.value)}`);
+    values.set(token.flag, parseValue(token, values.get(token.flag)));
+  }
+  const options = cloneOptions(defaultServerOptions);
+  for (const [flag, value] of values) flag.apply(options, value);
+  return { options };
+}
+
+type FlagToken = { kind: 'flag'; flag: Flag; raw: string; spelled: string };
+/** Errors are kept as tokens so that a later --help still wins. */
+type Token = FlagToken | { kind: 'positional'; value: string } | { kind: 'error'; error: FlagError };
+
+function tokenize(argv: readonly string[], byName: Map<string, Flag>, byShorthand: Map<string, Flag>): Token[] {
+  const tokens: Token[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      for (const value of argv.slice(i + 1)) tokens.push({ kind: 'positional', value });
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      tokens.push({ kind: 'positional', value: arg });
+      continue;
+    }
+    const long = arg.startsWith('--');
+    const body = arg.slice(long ? 2 : 1);
+    const equals = body.indexOf('=');
+    const name = equals < 0 ? body : body.slice(0, equals);
+    const spelled = `${long ? '--' : '-'}${name}`;
+    const flag = long ? byName.get(name) : byShorthand.get(name);
+    if (!flag) {
+      tokens.push({ kind: 'error', error: new FlagError(`unknown flag: ${spelled}`, spelled) });
+      continue;
+    }
+    let raw: string;
+    if (equals >= 0) raw = body.slice(equals + 1);
+    else if (flag.type.boolean) raw = 'true';
+    else {
+      const next = argv[i + 1];
+      // A following flag is a forgotten value, not a value; `--flag=--x` still works.
+      if (next === undefined || next.startsWith('--')) {
+        tokens.push({ kind: 'error', error: new FlagError(`flag needs an argument: ${spelled}`, spelled) });
+        continue;
+      }
+      raw = next;
+      i++;
+    }
+    tokens.push({ kind: 'flag', flag, raw, spelled });
+  }
+  return tokens;
+}
+
+function wantsHelp(tokens: readonly Token[]): boolean {
+  return tokens.some((token) => token.kind === 'flag' && token.flag === helpFlag && parseValue(token, undefined) === true);
+}
+
+function parseValue(token: FlagToken, previous: unknown): unknown {
+  try {
+    return token.flag.type.parse(token.raw, previous);
+  } catch (error) {
+    const reason = (error as Error).message;
+    throw new FlagError(`invalid argument ${JSON.stringify(token.raw)} for "${token.spelled}" flag: ${reason}`, token.spelled, token.raw);
+  }
+}
+
+function cloneOptions(options: ServerOptions): ServerOptions {
+  return {
+    ...options,
+    serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
+    serviceAccountIssuer: [...options.serviceAccountIssuer],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Help
+
+/** Usage text listing every flag with its type, description and default. */
+export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerOptions = defaultServerOptions): string {
+  const rows = flags.map((flag) => {
+    const names = `${flag.shorthand ? `-${flag.shorthand}, ` : '    '}--${flag.name}`;
+    const shown = flag.defaultText(defaults);
+    const fallback = shown === undefined ? '' : ` (default ${shown})`;
+    return { left: `  ${names}${flag.type.label ? ` ${flag.type.label}` : ''}`, right: `${flag.help}${fallback}` };
+  });
+  const width = Math.max(...rows.map((row) => row.left.length)) + 3;
+  const lines = rows.map((row) => `${row.left.padEnd(width)}${row.right}`);
+  return [
+    `${commandName}: a cluster control-plane API server.`,
+    '',
+    'Usage:',
+    `  ${commandName} [flags]`,
+    '',
+    'Flags:',
+    ...lines,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  FlagError,
+  boolType,
+  commandName,
+  formatDuration,
+  helpText,
+  parseDuration,
+  parseFlags,
+  serverFlags,
+  type Flag,
+} from '../../../src/cli/flags.js';
+import { product } from '../../../src/machinery/vocabulary.js';
+import { defaultServerOptions, type ServerOptions } from '../../../src/server/options.js';
+
+function options(argv: string[]): ServerOptions {
+  const result = parseFlags(argv);
+  assert.ok('options' in result, 'expected options, got help');
+  return result.options;
+}
+
+function rejects(argv: string[], message: RegExp | string, flag?: string, value?: string): void {
+  assert.throws(
+    () => parseFlags(argv),
+    (error: unknown) => {
+      assert.ok(error instanceof FlagError, String(error));
+      if (typeof message === 'string') assert.equal(error.message, message);
+      else assert.match(error.message, message);
+      assert.equal(error.flag, flag);
+      assert.equal(error.value, value);
+      return true;
+    },
+  );
+}
+
+/** Each flag with a sample value and the options it should produce. */
+const samples: [flag: string, value: string, expected: Partial<ServerOptions>][] = [
+  ['secure-port', '8443', { securePort: 8443 }],
+  ['bind-address', '::', { bindAddress: '::' }],
+  ['tls-cert-file', '/etc/tls/tls.crt', { tlsCertFile: '/etc/tls/tls.crt' }],
+  ['tls-private-key-file', '/etc/tls/tls.key', { tlsPrivateKeyFile: '/etc/tls/tls.key' }],
+  ['client-ca-file', '/etc/ca.crt', { clientCaFile: '/etc/ca.crt' }],
+  ['service-account-key-file', 'sa.pub', { serviceAccountKeyFiles: ['sa.pub'] }],
+  ['service-account-signing-key-file', 'sa.key', { serviceAccountSigningKeyFile: 'sa.key' }],
+  ['service-account-issuer', 'https://issuer.example', { serviceAccountIssuer: ['https://issuer.example'] }],
+  ['storage-backend', 'memory', { storageBackend: 'memory' }],
+  ['data-dir', '/var/lib/x', { dataDir: '/var/lib/x' }],
+  ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
+  ['log-level', 'debug', { logLevel: 'debug' }],
+];
+
+describe('parseFlags', () => {
+  it('returns the defaults for no arguments, as a copy', () => {
+    const parsed = options([]);
+    assert.deepEqual(parsed, defaultServerOptions);
+    parsed.serviceAccountIssuer.push('mutated');
+    parsed.serviceAccountKeyFiles.push('mutated');
+    assert.deepEqual(options([]), defaultServerOptions);
+  });
+
+  it('has a sample for every flag in the table', () => {
+    const named = new Set(samples.map(([flag]) => flag));
+    for (const flag of serverFlags) if (flag.name !== 'help') assert.ok(named.has(flag.name), flag.name);
+  });
+
+  for (const [flag, value, expected] of samples) {
+    it(`sets --${flag} in both forms`, () => {
+      const want = { ...defaultServerOptions, ...expected };
+      assert.deepEqual(options([`--${flag}`, value]), want);
+      assert.deepEqual(options([`--${flag}=${value}`]), want);
+    });
+  }
+
+  it('takes every flag together', () => {
+    const argv = samples.flatMap(([flag, value], index) => (index % 2 ? [`--${flag}=${value}`] : [`--${flag}`, value]));
+    assert.deepEqual(options(argv), Object.assign({}, defaultServerOptions, ...samples.map(([, , expected]) => expected)));
+  });
+
+  it('lets the last occurrence of a single-valued flag win', () => {
+    assert.equal(options(['--secure-port=1', '--secure-port', '2']).securePort, 2);
+  });
+
+  it('collects repeatable flags in order, replacing their defaults', () => {
+    const parsed = options([
+      '--service-account-issuer',
+      'https://a',
+      '--service-account-key-file=one.pem',
+      '--service-account-issuer=https://b',
+      '--service-account-key-file',
+      'two.pem',
+    ]);
+    assert.deepEqual(parsed.serviceAccountIssuer, ['https://a', 'https://b']);
+    assert.deepEqual(parsed.serviceAccountKeyFiles, ['one.pem', 'two.pem']);
+  });
+
+  it('keeps the value after = whole, even with = or dashes in it', () => {
+    assert.equal(options(['--data-dir=a=b']).dataDir, 'a=b');
+    assert.equal(options(['--data-dir=--odd']).dataDir, '--odd');
+    assert.equal(options(['--data-dir', '-odd']).dataDir, '-odd');
+  });
+
+  it('accepts port 0 and 65535, IPv4 and IPv6 bind addresses, every storage backend and log level', () => {
+    assert.equal(options(['--secure-port=0']).securePort, 0);
+    assert.equal(options(['--secure-port=65535']).securePort, 65535);
+    assert.equal(options(['--bind-address=0.0.0.0']).bindAddress, '0.0.0.0');
+    assert.equal(options(['--bind-address=::1']).bindAddress, '::1');
+    assert.equal(options(['--storage-backend=sqlite']).storageBackend, 'sqlite');
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
+      assert.equal(options([`--log-level=${level}`]).logLevel, level);
+    }
+  });
+
+  it('accepts a zero compaction interval', () => {
+    assert.equal(options(['--etcd-compaction-interval=0']).etcdCompactionIntervalMs, 0);
+    assert.equal(options(['--etcd-compaction-interval', '0s']).etcdCompactionIntervalMs, 0);
+  });
+});
+
+describe('parseFlags errors', () => {
+  it('rejects unknown flags, long or short', () => {
+    rejects(['--nope'], 'unknown flag: --nope', '--nope');
+    rejects(['--nope=1'], 'unknown flag: --nope', '--nope');
+    rejects(['-x'], 'unknown flag: -x', '-x');
+    rejects(['-secure-port', '1'], 'unknown flag: -secure-port', '-secure-port');
+    rejects(['--secure-port=1', '--Secure-Port=2'], 'unknown flag: --Secure-Port', '--Secure-Port');
+  });
+
+  it('rejects a flag without its value', () => {
+    rejects(['--data-dir'], 'flag needs an argument: --data-dir', '--data-dir');
+    rejects(['--data-dir', '--secure-port', '1'], 'flag needs an argument: --data-dir', '--data-dir');
+    rejects(['--service-account-issuer'], 'flag needs an argument: --service-account-issuer', '--service-account-issuer');
+  });
+
+  it('rejects malformed numbers and ports', () => {
+    for (const bad of ['abc', '-1', '65536', '1.5', '', ' 80', '0x50', '1e3']) {
+      rejects(
+        [`--secure-port=${bad}`],
+        `invalid argument ${JSON.stringify(bad)} for "--secure-port" flag: not a port number (0 to 65535)`,
+        '--secure-port',
+        bad,
+      );
+    }
+    rejects(['--secure-port', 'http'], /invalid argument "http" for "--secure-port" flag/, '--secure-port', 'http');
+  });
+
+  it('rejects bind addresses that are not IPs', () => {
+    for (const bad of ['localhost', '1.2.3', '', '127.0.0.1:80']) {
+      rejects([`--bind-address=${bad}`], /for "--bind-address" flag: not an IP address$/, '--bind-address', bad);
+    }
+  });
+
+  it('rejects empty strings for paths', () => {
+    for (const flag of ['data-dir', 'tls-cert-file', 'tls-private-key-file', 'client-ca-file', 'service-account-key-file', 'service-account-signing-key-file', 'service-account-issuer']) {
+      rejects([`--${flag}=`], `invalid argument "" for "--${flag}" flag: must not be empty`, `--${flag}`, '');
+    }
+  });
+
+  it('rejects values outside an enum, naming the choices', () => {
+    rejects(['--storage-backend', 'etcd'], 'invalid argument "etcd" for "--storage-backend" flag: must be one of sqlite, memory', '--storage-backend', 'etcd');
+    rejects(['--log-level=verbose'], /for "--log-level" flag: must be one of fatal, error, warn, info, debug, trace, silent$/, '--log-level', 'verbose');
+    rejects(['--storage-backend=SQLITE'], /must be one of/, '--storage-backend', 'SQLITE');
+  });
+
+  it('rejects malformed and negative durations', () => {
+    for (const bad of ['5', '5x', '', 'm', '1h 30m', '.s', '1.2.3s', '5m-', '-5m', '-1s']) {
+      rejects([`--etcd-compaction-interval=${bad}`], /for "--etcd-compaction-interval" flag: /, '--etcd-compaction-interval', bad);
+    }
+    rejects(['--etcd-compaction-interval=-5m'], /must not be negative$/, '--etcd-compaction-interval', '-5m');
+    rejects(['--etcd-compaction-interval=5'], /not a duration \(examples: 300ms, 2s, 5m, 1h30m\)$/, '--etcd-compaction-interval', '5');
+  });
+
+  it('rejects positional arguments, also after --', () => {
+    rejects(['serve'], `${commandName} takes no arguments, got "serve"`);
+    rejects(['--secure-port', '1', '--', 'x'], `${commandName} takes no arguments, got "x"`);
+    rejects(['-'], `${commandName} takes no arguments, got "-"`);
+    assert.deepEqual(options(['--']), defaultServerOptions);
+  });
+
+  it('reports the first error in argument order', () => {
+    rejects(['--secure-port=x', '--nope'], /"--secure-port" flag/, '--secure-port', 'x');
+    rejects(['--nope', '--secure-port=x'], 'unknown flag: --nope', '--nope');
+  });
+});
+
+describe('help', () => {
+  it('answers -h, --help and --help=true, even beside bad flags', () => {
+    for (const argv of [['-h'], ['--help'], ['--help=true'], ['--help=1'], ['--nope', '--help'], ['--secure-port=x', '-h']]) {
+      const result = parseFlags(argv);
+      assert.ok('help' in result, argv.join(' '));
+      assert.equal(result.help, helpText());
+    }
+  });
+
+  it('treats -h after a flag that needs a value as that value, as pflag does', () => {
+    assert.equal(options(['--data-dir', '-h']).dataDir, '-h');
+  });
+
+  it('ignores --help=false and rejects --help=maybe', () => {
+    assert.deepEqual(options(['--help=false', '--secure-port=1']), { ...defaultServerOptions, securePort: 1 });
+    rejects(['--help=maybe'], 'invalid argument "maybe" for "--help" flag: expected true or false', '--help', 'maybe');
+    rejects(['-h=maybe'], 'invalid argument "maybe" for "-h" flag: expected true or false', '-h', 'maybe');
+  });
+
+  it('lists every flag with its type, description and default', () => {
+    const help = helpText();
+    assert.match(help, new RegExp(`^Usage:\\n  ${commandName} \\[flags\\]$`, 'm'));
+    for (const flag of serverFlags) {
+      const line = help.split('\n').find((text) => text.includes(`--${flag.name} `) || text.endsWith(`--${flag.name}`));
+      assert.ok(line, `--${flag.name} listed`);
+      assert.ok(line.includes(flag.help), `--${flag.name} described`);
+      if (flag.name !== 'help') assert.match(line, /\(default .+\)$/, `--${flag.name} default`);
+    }
+    const lineOf = (name: string) => help.split('\n').find((text) => text.includes(`--${name} `))!;
+    assert.match(lineOf('secure-port'), /--secure-port int .*\(default 6443\)$/);
+    assert.match(lineOf('bind-address'), /--bind-address ip .*\(default 127\.0\.0\.1\)$/);
+    assert.match(lineOf('etcd-compaction-interval'), /--etcd-compaction-interval duration .*\(default 5m0s\)$/);
+    assert.match(lineOf('storage-backend'), /\(default sqlite\)$/);
+    assert.match(lineOf('log-level'), /\(default info\)$/);
+    assert.match(lineOf('data-dir'), /\(default \.\/data\)$/);
+    assert.match(lineOf('service-account-key-file'), /--service-account-key-file stringArray /);
+    assert.match(lineOf('service-account-issuer'), new RegExp(`\\(default \\[https://${product.name}\\.default\\.svc\\.cluster\\.local\\]\\)$`));
+    assert.match(help, /^ {2}-h, --help {2,}Print this help and exit\.$/m);
+  });
+});
+
+describe('flag table as data', () => {
+  /** A table with one boolean flag, as later issues will add. */
+  function withBoolean(): { flags: Flag[]; seen: () => boolean | undefined } {
+    let value: boolean | undefined;
+    const flag: Flag = {
+      name: 'enable-thing',
+      type: boolType as Flag['type'],
+      help: 'Enables the thing.',
+      defaultText: () => 'false',
+      apply: (_options, parsed) => {
+        value = parsed as boolean;
+      },
+    };
+    return { flags: [...serverFlags, flag], seen: () => value };
+  }
+
+  it('parses booleans as --flag and --flag=true|false (Go spellings)', () => {
+    for (const [argv, want] of [
+      [['--enable-thing'], true],
+      [['--enable-thing=true'], true],
+      [['--enable-thing=T'], true],
+      [['--enable-thing=1'], true],
+      [['--enable-thing=false'], false],
+      [['--enable-thing=F'], false],
+      [['--enable-thing=0'], false],
+      [['--enable-thing', '--enable-thing=false'], false],
+      [[], undefined],
+    ] as const) {
+      const table = withBoolean();
+      assert.ok('options' in parseFlags(argv, table.flags));
+      assert.equal(table.seen(), want, argv.join(' '));
+    }
+  });
+
+  it('does not let a boolean swallow the next argument', () => {
+    const table = withBoolean();
+    assert.throws(() => parseFlags(['--enable-thing', 'false'], table.flags), /takes no arguments, got "false"/);
+  });
+
+  it('rejects other boolean spellings', () => {
+    const table = withBoolean();
+    assert.throws(
+      () => parseFlags(['--enable-thing=yes'], table.flags),
+      (error: unknown) => error instanceof FlagError && error.message === 'invalid argument "yes" for "--enable-thing" flag: expected true or false',
+    );
+  });
+
+  it('shows the new flag in help', () => {
+    assert.match(helpText(withBoolean().flags), /^ {6}--enable-thing {2,}Enables the thing\. \(default false\)$/m);
+  });
+});
+
+describe('durations', () => {
+  it('parses Go durations into milliseconds', () => {
+    const cases: [string, number][] = [
+      ['300ms', 300],
+      ['2s', 2000],
+      ['5m', 300_000],
+      ['1h30m', 5_400_000],
+      ['1h30m15s', 5_415_000],
+      ['1.5s', 1500],
+      ['.5s', 500],
+      ['1.s', 1000],
+      ['1500us', 1.5],
+      ['1500µs', 1.5],
+      ['1500μs', 1.5],
+      ['2000000ns', 2],
+      ['1m1m', 120_000],
+      ['+5s', 5000],
+      ['-5s', -5000],
+      ['0', 0],
+      ['-0', 0],
+    ];
+    for (const [text, ms] of cases) assert.equal(parseDuration(text), ms, text);
+  });
+
+  it('formats milliseconds as Go prints durations', () => {
+    const cases: [number, string][] = [
+      [0, '0s'],
+      [300, '300ms'],
+      [1500, '1.5s'],
+      [300_000, '5m0s'],
+      [5_400_000, '1h30m0s'],
+      [3_723_004, '1h2m3.004s'],
+      [1.5, '1.5ms'],
+      [0.0015, '1.5µs'],
+      [0.000002, '2ns'],
+      [-2000, '-2s'],
+    ];
+    for (const [ms, text] of cases) assert.equal(formatDuration(ms), text, String(ms));
+  });
+
+  it('round-trips through format and parse', () => {
+    for (const ms of [1, 999, 1000, 61_000, 3_600_000, 86_400_000, 0.25]) assert.equal(parseDuration(formatDuration(ms)), ms);
+  });
+});
