@@ -1,6 +1,8 @@
 // A Backend held in memory: per key the list of its versions, a sorted key
 // list for ranges, and the watch hub's ring as the global event log (kept
 // whole until compaction). Used by tests and by servers run without a disk.
+// Values are copied on write; what reads return is shared, so callers must
+// not modify the buffers they get.
 
 import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,

@@ -18,12 +18,17 @@ import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Stateme
 import { WatchHub } from './watch-hub.js';
 import { planWrite, WritePlan, WriteOp } from './write-plan.js';
 
-/** Recent events kept in memory for watchers; older ones are read from the table. */
-const ringLimit = 10_000;
+/**
+ * Recent events kept in memory for watchers (each holds its value and the
+ * previous one, so this bounds memory); older ones are read from the table.
+ */
+const ringLimit = 4_096;
 /** Revisions swept per compaction transaction, so that writes are not held up long. */
 const sweepChunk = 5_000;
 /** Bound for the "no upper bound" case: every TEXT sorts below a BLOB. */
 const aboveAllText = Buffer.alloc(0);
+/** What a tombstone row stores as its value: the deleted value is in its prev_revision row. */
+const noValue = Buffer.alloc(0);
 
 interface QueuedWrite {
   op: WriteOp;
@@ -209,7 +214,7 @@ export class SqliteBackend implements Backend {
   private insertRow(op: WriteOp, plan: WritePlan, revision: number): void {
     const prev = plan.event.prevKv;
     if (op.kind === 'delete') {
-      this.sql.insert.run(revision, op.key, 0, 1, prev!.createRevision, prev!.modRevision, aboveAllText);
+      this.sql.insert.run(revision, op.key, 0, 1, prev!.createRevision, prev!.modRevision, noValue);
     } else {
       this.sql.insert.run(revision, op.key, prev ? 0 : 1, 0, plan.result.createRevision, prev?.modRevision ?? 0, op.value);
     }
