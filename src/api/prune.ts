@@ -42,6 +42,7 @@ class Pruner {
   /** Returns the pruned value; `undefined` removes the field (JSON null on a typed field). */
   walk(value: unknown, schema: Schema, path: string): unknown {
     const s = resolve(schema);
+    if (value === undefined) return undefined;
     if (value === null) return s.nullable ? null : undefined;
     if (s.intOrString) {
       if (typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value))) return value;

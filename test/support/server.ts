@@ -1,0 +1,86 @@
+// Starts real servers for tests: in-process (startServer) or as a child
+// process running the built CLI, in a fresh temporary data folder.
+
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawn, ChildProcess, execFile } from 'node:child_process';
+import { startServer, RunningServer } from '../../src/server/start.js';
+import type { ServerOptions } from '../../src/server/options.js';
+import { TestClient } from './client.js';
+
+export function tempDir(prefix = 'plat-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface TestServer extends RunningServer {
+  client: TestClient;
+  dataDir: string;
+  /** Runs kubectl against this server; resolves with its output (rejects never: check `code`). */
+  kubectl(args: string[], input?: string): Promise<KubectlResult>;
+  close(): Promise<void>;
+}
+
+export interface KubectlResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
+  return new Promise((resolve) => {
+    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout, stderr });
+    });
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDir();
+  const server = await startServer({ securePort: 0, storageBackend: 'memory', logLevel: 'silent', ...options, dataDir });
+  const client = TestClient.fromKubeconfig(server.kubeconfigPath);
+  return {
+    ...server,
+    client,
+    dataDir,
+    kubectl: (args, input) => runKubectl(server.kubeconfigPath, args, input),
+    async close() {
+      client.close();
+      await server.stop();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
+
+export interface ChildServer {
+  process: ChildProcess;
+  kubeconfigPath: string;
+  output: () => string;
+}
+
+/** Starts the built CLI as a child process and waits until its kubeconfig is written and /readyz answers 200. */
+export async function startChildServer(args: string[], dataDir: string): Promise<ChildServer> {
+  const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
+  rmSync(kubeconfigPath, { force: true });
+  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { out += d; });
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${out}`);
+    if (existsSync(kubeconfigPath)) {
+      const c = TestClient.fromKubeconfig(kubeconfigPath);
+      try {
+        const r = await c.get('/readyz');
+        if (r.status === 200) return { process: child, kubeconfigPath, output: () => out };
+      } catch { /* not listening yet */ } finally { c.close(); }
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`server did not become ready: ${out}`);
+}
