@@ -218,6 +218,7 @@ export const serverFlags: readonly Flag[] = [
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
+  option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   helpFlag,
 ];

@@ -2,7 +2,7 @@
 // The plat-apiserver command: flags in, a running server out. Exits 2 on a
 // bad flag, 0 after a clean stop on SIGINT/SIGTERM.
 
-import { FlagError, parseFlags } from './flags.js';
+import { commandName, FlagError, parseFlags } from './flags.js';
 import { startServer } from '../server/start.js';
 
 async function main(argv: string[]): Promise<void> {
@@ -33,6 +33,6 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((e) => {
-  process.stderr.write(`plat-apiserver: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.stderr.write(`${commandName}: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
 });
