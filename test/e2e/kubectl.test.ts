@@ -1,0 +1,95 @@
+// The real kubectl, unmodified and with no extra flags, against a real server
+// on a SQLite file: the commands a user runs first.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
+
+let s: TestServer;
+before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
+after(async () => { await s.close(); });
+
+async function ok(args: string[], input?: string): Promise<string> {
+  const r = await s.kubectl(args, input);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+test('get namespaces shows the reserved ones', async () => {
+  const out = await ok(['get', 'namespaces']);
+  for (const n of ['default', vocabulary.systemNamespace, vocabulary.publicNamespace]) assert.match(out, new RegExp(`^${n}\\s`, 'm'));
+});
+
+test('create namespace, serviceaccount, secret generic, configmap', async () => {
+  assert.match(await ok(['create', 'namespace', 'e2e']), /namespace\/e2e created/);
+  assert.match(await ok(['-n', 'e2e', 'create', 'serviceaccount', 'robot']), /serviceaccount\/robot created/);
+  assert.match(await ok(['-n', 'e2e', 'create', 'secret', 'generic', 'creds', '--from-literal=user=admin', '--from-literal=pass=s3cret']), /secret\/creds created/);
+  assert.match(await ok(['-n', 'e2e', 'create', 'configmap', 'settings', '--from-literal=mode=fast']), /configmap\/settings created/);
+  const secret = JSON.parse(await ok(['-n', 'e2e', 'get', 'secret', 'creds', '-o', 'json']));
+  assert.equal(Buffer.from(secret.data.pass, 'base64').toString(), 's3cret');
+  assert.equal(secret.type, 'Opaque');
+  const cm = JSON.parse(await ok(['-n', 'e2e', 'get', 'configmap', 'settings', '-o', 'json']));
+  assert.deepEqual(cm.data, { mode: 'fast' });
+});
+
+test('get in every output form', async () => {
+  assert.match(await ok(['-n', 'e2e', 'get', 'sa']), /^robot\s/m);
+  assert.match(await ok(['-n', 'e2e', 'get', 'sa', 'robot', '-o', 'yaml']), /^kind: ServiceAccount$/m);
+  const json = JSON.parse(await ok(['-n', 'e2e', 'get', 'serviceaccounts', '-o', 'json']));
+  assert.equal(json.items[0].metadata.name, 'robot');
+  assert.match(await ok(['-n', 'e2e', 'get', 'sa', '-o', 'wide']), /robot/);
+  assert.equal((await ok(['-n', 'e2e', 'get', 'sa', '-o', 'name'])).trim(), 'serviceaccount/robot');
+  assert.match(await ok(['get', 'sa', '-A']), /e2e\s+robot/);
+});
+
+test('create -f, apply -f, replace -f and delete -f', async () => {
+  const file = join(s.dataDir, 'sa.yaml');
+  writeFileSync(file, 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: from-file\n  namespace: e2e\nsecrets:\n- name: creds\n');
+  assert.match(await ok(['create', '-f', file]), /serviceaccount\/from-file created/);
+  const dup = await s.kubectl(['create', '-f', file]);
+  assert.notEqual(dup.code, 0);
+  assert.match(dup.stderr, /AlreadyExists|already exists/);
+  const applied = join(s.dataDir, 'applied.yaml');
+  writeFileSync(applied, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: e2e\ndata:\n  a: "1"\n');
+  assert.match(await ok(['apply', '-f', applied]), /configmap\/applied created/);
+  const cm = JSON.parse(await ok(['-n', 'e2e', 'get', 'cm', 'applied', '-o', 'json']));
+  assert.ok(cm.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration']);
+  writeFileSync(file, 'apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: from-file\n  namespace: e2e\nautomountServiceAccountToken: false\n');
+  assert.match(await ok(['replace', '-f', file]), /serviceaccount\/from-file replaced/);
+  const sa = JSON.parse(await ok(['-n', 'e2e', 'get', 'sa', 'from-file', '-o', 'json']));
+  assert.equal(sa.automountServiceAccountToken, false);
+  assert.equal(sa.secrets, undefined);
+  assert.match(await ok(['delete', '-f', file]), /serviceaccount "from-file" deleted/);
+  const gone = await s.kubectl(['-n', 'e2e', 'get', 'sa', 'from-file']);
+  assert.notEqual(gone.code, 0);
+  assert.match(gone.stderr, /NotFound|not found/);
+});
+
+test('delete by name', async () => {
+  assert.match(await ok(['-n', 'e2e', 'delete', 'configmap', 'settings']), /configmap "settings" deleted/);
+  assert.match(await ok(['-n', 'e2e', 'delete', 'sa', 'robot']), /serviceaccount "robot" deleted/);
+});
+
+test('an unknown field is refused by kubectl create (server-side strict validation)', async () => {
+  const file = join(s.dataDir, 'bad.yaml');
+  writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bad\n  namespace: e2e\nnotAField: 1\n');
+  const r = await s.kubectl(['create', '-f', file]);
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /unknown field "notAField"/);
+});
+
+test('api-resources, api-versions, version and explain', async () => {
+  const resources = await ok(['api-resources']);
+  assert.match(resources, /^serviceaccounts\s+sa\s+v1\s+true\s+ServiceAccount$/m);
+  assert.match(resources, /^namespaces\s+ns\s+v1\s+false\s+Namespace$/m);
+  assert.match(await ok(['api-versions']), /^v1$/m);
+  const version = await ok(['version']);
+  assert.match(version, /Server Version: v1\.32\./);
+  const explain = await ok(['explain', 'serviceaccount.secrets']);
+  assert.match(explain, /KIND:\s+ServiceAccount/);
+  assert.match(explain, /FIELD:\s+secrets/);
+  assert.match(explain, /Secrets that pods running as this account may use/);
+});
