@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseRequestInfo } from '../../../src/server/requestinfo.js';
+import { decodeContinue, encodeContinue } from '../../../src/registry/continue.js';
+import { ApiError } from '../../../src/machinery/errors.js';
+
+const info = (method: string, path: string, q = '') => parseRequestInfo(method, path, new URLSearchParams(q));
+
+test('request info from paths', () => {
+  assert.deepEqual(
+    (({ verb, apiGroup, apiVersion, namespace, resource, name, subresource }) => ({ verb, apiGroup, apiVersion, namespace, resource, name, subresource }))(info('GET', '/api/v1/namespaces/a/serviceaccounts/b')),
+    { verb: 'get', apiGroup: '', apiVersion: 'v1', namespace: 'a', resource: 'serviceaccounts', name: 'b', subresource: undefined });
+  assert.equal(info('GET', '/api/v1/namespaces/a/serviceaccounts').verb, 'list');
+  assert.equal(info('GET', '/api/v1/namespaces/a/serviceaccounts', 'watch=true').verb, 'watch');
+  assert.equal(info('GET', '/api/v1/watch/namespaces/a/serviceaccounts').verb, 'watch');
+  assert.equal(info('DELETE', '/api/v1/namespaces/a/configmaps').verb, 'deletecollection');
+  assert.equal(info('DELETE', '/api/v1/namespaces/a/configmaps/x').verb, 'delete');
+  const nsStatus = info('PUT', '/api/v1/namespaces/a/status');
+  assert.equal(nsStatus.resource, 'namespaces');
+  assert.equal(nsStatus.name, 'a');
+  assert.equal(nsStatus.subresource, 'status');
+  const named = info('POST', '/apis/example.io/v1beta1/namespaces/n/widgets');
+  assert.equal(named.apiGroup, 'example.io');
+  assert.equal(named.verb, 'create');
+  assert.equal(info('GET', '/healthz').isResourceRequest, false);
+  assert.equal(info('GET', '/api/v1').isResourceRequest, false);
+});
+
+test('continue tokens round-trip and refuse keys outside the collection', () => {
+  const token = encodeContinue(42, '/registry/secrets/a/b');
+  assert.deepEqual(decodeContinue(token, '/registry/secrets/'), { revision: 42, startKey: '/registry/secrets/a/b' });
+  assert.throws(() => decodeContinue(token, '/registry/configmaps/'), (e: unknown) => e instanceof ApiError && e.code === 400);
+  assert.throws(() => decodeContinue('!!!notbase64', '/registry/secrets/'), (e: unknown) => e instanceof ApiError && e.code === 400);
+  assert.throws(() => decodeContinue(Buffer.from('{"v":1,"rv":1,"start":"/registry/secrets/../x"}').toString('base64url'), '/registry/secrets/'), (e: unknown) => e instanceof ApiError && e.code === 400);
+});
