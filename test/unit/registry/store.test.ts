@@ -1,0 +1,91 @@
+// The generic store on the memory backend, with a small kind declared here.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defineKind } from '../../../src/api/kind.js';
+import { define, t } from '../../../src/api/schema.js';
+import { kindSchema } from '../../../src/api/core/v1/common.js';
+import { ResourceStore, WriteOptions } from '../../../src/registry/store.js';
+import { MemoryBackend } from '../../../src/storage/memory.js';
+import { ApiError } from '../../../src/machinery/errors.js';
+
+const widgetSchema = kindSchema('A test kind with spec and status.', {
+  spec: t.object({ size: t.int32('How big.') }),
+  status: t.object({ ready: t.bool('Whether ready.') }),
+});
+const widgets = defineKind({
+  group: 'test.example', version: 'v1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
+  definitionName: define('test.example.v1.Widget', widgetSchema), schema: widgetSchema,
+  subresources: { status: true }, tracksGeneration: true,
+});
+
+const opts = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Strict', warnings: [] });
+
+function newStore() {
+  return new ResourceStore(widgets, new MemoryBackend(), async () => undefined);
+}
+
+test('generation starts at 1 and moves only when the spec changes', async () => {
+  const store = newStore();
+  const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
+  assert.equal(created.metadata!.generation, 1);
+  const labelled = await store.update(undefined, 'w', { ...created, metadata: { ...created.metadata, labels: { a: 'b' } } }, opts());
+  assert.equal(labelled.object.metadata!.generation, 1);
+  const resized = await store.update(undefined, 'w', { ...labelled.object, spec: { size: 2 } }, opts());
+  assert.equal(resized.object.metadata!.generation, 2);
+});
+
+test('main-resource writes keep status; the status sub-resource writes only status', async () => {
+  const store = newStore();
+  const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
+  const withStatus = await store.update(undefined, 'w', { ...created, spec: { size: 9 }, status: { ready: true } }, opts(), 'status');
+  assert.deepEqual(withStatus.object.status, { ready: true });
+  assert.deepEqual(withStatus.object.spec, { size: 1 }, 'a status write leaves spec alone');
+  const main = await store.update(undefined, 'w', { ...withStatus.object, status: { ready: false } }, opts());
+  assert.deepEqual(main.object.status, { ready: true }, 'a main write leaves status alone');
+});
+
+test('an unchanged update writes nothing', async () => {
+  const store = newStore();
+  const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
+  const same = await store.update(undefined, 'w', created, opts());
+  assert.equal(same.object.metadata!.resourceVersion, created.metadata!.resourceVersion);
+});
+
+test('finalizers hold a deleted object until the last one is removed', async () => {
+  const store = newStore();
+  await store.create(undefined, { metadata: { name: 'w', finalizers: ['example.com/hold'] } }, opts());
+  const first = await store.delete(undefined, 'w', {}, opts());
+  assert.equal(first.removed, false);
+  assert.ok(first.object.metadata!.deletionTimestamp);
+  const held = await store.get(undefined, 'w');
+  await assert.rejects(
+    store.update(undefined, 'w', { ...held, metadata: { ...held.metadata, finalizers: ['example.com/hold', 'example.com/more'] } }, opts()),
+    (e: unknown) => e instanceof ApiError && e.code === 422,
+  );
+  await store.update(undefined, 'w', { ...held, metadata: { ...held.metadata, finalizers: [] } }, opts());
+  await assert.rejects(store.get(undefined, 'w'), (e: unknown) => e instanceof ApiError && e.code === 404);
+});
+
+test('delete preconditions and paging', async () => {
+  const store = newStore();
+  const w = await store.create(undefined, { metadata: { name: 'w' } }, opts());
+  await assert.rejects(store.delete(undefined, 'w', { preconditions: { uid: 'other' } }, opts()), (e: unknown) => e instanceof ApiError && e.code === 409);
+  await assert.rejects(store.delete(undefined, 'w', { preconditions: { resourceVersion: '1' + w.metadata!.resourceVersion } }, opts()), (e: unknown) => e instanceof ApiError && e.code === 409);
+  for (let i = 0; i < 9; i++) await store.create(undefined, { metadata: { name: `p${i}`, labels: { odd: String(i % 2) } } }, opts());
+  const page1 = await store.list(undefined, { limit: 4 });
+  assert.equal(page1.items.length, 4);
+  assert.equal(page1.metadata!.remainingItemCount, 6);
+  const page2 = await store.list(undefined, { limit: 4, continue: page1.metadata!.continue });
+  const page3 = await store.list(undefined, { limit: 4, continue: page2.metadata!.continue });
+  assert.equal(page3.items.length, 2);
+  assert.equal(page3.metadata!.continue, undefined);
+  assert.equal(page2.metadata!.resourceVersion, page1.metadata!.resourceVersion);
+  const names = [...page1.items, ...page2.items, ...page3.items].map((i: any) => i.metadata.name);
+  assert.deepEqual(names, ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'w']);
+  const odd = await store.list(undefined, { limit: 2, labelSelector: 'odd=1' });
+  assert.deepEqual(odd.items.map((i: any) => i.metadata.name), ['p1', 'p3']);
+  assert.equal(odd.metadata!.remainingItemCount, undefined);
+  const oddRest = await store.list(undefined, { limit: 2, labelSelector: 'odd=1', continue: odd.metadata!.continue });
+  assert.deepEqual(oddRest.items.map((i: any) => i.metadata.name), ['p5', 'p7']);
+});
