@@ -1,0 +1,170 @@
+// The server under test as a child process of the benchmark: spawn the built
+// CLI on 127.0.0.1, time spawn → first /readyz 200 (polled every 5 ms with the
+// admin client certificate), read its RSS, and make sure it never outlives us.
+
+import { spawn, ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, AddressInfo } from 'node:net';
+import { Agent, request } from 'node:https';
+import { join } from 'node:path';
+import YAML from 'yaml';
+
+const cliPath = new URL('../src/cli/main.js', import.meta.url).pathname;
+
+export interface Credentials {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+export interface BenchServer {
+  process: ChildProcess;
+  pid: number;
+  url: string;
+  port: number;
+  creds: Credentials;
+  kubeconfigPath: string;
+  /** Milliseconds from spawn to the first 200 of /readyz. */
+  readyMs: number;
+  /** Number of /readyz polls sent before (and including) the 200. */
+  polls: number;
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export function readCredentials(kubeconfigPath: string): Credentials {
+  const cfg = YAML.parse(readFileSync(kubeconfigPath, 'utf8'));
+  const b64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
+  return {
+    ca: b64(cfg.clusters[0].cluster['certificate-authority-data']),
+    cert: b64(cfg.users[0].user['client-certificate-data']),
+    key: b64(cfg.users[0].user['client-key-data']),
+  };
+}
+
+/** A free TCP port on 127.0.0.1 (closed again before it is returned). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// Every child we started, so an exit or a signal in the benchmark takes them along.
+const live = new Set<ChildProcess>();
+let hooksInstalled = false;
+function installExitHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', () => { for (const c of live) c.kill('SIGKILL'); });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      for (const c of live) c.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
+}
+
+/** One GET /readyz; resolves with the status code, rejects on a connection error. */
+function readyz(agent: Agent, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/readyz', method: 'GET', agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('error', reject);
+    });
+    req.setTimeout(2000, () => req.destroy(new Error('readyz timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface StartOptions {
+  dataDir: string;
+  /** Admin credentials from an earlier start on the same data dir; without them we wait for admin.kubeconfig. */
+  creds?: Credentials;
+  extraArgs?: string[];
+  /** Extra node flags for the child (for example --cpu-prof). */
+  nodeArgs?: string[];
+  timeoutMs?: number;
+}
+
+export async function startBenchServer(opts: StartOptions): Promise<BenchServer> {
+  installExitHooks();
+  const port = await freePort();
+  const kubeconfigPath = join(opts.dataDir, 'admin.kubeconfig');
+  const args = [
+    ...(opts.nodeArgs ?? []), cliPath,
+    '--secure-port', String(port), '--data-dir', opts.dataDir,
+    '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
+  ];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  const keep = (d: Buffer) => { out = (out + d.toString()).slice(-20_000); };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { live.delete(child); resolve(); }));
+
+  const stop = async (graceMs = 5000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  let creds = opts.creds;
+  let agent: Agent | undefined;
+  let polls = 0;
+  let lastError = '';
+  try {
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}): ${out}`);
+      if (!creds && existsSync(kubeconfigPath)) {
+        try { creds = readCredentials(kubeconfigPath); } catch { /* half-written; next round */ }
+      }
+      if (creds) {
+        agent ??= new Agent({ keepAlive: true, maxSockets: 1, ca: creds.ca, cert: creds.cert, key: creds.key });
+        polls++;
+        try {
+          const status = await readyz(agent, port);
+          if (status === 200) {
+            const readyMs = performance.now() - t0;
+            return {
+              process: child, pid: child.pid!, port, url: `https://127.0.0.1:${port}`, creds, kubeconfigPath,
+              readyMs, polls, output: () => out, stop,
+            };
+          }
+          lastError = `status ${status}`;
+        } catch (e) {
+          lastError = (e as Error).message;
+        }
+      }
+      await sleep(5);
+    }
+    throw new Error(`server did not become ready in time (last: ${lastError}): ${out}`);
+  } catch (e) {
+    await stop(0);
+    throw e;
+  } finally {
+    agent?.destroy();
+  }
+}
+
+/** Resident set size of a process in bytes, from /proc/<pid>/status (VmRSS). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) * 1024;
+}

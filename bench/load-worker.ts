@@ -1,0 +1,191 @@
+// The load generator, run in a worker_thread so that building requests and
+// parsing responses does not share the benchmark's main event loop. It keeps
+// one keep-alive https.Agent (maxSockets = concurrency) for its whole life and
+// runs one phase per message from the main thread, answering with the
+// per-request latencies.
+
+import { parentPort, workerData } from 'node:worker_threads';
+import { Agent, request } from 'node:https';
+import type { LoadWorkerData, PhaseReply, PhaseRequest, PhaseSpec } from './load-protocol.js';
+
+const data = workerData as LoadWorkerData;
+const base = new URL(data.url);
+const agent = new Agent({
+  keepAlive: true, maxSockets: data.concurrency, maxFreeSockets: data.concurrency,
+  ca: data.creds.ca, cert: data.creds.cert, key: data.creds.key,
+});
+const REQUEST_TIMEOUT_MS = 30_000;
+
+interface Reply {
+  status: number;
+  body: Buffer;
+}
+
+function send(method: string, path: string, body?: unknown): Promise<Reply> {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (payload) {
+    headers['Content-Type'] = 'application/json';
+    headers['Content-Length'] = String(payload.length);
+  }
+  return new Promise((resolve, reject) => {
+    const req = request({ host: base.hostname, port: base.port, path, method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out after ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+class UnexpectedStatus extends Error {
+  constructor(method: string, path: string, r: Reply) {
+    super(`${method} ${path}: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 500)}`);
+  }
+}
+
+function expect(r: Reply, method: string, path: string, ...codes: number[]): Reply {
+  if (!codes.includes(r.status)) throw new UnexpectedStatus(method, path, r);
+  return r;
+}
+
+/** The freshest copy of each object we have seen, for the update phase. */
+const latest = new Map<string, any>();
+
+const nameOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(5, '0')}`;
+const collection = (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`;
+
+/** mulberry32: a small seeded PRNG so that every run gets the same "random" gets. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Runs `total` operations from `concurrency` loops; op(i) is timed including its retries. */
+async function drive(total: number, op: (i: number) => Promise<void>): Promise<{ latencies: Float64Array; elapsedMs: number }> {
+  const latencies = new Float64Array(total);
+  let next = 0;
+  let failed: unknown;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: Math.min(data.concurrency, total) }, async () => {
+    while (next < total && failed === undefined) {
+      const i = next++;
+      const t = performance.now();
+      try {
+        await op(i);
+      } catch (e) {
+        failed ??= e;
+        return;
+      }
+      latencies[i] = performance.now() - t;
+    }
+  }));
+  if (failed !== undefined) throw failed;
+  return { latencies, elapsedMs: performance.now() - started };
+}
+
+async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; elapsedMs: number; notes: Record<string, number> }> {
+  const notes: Record<string, number> = {};
+  switch (spec.kind) {
+    case 'namespaces': {
+      const r = await drive(spec.names.length, async (i) => {
+        const body = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: spec.names[i] } };
+        expect(await send('POST', '/api/v1/namespaces', body), 'POST', '/api/v1/namespaces', 201, 409);
+      });
+      return { ...r, notes };
+    }
+    case 'create': {
+      const path = collection(spec.namespace);
+      const r = await drive(spec.count, async (i) => {
+        const body = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: nameOf(spec.prefix, i), labels: { app: 'bench' } } };
+        const reply = expect(await send('POST', path, body), 'POST', path, 201);
+        if (spec.remember) latest.set(`${spec.namespace}/${body.metadata.name}`, JSON.parse(reply.body.toString('utf8')));
+      });
+      return { ...r, notes };
+    }
+    case 'get': {
+      const random = rng(spec.seed);
+      const picks = Array.from({ length: spec.count }, () => Math.floor(random() * spec.population));
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, picks[i]!);
+        const path = `${collection(spec.namespace)}/${name}`;
+        const reply = expect(await send('GET', path), 'GET', path, 200);
+        const obj = JSON.parse(reply.body.toString('utf8'));
+        if (obj?.metadata?.name !== name) throw new Error(`GET ${path} returned ${reply.body.toString('utf8').slice(0, 200)}`);
+        latest.set(`${spec.namespace}/${name}`, obj);
+      });
+      return { ...r, notes };
+    }
+    case 'update': {
+      let conflicts = 0;
+      let fetched = 0;
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, i % spec.population);
+        const key = `${spec.namespace}/${name}`;
+        const path = `${collection(spec.namespace)}/${name}`;
+        let obj = latest.get(key);
+        for (let attempt = 0; ; attempt++) {
+          if (!obj) {
+            fetched++;
+            obj = JSON.parse(expect(await send('GET', path), 'GET', path, 200).body.toString('utf8'));
+          }
+          obj.metadata.labels = { ...obj.metadata.labels, 'bench-round': String(spec.round), 'bench-seq': String(i) };
+          const reply = await send('PUT', path, obj);
+          if (reply.status === 409 && attempt < 5) {
+            conflicts++;
+            obj = undefined;
+            continue;
+          }
+          latest.set(key, JSON.parse(expect(reply, 'PUT', path, 200).body.toString('utf8')));
+          return;
+        }
+      });
+      notes.conflicts = conflicts;
+      notes.refetches = fetched;
+      return { ...r, notes };
+    }
+    case 'list': {
+      const path = collection(spec.namespace);
+      let checked = 0;
+      const r = await drive(spec.count, async (i) => {
+        const reply = expect(await send('GET', path), 'GET', path, 200);
+        // Parsing every 500-item list would tax the generator; check a sample.
+        if (i % 50 === 0) {
+          const items = JSON.parse(reply.body.toString('utf8')).items;
+          if (!Array.isArray(items) || items.length !== spec.expectItems) {
+            throw new Error(`GET ${path}: ${Array.isArray(items) ? items.length : 'no'} items, expected ${spec.expectItems}`);
+          }
+          checked++;
+        }
+      });
+      notes.checked = checked;
+      return { ...r, notes };
+    }
+  }
+}
+
+parentPort!.on('message', async (msg: PhaseRequest | { close: true }) => {
+  if ('close' in msg) {
+    agent.destroy();
+    parentPort!.close();
+    return;
+  }
+  let reply: PhaseReply;
+  try {
+    const { latencies, elapsedMs, notes } = await runPhase(msg.spec);
+    reply = { id: msg.id, ok: true, latencies, elapsedMs, notes };
+    parentPort!.postMessage(reply, [latencies.buffer as ArrayBuffer]);
+  } catch (e) {
+    reply = { id: msg.id, ok: false, error: (e as Error)?.stack ?? String(e) };
+    parentPort!.postMessage(reply);
+  }
+});

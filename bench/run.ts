@@ -1,0 +1,206 @@
+// `npm run bench`: the server benchmark. Starts the built CLI as a child
+// process on a temporary SQLite data dir, drives it over HTTPS on 127.0.0.1
+// from a worker_thread with 16 keep-alive clients, and prints one markdown
+// table (metric | result | target) to stdout and to bench/results.md.
+// Progress goes to stderr.
+//
+//   node dist/bench/run.js [--quick] [--no-store] [--cpu-prof] [--keep]
+//
+//   --quick     fewer objects and lists (smoke run); writes bench/results.quick.md
+//   --no-store  skip the raw storage rows (bench/storage.ts)
+//   --cpu-prof  run the server under `node --cpu-prof` and print its hot spots to stderr
+//   --keep      keep the temporary data dir (and the profiles in it)
+
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BenchServer, readCredentials, rssBytes, startBenchServer } from './child.js';
+import { LoadGenerator, PhaseResult } from './load.js';
+import { formatProfile } from './profile.js';
+import { benchStorage } from './storage.js';
+import { fmtInt, fmtMB, fmtMs } from './stats.js';
+import { markdownTable, Row, target } from './table.js';
+
+const usage = 'usage: node dist/bench/run.js [--quick] [--no-store] [--cpu-prof] [--keep]';
+const flags = new Set(process.argv.slice(2));
+for (const a of flags) {
+  if (a === '--help' || a === '-h') {
+    process.stdout.write(usage + '\n');
+    process.exit(0);
+  }
+  if (!['--quick', '--no-store', '--cpu-prof', '--keep'].includes(a)) {
+    process.stderr.write(`unknown flag ${a}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+const quick = flags.has('--quick');
+const withStore = !flags.has('--no-store');
+const cpuProf = flags.has('--cpu-prof');
+const keep = flags.has('--keep');
+
+const CONCURRENCY = 16;
+const OBJECTS = quick ? 1_000 : 10_000;
+const GETS = quick ? 1_000 : 10_000;
+const UPDATES = quick ? 1_000 : 10_000;
+const LIST_ITEMS = 500;
+const LISTS = quick ? 100 : 1_000;
+const PHASE_TIMEOUT_MS = 120_000;
+
+const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350 };
+
+const t0 = performance.now();
+const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const phaseCell = (r: PhaseResult) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)}`;
+const notes = (r: PhaseResult) => {
+  const n = Object.entries(r.notes).map(([k, v]) => `${k}=${v}`).join(' ');
+  return n ? ` (${n})` : '';
+};
+
+interface ServerFigures {
+  firstStartMs: number;
+  restartMs: number;
+  stored: number;
+  idleRss: number;
+  loadedRss: number;
+  restartRss: number;
+  create: PhaseResult;
+  get: PhaseResult;
+  update: PhaseResult;
+  list: PhaseResult;
+  profiles: string[];
+}
+
+async function benchServer(dataDir: string): Promise<ServerFigures> {
+  const profDir = join(dataDir, 'profiles');
+  const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  let server: BenchServer | undefined;
+  let load: LoadGenerator | undefined;
+  try {
+    // 1. First start: empty data dir, so the key material is generated.
+    server = await startBenchServer({ dataDir, nodeArgs });
+    const firstStartMs = server.readyMs;
+    progress(`first start ready in ${fmtMs(firstStartMs)} (${server.polls} polls) on ${server.url}, pid ${server.pid}`);
+    await sleep(500);
+    const idleRss = rssBytes(server.pid);
+    progress(`idle RSS ${fmtMB(idleRss)}`);
+
+    // 2. Load, generated from a worker thread.
+    load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: CONCURRENCY });
+    await load.run({ kind: 'namespaces', names: ['bench', 'bench-list'] }, PHASE_TIMEOUT_MS);
+
+    progress(`create ${fmtInt(OBJECTS)} ServiceAccounts in namespace bench…`);
+    const create = await load.run({ kind: 'create', namespace: 'bench', prefix: 'sa-', count: OBJECTS, remember: true }, PHASE_TIMEOUT_MS);
+    progress(`create: ${phaseCell(create)}${notes(create)}`);
+
+    progress(`get ${fmtInt(GETS)} at random…`);
+    const get = await load.run({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: GETS, seed: 42 }, PHASE_TIMEOUT_MS);
+    progress(`get: ${phaseCell(get)}${notes(get)}`);
+
+    progress(`update ${fmtInt(UPDATES)} (PUT with a label change)…`);
+    const update = await load.run({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: UPDATES, round: 1 }, PHASE_TIMEOUT_MS);
+    progress(`update: ${phaseCell(update)}${notes(update)}`);
+
+    progress(`fill namespace bench-list with ${LIST_ITEMS} ServiceAccounts…`);
+    await load.run({ kind: 'create', namespace: 'bench-list', prefix: 'item-', count: LIST_ITEMS, remember: false }, PHASE_TIMEOUT_MS);
+    progress(`list ${fmtInt(LISTS)} × ${LIST_ITEMS} items…`);
+    const list = await load.run({ kind: 'list', namespace: 'bench-list', count: LISTS, expectItems: LIST_ITEMS }, PHASE_TIMEOUT_MS);
+    progress(`list: ${phaseCell(list)}${notes(list)}`);
+
+    const loadedRss = rssBytes(server.pid);
+    progress(`RSS after load ${fmtMB(loadedRss)}`);
+    await load.close();
+    load = undefined;
+    await server.stop();
+    server = undefined;
+
+    // 3. Restart on the same data dir, which now holds the objects above.
+    const stored = OBJECTS + LIST_ITEMS;
+    progress(`restart with ${fmtInt(stored)} ServiceAccounts stored…`);
+    const creds = readCredentials(join(dataDir, 'admin.kubeconfig'));
+    server = await startBenchServer({ dataDir, creds, nodeArgs });
+    const restartMs = server.readyMs;
+    progress(`restart ready in ${fmtMs(restartMs)} (${server.polls} polls)`);
+    await sleep(500);
+    const restartRss = rssBytes(server.pid);
+    progress(`idle RSS after restart ${fmtMB(restartRss)}`);
+    await server.stop();
+    server = undefined;
+
+    let profiles: string[] = [];
+    if (cpuProf) {
+      try {
+        profiles = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => join(profDir, f));
+      } catch { /* none written */ }
+    }
+    return { firstStartMs, restartMs, stored, idleRss, loadedRss, restartRss, create, get, update, list, profiles };
+  } finally {
+    await load?.close().catch(() => {});
+    await server?.stop(2000).catch(() => {});
+  }
+}
+
+function serverRows(f: ServerFigures): Row[] {
+  const mb = (b: number) => b / (1024 * 1024);
+  return [
+    { metric: 'start-up to /readyz 200: first start (empty sqlite data dir, generates key material)', result: fmtMs(f.firstStartMs), target: '—' },
+    { metric: `start-up to /readyz 200: restart (${fmtInt(f.stored)} ServiceAccounts stored)`, result: fmtMs(f.restartMs), target: target(`< ${goals.restartMs} ms`, f.restartMs < goals.restartMs) },
+    { metric: `create ServiceAccount (${fmtInt(f.create.requests)} POSTs, ${CONCURRENCY} clients)`, result: phaseCell(f.create), target: target(`≥ ${fmtInt(goals.createPerSec)} req/s`, f.create.perSec >= goals.createPerSec) },
+    { metric: `get ServiceAccount (${fmtInt(f.get.requests)} random GETs)`, result: phaseCell(f.get), target: target(`≥ ${fmtInt(goals.getPerSec)} req/s`, f.get.perSec >= goals.getPerSec) },
+    { metric: `update ServiceAccount (${fmtInt(f.update.requests)} PUTs, label change${f.update.notes.conflicts ? `, ${f.update.notes.conflicts} conflicts retried` : ''})`, result: phaseCell(f.update), target: '—' },
+    { metric: `list ${LIST_ITEMS} ServiceAccounts (${fmtInt(f.list.requests)} lists)`, result: phaseCell(f.list), target: target(`≥ ${fmtInt(goals.listPerSec)} req/s`, f.list.perSec >= goals.listPerSec) },
+    { metric: 'server RSS idle (0.5 s after first ready)', result: fmtMB(f.idleRss), target: target(`< ${goals.idleRssMB} MB`, mb(f.idleRss) < goals.idleRssMB) },
+    { metric: 'server RSS after the load', result: fmtMB(f.loadedRss), target: '—' },
+    { metric: 'server RSS idle after restart (0.5 s after ready)', result: fmtMB(f.restartRss), target: '—' },
+  ];
+}
+
+async function storeRows(): Promise<Row[]> {
+  progress('store: raw storage benchmark (bench/storage.ts)…');
+  const rows = await benchStorage();
+  return rows.map((r) => ({
+    metric: `store: ${r.name}`,
+    result: r.opsPerSec > 0 ? `${fmtInt(r.opsPerSec)} ops/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)}` : fmtMs(r.p50ms),
+    target: '—',
+  }));
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-'));
+  progress(`${quick ? 'quick' : 'full'} run: ${fmtInt(OBJECTS)} objects, ${CONCURRENCY} clients from a worker thread; data dir ${dataDir}`);
+  let rows: Row[];
+  try {
+    const figures = await benchServer(dataDir);
+    rows = serverRows(figures);
+    for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+  } finally {
+    if (!keep) rmSync(dataDir, { recursive: true, force: true });
+    else progress(`kept ${dataDir}`);
+  }
+  if (withStore) rows.push(...(await storeRows()));
+
+  const table = markdownTable(rows);
+  process.stdout.write(table);
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  const header = [
+    `# Benchmark results${quick ? ' (--quick)' : ''}`,
+    '',
+    `\`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
+      `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
+      `${CONCURRENCY} keep-alive clients in a worker thread. \`store:\` rows are bench/storage.ts (in-process, no HTTP).`,
+    '',
+  ].join('\n');
+  const out = fileURLToPath(new URL(`../../bench/${quick ? 'results.quick.md' : 'results.md'}`, import.meta.url));
+  writeFileSync(out, header + '\n' + table);
+  progress(`done in ${((performance.now() - t0) / 1000).toFixed(1)} s; table written to ${out}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`bench failed: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.exit(1);
+  },
+);
