@@ -1,0 +1,200 @@
+// The REST routes of every declared kind, as a neutral model that the v2 and
+// v3 document builders both render. Paths, operation ids and actions follow
+// the upstream shapes so that clients find what they expect.
+
+import type { KindDefinition } from '../../api/kind.js';
+import * as meta from '../../api/meta/v1.js';
+import { groupVersionPath, operationGroupVersion, operationTag } from './names.js';
+import type { PathParam, QueryParam } from './parameters.js';
+import { actionParams } from './parameters.js';
+
+export type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
+export type Action = 'get' | 'list' | 'post' | 'put' | 'patch' | 'delete' | 'deletecollection' | 'watch' | 'watchlist';
+
+export interface GroupVersionKind { group: string; version: string; kind: string }
+
+export interface Response { code: '200' | '201' | '202' | '401'; definition?: string }
+
+export interface Operation {
+  method: Method;
+  /** Upstream action name (x-kubernetes-action); absent on discovery routes. */
+  action?: Action;
+  operationId: string;
+  description: string;
+  tag: string;
+  gvk?: GroupVersionKind;
+  query: QueryParam[];
+  body?: { definition: string; required: boolean };
+  /** Media types of the request body (v2 `consumes`, v3 requestBody content). */
+  consumes: string[];
+  produces: string[];
+  responses: Response[];
+  deprecated?: boolean;
+}
+
+export interface Route {
+  path: string;
+  /** Key of the v3 document holding the route: `api/v1`, `apis/<group>/<version>`, `api`, `apis`, `apis/<group>`. */
+  doc: string;
+  /** Kind whose name the `{name}` parameter describes. */
+  kind?: string;
+  pathParams: PathParam[];
+  operations: Operation[];
+}
+
+export interface MediaTypes {
+  produces: string[];
+  watchProduces: string[];
+  patch: string[];
+}
+
+/** Base path of a group version: `/api/v1` or `/apis/<group>/<version>`. */
+export function basePath(group: string, version: string): string {
+  return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+}
+
+/** All routes of one kind. */
+export function kindRoutes(k: KindDefinition, media: MediaTypes): Route[] {
+  const base = basePath(k.group, k.version);
+  const doc = groupVersionPath(k.group, k.version);
+  const gvk: GroupVersionKind = { group: k.group, version: k.version, kind: k.kind };
+  const gv = operationGroupVersion(k.group, k.version);
+  const tag = operationTag(k.group, k.version);
+  const namespaced = k.scope === 'Namespaced';
+  const scoped = namespaced ? 'Namespaced' : '';
+  const has = (v: string) => (k.verbs as string[]).includes(v);
+  const objectResponse = (codes: Response['code'][]): Response[] =>
+    [...codes.map((code) => ({ code, definition: k.definitionName })), { code: '401' as const }];
+
+  const op = (method: Method, action: Action, operationId: string, description: string, extra: Partial<Operation> = {}): Operation => ({
+    method, action, operationId, description, tag, gvk,
+    query: actionParams[action],
+    consumes: ['*/*'],
+    produces: media.produces,
+    responses: objectResponse(['200']),
+    ...extra,
+  });
+
+  const collectionPath = namespaced ? `${base}/namespaces/{namespace}/${k.plural}` : `${base}/${k.plural}`;
+  const objectPath = `${collectionPath}/{name}`;
+  const nsParams: PathParam[] = namespaced ? ['namespace'] : [];
+  const routes: Route[] = [];
+  const route = (path: string, pathParams: PathParam[], operations: Operation[]) => {
+    if (operations.length > 0) routes.push({ path, doc, kind: k.kind, pathParams, operations });
+  };
+
+  const deleteResponse = k.deleteReturnsObject ? k.definitionName : meta.Status;
+  const deleteOptions = { definition: meta.DeleteOptions, required: false };
+  const collection: Operation[] = [];
+  if (has('list')) collection.push(op('get', 'list', `list${gv}${scoped}${k.kind}`, `list or watch objects of kind ${k.kind}`, {
+    produces: [...media.produces, ...media.watchProduces],
+    responses: [{ code: '200', definition: k.listDefinitionName }, { code: '401' }],
+  }));
+  if (has('create')) collection.push(op('post', 'post', `create${gv}${scoped}${k.kind}`, `create a ${k.kind}`, {
+    body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201', '202']),
+  }));
+  if (has('deletecollection')) collection.push(op('delete', 'deletecollection', `delete${gv}Collection${scoped}${k.kind}`, `delete a collection of ${k.kind} objects`, {
+    body: deleteOptions, responses: [{ code: '200', definition: meta.Status }, { code: '401' }],
+  }));
+  route(collectionPath, nsParams, collection);
+
+  const object: Operation[] = [];
+  if (has('get')) object.push(op('get', 'get', `read${gv}${scoped}${k.kind}`, `read the named ${k.kind}`));
+  if (has('update')) object.push(op('put', 'put', `replace${gv}${scoped}${k.kind}`, `replace the named ${k.kind}`, {
+    body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201']),
+  }));
+  if (has('patch')) object.push(patchOp(op, `patch${gv}${scoped}${k.kind}`, `partially update the named ${k.kind}`, objectResponse(['200', '201']), media));
+  if (has('delete')) object.push(op('delete', 'delete', `delete${gv}${scoped}${k.kind}`, `delete the named ${k.kind}`, {
+    body: deleteOptions,
+    responses: [{ code: '200', definition: deleteResponse }, { code: '202', definition: deleteResponse }, { code: '401' }],
+  }));
+  route(objectPath, [...nsParams, 'name'], object);
+
+  if (namespaced && has('list')) {
+    route(`${base}/${k.plural}`, [], [op('get', 'list', `list${gv}${k.kind}ForAllNamespaces`, `list or watch objects of kind ${k.kind} in every namespace`, {
+      produces: [...media.produces, ...media.watchProduces],
+      responses: [{ code: '200', definition: k.listDefinitionName }, { code: '401' }],
+    })]);
+  }
+
+  if (k.subresources.status) {
+    const status: Operation[] = [];
+    if (has('get')) status.push(op('get', 'get', `read${gv}${scoped}${k.kind}Status`, `read the status of the named ${k.kind}`));
+    if (has('update')) status.push(op('put', 'put', `replace${gv}${scoped}${k.kind}Status`, `replace the status of the named ${k.kind}`, {
+      body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201']),
+    }));
+    if (has('patch')) status.push(patchOp(op, `patch${gv}${scoped}${k.kind}Status`, `partially update the status of the named ${k.kind}`, objectResponse(['200', '201']), media));
+    route(`${objectPath}/status`, [...nsParams, 'name'], status);
+  }
+
+  if (has('watch')) routes.push(...watchRoutes(k, op, media));
+  return routes;
+}
+
+type OpFactory = (method: Method, action: Action, operationId: string, description: string, extra?: Partial<Operation>) => Operation;
+
+function patchOp(op: OpFactory, id: string, description: string, responses: Response[], media: MediaTypes): Operation {
+  return op('patch', 'patch', id, description, { body: { definition: meta.Patch, required: true }, consumes: media.patch, responses });
+}
+
+/** The deprecated `/watch/` prefix routes; they stream WatchEvents. */
+function watchRoutes(k: KindDefinition, op: OpFactory, media: MediaTypes): Route[] {
+  const base = `${basePath(k.group, k.version)}/watch`;
+  const gv = operationGroupVersion(k.group, k.version);
+  const namespaced = k.scope === 'Namespaced';
+  const scoped = namespaced ? 'Namespaced' : '';
+  const extra: Partial<Operation> = {
+    produces: [...media.produces, ...media.watchProduces],
+    responses: [{ code: '200', definition: meta.WatchEvent }, { code: '401' }],
+    deprecated: true,
+  };
+  const hint = 'deprecated: use the watch parameter of a list request, narrowed to one object with a fieldSelector on metadata.name.';
+  const listHint = 'deprecated: use the watch parameter of a list request.';
+  const make = (path: string, pathParams: PathParam[], action: Action, id: string, description: string): Route =>
+    ({ path, doc: groupVersionPath(k.group, k.version), kind: k.kind, pathParams, operations: [op('get', action, id, description, extra)] });
+  const collection = namespaced ? `${base}/namespaces/{namespace}/${k.plural}` : `${base}/${k.plural}`;
+  const nsParams: PathParam[] = namespaced ? ['namespace'] : [];
+  const routes = [
+    make(collection, nsParams, 'watchlist', `watch${gv}${scoped}${k.kind}List`, `watch changes to a list of ${k.kind}. ${listHint}`),
+    make(`${collection}/{name}`, [...nsParams, 'name'], 'watch', `watch${gv}${scoped}${k.kind}`, `watch changes to one ${k.kind}. ${hint}`),
+  ];
+  if (namespaced) {
+    routes.push(make(`${base}/${k.plural}`, [], 'watchlist', `watch${gv}${k.kind}ListForAllNamespaces`, `watch changes to a list of ${k.kind} in every namespace. ${listHint}`));
+  }
+  return routes;
+}
+
+/** The discovery documents of a group version (`/api/v1/`), a group (`/apis/<g>/`) and the roots. */
+export function discoveryRoutes(kinds: KindDefinition[], media: MediaTypes): Route[] {
+  const routes: Route[] = [];
+  const plain = (path: string, doc: string, id: string, description: string, tag: string, definition: string): Route => ({
+    path, doc, pathParams: [],
+    operations: [{
+      method: 'get', operationId: id, description, tag, query: [], consumes: media.produces, produces: media.produces,
+      responses: [{ code: '200', definition }, { code: '401' }],
+    }],
+  });
+  const groupVersions = new Map<string, { group: string; version: string }>();
+  for (const k of kinds) groupVersions.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+  const groups = new Set<string>();
+  for (const { group, version } of groupVersions.values()) {
+    const gv = operationGroupVersion(group, version);
+    routes.push(plain(`${basePath(group, version)}/`, groupVersionPath(group, version), `get${gv}APIResources`, 'get available resources',
+      operationTag(group, version), meta.APIResourceList));
+    if (group !== '') groups.add(group);
+  }
+  routes.push(plain('/api/', 'api', 'getCoreAPIVersions', 'get available API versions', 'core', meta.APIVersions));
+  routes.push(plain('/apis/', 'apis', 'getAPIVersions', 'get available API versions', 'apis', meta.APIGroupList));
+  for (const group of groups) {
+    const stem = operationGroupVersion(group, '');
+    routes.push(plain(`/apis/${group}/`, `apis/${group}`, `get${stem}APIGroup`, 'get information of a group',
+      operationTag(group, '').replace(/_$/, ''), meta.APIGroup));
+  }
+  return routes;
+}
+
+/** Every route of every kind plus discovery, sorted by path. */
+export function allRoutes(kinds: KindDefinition[], media: MediaTypes): Route[] {
+  const routes = [...discoveryRoutes(kinds, media), ...kinds.flatMap((k) => kindRoutes(k, media))];
+  return routes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
