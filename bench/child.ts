@@ -168,3 +168,15 @@ export function rssBytes(pid: number): number {
   if (!m) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(m[1]) * 1024;
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at state; utime and stime are fields 14 and 15.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(rest[11]) + Number(rest[12]);
+  return (ticks * 1000) / clockTicksPerSecond;
+}
+
+/** USER_HZ; 100 on every Linux this runs on (getconf CLK_TCK). */
+const clockTicksPerSecond = 100;
