@@ -4,7 +4,7 @@
 // encoded bytes, so start-up pays nothing for them.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindDefinition } from '../../api/kind.js';
+import type { KindDefinition, Verb } from '../../api/kind.js';
 import { ApiError, errors } from '../../machinery/errors.js';
 import type { DocumentInfo } from './common.js';
 import { sendError, sendRedirect, sendRepresentation, negotiate, Representation } from './http.js';
@@ -19,6 +19,11 @@ export interface OpenApiOptions {
   title?: string;
   /** `info.version`: the server's version, e.g. v1.32.0. */
   version?: string;
+  /**
+   * Verbs the REST handlers serve; operations of other verbs are left out so
+   * that the documents and discovery agree. All of each kind's verbs by default.
+   */
+  servedVerbs?: ReadonlySet<Verb>;
 }
 
 /** Media types the server's REST handlers produce and accept; listed in the operations. */
@@ -38,19 +43,22 @@ interface V2Cache { json: Representation; doc: Record<string, unknown>; proto?: 
 interface V3Cache { index: Representation; docs: Map<string, Representation> }
 
 export class OpenApiService {
-  private kinds: KindDefinition[];
+  private kinds: KindDefinition[] = [];
   private readonly info: DocumentInfo;
+  private readonly servedVerbs?: ReadonlySet<Verb>;
   private v2?: V2Cache;
   private v3?: V3Cache;
 
   constructor(kinds: KindDefinition[], options: OpenApiOptions = {}) {
-    this.kinds = [...kinds];
     this.info = { title: options.title ?? documentTitle, version: options.version ?? 'unversioned' };
+    this.servedVerbs = options.servedVerbs;
+    this.setKinds(kinds);
   }
 
   /** Replaces the served kinds (e.g. when custom resources change); documents are rebuilt on the next request. */
   setKinds(kinds: KindDefinition[]): void {
-    this.kinds = [...kinds];
+    const served = this.servedVerbs;
+    this.kinds = served ? kinds.map((k) => ({ ...k, verbs: k.verbs.filter((v) => served.has(v)) })) : [...kinds];
     this.v2 = undefined;
     this.v3 = undefined;
   }

@@ -6,6 +6,7 @@
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
 const WIRE_LEN = 2;
+const EMPTY = new Uint8Array(0);
 
 export class ProtoWriter {
   private readonly chunks: Uint8Array[] = [];
@@ -91,11 +92,25 @@ export class ProtoWriter {
     return this;
   }
 
-  /** A sub-message, written even when empty (its presence can matter, e.g. in a oneof). */
+  /**
+   * A sub-message, written even when empty (its presence can matter, e.g. in a
+   * oneof). Built in place: a slot is kept for the tag and length, which are
+   * known only once the body is written, so nothing is copied per level.
+   */
   message(field: number, build: (w: ProtoWriter) => void): this {
-    const child = new ProtoWriter();
-    build(child);
-    this.bytes(field, child.finish(), true);
+    this.flushPending();
+    const slot = this.chunks.length;
+    this.chunks.push(EMPTY);
+    const start = this.size;
+    build(this);
+    this.flushPending();
+    const length = this.size - start;
+    const header = new ProtoWriter();
+    header.tag(field, WIRE_LEN);
+    header.varint(length);
+    const bytes = header.finish();
+    this.chunks[slot] = bytes;
+    this.size += bytes.length;
     return this;
   }
 

@@ -157,3 +157,14 @@ test('enums and required fields survive translation', () => {
   assert.deepEqual(phase.enum, ['Active', 'Terminating']);
   assert.deepEqual(doc.definitions[meta.OwnerReference].required, ['apiVersion', 'kind', 'name', 'uid']);
 });
+
+test('servedVerbs leaves out the operations of verbs the handlers do not serve', () => {
+  const limited = new OpenApiService(builtinKinds, { servedVerbs: new Set(['get', 'list', 'create']) }).v2Document().doc as J;
+  const obj = limited.paths['/api/v1/namespaces/{namespace}/serviceaccounts/{name}'];
+  assert.ok(obj.get);
+  assert.equal(obj.patch, undefined);
+  assert.equal(obj.delete, undefined);
+  assert.ok(limited.paths['/api/v1/namespaces/{namespace}/serviceaccounts'].post);
+  assert.equal(limited.paths['/api/v1/watch/serviceaccounts'], undefined);
+  assert.ok(sa.verbs.includes('patch'), 'the declaration itself is untouched');
+});
