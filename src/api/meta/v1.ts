@@ -107,7 +107,7 @@ export const Patch = define(meta('Patch'), t.object({}, 'A patch body; its forma
 
 export const WatchEvent = define(meta('WatchEvent'), t.object({
   type: p(1, t.string('ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.')),
-  object: p(2, t.freeForm('The object of the event, or a Status for ERROR.')),
+  object: p(2, { ...t.freeForm('The object of the event, or a Status for ERROR.'), protoMessage: 'rawExtension' }),
 }, 'One event of a watch stream.', { required: ['type', 'object'] }));
 
 export const GroupVersionForDiscovery = define(meta('GroupVersionForDiscovery'), t.object({

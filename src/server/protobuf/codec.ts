@@ -1,0 +1,414 @@
+// The schema-driven protobuf codec: a kind's Schema (with `proto` field numbers
+// and `protoMessage` wire shapes) is all it needs to turn the JSON form of an
+// object into the bytes upstream's generated code would write, and back.
+//
+// Encoding follows upstream's generated marshalers: fields in field-number
+// order, map entries sorted by key, repeated scalars unpacked, value fields
+// written even when empty (see presence.ts). Decoding yields the JSON shape the
+// JSON decoder would: empty value fields are dropped, as `omitempty` would.
+
+import { definitions, resolve, type Schema } from '../../api/schema.js';
+import { ProtobufError, Reader, WireType, Writer } from './wire.js';
+import { formatTimestamp, parseTimestamp, zeroTimeSeconds } from './timestamp.js';
+import { presenceOf, type FieldShape, type Presence } from './presence.js';
+
+type Json = Record<string, unknown>;
+
+/** How one value travels on the wire. */
+type WireKind =
+  | { k: 'string' } | { k: 'bytes' } | { k: 'int32' } | { k: 'int64' } | { k: 'bool' } | { k: 'double' }
+  | { k: 'time' } | { k: 'microTime' } | { k: 'fieldsV1' } | { k: 'rawExtension' } | { k: 'intOrString' }
+  | { k: 'message'; schema: Schema }
+  | { k: 'map'; value: WireKind }
+  | { k: 'repeated'; item: WireKind }
+  | { k: 'unsupported'; why: string };
+
+interface Field {
+  name: string;
+  number: number;
+  kind: WireKind;
+  presence: Presence;
+}
+
+function classify(s: Schema): WireKind {
+  const r = resolve(s);
+  const special = s.protoMessage ?? r.protoMessage;
+  if (special) return { k: special };
+  if (r.intOrString) return { k: 'intOrString' };
+  switch (r.type) {
+    case 'string':
+      if (r.format === 'byte') return { k: 'bytes' };
+      // Every date-time of the API is a meta Time on the wire.
+      if (r.format === 'date-time') return { k: 'time' };
+      return { k: 'string' };
+    case 'integer': return { k: r.format === 'int32' ? 'int32' : 'int64' };
+    case 'boolean': return { k: 'bool' };
+    case 'number': return { k: 'double' };
+    case 'array': {
+      const item = r.items ? classify(r.items) : { k: 'unsupported' as const, why: 'array without items' };
+      if (item.k === 'repeated' || item.k === 'map') return { k: 'unsupported', why: 'nested collection' };
+      return { k: 'repeated', item };
+    }
+    case 'object':
+    case undefined:
+      if (r.additionalProperties) {
+        const value = classify(r.additionalProperties);
+        if (value.k === 'repeated' || value.k === 'map') return { k: 'unsupported', why: 'nested collection' };
+        return { k: 'map', value };
+      }
+      if (r.properties) return { k: 'message', schema: r };
+      return { k: 'unsupported', why: 'free-form object' };
+    default:
+      return { k: 'unsupported', why: `type ${String(r.type)}` };
+  }
+}
+
+function shapeOf(kind: WireKind): FieldShape {
+  switch (kind.k) {
+    case 'string': case 'bytes': return 'string';
+    case 'int32': case 'int64': return 'integer';
+    case 'bool': return 'boolean';
+    case 'double': return 'number';
+    default: return 'message';
+  }
+}
+
+// Definition names (group.version.Kind) by schema object, to apply presence exceptions.
+const messageNames = new WeakMap<Schema, string>();
+let namesIndexed = 0;
+
+function messageNameOf(s: Schema): string | undefined {
+  const defs = definitions();
+  if (defs.size !== namesIndexed) {
+    for (const [name, d] of defs) messageNames.set(d, name.split('.').slice(-3).join('.'));
+    namesIndexed = defs.size;
+  }
+  return messageNames.get(s);
+}
+
+const fieldCache = new WeakMap<Schema, { ordered: Field[]; byNumber: Map<number, Field> }>();
+
+function fieldsOf(schema: Schema): { ordered: Field[]; byNumber: Map<number, Field> } {
+  const message = resolve(schema);
+  let cached = fieldCache.get(message);
+  if (cached) return cached;
+  const name = messageNameOf(message);
+  const ordered: Field[] = [];
+  for (const [prop, ps] of Object.entries(message.properties ?? {})) {
+    if (ps.proto === undefined) continue;
+    const kind = classify(ps);
+    ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(name, prop, shapeOf(kind)) });
+  }
+  ordered.sort((a, b) => a.number - b.number);
+  cached = { ordered, byNumber: new Map(ordered.map((f) => [f.number, f])) };
+  fieldCache.set(message, cached);
+  return cached;
+}
+
+// ---- encoding ----
+
+export function encodeMessage(value: Json, schema: Schema): Buffer {
+  const w = new Writer();
+  writeFields(w, value, schema);
+  return w.finish();
+}
+
+function writeFields(w: Writer, value: Json, schema: Schema): void {
+  for (const f of fieldsOf(schema).ordered) {
+    const v = value[f.name];
+    const absent = v === undefined || v === null;
+    if (f.kind.k === 'repeated') {
+      if (Array.isArray(v)) for (const item of v) writeValue(w, f.number, f.kind.item, item, f.name);
+    } else if (f.kind.k === 'map') {
+      if (isObject(v)) writeMap(w, f.number, f.kind.value, v, f.name);
+    } else if (!absent || f.presence === 'always') {
+      writeValue(w, f.number, f.kind, absent ? undefined : v, f.name);
+    }
+  }
+}
+
+/** Map entries sorted by the UTF-8 bytes of their keys, as Go sorts strings. */
+function writeMap(w: Writer, number: number, kind: WireKind, map: Json, name: string): void {
+  const keys = Object.keys(map).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  for (const key of keys) {
+    const entry = new Writer();
+    entry.tag(1, WireType.lengthDelimited).string(key);
+    const v = map[key];
+    writeValue(entry, 2, kind, v === null ? undefined : v, `${name}[${key}]`);
+    w.tag(number, WireType.lengthDelimited).bytes(entry.finish());
+  }
+}
+
+/** Writes one value; `undefined` writes the zero value. */
+function writeValue(w: Writer, number: number, kind: WireKind, v: unknown, name: string): void {
+  switch (kind.k) {
+    case 'string':
+      w.tag(number, WireType.lengthDelimited).string(v === undefined ? '' : String(v));
+      return;
+    case 'bytes':
+      w.tag(number, WireType.lengthDelimited).bytes(Buffer.from(v === undefined ? '' : String(v), 'base64'));
+      return;
+    case 'int32':
+    case 'int64':
+      w.tag(number, WireType.varint).int(toInteger(v, name));
+      return;
+    case 'bool':
+      w.tag(number, WireType.varint).varint(v === true ? 1 : 0);
+      return;
+    case 'double':
+      w.tag(number, WireType.fixed64).double(v === undefined ? 0 : Number(v));
+      return;
+    case 'time':
+    case 'microTime':
+      w.tag(number, WireType.lengthDelimited).bytes(encodeTime(v, kind.k === 'time'));
+      return;
+    case 'fieldsV1':
+    case 'rawExtension':
+      w.tag(number, WireType.lengthDelimited).bytes(encodeRawJson(v));
+      return;
+    case 'intOrString':
+      w.tag(number, WireType.lengthDelimited).bytes(encodeIntOrString(v, name));
+      return;
+    case 'message':
+      w.tag(number, WireType.lengthDelimited).bytes(encodeMessage(isObject(v) ? v : {}, kind.schema));
+      return;
+    case 'repeated':
+    case 'map':
+    case 'unsupported':
+      if (v === undefined) return;
+      throw new Error(`cannot encode field ${name} as protobuf: ${kind.k === 'unsupported' ? kind.why : 'nested collection'}`);
+  }
+}
+
+function toInteger(v: unknown, name: string): number {
+  if (v === undefined) return 0;
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n)) throw new Error(`cannot encode field ${name} as protobuf: ${JSON.stringify(v)} is not an integer`);
+  return Math.trunc(n);
+}
+
+/** A Time message: seconds and nanos always written; the zero (absent) time is an empty message. */
+function encodeTime(v: unknown, isTime: boolean): Buffer {
+  if (typeof v !== 'string' || v === '') return Buffer.alloc(0);
+  const t = parseTimestamp(v);
+  if (t.seconds === zeroTimeSeconds && t.nanos === 0) return Buffer.alloc(0);
+  return new Writer()
+    .tag(1, WireType.varint).int(t.seconds)
+    .tag(2, WireType.varint).int(isTime ? t.nanos : Math.floor(t.nanos / 1000) * 1000)
+    .finish();
+}
+
+/**
+ * FieldsV1 and RawExtension: one bytes field holding the JSON text; unset when
+ * there is no value. Bytes are taken as they are: a protobuf watch event carries
+ * its object already encoded (envelope included), not as JSON.
+ */
+function encodeRawJson(v: unknown): Buffer {
+  if (v === undefined) return Buffer.alloc(0);
+  const raw = v instanceof Uint8Array ? v : Buffer.from(JSON.stringify(v), 'utf8');
+  return new Writer().tag(1, WireType.lengthDelimited).bytes(raw).finish();
+}
+
+/** IntOrString {type, intVal, strVal}: all three written, as upstream does. */
+function encodeIntOrString(v: unknown, name: string): Buffer {
+  const isString = typeof v === 'string';
+  return new Writer()
+    .tag(1, WireType.varint).varint(isString ? 1 : 0)
+    .tag(2, WireType.varint).int(isString ? 0 : toInteger(v, name))
+    .tag(3, WireType.lengthDelimited).string(isString ? v : '')
+    .finish();
+}
+
+// ---- decoding ----
+
+export function decodeMessage(bytes: Uint8Array, schema: Schema): Json {
+  const out: Json = {};
+  readFields(new Reader(bytes), schema, out);
+  return out;
+}
+
+/** Reads fields into `out`; a message seen twice merges, as proto does. */
+function readFields(r: Reader, schema: Schema, out: Json): void {
+  const { byNumber } = fieldsOf(schema);
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    const f = byNumber.get(field);
+    if (!f || f.kind.k === 'unsupported') {
+      r.skip(wireType);
+      continue;
+    }
+    readField(r, f, wireType, out);
+  }
+}
+
+function readField(r: Reader, f: Field, wireType: number, out: Json): void {
+  const { kind } = f;
+  if (kind.k === 'repeated') {
+    const list = Array.isArray(out[f.name]) ? (out[f.name] as unknown[]) : [];
+    const item = kind.item;
+    if (wireType === WireType.lengthDelimited && wireTypeOf(item) !== WireType.lengthDelimited) {
+      // A packed run of scalars: readers must accept it even though upstream never writes one.
+      const packed = r.bytes();
+      const sub = new Reader(packed);
+      while (!sub.done) list.push(readScalar(sub, item));
+    } else {
+      expectWireType(wireType, item, f.name);
+      list.push(readValue(r, item, undefined));
+    }
+    setKey(out, f.name, list);
+    return;
+  }
+  if (kind.k === 'map') {
+    expectWireType(wireType, kind, f.name);
+    const map = isObject(out[f.name]) ? (out[f.name] as Json) : {};
+    const [key, value] = readMapEntry(r.bytes(), kind.value, f.name);
+    setKey(map, key, value);
+    setKey(out, f.name, map);
+    return;
+  }
+  expectWireType(wireType, kind, f.name);
+  const value = readValue(r, kind, out[f.name]);
+  if (value === undefined || (f.presence === 'always' && isZero(value))) delete out[f.name];
+  else setKey(out, f.name, value);
+}
+
+function readMapEntry(bytes: Uint8Array, kind: WireKind, name: string): [string, unknown] {
+  const r = new Reader(bytes);
+  let key = '';
+  let value: unknown;
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    if (field === 1) {
+      expectWireType(wireType, { k: 'string' }, `${name} key`);
+      key = r.string();
+    } else if (field === 2) {
+      expectWireType(wireType, kind, `${name} value`);
+      value = readValue(r, kind, value);
+    } else {
+      r.skip(wireType);
+    }
+  }
+  return [key, value === undefined ? zeroOf(kind) : value];
+}
+
+/** One value of a field; `previous` is what an earlier occurrence left, for message merging. */
+function readValue(r: Reader, kind: WireKind, previous: unknown): unknown {
+  switch (kind.k) {
+    case 'string': return r.string();
+    case 'bytes': {
+      const b = r.bytes();
+      return Buffer.from(b.buffer, b.byteOffset, b.length).toString('base64');
+    }
+    case 'time': return decodeTime(r.bytes(), true);
+    case 'microTime': return decodeTime(r.bytes(), false);
+    case 'fieldsV1':
+    case 'rawExtension': return decodeRawJson(r.bytes());
+    case 'intOrString': return decodeIntOrString(r.bytes());
+    case 'message': {
+      const target = isObject(previous) ? previous : {};
+      const b = r.bytes();
+      readFields(new Reader(b), kind.schema, target);
+      return target;
+    }
+    default: return readScalar(r, kind);
+  }
+}
+
+function readScalar(r: Reader, kind: WireKind): unknown {
+  switch (kind.k) {
+    case 'int32': return r.int32();
+    case 'int64': return r.int64();
+    case 'bool': return r.bool();
+    case 'double': return r.double();
+    default: throw new ProtobufError(`proto: cannot read ${kind.k} as a scalar`);
+  }
+}
+
+function decodeTime(bytes: Uint8Array, wholeSeconds: boolean): string | undefined {
+  if (bytes.length === 0) return undefined; // the zero time: null in JSON, so left out
+  const r = new Reader(bytes);
+  let seconds = 0;
+  let nanos = 0;
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    if (field === 1 && wireType === WireType.varint) seconds = r.int64();
+    else if (field === 2 && wireType === WireType.varint) nanos = r.int32();
+    else r.skip(wireType);
+  }
+  // Upstream keeps whole seconds of a Time and microseconds of a MicroTime.
+  if (wholeSeconds) nanos = 0;
+  if (seconds === zeroTimeSeconds && nanos === 0) return undefined;
+  try {
+    return formatTimestamp({ seconds, nanos }, wholeSeconds ? 0 : 6);
+  } catch (e) {
+    throw new ProtobufError(`proto: ${(e as Error).message}`);
+  }
+}
+
+function decodeRawJson(bytes: Uint8Array): unknown {
+  const r = new Reader(bytes);
+  let raw: Uint8Array | undefined;
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    if (field === 1 && wireType === WireType.lengthDelimited) raw = r.bytes();
+    else r.skip(wireType);
+  }
+  if (!raw || raw.length === 0) return undefined;
+  try {
+    return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.length).toString('utf8'));
+  } catch (e) {
+    throw new ProtobufError(`embedded JSON is invalid: ${(e as Error).message}`);
+  }
+}
+
+function decodeIntOrString(bytes: Uint8Array): number | string {
+  const r = new Reader(bytes);
+  let type = 0;
+  let intVal = 0;
+  let strVal = '';
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    if (field === 1 && wireType === WireType.varint) type = r.int64();
+    else if (field === 2 && wireType === WireType.varint) intVal = r.int32();
+    else if (field === 3 && wireType === WireType.lengthDelimited) strVal = r.string();
+    else r.skip(wireType);
+  }
+  return type === 1 ? strVal : intVal;
+}
+
+function wireTypeOf(kind: WireKind): number {
+  switch (kind.k) {
+    case 'int32': case 'int64': case 'bool': return WireType.varint;
+    case 'double': return WireType.fixed64;
+    default: return WireType.lengthDelimited;
+  }
+}
+
+function expectWireType(actual: number, kind: WireKind, name: string): void {
+  if (actual !== wireTypeOf(kind)) throw new ProtobufError(`proto: wrong wireType = ${actual} for field ${name}`);
+}
+
+function zeroOf(kind: WireKind): unknown {
+  switch (kind.k) {
+    case 'string': case 'bytes': return '';
+    case 'int32': case 'int64': case 'double': return 0;
+    case 'bool': return false;
+    case 'message': return {};
+    case 'intOrString': return 0;
+    default: return undefined;
+  }
+}
+
+function isZero(v: unknown): boolean {
+  return v === '' || v === 0 || v === false;
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Sets a key that came off the wire; `__proto__` becomes a plain property, never a prototype. */
+function setKey(target: Json, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
