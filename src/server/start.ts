@@ -16,8 +16,11 @@ import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { createApp } from './app.js';
+import { servedVerbs } from './handlers/resources.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
+import { OpenApiService } from './openapi/index.js';
+import { versionInfo } from './discovery.js';
 
 export interface RunningServer {
   /** https://127.0.0.1:<port> */
@@ -73,10 +76,13 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
 
   const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  const version = await packageVersion();
+  const openapi = new OpenApiService(builtinKinds, { version: versionInfo(version).gitVersion, servedVerbs });
   let address = '';
   const app = createApp({
     registry, health, authenticator, authorizer, log,
-    packageVersion: await packageVersion(),
+    packageVersion: version,
+    openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
     serverAddress: () => address,
   });
 
