@@ -4,6 +4,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import YAML from 'yaml';
 import { ApiError, errors } from '../machinery/errors.js';
+import { vocabulary } from '../machinery/vocabulary.js';
+import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from './protobuf/index.js';
 
 /** Request bodies above this are refused with 413, as upstream. */
 export const maxRequestBodyBytes = 3 * 1024 * 1024;
@@ -68,20 +70,28 @@ export async function readBody(req: IncomingMessage, limit = maxRequestBodyBytes
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
 }
 
-export type BodyFormat = 'json' | 'yaml';
+export type BodyFormat = 'json' | 'yaml' | 'protobuf';
 
 /** Content types accepted for object bodies (patches have their own). */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
   if (!contentType) return 'json';
+  if (isProtobufMediaType(contentType)) return 'protobuf';
   const m = parseMediaType(contentType);
   const essence = `${m.type}/${m.subtype}`;
   if (essence === 'application/json' || essence === '*/*') return 'json';
   if (essence === 'application/yaml' || essence === 'application/x-yaml' || essence === 'text/yaml') return 'yaml';
-  throw errors.unsupportedMediaType(contentType, served);
+  throw errors.unsupportedMediaType(contentType, [...served, vocabulary.protobufMediaType]);
 }
 
-/** Parses a body; malformed input is a 400 naming what was wrong. */
-export function decodeBody(body: Buffer, format: BodyFormat): unknown {
+/**
+ * Parses a body; malformed input is a 400 naming what was wrong. Protobuf
+ * needs the schemas of the kinds that may arrive (built-in kinds only).
+ */
+export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup): unknown {
+  if (format === 'protobuf') {
+    if (!protobufSchemas) throw errors.unsupportedMediaType(vocabulary.protobufMediaType, served);
+    return decodeProtobufObject(body, protobufSchemas);
+  }
   const text = body.toString('utf8');
   if (format === 'yaml') {
     try {

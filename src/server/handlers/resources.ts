@@ -8,6 +8,8 @@ import type { Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
 import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
 import type { RequestInfo } from '../requestinfo.js';
+import { builtinKinds } from '../../api/catalog.js';
+import { builtinSchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, decodeBody, negotiateFormat, readBody, ResponseFormat, writeObject } from '../negotiation.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
@@ -63,7 +65,7 @@ async function deleteOptions(scope: RequestScope): Promise<DeleteOptions & { dry
   const raw = await readBody(scope.req);
   let body: Record<string, any> = {};
   if (raw.length > 0) {
-    const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']));
+    const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']), builtinProtobufSchemas);
     if (decoded !== null && (typeof decoded !== 'object' || Array.isArray(decoded))) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
     body = (decoded as Record<string, any>) ?? {};
   }
@@ -82,9 +84,13 @@ async function deleteOptions(scope: RequestScope): Promise<DeleteOptions & { dry
   };
 }
 
-async function readObjectBody(scope: RequestScope): Promise<unknown> {
+/** Protobuf bodies decode against the built-in kinds (and DeleteOptions); custom kinds get 415, as upstream. */
+const builtinProtobufSchemas = builtinSchemaLookup(builtinKinds);
+
+async function readObjectBody(scope: RequestScope, store: ResourceStore): Promise<unknown> {
   const raw = await readBody(scope.req);
-  return decodeBody(raw, bodyFormat(scope.req.headers['content-type']));
+  const schemas = builtinKinds.includes(store.kind) ? builtinProtobufSchemas : undefined;
+  return decodeBody(raw, bodyFormat(scope.req.headers['content-type']), schemas);
 }
 
 /** Serves one resource request; `format` was negotiated by the caller. */
@@ -110,12 +116,12 @@ export async function serveResource(registry: Registry, scope: RequestScope, for
     case 'create': {
       if (info.name !== undefined) throw errors.methodNotAllowed();
       const opts = writeOptions(query, 'CreateOptions');
-      const obj = await store.create(pathNamespace, await readObjectBody(scope), opts);
+      const obj = await store.create(pathNamespace, await readObjectBody(scope, store), opts);
       return reply(201, obj, opts.warnings);
     }
     case 'update': {
       const opts = writeOptions(query, 'UpdateOptions');
-      const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope), opts, info.subresource);
+      const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope, store), opts, info.subresource);
       return reply(created ? 201 : 200, object, opts.warnings);
     }
     case 'delete': {

@@ -48,6 +48,7 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['data-dir', '/var/lib/x', { dataDir: '/var/lib/x' }],
   ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
+  ['anonymous-auth', 'true', { anonymousAuth: true }],
 ];
 
 describe('parseFlags', () => {
@@ -64,16 +65,20 @@ describe('parseFlags', () => {
     for (const flag of serverFlags) if (flag.name !== 'help') assert.ok(named.has(flag.name), flag.name);
   });
 
+  /** A boolean flag's separate form is the bare flag, as with pflag: `--flag` means true. */
+  const booleanFlags = new Set(serverFlags.filter((f) => f.type === boolType).map((f) => f.name));
+  const separate = (flag: string, value: string) => (booleanFlags.has(flag) && value === 'true' ? [`--${flag}`] : [`--${flag}`, value]);
+
   for (const [flag, value, expected] of samples) {
     it(`sets --${flag} in both forms`, () => {
       const want = { ...defaultServerOptions, ...expected };
-      assert.deepEqual(options([`--${flag}`, value]), want);
+      assert.deepEqual(options(separate(flag, value)), want);
       assert.deepEqual(options([`--${flag}=${value}`]), want);
     });
   }
 
   it('takes every flag together', () => {
-    const argv = samples.flatMap(([flag, value], index) => (index % 2 ? [`--${flag}=${value}`] : [`--${flag}`, value]));
+    const argv = samples.flatMap(([flag, value], index) => (index % 2 ? [`--${flag}=${value}`] : separate(flag, value)));
     assert.deepEqual(options(argv), Object.assign({}, defaultServerOptions, ...samples.map(([, , expected]) => expected)));
   });
 
