@@ -4,13 +4,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errors } from '../machinery/errors.js';
+import type { KubeObject } from '../api/kind.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Authorizer } from '../auth/authz/authorizer.js';
 import type { Registry } from '../registry/registry.js';
 import { authentication, authorization, chain, recovery, RequestContext, requestInfo } from './filters.js';
 import { Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
-import { negotiateFormat, writeError, writeObject } from './negotiation.js';
+import { negotiate, respond, respondError } from './representation.js';
 import { serveResource, servedVerbs } from './handlers/resources.js';
 
 export interface AppParts {
@@ -39,7 +40,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     const readOnly = (doc: unknown) => {
       if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
       if (doc === undefined) throw errors.noSuchResource();
-      writeObject(res, 200, doc, { format: negotiateFormat(req.headers.accept), pretty });
+      respond(res, 200, doc as KubeObject, negotiate(req.headers.accept, { protobuf: false, views: false }), { pretty });
     };
     if (path === '/version' || path === '/version/') return readOnly(versionInfo(parts.packageVersion));
     if (path === '/api' || path === '/api/') return readOnly(discovery.apiVersions(parts.serverAddress()));
@@ -51,7 +52,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     }
     if (info.isResourceRequest) {
       if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.noSuchResource();
-      return serveResource(parts.registry, { req, res, info, query }, negotiateFormat(req.headers.accept));
+      return serveResource(parts.registry, ctx);
     }
     throw errors.noSuchResource();
   };
@@ -69,7 +70,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       path = decodeURIComponent(url.pathname);
       query = url.searchParams;
     } catch {
-      writeError(res, errors.badRequest(`malformed request path: ${JSON.stringify(req.url)}`));
+      respondError(res, errors.badRequest(`malformed request path: ${JSON.stringify(req.url)}`));
       return;
     }
     void handle({ req, res, path, query });

@@ -8,7 +8,7 @@ import type { UserInfo } from '../machinery/user.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Authorizer } from '../auth/authz/authorizer.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
-import { writeError } from './negotiation.js';
+import { respondError, Representation } from './representation.js';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -17,6 +17,8 @@ export interface RequestContext {
   query: URLSearchParams;
   info?: RequestInfo;
   user?: UserInfo;
+  /** Set once a handler negotiated the answer's form, so errors come in it too. */
+  representation?: Representation;
 }
 
 export type Next = () => Promise<void>;
@@ -41,7 +43,7 @@ export function recovery(log: Logger): Filter {
         log.error({ err: e, method: ctx.req.method, path: ctx.path }, 'request failed unexpectedly');
         err = errors.internal('the server could not complete the request');
       }
-      if (!ctx.res.headersSent) writeError(ctx.res, err);
+      if (!ctx.res.headersSent) respondError(ctx.res, err, ctx.representation);
       else ctx.res.destroy();
     }
   };

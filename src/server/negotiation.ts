@@ -1,16 +1,14 @@
-// Reading request bodies and writing responses: size limit, JSON and YAML
-// decoding, Accept negotiation, Warning headers, Status errors.
+// Reading requests: body size limit, JSON, YAML and protobuf decoding, media
+// type and Accept parsing. Answers are written by representation.ts.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
-import { ApiError, errors } from '../machinery/errors.js';
+import { errors } from '../machinery/errors.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from './protobuf/index.js';
 
 /** Request bodies above this are refused with 413, as upstream. */
 export const maxRequestBodyBytes = 3 * 1024 * 1024;
-
-export type ResponseFormat = 'json' | 'yaml';
 
 export interface MediaRange {
   type: string;
@@ -32,23 +30,11 @@ export function parseMediaType(value: string): MediaRange {
   return { type, subtype, params, q: Number.isFinite(q) ? q : 0 };
 }
 
+/** Media ranges of an Accept header, most preferred first (q, then order). */
 export function parseAccept(header: string | undefined): MediaRange[] {
   if (!header || !header.trim()) return [{ type: '*', subtype: '*', params: {}, q: 1 }];
   return header.split(',').map(parseMediaType).filter((m) => m.q > 0 && m.type)
     .map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
-}
-
-const served = ['application/json', 'application/yaml'];
-
-/** Picks the response format for an object response; 406 when nothing acceptable is offered. */
-export function negotiateFormat(accept: string | undefined): ResponseFormat {
-  for (const m of parseAccept(accept)) {
-    // Tables and metadata-only views come with a later capability; skip such ranges.
-    if (m.params.as) continue;
-    if ((m.type === '*' && m.subtype === '*') || (m.type === 'application' && (m.subtype === '*' || m.subtype === 'json'))) return 'json';
-    if (m.type === 'application' && m.subtype === 'yaml') return 'yaml';
-  }
-  throw errors.notAcceptable(served);
 }
 
 export async function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Promise<Buffer> {
@@ -72,6 +58,8 @@ export async function readBody(req: IncomingMessage, limit = maxRequestBodyBytes
 
 export type BodyFormat = 'json' | 'yaml' | 'protobuf';
 
+const bodyMediaTypes = ['application/json', 'application/yaml', vocabulary.protobufMediaType];
+
 /** Content types accepted for object bodies (patches have their own). */
 export function bodyFormat(contentType: string | undefined): BodyFormat {
   if (!contentType) return 'json';
@@ -80,30 +68,24 @@ export function bodyFormat(contentType: string | undefined): BodyFormat {
   const essence = `${m.type}/${m.subtype}`;
   if (essence === 'application/json' || essence === '*/*') return 'json';
   if (essence === 'application/yaml' || essence === 'application/x-yaml' || essence === 'text/yaml') return 'yaml';
-  throw errors.unsupportedMediaType(contentType, [...served, vocabulary.protobufMediaType]);
+  throw errors.unsupportedMediaType(contentType, bodyMediaTypes);
 }
 
-/**
- * Parses a body; malformed input is a 400 naming what was wrong. Protobuf
- * needs the schemas of the kinds that may arrive (built-in kinds only).
- */
-export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup): unknown {
-  if (format === 'protobuf') {
-    if (!protobufSchemas) throw errors.unsupportedMediaType(vocabulary.protobufMediaType, served);
-    return decodeProtobufObject(body, protobufSchemas);
+/** Parses YAML text (one document) to JSON values; malformed input is a 400. */
+export function parseYaml(text: string): unknown {
+  try {
+    const docs = YAML.parseAllDocuments(text, { schema: 'core', uniqueKeys: false, intAsBigInt: false });
+    if (docs.length !== 1) throw new Error(docs.length === 0 ? 'empty document' : 'expected one YAML document');
+    const doc = docs[0];
+    if (doc.errors.length) throw doc.errors[0];
+    return doc.toJS({ maxAliasCount: 100 });
+  } catch (e) {
+    throw errors.badRequest(`the object provided is unrecognized: error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
   }
-  const text = body.toString('utf8');
-  if (format === 'yaml') {
-    try {
-      const docs = YAML.parseAllDocuments(text, { schema: 'core', uniqueKeys: false, intAsBigInt: false });
-      if (docs.length !== 1) throw new Error(docs.length === 0 ? 'empty document' : 'expected one YAML document');
-      const doc = docs[0];
-      if (doc.errors.length) throw doc.errors[0];
-      return doc.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      throw errors.badRequest(`the object provided is unrecognized: error converting YAML to JSON: ${(e as Error).message.split('\n')[0]}`);
-    }
-  }
+}
+
+/** Parses JSON text; malformed input is a 400 naming what was wrong. */
+export function parseJson(text: string): unknown {
   if (text.trim() === '') throw errors.badRequest('the object provided is unrecognized: empty body');
   try {
     return JSON.parse(text);
@@ -112,41 +94,20 @@ export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: S
   }
 }
 
-export interface WriteOptions {
-  format?: ResponseFormat;
-  pretty?: boolean;
-  warnings?: string[];
-  headers?: Record<string, string>;
+/**
+ * Parses a body in its format. Protobuf needs the schemas of the kinds that
+ * may arrive (built-in kinds only); without them it is a 415.
+ */
+export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup): unknown {
+  if (format === 'protobuf') {
+    if (!protobufSchemas) throw errors.unsupportedMediaType(vocabulary.protobufMediaType, bodyMediaTypes.slice(0, 2));
+    return decodeProtobufObject(body, protobufSchemas);
+  }
+  const text = body.toString('utf8');
+  return format === 'yaml' ? parseYaml(text) : parseJson(text);
 }
 
 /** Warning header values in RFC 7234 form: 299 - "text". */
 export function warningHeader(texts: string[]): string[] {
   return [...new Set(texts)].map((t) => `299 - ${JSON.stringify(t.replace(/[\r\n]+/g, ' '))}`);
-}
-
-export function encode(obj: unknown, format: ResponseFormat, pretty: boolean): { body: Buffer; contentType: string } {
-  if (format === 'yaml') return { body: Buffer.from(YAML.stringify(obj)), contentType: 'application/yaml' };
-  return { body: Buffer.from(pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj)), contentType: 'application/json' };
-}
-
-export function writeObject(res: ServerResponse, code: number, obj: unknown, opts: WriteOptions = {}): void {
-  const { body, contentType } = encode(obj, opts.format ?? 'json', opts.pretty ?? false);
-  writeBytes(res, code, body, contentType, opts);
-}
-
-export function writeBytes(res: ServerResponse, code: number, body: Buffer, contentType: string, opts: WriteOptions = {}): void {
-  if (res.headersSent) return;
-  const headers: Record<string, string | string[] | number> = {
-    'Content-Type': contentType,
-    'Content-Length': body.length,
-    'Cache-Control': 'no-cache, private',
-    ...opts.headers,
-  };
-  if (opts.warnings?.length) headers.Warning = warningHeader(opts.warnings);
-  res.writeHead(code, headers);
-  res.end(res.req?.method === 'HEAD' ? undefined : body);
-}
-
-export function writeError(res: ServerResponse, err: ApiError, opts: WriteOptions = {}): void {
-  writeObject(res, err.code, err.toStatus(), { ...opts, headers: { ...opts.headers, ...err.headers } });
 }

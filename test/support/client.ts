@@ -27,6 +27,8 @@ export interface Response {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** The body as received. */
+  body: Buffer;
   /** The body parsed as JSON, when it is JSON. */
   json: any;
 }
@@ -74,10 +76,11 @@ export class TestClient {
         const chunks: Buffer[] = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const body = Buffer.concat(chunks);
+          const text = body.toString('utf8');
           let json: any;
           try { json = JSON.parse(text); } catch { json = undefined; }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers as Response['headers'], text, json });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers as Response['headers'], text, body, json });
         });
         res.on('error', reject);
       });

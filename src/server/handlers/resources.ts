@@ -1,26 +1,20 @@
 // The resource handler: turns a resource request into a call on the kind's
 // store and the result into a response. Knows nothing of authentication.
 
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errors, fieldErrors } from '../../machinery/errors.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
-import type { Verb } from '../../api/kind.js';
+import type { KubeObject, Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
 import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
-import type { RequestInfo } from '../requestinfo.js';
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
-import { bodyFormat, decodeBody, negotiateFormat, readBody, ResponseFormat, writeObject } from '../negotiation.js';
+import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
+import { negotiate, parseIncludeObject, respond } from '../representation.js';
+import type { RequestContext } from '../filters.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
 export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'update']);
 
-export interface RequestScope {
-  req: IncomingMessage;
-  res: ServerResponse;
-  info: RequestInfo;
-  query: URLSearchParams;
-}
 
 function isTrue(v: string | null): boolean {
   return v === 'true' || v === '1';
@@ -61,7 +55,7 @@ function listOptions(query: URLSearchParams): ListOptions {
   };
 }
 
-async function deleteOptions(scope: RequestScope): Promise<DeleteOptions & { dryRunBody?: string[] }> {
+async function deleteOptions(scope: RequestContext): Promise<DeleteOptions & { dryRunBody?: string[] }> {
   const raw = await readBody(scope.req);
   let body: Record<string, any> = {};
   if (raw.length > 0) {
@@ -87,15 +81,16 @@ async function deleteOptions(scope: RequestScope): Promise<DeleteOptions & { dry
 /** Protobuf bodies decode against the built-in kinds (and DeleteOptions); custom kinds get 415, as upstream. */
 const builtinProtobufSchemas = builtinSchemaLookup(builtinKinds);
 
-async function readObjectBody(scope: RequestScope, store: ResourceStore): Promise<unknown> {
+async function readObjectBody(scope: RequestContext, store: ResourceStore): Promise<unknown> {
   const raw = await readBody(scope.req);
   const schemas = builtinKinds.includes(store.kind) ? builtinProtobufSchemas : undefined;
   return decodeBody(raw, bodyFormat(scope.req.headers['content-type']), schemas);
 }
 
-/** Serves one resource request; `format` was negotiated by the caller. */
-export async function serveResource(registry: Registry, scope: RequestScope, format: ResponseFormat): Promise<void> {
-  const { info, query, res } = scope;
+/** Serves one resource request. */
+export async function serveResource(registry: Registry, scope: RequestContext): Promise<void> {
+  const { query, res } = scope;
+  const info = scope.info!;
   const store = registry.store(info.apiGroup, info.apiVersion, info.resource!);
   if (!store) throw errors.noSuchResource();
   // A cluster-scoped kind has no namespaced paths (the namespace object's own path sets namespace too).
@@ -105,8 +100,14 @@ export async function serveResource(registry: Registry, scope: RequestScope, for
   const verb = info.verb as Verb;
   if (!servedVerbs.has(verb) || !store.kind.verbs.includes(verb)) throw errors.methodNotAllowed();
   if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
+  const builtin = builtinKinds.includes(store.kind);
+  const readVerb = verb === 'get' || verb === 'list';
+  const rep = negotiate(scope.req.headers.accept, { protobuf: builtin, views: readVerb });
+  scope.representation = rep;
   const pretty = isTrue(query.get('pretty'));
-  const reply = (code: number, obj: unknown, warnings?: string[]) => writeObject(res, code, obj, { format, pretty, warnings });
+  const include = parseIncludeObject(query.get('includeObject'));
+  const reply = (code: number, obj: KubeObject, warnings?: string[]) =>
+    respond(res, code, obj, rep, { pretty, warnings, kind: store.kind, include });
 
   switch (verb) {
     case 'get':
@@ -144,7 +145,7 @@ export async function serveResource(registry: Registry, scope: RequestScope, for
   }
 }
 
-function successStatus(store: ResourceStore, name?: string, uid?: string) {
+function successStatus(store: ResourceStore, name?: string, uid?: string): KubeObject {
   const details: Record<string, string> = {};
   if (name) details.name = name;
   if (store.kind.group) details.group = store.kind.group;
@@ -153,4 +154,3 @@ function successStatus(store: ResourceStore, name?: string, uid?: string) {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
 }
 
-export { negotiateFormat };

@@ -1,6 +1,7 @@
 // Types shared by several core v1 kinds, and helpers for their declarations.
 
 import { definitionPrefix } from '../../../machinery/vocabulary.js';
+import { ageOf } from '../../../machinery/time.js';
 import { define, p, t, Schema } from '../../schema.js';
 import { ObjectMeta } from '../../meta/v1.js';
 import type { KubeObject, PrinterColumn } from '../../kind.js';
@@ -32,8 +33,8 @@ export function kindSchema(description: string, fields: Record<string, Schema>, 
 }
 
 export const ageColumn: PrinterColumn = {
-  name: 'Age', type: 'date', description: 'Time since the object was created.',
-  value: (o: KubeObject) => o.metadata?.creationTimestamp,
+  name: 'Age', type: 'string', description: 'Time since the object was created.',
+  value: (o: KubeObject) => ageOf(o.metadata?.creationTimestamp),
 };
 
 export const nameColumn: PrinterColumn = {

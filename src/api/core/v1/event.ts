@@ -2,6 +2,7 @@ import { define, p, t } from '../../schema.js';
 import { defineKind, KubeObject } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { Time, MicroTime } from '../../meta/v1.js';
+import { ageOf } from '../../../machinery/time.js';
 import { core, kindSchema, ObjectReference } from './common.js';
 
 const EventSource = define(core('EventSource'), t.object({
@@ -65,7 +66,7 @@ export const events = defineKind({
     type: (e) => e.type ?? '',
   },
   printerColumns: [
-    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp },
+    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => ageOf(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp) },
     { name: 'Type', type: 'string', description: 'Type of the event.', value: (e) => e.type },
     { name: 'Reason', type: 'string', description: 'Reason of the event.', value: (e) => e.reason },
     { name: 'Object', type: 'string', description: 'The object the event is about.', value: (e) => `${String(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}` },

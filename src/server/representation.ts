@@ -1,0 +1,170 @@
+// What a response looks like: the wire format (JSON, YAML, protobuf) and the
+// view (the object itself, a Table, or PartialObjectMetadata), negotiated
+// from Accept, then rendering and encoding an answer in it.
+
+import type { ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import { ApiError, errors } from '../machinery/errors.js';
+import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
+import { ageOf } from '../machinery/time.js';
+import { definition } from '../api/schema.js';
+import { Status } from '../api/meta/v1.js';
+import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
+import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
+import { parseAccept, warningHeader } from './negotiation.js';
+
+export type WireFormat = 'json' | 'yaml' | 'protobuf';
+export type View = 'object' | 'Table' | 'PartialObjectMetadata';
+
+export interface Representation {
+  format: WireFormat;
+  view: View;
+  /** apiVersion of a Table or PartialObjectMetadata answer: our meta group or upstream's, as asked. */
+  viewApiVersion: string;
+  contentType: string;
+}
+
+export interface NegotiateOptions {
+  /** Protobuf is offered for built-in kinds only. */
+  protobuf: boolean;
+  /** Table and PartialObjectMetadata are offered on resource reads. */
+  views: boolean;
+}
+
+const metaGroups: readonly string[] = [vocabulary.metaGroup, upstreamCompat.metaGroup];
+
+export const plainJson: Representation = { format: 'json', view: 'object', viewApiVersion: '', contentType: 'application/json' };
+
+export function negotiate(accept: string | undefined, opts: NegotiateOptions): Representation {
+  const offered = ['application/json', 'application/yaml'];
+  if (opts.protobuf) offered.push(vocabulary.protobufMediaType);
+  if (opts.views) offered.push(`application/json;as=Table;v=v1;g=${vocabulary.metaGroup}`);
+  for (const m of parseAccept(accept)) {
+    const essence = `${m.type}/${m.subtype}`;
+    if (m.params.as) {
+      if (!opts.views || m.subtype !== 'json' || !metaGroups.includes(m.params.g) || m.params.v !== 'v1') continue;
+      const view: View | undefined = m.params.as === 'Table' ? 'Table'
+        : m.params.as === 'PartialObjectMetadata' || m.params.as === 'PartialObjectMetadataList' ? 'PartialObjectMetadata' : undefined;
+      if (!view) continue;
+      return { format: 'json', view, viewApiVersion: `${m.params.g}/v1`, contentType: `application/json;as=${m.params.as};v=v1;g=${m.params.g}` };
+    }
+    if (isProtobufMediaType(essence)) {
+      if (opts.protobuf) return { format: 'protobuf', view: 'object', viewApiVersion: '', contentType: essence };
+      continue;
+    }
+    if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return plainJson;
+    if (essence === 'application/yaml') return { ...plainJson, format: 'yaml', contentType: 'application/yaml' };
+  }
+  throw errors.notAcceptable(offered);
+}
+
+// ---- views -----------------------------------------------------------------
+
+const defaultColumns: PrinterColumn[] = [
+  { name: 'Name', type: 'string', format: 'name', description: 'Name of the object; unique within its namespace.', value: (o) => o.metadata?.name },
+  { name: 'Created At', type: 'date', description: 'When the object was created.', value: (o) => o.metadata?.creationTimestamp },
+];
+
+function isList(obj: KubeObject): boolean {
+  return Array.isArray(obj.items);
+}
+
+function partial(obj: KubeObject, apiVersion: string): KubeObject {
+  return { kind: 'PartialObjectMetadata', apiVersion, metadata: obj.metadata ?? {} };
+}
+
+export type IncludeObject = 'None' | 'Metadata' | 'Object';
+
+export function parseIncludeObject(v: string | null): IncludeObject {
+  if (v === null || v === '' || v === 'Metadata') return 'Metadata';
+  if (v === 'None' || v === 'Object') return v;
+  throw errors.badRequest(`includeObject: Unsupported value: "${v}": supported values: "None", "Metadata", "Object"`);
+}
+
+export function toTable(result: KubeObject, kind: KindDefinition, apiVersion: string, include: IncludeObject, now = Date.now()): KubeObject {
+  const columns = kind.printerColumns.length ? kind.printerColumns : defaultColumns;
+  const items: KubeObject[] = isList(result) ? result.items : [result];
+  const rows = items.map((item) => {
+    const row: Record<string, unknown> = {
+      cells: columns.map((c) => {
+        const v = c.value(item);
+        return v === undefined || v === null ? (c.name === 'Age' ? ageOf(undefined, now) : '') : v;
+      }),
+    };
+    if (include === 'Metadata') row.object = partial(item, apiVersion);
+    else if (include === 'Object') row.object = item;
+    return row;
+  });
+  const metadata: Record<string, unknown> = {};
+  const src = result.metadata ?? {};
+  if (isList(result)) {
+    for (const k of ['resourceVersion', 'continue', 'remainingItemCount']) if (src[k] !== undefined) metadata[k] = src[k];
+  } else if (src.resourceVersion !== undefined) {
+    metadata.resourceVersion = src.resourceVersion;
+  }
+  return {
+    kind: 'Table',
+    apiVersion,
+    metadata,
+    columnDefinitions: columns.map((c) => ({ name: c.name, type: c.type, format: c.format ?? '', description: c.description, priority: c.priority ?? 0 })),
+    rows,
+  };
+}
+
+export function toPartialObjectMetadata(result: KubeObject, apiVersion: string): KubeObject {
+  if (!isList(result)) return partial(result, apiVersion);
+  return { kind: 'PartialObjectMetadataList', apiVersion, metadata: result.metadata ?? {}, items: result.items.map((i: KubeObject) => partial(i, apiVersion)) };
+}
+
+// ---- encoding --------------------------------------------------------------
+
+export interface RespondOptions {
+  pretty?: boolean;
+  warnings?: string[];
+  headers?: Record<string, string>;
+  /** The kind whose schema encodes protobuf answers (absent: only Status can be protobuf). */
+  kind?: KindDefinition;
+}
+
+/** Encodes a value in a wire format; protobuf needs the kind (or a Status). */
+export function encodeIn(obj: KubeObject, format: WireFormat, opts: RespondOptions): Buffer {
+  if (format === 'yaml') return Buffer.from(YAML.stringify(obj));
+  if (format === 'protobuf') {
+    if (obj.kind === 'Status') return encodeProtobufObject(obj, definition(Status));
+    if (!opts.kind) throw errors.internal('no protobuf schema for this answer');
+    return encodeProtobufObject(obj, opts.kind.schema);
+  }
+  return Buffer.from(opts.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+}
+
+export function sendBytes(res: ServerResponse, code: number, body: Buffer, contentType: string, opts: RespondOptions = {}): void {
+  if (res.headersSent) return;
+  const headers: Record<string, string | string[] | number> = {
+    'Content-Type': contentType,
+    'Content-Length': body.length,
+    'Cache-Control': 'no-cache, private',
+    ...opts.headers,
+  };
+  if (opts.warnings?.length) headers.Warning = warningHeader(opts.warnings);
+  res.writeHead(code, headers);
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
+}
+
+/** Sends an object in the negotiated representation. Views apply to resource answers, not to Status. */
+export function respond(res: ServerResponse, code: number, obj: KubeObject, rep: Representation, opts: RespondOptions & { include?: IncludeObject } = {}): void {
+  let out = obj;
+  let contentType = rep.contentType;
+  if (obj.kind === 'Status' || rep.view === 'object') {
+    if (rep.view !== 'object') contentType = 'application/json';
+  } else if (rep.view === 'Table') {
+    out = toTable(obj, opts.kind!, rep.viewApiVersion, opts.include ?? 'Metadata');
+  } else {
+    out = toPartialObjectMetadata(obj, rep.viewApiVersion);
+    contentType = `application/json;as=${out.kind};v=v1;g=${rep.viewApiVersion.split('/')[0]}`;
+  }
+  sendBytes(res, code, encodeIn(out, rep.format, opts), contentType, opts);
+}
+
+export function respondError(res: ServerResponse, err: ApiError, rep: Representation = plainJson, opts: RespondOptions = {}): void {
+  respond(res, err.code, err.toStatus() as unknown as KubeObject, rep.view === 'object' ? rep : plainJson, { ...opts, headers: { ...opts.headers, ...err.headers } });
+}
