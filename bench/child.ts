@@ -161,6 +161,22 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
   }
 }
 
+/** One GET with the admin certificate; resolves with status and body text. */
+export function adminGet(server: BenchServer, path: string): Promise<{ status: number; text: string }> {
+  const agent = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path, method: 'GET', agent, headers: { Accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  }).finally(() => agent.destroy());
+}
+
 /** Resident set size of a process in bytes, from /proc/<pid>/status (VmRSS). */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

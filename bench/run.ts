@@ -13,10 +13,10 @@
 //   --keep      keep the temporary data dir (and the profiles in it)
 
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BenchServer, cpuMs, readCredentials, rssBytes, startBenchServer } from './child.js';
+import { adminGet, BenchServer, cpuMs, readCredentials, rssBytes, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult as LoadResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
@@ -148,6 +148,11 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     progress(`restart ready in ${fmtMs(restartMs)} (${server.polls} polls)`);
     await sleep(500);
     const restartRss = rssBytes(server.pid);
+    // The objects survived the restart: the last one written is there, with its update.
+    const last = await adminGet(server, `/api/v1/namespaces/bench/serviceaccounts/sa-${String(OBJECTS - 1).padStart(5, '0')}`);
+    if (last.status !== 200 || JSON.parse(last.text).metadata?.labels?.['bench-round'] !== '1') {
+      throw new Error(`after the restart the last ServiceAccount is missing or stale: HTTP ${last.status} ${last.text.slice(0, 300)}`);
+    }
     progress(`idle RSS after restart ${fmtMB(restartRss)}`);
     await server.stop();
     server = undefined;
@@ -190,8 +195,15 @@ async function storeRows(): Promise<Row[]> {
   }));
 }
 
+const fmtLoad = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
 async function main(): Promise<void> {
+  const loadBefore = fmtLoad();
+  progress(`load average before: ${loadBefore} (other processes share these ${availableParallelism()} CPUs; figures move with it)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-'));
+  // Also on Ctrl-C (child.ts turns the signal into an exit after killing the server).
+  const removeDataDir = () => { if (!keep) rmSync(dataDir, { recursive: true, force: true }); };
+  process.on('exit', removeDataDir);
   progress(`${quick ? 'quick' : 'full'} run: ${fmtInt(OBJECTS)} objects, ${CONCURRENCY} clients from a worker thread; data dir ${dataDir}`);
   let rows: Row[];
   try {
@@ -199,8 +211,8 @@ async function main(): Promise<void> {
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
   } finally {
-    if (!keep) rmSync(dataDir, { recursive: true, force: true });
-    else progress(`kept ${dataDir}`);
+    removeDataDir();
+    if (keep) progress(`kept ${dataDir}`);
   }
   if (withStore) rows.push(...(await storeRows()));
 
@@ -212,7 +224,9 @@ async function main(): Promise<void> {
     '',
     `\`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
-      `${CONCURRENCY} keep-alive clients in a worker thread. \`store:\` rows are bench/storage.ts (in-process, no HTTP).`,
+      `${CONCURRENCY} keep-alive clients in a worker thread. \`store:\` rows are bench/storage.ts (in-process, no HTTP). ` +
+      `Load average before the run ${loadBefore}, after ${fmtLoad()}; "server CPU" is the child's user + system time per request ` +
+      `(/proc/<pid>/stat), steadier than req/s when other processes share the CPUs.`,
     '',
   ].join('\n');
   const done = `done in ${((performance.now() - t0) / 1000).toFixed(1)} s`;
