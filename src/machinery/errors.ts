@@ -134,7 +134,7 @@ export const errors = {
     return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
   },
   tooLargeResourceVersion(requested: number, current: number, retryAfterSeconds: number): ApiError {
-    return new ApiError(504, 'Timeout', `Too large resource version: ${requested}, current: ${current}`,
+    return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`,
       { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
       { 'Retry-After': String(retryAfterSeconds) });
   },

@@ -11,7 +11,8 @@ import { rfc3339Now } from '../machinery/time.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { pruneObject } from '../api/prune.js';
 import { Backend, KeyValue, StorageError } from '../storage/backend.js';
-import { decodeContinue, encodeContinue } from './continue.js';
+import { encodeContinue } from './continue.js';
+import { planGet, planList, ReadPlan } from './readversion.js';
 import { fromKeyValue, parseResourceVersion, toStoredBytes } from './objects.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -49,6 +50,8 @@ export interface DeleteResult {
 export type NamespaceLookup = (name: string) => Promise<KubeObject | undefined>;
 
 const maxUpdateRetries = 32;
+/** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
+const futureRevisionWaitMs = 3000;
 
 export class ResourceStore {
   readonly qualified: Qualified;
@@ -77,12 +80,6 @@ export class ResourceStore {
   }
 
   // ---- reads -------------------------------------------------------------
-
-  async get(namespace: string | undefined, name: string): Promise<KubeObject> {
-    const kv = await this.backend.get(this.key(namespace, name));
-    if (!kv) throw errors.notFound(this.qualified, name);
-    return this.decodeStored(kv);
-  }
 
   /** The stored object, or undefined. */
   async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
@@ -113,19 +110,41 @@ export class ResourceStore {
     return labels.matches(obj.metadata?.labels) && fields.matches((f) => this.fieldValue(obj, f));
   }
 
+  /** Waits until the store has reached `revision`; 504 Too large resource version after a few seconds. */
+  private async awaitRevision(revision: number): Promise<void> {
+    const deadline = Date.now() + futureRevisionWaitMs;
+    for (;;) {
+      const current = await this.backend.currentRevision();
+      if (current >= revision) return;
+      if (Date.now() >= deadline) throw errors.tooLargeResourceVersion(revision, current, 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** The revision to read at for a plan (undefined: the latest). */
+  private async readRevision(plan: ReadPlan): Promise<number | undefined> {
+    switch (plan.kind) {
+      case 'latest': case 'any': return undefined;
+      case 'notOlderThan': await this.awaitRevision(plan.revision); return undefined;
+      case 'exact': await this.awaitRevision(plan.revision); return plan.revision;
+      case 'continue': return plan.revision;
+    }
+  }
+
+  async get(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<KubeObject> {
+    await this.readRevision(planGet(resourceVersion));
+    const kv = await this.backend.get(this.key(namespace, name));
+    if (!kv) throw errors.notFound(this.qualified, name);
+    return this.decodeStored(kv);
+  }
+
   async list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
     const { labels, fields } = this.selectors(opts);
     const prefix = this.prefix(namespace);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
-    let revision: number | undefined;
-    let startKey: string | undefined;
-    if (opts.continue) {
-      const rv = parseResourceVersion(opts.resourceVersion);
-      if (rv !== undefined && rv !== 0) {
-        throw errors.badRequest('specifying resource version is not allowed when using continue');
-      }
-      ({ revision, startKey } = decodeContinue(opts.continue, prefix));
-    }
+    const plan = planList(opts, prefix);
+    let revision = await this.readRevision(plan);
+    const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
     const items: KubeObject[] = [];
     let more = false;
     let remaining: number | undefined;
@@ -154,6 +173,9 @@ export class ResourceStore {
         if (!moreKeys || !limit) break;
       }
     } catch (e) {
+      if (e instanceof StorageError && e.code === 'Compacted' && plan.kind === 'exact') {
+        throw errors.expired(`too old resource version: ${plan.revision} (${e.revision ?? ''})`);
+      }
       if (e instanceof StorageError && e.code === 'Compacted') {
         throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
       }

@@ -111,7 +111,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
 
   switch (verb) {
     case 'get':
-      return reply(200, await store.get(pathNamespace, info.name!));
+      return reply(200, await store.get(pathNamespace, info.name!, query.get('resourceVersion')));
     case 'list':
       return reply(200, await store.list(pathNamespace, listOptions(query)));
     case 'create': {
