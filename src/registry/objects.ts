@@ -1,16 +1,29 @@
 // Object <-> stored bytes. The resourceVersion is never stored: it is the
 // key's modRevision, set on the way out, as etcd-backed servers do.
+//
+// Stored JSON always begins `{"apiVersion":…,"kind":…,"metadata":{`, so the
+// resourceVersion can be spliced into the bytes on the way out without
+// parsing: a list or a get answers by concatenating stored bytes.
 
 import type { KeyValue } from '../storage/backend.js';
 import type { KubeObject } from '../api/kind.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
-  const meta = obj.metadata ?? {};
-  const rv = meta.resourceVersion;
-  delete meta.resourceVersion;
-  const bytes = Buffer.from(JSON.stringify(obj));
-  if (rv !== undefined) meta.resourceVersion = rv;
-  return bytes;
+  const { apiVersion, kind, metadata, ...rest } = obj;
+  const { resourceVersion: _rv, ...meta } = metadata ?? {};
+  return Buffer.from(JSON.stringify({ apiVersion, kind, metadata: meta, ...rest }));
+}
+
+const metadataOpen = Buffer.from('"metadata":{');
+
+/** The stored bytes with `"resourceVersion":"<modRevision>"` first in metadata. */
+export function encodedWithVersion(kv: KeyValue): Buffer {
+  const at = kv.value.indexOf(metadataOpen);
+  if (at < 0) return Buffer.from(JSON.stringify(fromKeyValue(kv))); // not our layout: take the slow road
+  const cut = at + metadataOpen.length;
+  const empty = kv.value[cut] === 0x7d; // '}': metadata had nothing else
+  const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
+  return Buffer.concat([kv.value.subarray(0, cut), rv, kv.value.subarray(cut)]);
 }
 
 export function fromKeyValue(kv: KeyValue): KubeObject {
@@ -19,6 +32,54 @@ export function fromKeyValue(kv: KeyValue): KubeObject {
   obj.metadata.resourceVersion = String(kv.modRevision);
   return obj;
 }
+
+/**
+ * An object read from the store: parsed only when someone looks inside,
+ * encoded as JSON without a parse/stringify round trip.
+ */
+export class StoredObject {
+  private parsed?: KubeObject;
+  constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
+
+  get object(): KubeObject {
+    if (!this.parsed) {
+      this.parsed = fromKeyValue(this.kv);
+      this.defaults?.(this.parsed);
+    }
+    return this.parsed;
+  }
+
+  json(): Buffer {
+    return encodedWithVersion(this.kv);
+  }
+}
+
+/** A list answer whose items are stored objects. */
+export interface StoredList {
+  apiVersion: string;
+  kind: string;
+  metadata: Record<string, unknown>;
+  items: StoredObject[];
+}
+
+export function materializeList(list: StoredList): KubeObject {
+  return { apiVersion: list.apiVersion, kind: list.kind, metadata: list.metadata, items: list.items.map((i) => i.object) };
+}
+
+/** JSON of a list, built from the items' stored bytes. */
+export function encodeListJson(list: StoredList): Buffer {
+  const head = Buffer.from(`{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[`);
+  const parts: Buffer[] = [head];
+  list.items.forEach((item, i) => {
+    if (i > 0) parts.push(comma);
+    parts.push(item.json());
+  });
+  parts.push(close);
+  return Buffer.concat(parts);
+}
+
+const comma = Buffer.from(',');
+const close = Buffer.from(']}');
 
 /** Parses a client-supplied resourceVersion; undefined when absent or empty. */
 export function parseResourceVersion(rv: unknown): number | undefined {

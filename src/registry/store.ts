@@ -13,7 +13,7 @@ import { pruneObject } from '../api/prune.js';
 import { Backend, KeyValue, StorageError } from '../storage/backend.js';
 import { encodeContinue } from './continue.js';
 import { planGet, planList, ReadPlan } from './readversion.js';
-import { fromKeyValue, parseResourceVersion, toStoredBytes } from './objects.js';
+import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -87,10 +87,12 @@ export class ResourceStore {
     return kv ? this.decodeStored(kv) : undefined;
   }
 
+  private stored(kv: KeyValue): StoredObject {
+    return new StoredObject(kv, this.kind.strategy.defaults);
+  }
+
   private decodeStored(kv: KeyValue): KubeObject {
-    const obj = fromKeyValue(kv);
-    this.kind.strategy.defaults?.(obj);
-    return obj;
+    return this.stored(kv).object;
   }
 
   private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
@@ -132,20 +134,28 @@ export class ResourceStore {
   }
 
   async get(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<KubeObject> {
+    return (await this.getStored(namespace, name, resourceVersion)).object;
+  }
+
+  async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
     await this.readRevision(planGet(resourceVersion));
     const kv = await this.backend.get(this.key(namespace, name));
     if (!kv) throw errors.notFound(this.qualified, name);
-    return this.decodeStored(kv);
+    return this.stored(kv);
   }
 
   async list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
+    return materializeList(await this.listStored(namespace, opts));
+  }
+
+  async listStored(namespace: string | undefined, opts: ListOptions): Promise<StoredList> {
     const { labels, fields } = this.selectors(opts);
     const prefix = this.prefix(namespace);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const plan = planList(opts, prefix);
     let revision = await this.readRevision(plan);
     const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
-    const items: KubeObject[] = [];
+    const items: StoredObject[] = [];
     let more = false;
     let remaining: number | undefined;
     let nextKey = startKey;
@@ -159,8 +169,8 @@ export class ResourceStore {
         let consumed = 0;
         for (const kv of page.items) {
           consumed++;
-          const obj = this.decodeStored(kv);
-          if (this.matches(obj, labels, fields)) items.push(obj);
+          const obj = this.stored(kv);
+          if (unfiltered || this.matches(obj.object, labels, fields)) items.push(obj);
           if (limit && items.length === limit) break;
         }
         if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read

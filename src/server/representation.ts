@@ -11,6 +11,7 @@ import { definition } from '../api/schema.js';
 import { Status } from '../api/meta/v1.js';
 import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
 import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
+import { encodeListJson, materializeList, StoredList, StoredObject } from '../registry/objects.js';
 import { parseAccept, warningHeader } from './negotiation.js';
 
 export type WireFormat = 'json' | 'yaml' | 'protobuf';
@@ -167,4 +168,17 @@ export function respond(res: ServerResponse, code: number, obj: KubeObject, rep:
 
 export function respondError(res: ServerResponse, err: ApiError, rep: Representation = plainJson, opts: RespondOptions = {}): void {
   respond(res, err.code, err.toStatus() as unknown as KubeObject, rep.view === 'object' ? rep : plainJson, { ...opts, headers: { ...opts.headers, ...err.headers } });
+}
+
+/**
+ * Sends what the store read. Plain JSON is built from the stored bytes
+ * without parsing them; every other form goes through the object.
+ */
+export function respondStored(res: ServerResponse, code: number, value: StoredObject | StoredList, rep: Representation, opts: RespondOptions & { include?: IncludeObject } = {}): void {
+  if (rep.format === 'json' && rep.view === 'object' && !opts.pretty) {
+    const body = value instanceof StoredObject ? value.json() : encodeListJson(value);
+    sendBytes(res, code, body, rep.contentType, opts);
+    return;
+  }
+  respond(res, code, value instanceof StoredObject ? value.object : materializeList(value), rep, opts);
 }

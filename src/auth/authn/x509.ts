@@ -8,9 +8,20 @@ import type { Authenticator, AuthnResult } from './authenticator.js';
 
 export class X509Authenticator implements Authenticator {
   readonly name = 'x509';
+  /** A connection's certificate never changes: read it once per socket (getPeerCertificate is costly). */
+  private readonly bySocket = new WeakMap<TLSSocket, AuthnResult>();
 
   authenticate(req: IncomingMessage): AuthnResult {
     const socket = req.socket as TLSSocket;
+    let result = this.bySocket.get(socket);
+    if (!result) {
+      result = this.fromSocket(socket);
+      this.bySocket.set(socket, result);
+    }
+    return result;
+  }
+
+  private fromSocket(socket: TLSSocket): AuthnResult {
     if (typeof socket.getPeerCertificate !== 'function') return { kind: 'none' };
     const cert = socket.getPeerCertificate();
     if (!cert || Object.keys(cert).length === 0) return { kind: 'none' };

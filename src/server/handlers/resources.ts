@@ -9,7 +9,7 @@ import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteO
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
-import { negotiate, parseIncludeObject, respond } from '../representation.js';
+import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
@@ -111,9 +111,9 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
 
   switch (verb) {
     case 'get':
-      return reply(200, await store.get(pathNamespace, info.name!, query.get('resourceVersion')));
+      return respondStored(res, 200, await store.getStored(pathNamespace, info.name!, query.get('resourceVersion')), rep, { pretty, kind: store.kind, include });
     case 'list':
-      return reply(200, await store.list(pathNamespace, listOptions(query)));
+      return respondStored(res, 200, await store.listStored(pathNamespace, listOptions(query)), rep, { pretty, kind: store.kind, include });
     case 'create': {
       if (info.name !== undefined) throw errors.methodNotAllowed();
       const opts = writeOptions(query, 'CreateOptions');
