@@ -21,9 +21,13 @@ export interface Strategy {
   /** Before validation on create: clear or set server-owned fields. */
   prepareForCreate?(obj: KubeObject): void;
   /** Before validation on update: e.g. keep status from the old object on a main-resource write. */
-  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  prepareForUpdate?(obj: KubeObject, old: KubeObject, subresource?: string): void;
   validate?(obj: KubeObject): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /** Beyond metadata.finalizers: whether the kind's own state keeps a deleted object (namespace spec.finalizers). */
+  holdsDeletion?(obj: KubeObject): boolean;
+  /** When a held object starts deleting (e.g. a namespace turns Terminating). */
+  markDeleting?(obj: KubeObject): void;
   /** Warnings sent to the client in Warning headers. */
   warnings?(obj: KubeObject, old?: KubeObject): string[];
 }
@@ -57,7 +61,8 @@ export interface KindDefinition {
   listDefinitionName: string;
   schema: Schema;
   /** Sub-resources served next to the main resource, e.g. status. */
-  subresources: { status?: boolean };
+  /** Sub-resources served next to the main resource: status, and a namespace's finalize. */
+  subresources: { status?: boolean; finalize?: boolean };
   strategy: Strategy;
   printerColumns: PrinterColumn[];
   /** Field selectors beyond metadata.name / metadata.namespace: field path -> value. */

@@ -4,16 +4,16 @@
 import type { KindDefinition, KubeObject } from '../api/kind.js';
 import type { Backend } from '../storage/backend.js';
 import { ResourceStore } from './store.js';
+import type { Admission } from '../admission/types.js';
+import { admitAll } from '../admission/chain.js';
 
 export class Registry {
   private readonly stores = new Map<string, ResourceStore>();
   private namespaceStore?: ResourceStore;
 
-  constructor(readonly kinds: KindDefinition[], readonly backend: Backend) {
-    const lookupNamespace = (name: string): Promise<KubeObject | undefined> =>
-      this.namespaceStore ? this.namespaceStore.find(undefined, name) : Promise.resolve(undefined);
+  constructor(readonly kinds: KindDefinition[], readonly backend: Backend, admission: Admission = admitAll) {
     for (const kind of kinds) {
-      const store = new ResourceStore(kind, backend, lookupNamespace);
+      const store = new ResourceStore(kind, backend, admission);
       this.stores.set(Registry.id(kind.group, kind.version, kind.plural), store);
       if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;
     }
@@ -31,6 +31,11 @@ export class Registry {
   storeOfKind(group: string, kind: string): ResourceStore | undefined {
     for (const s of this.stores.values()) if (s.kind.group === group && s.kind.kind === kind) return s;
     return undefined;
+  }
+
+  /** A namespace by name, or undefined (for admission plugins and controllers). */
+  findNamespace(name: string): Promise<KubeObject | undefined> {
+    return this.namespaces().find(undefined, name);
   }
 
   namespaces(): ResourceStore {

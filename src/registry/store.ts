@@ -11,6 +11,9 @@ import { rfc3339Now } from '../machinery/time.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { pruneObject } from '../api/prune.js';
 import { Backend, KeyValue, StorageError } from '../storage/backend.js';
+import { Admission, AdmissionRequest, Operation } from '../admission/types.js';
+import { admitAll } from '../admission/chain.js';
+import type { UserInfo } from '../machinery/user.js';
 import { encodeContinue } from './continue.js';
 import { planGet, planList, ReadPlan } from './readversion.js';
 import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
@@ -22,6 +25,8 @@ export interface WriteOptions {
   fieldValidation: FieldValidation;
   /** Collects Warning header texts for the response. */
   warnings: string[];
+  /** Who asks, for admission. */
+  user?: UserInfo;
 }
 
 export interface ListOptions {
@@ -46,9 +51,6 @@ export interface DeleteResult {
   removed: boolean;
 }
 
-/** Looks a namespace up, for namespaced writes into missing namespaces. */
-export type NamespaceLookup = (name: string) => Promise<KubeObject | undefined>;
-
 const maxUpdateRetries = 32;
 /** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
 const futureRevisionWaitMs = 3000;
@@ -60,7 +62,7 @@ export class ResourceStore {
   constructor(
     readonly kind: KindDefinition,
     private readonly backend: Backend,
-    private readonly lookupNamespace: NamespaceLookup,
+    private readonly admission: Admission = admitAll,
   ) {
     this.qualified = { group: kind.group, resource: kind.plural };
     this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
@@ -234,10 +236,14 @@ export class ResourceStore {
     return { namespaced: this.namespaced, nameCheck: this.kind.nameCheck };
   }
 
-  private async requireNamespace(namespace: string | undefined): Promise<void> {
-    if (!this.namespaced || !namespace) return;
-    const ns = await this.lookupNamespace(namespace);
-    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, namespace);
+  private admissionRequest(operation: Operation, name: string, namespace: string | undefined, opts: WriteOptions,
+    object?: KubeObject, oldObject?: KubeObject, subresource?: string): AdmissionRequest {
+    return { operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined, object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun };
+  }
+
+  /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
+  private deletionHeld(obj: KubeObject): boolean {
+    return (obj.metadata?.finalizers ?? []).length > 0 || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
   }
 
   /** The namespace in the body must agree with the path; an empty one takes the path's. */
@@ -270,10 +276,12 @@ export class ResourceStore {
     if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
     strategy.prepareForCreate?.(obj);
     strategy.defaults?.(obj);
+    const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, obj);
+    await this.admission.mutate(request);
     const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
     if (errs.length) throw this.invalid(obj, errs);
+    await this.admission.validate(request);
     opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
-    await this.requireNamespace(meta.namespace);
     const key = this.key(meta.namespace, meta.name);
     if (opts.dryRun) {
       if (await this.backend.get(key)) throw errors.alreadyExists(this.qualified, meta.name);
@@ -318,7 +326,7 @@ export class ResourceStore {
       }
       if (preconditionRv !== undefined && preconditionRv !== current.modRevision) throw errors.staleObject(this.qualified, name);
       const old = this.decodeStored(current);
-      const next = this.prepareUpdate(structuredClone(obj), old, subresource, opts);
+      const next = await this.prepareUpdate(structuredClone(obj), old, subresource, opts);
       const result = await this.writeUpdate(key, next, old, current, opts);
       if (result === 'retry') continue;
       return { object: result, created: false };
@@ -326,13 +334,13 @@ export class ResourceStore {
     throw errors.staleObject(this.qualified, name);
   }
 
-  /** Merges server-owned fields from the old object and validates the result. */
-  private prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions): KubeObject {
+  /** Merges server-owned fields from the old object, admits and validates the result. */
+  private async prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions): Promise<KubeObject> {
     const strategy = this.kind.strategy;
     let next = obj;
     if (subresource === 'status') {
       next = { ...structuredClone(old), status: obj.status };
-    } else if (this.kind.subresources.status) {
+    } else if (subresource === undefined && this.kind.subresources.status) {
       next.status = old.status;
     }
     const meta = next.metadata!;
@@ -345,7 +353,9 @@ export class ResourceStore {
     if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
     delete meta.selfLink;
     strategy.defaults?.(next);
-    strategy.prepareForUpdate?.(next, old);
+    strategy.prepareForUpdate?.(next, old, subresource);
+    const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, next, old, subresource);
+    await this.admission.mutate(request);
     if (this.kind.tracksGeneration) {
       const { metadata: _a, status: _b, ...newBody } = next;
       const { metadata: _c, status: _d, ...oldBody } = old;
@@ -359,6 +369,7 @@ export class ResourceStore {
       if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));
     }
     if (errs.length) throw this.invalid(next, errs);
+    await this.admission.validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
     return next;
   }
@@ -367,8 +378,8 @@ export class ResourceStore {
   private async writeUpdate(key: string, next: KubeObject, old: KubeObject, current: KeyValue, opts: WriteOptions): Promise<KubeObject | 'retry'> {
     const meta = next.metadata!;
     delete meta.resourceVersion;
-    // The last finalizer of an object being deleted is gone: remove it now.
-    const finishDeletion = meta.deletionTimestamp && (meta.finalizers ?? []).length === 0;
+    // Nothing holds an object being deleted any more: remove it now.
+    const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
     const bytes = toStoredBytes(next);
     if (!finishDeletion && bytes.equals(current.value)) {
       meta.resourceVersion = String(current.modRevision); // nothing changed: no write, as upstream
@@ -398,12 +409,15 @@ export class ResourceStore {
       const obj = this.decodeStored(current);
       this.checkPreconditions(obj, options);
       const meta = obj.metadata!;
+      await this.admission.mutate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
+      await this.admission.validate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
       try {
-        if ((meta.finalizers ?? []).length > 0) {
+        if (this.deletionHeld(obj)) {
           // Finalizers hold the object: mark it for deletion and let their owners finish.
           if (meta.deletionTimestamp) return { object: obj, removed: false };
           meta.deletionTimestamp = rfc3339Now();
           meta.deletionGracePeriodSeconds = 0;
+          this.kind.strategy.markDeleting?.(obj);
           if (opts.dryRun) return { object: obj, removed: false };
           const kv = await this.backend.update(key, toStoredBytes(obj), current.modRevision);
           meta.resourceVersion = String(kv.modRevision);

@@ -91,6 +91,9 @@ export class Discovery {
         const statusVerbs = (['get', 'patch', 'update'] as Verb[]).filter((v) => this.servedVerbs.has(v));
         resources.push({ name: `${k.plural}/status`, singularName: '', namespaced: k.scope === 'Namespaced', kind: k.kind, verbs: statusVerbs });
       }
+      if (k.subresources.finalize) {
+        resources.push({ name: `${k.plural}/finalize`, singularName: '', namespaced: k.scope === 'Namespaced', kind: k.kind, verbs: ['update'] });
+      }
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
   }

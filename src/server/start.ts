@@ -11,6 +11,8 @@ import { reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, writeAdminKubeconfig } from '../pki/index.js';
 import { openBackend, startCompactor } from '../storage/index.js';
 import { Registry } from '../registry/registry.js';
+import { AdmissionChain } from '../admission/chain.js';
+import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
 import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
@@ -60,7 +62,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const backend = openBackend(options.storageBackend, options.dataDir);
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
-  const registry = new Registry(builtinKinds, backend);
+  // Plugins read through the registry they guard, so the chain gets it late.
+  let registry: Registry | undefined;
+  const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
+  registry = new Registry(builtinKinds, backend, admission);
 
   let reservedReady = false;
   let shuttingDown = false;

@@ -24,7 +24,8 @@ function optionsInvalid(kind: string, errs: ReturnType<typeof fieldErrors.notSup
   return errors.invalid(vocabulary.metaGroup, kind, '', errs);
 }
 
-function writeOptions(query: URLSearchParams, optionsKind: string): WriteOptions {
+function writeOptions(scope: RequestContext, optionsKind: string): WriteOptions {
+  const query = scope.query;
   const dryRun = query.getAll('dryRun');
   for (const v of dryRun) {
     if (v !== 'All') throw optionsInvalid(optionsKind, [fieldErrors.notSupported('dryRun', v, ['All'])]);
@@ -33,7 +34,7 @@ function writeOptions(query: URLSearchParams, optionsKind: string): WriteOptions
   if (!['Ignore', 'Warn', 'Strict'].includes(fv)) {
     throw errors.badRequest(`fieldValidation parameter unsupported: ${fv} (supported values: Ignore, Warn, Strict)`);
   }
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [] };
+  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user };
 }
 
 function integerParam(query: URLSearchParams, name: string): number | undefined {
@@ -87,6 +88,10 @@ async function readObjectBody(scope: RequestContext, store: ResourceStore): Prom
   return decodeBody(raw, bodyFormat(scope.req.headers['content-type']), schemas);
 }
 
+function servesSubresource(store: ResourceStore, subresource: string): boolean {
+  return (subresource === 'status' && !!store.kind.subresources.status) || (subresource === 'finalize' && !!store.kind.subresources.finalize);
+}
+
 /** Serves one resource request. */
 export async function serveResource(registry: Registry, scope: RequestContext): Promise<void> {
   const { query, res } = scope;
@@ -96,7 +101,8 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   // A cluster-scoped kind has no namespaced paths (the namespace object's own path sets namespace too).
   const pathNamespace = store.namespaced ? info.namespace : undefined;
   if (!store.namespaced && info.namespace !== undefined && info.resource !== 'namespaces') throw errors.noSuchResource();
-  if (info.subresource !== undefined && !(info.subresource === 'status' && store.kind.subresources.status)) throw errors.noSuchResource();
+  if (info.subresource !== undefined && !servesSubresource(store, info.subresource)) throw errors.noSuchResource();
+  if (info.subresource === 'finalize' && info.verb !== 'update') throw errors.methodNotAllowed();
   const verb = info.verb as Verb;
   if (!servedVerbs.has(verb) || !store.kind.verbs.includes(verb)) throw errors.methodNotAllowed();
   if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
@@ -116,18 +122,18 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       return respondStored(res, 200, await store.listStored(pathNamespace, listOptions(query)), rep, { pretty, kind: store.kind, include });
     case 'create': {
       if (info.name !== undefined) throw errors.methodNotAllowed();
-      const opts = writeOptions(query, 'CreateOptions');
+      const opts = writeOptions(scope, 'CreateOptions');
       const obj = await store.create(pathNamespace, await readObjectBody(scope, store), opts);
       return reply(201, obj, opts.warnings);
     }
     case 'update': {
-      const opts = writeOptions(query, 'UpdateOptions');
+      const opts = writeOptions(scope, 'UpdateOptions');
       const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope, store), opts, info.subresource);
       return reply(created ? 201 : 200, object, opts.warnings);
     }
     case 'delete': {
       const options = await deleteOptions(scope);
-      const opts = writeOptions(query, 'DeleteOptions');
+      const opts = writeOptions(scope, 'DeleteOptions');
       if (options.dryRunBody?.length) opts.dryRun = true;
       const { object, removed } = await store.delete(pathNamespace, info.name!, options, opts);
       if (store.kind.deleteReturnsObject || !removed) return reply(200, object, opts.warnings);
@@ -135,7 +141,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
     }
     case 'deletecollection': {
       const options = await deleteOptions(scope);
-      const opts = writeOptions(query, 'DeleteOptions');
+      const opts = writeOptions(scope, 'DeleteOptions');
       if (options.dryRunBody?.length) opts.dryRun = true;
       await store.deleteCollection(pathNamespace, listOptions(query), options, opts);
       return reply(200, successStatus(store), opts.warnings);

@@ -22,7 +22,7 @@ const widgets = defineKind({
 const opts = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Strict', warnings: [] });
 
 function newStore() {
-  return new ResourceStore(widgets, new MemoryBackend(), async () => undefined);
+  return new ResourceStore(widgets, new MemoryBackend());
 }
 
 test('generation starts at 1 and moves only when the spec changes', async () => {

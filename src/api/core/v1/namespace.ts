@@ -55,7 +55,7 @@ export const namespaces = defineKind({
   definitionName: define(core('Namespace'), schema),
   schema,
   nameCheck: isDns1123Label,
-  subresources: { status: true },
+  subresources: { status: true, finalize: true },
   deleteReturnsObject: true,
   strategy: {
     defaults(ns) {
@@ -70,11 +70,23 @@ export const namespaces = defineKind({
       if (!finalizers.includes(vocabulary.namespaceFinalizer)) finalizers.push(vocabulary.namespaceFinalizer);
       ns.spec.finalizers = finalizers;
     },
-    prepareForUpdate(ns, old) {
-      // spec.finalizers changes only through the finalize sub-resource; status only through status.
+    prepareForUpdate(ns, old, subresource) {
+      if (subresource === 'finalize') {
+        // finalize changes spec.finalizers and nothing else.
+        const finalizers = ns.spec?.finalizers;
+        Object.assign(ns, structuredClone(old));
+        ns.spec = { ...(old.spec ?? {}), finalizers };
+        if (finalizers === undefined) delete ns.spec.finalizers;
+        return;
+      }
+      // Elsewhere spec.finalizers stays: it changes only through finalize.
       ns.spec = { ...(ns.spec ?? {}), finalizers: old.spec?.finalizers };
       if (ns.spec.finalizers === undefined) delete ns.spec.finalizers;
-      ns.status = old.status;
+      if (subresource !== 'status') ns.status = old.status;
+    },
+    holdsDeletion: (ns) => (ns.spec?.finalizers ?? []).length > 0,
+    markDeleting(ns) {
+      ns.status = { ...(ns.status ?? {}), phase: 'Terminating' };
     },
     validate: validateFinalizers,
     validateUpdate: (ns) => validateFinalizers(ns),
