@@ -1,0 +1,49 @@
+// The FieldsV1 wire form of a field set: a JSON object whose keys are path
+// elements (`f:`, `k:`, `v:`, `i:`); `{}` marks a member, a nested object
+// holds children, and `.` inside it marks that the element is a member too.
+
+import { isObject, type JsonObject } from '../patch/json.js';
+import { FieldSet } from './fieldset.js';
+import { comparePE, parsePE, serializePE, type PathElement } from './pathelement.js';
+
+/** Serializes a set, elements in upstream's order. */
+export function toFieldsV1(set: FieldSet): JsonObject {
+  return emit(set, false);
+}
+
+function emit(set: FieldSet, includeSelf: boolean): JsonObject {
+  const out: JsonObject = {};
+  if (includeSelf) out['.'] = {};
+  const entries = new Map<string, { pe: PathElement; member: boolean; sub?: FieldSet }>();
+  for (const pe of set.memberElements()) entries.set(serializePE(pe), { pe, member: true });
+  for (const [pe, sub] of set.childEntries()) {
+    const id = serializePE(pe);
+    const e = entries.get(id);
+    if (e) e.sub = sub;
+    else entries.set(id, { pe, member: false, sub });
+  }
+  const sorted = [...entries.entries()].sort((a, b) => comparePE(a[1].pe, b[1].pe));
+  for (const [id, e] of sorted) out[id] = e.sub ? emit(e.sub, e.member) : {};
+  return out;
+}
+
+/** Parses FieldsV1; throws an Error on malformed input. */
+export function fromFieldsV1(v: unknown): FieldSet {
+  if (!isObject(v)) throw new Error('FieldsV1 must be a JSON object');
+  return parseInto(v, new FieldSet(), []);
+}
+
+function parseInto(obj: JsonObject, set: FieldSet, prefix: PathElement[]): FieldSet {
+  for (const [k, sub] of Object.entries(obj)) {
+    if (k === '.') {
+      if (prefix.length > 0) set.insert(prefix);
+      continue;
+    }
+    const pe = parsePE(k);
+    if (!isObject(sub)) throw new Error(`FieldsV1 value of ${k} must be an object`);
+    const path = [...prefix, pe];
+    if (Object.keys(sub).length === 0) set.insert(path);
+    else parseInto(sub, set, path);
+  }
+  return set;
+}
