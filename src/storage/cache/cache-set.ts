@@ -1,0 +1,70 @@
+// The watch caches of one backend, one per resource key root, created and
+// started on first use. They share one store feed (one backend watch), so a
+// write anywhere moves every cache's revision forward.
+
+import type { Backend } from '../backend.js';
+import { StoreFeed } from './feed.js';
+import type { WatchCacheOptions } from './types.js';
+import { WatchCache } from './watch-cache.js';
+
+export class CacheSet {
+  private readonly feed: StoreFeed;
+  private readonly caches = new Map<string, Promise<WatchCache>>();
+  private stopped = false;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly options: WatchCacheOptions = {},
+  ) {
+    this.feed = new StoreFeed(backend);
+  }
+
+  /** The started cache of `root` (e.g. "/registry/serviceaccounts/"); a failed start is retried on the next call. */
+  cacheFor(root: string): Promise<WatchCache> {
+    if (this.stopped) return Promise.reject(new Error('the watch caches are stopped'));
+    let pending = this.caches.get(root);
+    if (!pending) {
+      const cache = new WatchCache(this.backend, root, { ...this.options, feed: this.feed });
+      pending = cache.start().then(() => cache);
+      this.caches.set(root, pending);
+      pending.catch(() => {
+        if (this.caches.get(root) === pending) this.caches.delete(root);
+      });
+    }
+    return pending;
+  }
+
+  /** Roots with a cache (started or starting). */
+  roots(): string[] {
+    return [...this.caches.keys()];
+  }
+
+  /** Stop every cache (their watches end with 'Unavailable') and the shared feed. */
+  async stopAll(): Promise<void> {
+    this.stopped = true;
+    const pending = [...this.caches.values()];
+    this.caches.clear();
+    const settled = await Promise.allSettled(pending);
+    for (const result of settled) if (result.status === 'fulfilled') result.value.stop();
+    this.feed.stop();
+  }
+}
+
+const sets = new WeakMap<Backend, CacheSet>();
+
+/**
+ * The started cache of `root` on `backend`, from one CacheSet per backend
+ * (the first call's options apply to every cache of that backend).
+ */
+export function watchCacheFor(backend: Backend, root: string, options: WatchCacheOptions = {}): Promise<WatchCache> {
+  let set = sets.get(backend);
+  if (!set) sets.set(backend, (set = new CacheSet(backend, options)));
+  return set.cacheFor(root);
+}
+
+/** Stop the caches watchCacheFor made for `backend`. */
+export async function stopWatchCaches(backend: Backend): Promise<void> {
+  const set = sets.get(backend);
+  sets.delete(backend);
+  await set?.stopAll();
+}

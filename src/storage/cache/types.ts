@@ -1,0 +1,113 @@
+// The shapes the watch cache hands to its consumers. The cache deals in keys,
+// KeyValues and revisions only; what the bytes mean is the consumer's business.
+// Both shapes carry a lazily created `memo` so that consumers can store what
+// they derive (the decoded object, its encodings) once and share it between
+// every list and every watcher that sees the same value or event.
+
+import type { KeyValue, StorageError, Watch } from '../backend.js';
+
+/** A stored value as the cache holds it. Never modify `value`: it is shared. */
+export class CachedKeyValue implements KeyValue {
+  #memo: Map<string, unknown> | undefined;
+
+  constructor(
+    readonly key: string,
+    readonly value: Buffer,
+    readonly createRevision: number,
+    readonly modRevision: number,
+  ) {}
+
+  /**
+   * Per-version scratch space, shared by list/get results and the put event
+   * that wrote this version (event.kv), e.g. the decoded object or its bytes.
+   */
+  get memo(): Map<string, unknown> {
+    return (this.#memo ??= new Map());
+  }
+}
+
+/** The cache's own copy of a backend KeyValue (the buffer is shared, not copied). */
+export function cachedKeyValue(kv: KeyValue): CachedKeyValue {
+  return kv instanceof CachedKeyValue ? kv : new CachedKeyValue(kv.key, kv.value, kv.createRevision, kv.modRevision);
+}
+
+export type CacheEventType = 'put' | 'delete';
+
+/**
+ * One change under the cache's root. A put without prevKv created the key
+ * (ADDED); a put with prevKv replaced a value (MODIFIED); a delete carries the
+ * last value in `kv` (with modRevision = the delete's revision) and in `prevKv`.
+ */
+export class CacheEvent {
+  #memo: Map<string, unknown> | undefined;
+  readonly key: string;
+
+  constructor(
+    readonly type: CacheEventType,
+    readonly kv: CachedKeyValue,
+    readonly prevKv: CachedKeyValue | undefined,
+    readonly revision: number,
+  ) {
+    this.key = kv.key;
+  }
+
+  /**
+   * Per-event scratch space (e.g. the encoded watch frame per media type), so
+   * that N watchers share one encoding. Distinct from kv.memo.
+   */
+  get memo(): Map<string, unknown> {
+    return (this.#memo ??= new Map());
+  }
+}
+
+export interface CacheWatchHandlers {
+  /** Events in revision order; called in order, never concurrently, never from inside watch(). */
+  onEvents(events: CacheEvent[]): void;
+  /** The watch ended ('Compacted', 'Unavailable' for a too slow watcher or a stopped cache); nothing follows. */
+  onError(err: StorageError): void;
+}
+
+export interface CacheWatchOptions {
+  /** Most events that may wait for this watcher (while paused or behind); beyond: 'Unavailable'. Default 10,000. */
+  maxBuffered?: number;
+}
+
+export interface CacheWatch extends Watch {
+  /** Stop handing events over (e.g. the socket's buffer is full); they queue up to maxBuffered. */
+  pause(): void;
+  /** Hand queued events over again (asynchronously). */
+  resume(): void;
+  /**
+   * The revision a BOOKMARK may carry now: every event of this watch up to it
+   * has been handed to onEvents.
+   */
+  bookmarkRevision(): number;
+  /** True when served by a direct backend watch (the revision was older than the cache's window). */
+  readonly fromBackend: boolean;
+}
+
+export interface CacheListOptions {
+  /** First key to return (inclusive); must lie under the prefix. */
+  startKey?: string;
+  /** Most items to return; 0 or absent: all. */
+  limit?: number;
+}
+
+export interface CacheListResult {
+  items: CachedKeyValue[];
+  /** The revision the list is consistent at (the cache's revision). */
+  revision: number;
+  /** True when keys beyond `limit` exist under the prefix. */
+  more: boolean;
+  /** Keys under the prefix from startKey on, including those returned. */
+  count: number;
+}
+
+export interface WatchCacheOptions {
+  /** How long events stay in the window; default 5 minutes (the compaction interval). */
+  historyWindowMs?: number;
+  /** Most events in the window; default 100,000. */
+  maxEvents?: number;
+  /** Default maxBuffered of watchers; default 10,000. */
+  maxBuffered?: number;
+}
