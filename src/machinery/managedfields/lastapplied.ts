@@ -23,7 +23,7 @@ function annotationOf(obj: JsonObject): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
-/** Fields a conflict may be ignored on: set by the last client-side apply and unchanged since. */
+/** Fields a conflict may be ignored on: set by the last client-side apply and neither changed nor dropped since. */
 export function allowedConflictsFromLastApplied(live: JsonObject, apiVersion: string, t: TypeInfo): FieldSet | undefined {
   const text = annotationOf(live);
   if (text === undefined) return undefined;
@@ -36,7 +36,7 @@ export function allowedConflictsFromLastApplied(live: JsonObject, apiVersion: st
   if (!isObject(last) || last.apiVersion !== apiVersion) return undefined;
   const lastSet = toFieldSet(last, t);
   const c = compareValues(last, live, t);
-  return lastSet.difference(c.modified.union(c.added));
+  return lastSet.difference(c.modified).difference(c.added).difference(c.removed);
 }
 
 /** Rewrites the annotation (when the object has one) to the applied configuration, as kubectl would write it. */
@@ -44,5 +44,12 @@ export function syncLastApplied(result: JsonObject, config: JsonObject): void {
   if (annotationOf(result) === undefined) return;
   const applied = JSON.parse(JSON.stringify(config)) as JsonObject;
   if (isObject(applied.metadata) && isObject(applied.metadata.annotations)) delete applied.metadata.annotations[lastAppliedAnnotation];
-  ((result.metadata as JsonObject).annotations as JsonObject)[lastAppliedAnnotation] = `${goJson(applied)}\n`;
+  const annotations = (result.metadata as JsonObject).annotations as JsonObject;
+  annotations[lastAppliedAnnotation] = `${goJson(applied)}\n`;
+  // Dropped rather than letting the annotations outgrow their limit.
+  let size = 0;
+  for (const [k, v] of Object.entries(annotations)) size += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+  if (size > totalAnnotationSizeLimit) delete annotations[lastAppliedAnnotation];
 }
+
+const totalAnnotationSizeLimit = 256 * 1024;

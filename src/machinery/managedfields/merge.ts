@@ -66,7 +66,8 @@ function mergeLists(l: IndexedItem[], r: IndexedItem[], lhsRaw: unknown[], itemT
   const merged = new Set<string>();
   const out: unknown[] = [];
   // Items the walk could not name are kept where they were.
-  const unnamed = lhsRaw.map((_, i) => i).filter((i) => !l.some((it) => it.position === i));
+  const named = new Set(l.map((it) => it.position));
+  const unnamed = lhsRaw.map((_, i) => i).filter((i) => !named.has(i));
   let li = 0, ri = 0;
   const emitUnnamedBefore = (position: number) => {
     while (unnamed.length > 0 && unnamed[0] < position) out.push(lhsRaw[unnamed.shift()!]);
