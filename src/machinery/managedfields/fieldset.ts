@@ -19,26 +19,27 @@ export class FieldSet {
   /** Adds a path (and, implicitly, the way down to it). Mutates: used while building. */
   insert(path: Path): this {
     if (path.length === 0) return this;
-    const [head, ...rest] = path;
-    const id = serializePE(head);
-    if (rest.length === 0) {
-      this.members.set(id, head);
-    } else {
-      let child = this.children.get(id);
+    let set: FieldSet = this;
+    for (let i = 0; i < path.length - 1; i++) {
+      const pe = path[i];
+      const id = serializePE(pe);
+      let child = set.children.get(id);
       if (!child) {
-        child = { pe: head, set: new FieldSet() };
-        this.children.set(id, child);
+        child = { pe, set: new FieldSet() };
+        set.children.set(id, child);
       }
-      child.set.insert(rest);
+      set = child.set;
     }
+    const last = path[path.length - 1];
+    set.members.set(serializePE(last), last);
     return this;
   }
 
   has(path: Path): boolean {
     if (path.length === 0) return false;
-    const id = serializePE(path[0]);
-    if (path.length === 1) return this.members.has(id);
-    return this.children.get(id)?.set.has(path.slice(1)) ?? false;
+    let set: FieldSet | undefined = this;
+    for (let i = 0; i < path.length - 1 && set; i++) set = set.children.get(serializePE(path[i]))?.set;
+    return set?.members.has(serializePE(path[path.length - 1])) ?? false;
   }
 
   hasMember(pe: PathElement): boolean {
@@ -52,6 +53,24 @@ export class FieldSet {
 
   isEmpty(): boolean {
     return this.members.size === 0 && this.children.size === 0;
+  }
+
+  /** A set of these members and children (empty children are dropped). */
+  static from(members: Iterable<PathElement>, children: Iterable<readonly [PathElement, FieldSet]>): FieldSet {
+    const out = new FieldSet();
+    for (const pe of members) out.members.set(serializePE(pe), pe);
+    for (const [pe, set] of children) if (!set.isEmpty()) out.children.set(serializePE(pe), { pe, set });
+    return out;
+  }
+
+  /** Members in no particular order (for walks that do not care). */
+  *eachMember(): IterableIterator<PathElement> {
+    yield* this.members.values();
+  }
+
+  /** Children in no particular order. */
+  *eachChild(): IterableIterator<readonly [PathElement, FieldSet]> {
+    for (const c of this.children.values()) yield [c.pe, c.set] as const;
   }
 
   /** Member elements, sorted. */
@@ -125,28 +144,6 @@ export class FieldSet {
   paths(prefix: Path = []): PathElement[][] {
     const out: PathElement[][] = this.memberElements().map((pe) => [...prefix, pe]);
     for (const [pe, set] of this.childEntries()) out.push(...set.paths([...prefix, pe]));
-    return out;
-  }
-
-  /** A copy with `pe` as a member (used by the schema walks). */
-  withMember(pe: PathElement): FieldSet {
-    const out = this.copy();
-    out.members.set(serializePE(pe), pe);
-    return out;
-  }
-
-  /** A copy without the child `pe` (its sub-set dropped). */
-  withoutChild(pe: PathElement): FieldSet {
-    const out = this.copy();
-    out.children.delete(serializePE(pe));
-    return out;
-  }
-
-  /** A copy with `set` as the sub-set below `pe` (removed when empty). */
-  withChild(pe: PathElement, set: FieldSet): FieldSet {
-    const out = this.copy();
-    if (set.isEmpty()) out.children.delete(serializePE(pe));
-    else out.children.set(serializePE(pe), { pe, set });
     return out;
   }
 

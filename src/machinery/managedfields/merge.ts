@@ -135,9 +135,8 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
   }
   if (shape.kind === 'map') {
     const l = isObject(lhs) ? lhs : {}, r = isObject(rhs) ? rhs : {};
-    for (const k of new Set([...Object.keys(l), ...Object.keys(r)])) {
-      walkCompare(l[k], r[k], childOf(t, k), [...path, fieldPE(k)], c);
-    }
+    for (const k of Object.keys(l)) walkChild(l[k], r[k], childOf(t, k), path, fieldPE(k), c);
+    for (const k of Object.keys(r)) if (!(k in l)) walkChild(undefined, r[k], childOf(t, k), path, fieldPE(k), c);
     return;
   }
   const itemType = itemsOf(t);
@@ -145,24 +144,36 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
   const r = indexItems(Array.isArray(rhs) ? rhs : [], shape.sem, itemType);
   const group = (items: IndexedItem[]) => {
     const m = new Map<string, IndexedItem[]>();
-    for (const it of items) m.set(it.id, [...(m.get(it.id) ?? []), it]);
+    for (const it of items) {
+      const g = m.get(it.id);
+      if (g) g.push(it);
+      else m.set(it.id, [it]);
+    }
     return m;
   };
   const lg = group(l), rg = group(r);
-  for (const id of new Set([...lg.keys(), ...rg.keys()])) {
-    const ls = lg.get(id), rs = rg.get(id);
+  for (const id of rg.keys()) if (!lg.has(id)) lg.set(id, []);
+  for (const [id, lItems] of lg) {
+    const ls = lItems.length > 0 ? lItems : undefined, rs = rg.get(id);
     const pe = (ls ?? rs)![0].pe;
-    const itemPath = [...path, pe];
     if ((ls && ls.length > 1) || (rs && rs.length > 1)) {
       // Duplicated items are compared as wholes.
       const lv = ls?.map((x) => x.item), rv = rs?.map((x) => x.item);
+      const itemPath = [...path, pe];
       if (!lv) c.added.insert(itemPath);
       else if (!rv) c.removed.insert(itemPath);
       else if (!deepEqual(lv, rv)) c.modified.insert(itemPath);
       continue;
     }
-    walkCompare(ls?.[0].item, rs?.[0].item, itemType, itemPath, c);
+    walkChild(ls?.[0].item, rs?.[0].item, itemType, path, pe, c);
   }
+}
+
+// `path` is a stack shared by the walk: sets copy what they keep.
+function walkChild(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], pe: PathElement, c: Comparison): void {
+  path.push(pe);
+  walkCompare(lhs, rhs, t, path, c);
+  path.pop();
 }
 
 /** Every node of a value that appeared or disappeared, containers included. */
@@ -171,9 +182,17 @@ function collect(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet): v
   const shape = shapeOf(v, t);
   if (shape.kind === 'map') {
     const obj = v as JsonObject;
-    for (const k of Object.keys(obj)) collect(obj[k], childOf(t, k), [...path, fieldPE(k)], set);
+    for (const k of Object.keys(obj)) {
+      path.push(fieldPE(k));
+      collect(obj[k], childOf(t, k), path, set);
+      path.pop();
+    }
   } else if (shape.kind === 'list') {
     const itemType = itemsOf(t);
-    for (const it of indexItems(v as unknown[], shape.sem, itemType)) collect(it.item, itemType, [...path, it.pe], set);
+    for (const it of indexItems(v as unknown[], shape.sem, itemType)) {
+      path.push(it.pe);
+      collect(it.item, itemType, path, set);
+      path.pop();
+    }
   }
 }

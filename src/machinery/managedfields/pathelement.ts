@@ -28,17 +28,32 @@ export function goJson(v: unknown): string {
     return `{${keys.map((k) => `${goJson(k)}:${goJson(v[k])}`).join(',')}}`;
   }
   const s = JSON.stringify(v ?? null);
-  return typeof v === 'string'
-    ? s.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+  return typeof v === 'string' && goEscaped.test(s)
+    ? s.replace(goEscapedAll, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     : s;
 }
+
+const goEscaped = /[<>&\u2028\u2029]/;
+const goEscapedAll = /[<>&\u2028\u2029]/g;
 
 /** The FieldsV1 key of an element: `f:name`, `k:{"name":"a"}`, `v:"x"`, `i:0`. */
 export function serializePE(pe: PathElement): string {
   if ('field' in pe) return `f:${pe.field}`;
+  let id = idCache.get(pe);
+  if (id === undefined) {
+    id = serializeUncached(pe);
+    idCache.set(pe, id);
+  }
+  return id;
+}
+
+/** Elements are immutable, so their serialized form is computed once. */
+const idCache = new WeakMap<PathElement, string>();
+
+function serializeUncached(pe: PathElement): string {
   if ('key' in pe) return `k:{${pe.key.map(([n, v]) => `${goJson(n)}:${goJson(v)}`).join(',')}}`;
   if ('value' in pe) return `v:${goJson(pe.value)}`;
-  return `i:${pe.index}`;
+  return 'index' in pe ? `i:${pe.index}` : `f:${pe.field}`;
 }
 
 /** Parses a FieldsV1 key; throws an Error on malformed input. */

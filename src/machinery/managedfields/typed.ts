@@ -105,6 +105,7 @@ export function toFieldSet(v: unknown, t: TypeInfo, errors?: ValidationError[]):
   return set;
 }
 
+// `path` is a stack shared by the whole walk: sets copy what they keep.
 function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet, errors?: ValidationError[]): void {
   const shape = shapeOf(v, t);
   if (shape.kind === 'leaf') {
@@ -115,27 +116,28 @@ function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet,
     const obj = v as JsonObject;
     for (const k of Object.keys(obj)) {
       const cv = obj[k];
-      const childPath = [...path, fieldPE(k)];
-      if (cv === null || (isObject(cv) && Object.keys(cv).length === 0) || !isNamedField(t, k)) set.insert(childPath);
-      walkFields(cv, childOf(t, k), childPath, set, errors);
+      path.push(fieldPE(k));
+      if (cv === null || (isObject(cv) && Object.keys(cv).length === 0) || !isNamedField(t, k)) set.insert(path);
+      walkFields(cv, childOf(t, k), path, set, errors);
+      path.pop();
     }
     return;
   }
   const itemType = itemsOf(t);
   const items = indexItems(v as unknown[], shape.sem, itemType,
-    (message) => errors?.push({ path, message }));
+    (message) => errors?.push({ path: [...path], message }));
   const dups = duplicateIds(items);
   const reported = new Set<string>();
   for (const it of items) {
-    const itemPath = [...path, it.pe];
+    path.push(it.pe);
     if (dups.has(it.id)) {
-      if (errors && !reported.has(it.id)) errors.push({ path, message: `duplicate entries for key ${peString(it.pe)}` });
+      if (errors && !reported.has(it.id)) errors.push({ path: path.slice(0, -1), message: `duplicate entries for key ${peString(it.pe)}` });
       reported.add(it.id);
-      set.insert(itemPath);
-      continue;
+    } else {
+      walkFields(it.item, itemType, path, set, errors);
     }
-    walkFields(it.item, itemType, itemPath, set, errors);
-    set.insert(itemPath);
+    set.insert(path);
+    path.pop();
   }
 }
 
@@ -150,29 +152,36 @@ export function formatValidationErrors(errs: ValidationError[]): string {
  * `spec.replicas` keeps `spec`, while a map key is only kept when owned.
  */
 export function ensureNamedFieldsAreMembers(set: FieldSet, t: TypeInfo): FieldSet {
-  let out = set;
-  for (const [pe, sub] of set.childEntries()) {
-    if ('field' in pe && isNamedField(t, pe.field)) out = out.withMember(pe);
-    out = out.withChild(pe, ensureNamedFieldsAreMembers(sub, typeBelow(t, pe)));
+  const members = [...set.eachMember()];
+  const children: Array<readonly [PathElement, FieldSet]> = [];
+  for (const [pe, sub] of set.eachChild()) {
+    if ('field' in pe && isNamedField(t, pe.field)) members.push(pe);
+    children.push([pe, ensureNamedFieldsAreMembers(sub, typeBelow(t, pe))]);
   }
-  return out;
+  return FieldSet.from(members, children);
 }
 
 /**
  * Brings a field set up to date with schema changes: paths below a list or
  * map that is now atomic become ownership of the list or map itself.
+ * Returns the same set when nothing changes.
  */
 export function reconcileWithSchema(set: FieldSet, t: TypeInfo): FieldSet {
-  let out = set;
-  for (const [pe, sub] of set.childEntries()) {
+  const members = [...set.eachMember()];
+  const children: Array<readonly [PathElement, FieldSet]> = [];
+  let changed = false;
+  for (const [pe, sub] of set.eachChild()) {
     const ct = typeBelow(t, pe);
-    if (isAtomicType(ct)) out = out.withoutChild(pe).withMember(pe);
-    else {
-      const r = reconcileWithSchema(sub, ct);
-      if (r !== sub) out = out.withChild(pe, r);
+    if (isAtomicType(ct)) {
+      members.push(pe);
+      changed = true;
+      continue;
     }
+    const r = reconcileWithSchema(sub, ct);
+    if (r !== sub) changed = true;
+    children.push([pe, r]);
   }
-  return out;
+  return changed ? FieldSet.from(members, children) : set;
 }
 
 function isAtomicType(t: TypeInfo): boolean {
