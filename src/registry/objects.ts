@@ -41,17 +41,34 @@ export class StoredObject {
   private parsed?: KubeObject;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
+  /** The decoded object. Shared with other readers when the value came from the watch cache: read it, never change it. */
   get object(): KubeObject {
     if (!this.parsed) {
-      this.parsed = fromKeyValue(this.kv);
-      this.defaults?.(this.parsed);
+      const memo = memoOf(this.kv);
+      this.parsed = memo?.get('object') as KubeObject | undefined;
+      if (!this.parsed) {
+        this.parsed = fromKeyValue(this.kv);
+        this.defaults?.(this.parsed);
+        memo?.set('object', this.parsed);
+      }
     }
     return this.parsed;
   }
 
   json(): Buffer {
-    return encodedWithVersion(this.kv);
+    const memo = memoOf(this.kv);
+    let bytes = memo?.get('json') as Buffer | undefined;
+    if (!bytes) {
+      bytes = encodedWithVersion(this.kv);
+      memo?.set('json', bytes);
+    }
+    return bytes;
   }
+}
+
+/** Values from the watch cache carry a memo shared by every reader of that version. */
+function memoOf(kv: KeyValue): Map<string, unknown> | undefined {
+  return (kv as { memo?: Map<string, unknown> }).memo;
 }
 
 /** A list answer whose items are stored objects. */

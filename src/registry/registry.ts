@@ -5,15 +5,16 @@ import type { KindDefinition, KubeObject } from '../api/kind.js';
 import type { Backend } from '../storage/backend.js';
 import { ResourceStore } from './store.js';
 import type { Admission } from '../admission/types.js';
+import type { CacheSet } from '../storage/cache/index.js';
 import { admitAll } from '../admission/chain.js';
 
 export class Registry {
   private readonly stores = new Map<string, ResourceStore>();
   private namespaceStore?: ResourceStore;
 
-  constructor(readonly kinds: KindDefinition[], readonly backend: Backend, admission: Admission = admitAll) {
+  constructor(readonly kinds: KindDefinition[], readonly backend: Backend, admission: Admission = admitAll, caches?: CacheSet) {
     for (const kind of kinds) {
-      const store = new ResourceStore(kind, backend, admission);
+      const store = new ResourceStore(kind, backend, admission, caches);
       this.stores.set(Registry.id(kind.group, kind.version, kind.plural), store);
       if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;
     }

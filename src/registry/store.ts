@@ -10,12 +10,14 @@ import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } 
 import { rfc3339Now } from '../machinery/time.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { pruneObject } from '../api/prune.js';
-import { Backend, KeyValue, StorageError } from '../storage/backend.js';
+import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
+import type { CacheSet, WatchCache } from '../storage/cache/index.js';
 import { Admission, AdmissionRequest, Operation } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import type { UserInfo } from '../machinery/user.js';
 import { encodeContinue } from './continue.js';
-import { planGet, planList, ReadPlan } from './readversion.js';
+import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
+import { ActiveWatch, startWatch, WatchSink } from './watch.js';
 import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -63,6 +65,8 @@ export class ResourceStore {
     readonly kind: KindDefinition,
     private readonly backend: Backend,
     private readonly admission: Admission = admitAll,
+    /** Watch caches of the backend; without them every read goes to the store. */
+    private readonly caches?: CacheSet,
   ) {
     this.qualified = { group: kind.group, resource: kind.plural };
     this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
@@ -125,6 +129,32 @@ export class ResourceStore {
     }
   }
 
+  private async awaitFresh(cache: WatchCache, revision: number): Promise<void> {
+    try {
+      await cache.waitUntilFresh(revision, futureRevisionWaitMs);
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'FutureRevision') throw errors.tooLargeResourceVersion(revision, e.revision ?? 0, 1);
+      throw e;
+    }
+  }
+
+  /**
+   * Where a read is served from: the watch cache when the latest or any
+   * fresh-enough version will do (a whole in-memory snapshot), else the
+   * store at the plan's revision.
+   */
+  private async readSource(plan: ReadPlan): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
+    const cache = this.caches && (plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')
+      ? await this.caches.cacheFor(this.keyRoot) : undefined;
+    if (cache) {
+      if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
+      else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
+      return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
+    }
+    const revision = await this.readRevision(plan);
+    return { inMemory: false, range: (prefix, o) => this.backend.range(prefix, { ...o, revision: o.revision ?? revision }) };
+  }
+
   /** The revision to read at for a plan (undefined: the latest). */
   private async readRevision(plan: ReadPlan): Promise<number | undefined> {
     switch (plan.kind) {
@@ -155,7 +185,8 @@ export class ResourceStore {
     const prefix = this.prefix(namespace);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const plan = planList(opts, prefix);
-    let revision = await this.readRevision(plan);
+    const source = await this.readSource(plan);
+    let revision: number | undefined;
     const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
     const items: StoredObject[] = [];
     let more = false;
@@ -165,8 +196,8 @@ export class ResourceStore {
     try {
       // With selectors a page may need several reads to gather `limit` matches.
       for (;;) {
-        const want = limit ? limit - items.length + (unfiltered ? 0 : 64) : 0;
-        const page = await this.backend.range(prefix, { revision, limit: want, startKey: nextKey });
+        const want = limit && !source.inMemory ? limit - items.length + (unfiltered ? 0 : 64) : 0;
+        const page = await source.range(prefix, { revision, limit: want, startKey: nextKey });
         revision = page.revision;
         let consumed = 0;
         for (const kv of page.items) {
@@ -199,6 +230,28 @@ export class ResourceStore {
       if (remaining !== undefined) metadata.remainingItemCount = remaining;
     }
     return { apiVersion: apiVersionOf(this.kind), kind: this.kind.listKind, metadata, items };
+  }
+
+  /**
+   * Watches a collection. resourceVersion unset: the current state (a
+   * consistent read) as ADDED events, then changes; "0": any recent state,
+   * then changes; N: changes after N. Needs the watch caches.
+   */
+  async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
+    if (!this.caches) throw errors.methodNotAllowed();
+    const { labels, fields } = this.selectors(opts);
+    const rv = parseVersionParam(opts.resourceVersion);
+    const cache = await this.caches.cacheFor(this.keyRoot);
+    if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
+    else if (rv > 0) await this.awaitFresh(cache, rv);
+    return startWatch(cache, {
+      prefix: this.prefix(namespace),
+      after: rv === undefined || rv === 0 ? undefined : rv,
+      labels, fields,
+      fieldValue: (obj, f) => this.fieldValue(obj, f),
+      defaults: this.kind.strategy.defaults,
+      maxBuffered: opts.maxBuffered,
+    }, sink);
   }
 
   // ---- decoding and validation --------------------------------------------

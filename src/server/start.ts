@@ -10,6 +10,7 @@ import { builtinKinds } from '../api/catalog.js';
 import { reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, writeAdminKubeconfig } from '../pki/index.js';
 import { openBackend, startCompactor } from '../storage/index.js';
+import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
@@ -65,7 +66,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // Plugins read through the registry they guard, so the chain gets it late.
   let registry: Registry | undefined;
   const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
-  registry = new Registry(builtinKinds, backend, admission);
+  const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs });
+  registry = new Registry(builtinKinds, backend, admission, caches);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -119,6 +121,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     async stop() {
       shuttingDown = true;
       compactor.stop();
+      await caches.stopAll();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

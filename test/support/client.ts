@@ -89,8 +89,79 @@ export class TestClient {
     });
   }
 
+  /** Opens a watch stream; events arrive as parsed JSON lines. */
+  watch(path: string, headers: Record<string, string> = {}): Promise<WatchStream> {
+    const url = new URL(path, this.creds.server);
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method: 'GET', agent: this.agent, headers }, (res) => {
+        const stream = new WatchStream(res.statusCode ?? 0, res.headers as Response['headers'], () => req.destroy());
+        let pending = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          pending += chunk;
+          let nl: number;
+          while ((nl = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, nl);
+            pending = pending.slice(nl + 1);
+            if (line.trim()) stream.push(JSON.parse(line));
+          }
+        });
+        res.on('end', () => { if (pending.trim()) stream.push(JSON.parse(pending)); stream.finish(); });
+        res.on('error', () => stream.finish());
+        resolve(stream);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
   get(path: string, headers?: Record<string, string>) { return this.send('GET', path, { headers }); }
   post(path: string, body: unknown, headers?: Record<string, string>) { return this.send('POST', path, { body, headers }); }
   put(path: string, body: unknown, headers?: Record<string, string>) { return this.send('PUT', path, { body, headers }); }
   delete(path: string, body?: unknown) { return this.send('DELETE', path, { body }); }
+}
+
+/** Events of one watch, readable in order with a deadline. */
+export class WatchStream {
+  readonly events: any[] = [];
+  ended = false;
+  private waiters: (() => void)[] = [];
+  constructor(readonly status: number, readonly headers: Response['headers'], private readonly abort: () => void) {}
+
+  push(event: any): void {
+    this.events.push(event);
+    this.wake();
+  }
+
+  finish(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    for (const f of w) f();
+  }
+
+  /** Waits until `count` events arrived (or the stream ended), at most `ms`. */
+  async waitFor(count: number, ms = 5000): Promise<any[]> {
+    const deadline = Date.now() + ms;
+    while (this.events.length < count && !this.ended && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.waiters.push(() => { clearTimeout(t); resolve(); });
+      });
+    }
+    return this.events;
+  }
+
+  /** Waits for the stream to end, at most `ms`. */
+  async waitEnd(ms = 5000): Promise<any[]> {
+    return this.waitFor(Number.MAX_SAFE_INTEGER, ms);
+  }
+
+  close(): void {
+    this.abort();
+  }
 }

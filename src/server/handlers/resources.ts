@@ -11,9 +11,10 @@ import { builtinSchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
+import { serveWatch } from './watch.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
-export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'update']);
+export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'update', 'watch']);
 
 
 function isTrue(v: string | null): boolean {
@@ -107,7 +108,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   if (!servedVerbs.has(verb) || !store.kind.verbs.includes(verb)) throw errors.methodNotAllowed();
   if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
   const builtin = builtinKinds.includes(store.kind);
-  const readVerb = verb === 'get' || verb === 'list';
+  const readVerb = verb === 'get' || verb === 'list' || verb === 'watch';
   const rep = negotiate(scope.req.headers.accept, { protobuf: builtin, views: readVerb });
   scope.representation = rep;
   const pretty = isTrue(query.get('pretty'));
@@ -118,6 +119,15 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   switch (verb) {
     case 'get':
       return respondStored(res, 200, await store.getStored(pathNamespace, info.name!, query.get('resourceVersion')), rep, { pretty, kind: store.kind, include });
+    case 'watch':
+      if (info.name !== undefined) throw errors.methodNotAllowed();
+      return serveWatch(store, res, rep, {
+        namespace: pathNamespace,
+        list: listOptions(query),
+        allowBookmarks: isTrue(query.get('allowWatchBookmarks')),
+        timeoutSeconds: integerParam(query, 'timeoutSeconds'),
+        include,
+      });
     case 'list':
       return respondStored(res, 200, await store.listStored(pathNamespace, listOptions(query)), rep, { pretty, kind: store.kind, include });
     case 'create': {

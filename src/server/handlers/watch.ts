@@ -1,0 +1,134 @@
+// Watch streams: chunked JSON lines ({"type","object"} per event) or
+// length-prefixed protobuf frames, flushed as events happen. Each event's
+// encoding is kept on the cache event, so N watchers share one encoding.
+
+import type { ServerResponse } from 'node:http';
+import { ApiError, errors } from '../../machinery/errors.js';
+import { definition } from '../../api/schema.js';
+import { Status, WatchEvent } from '../../api/meta/v1.js';
+import { apiVersionOf, type KubeObject } from '../../api/kind.js';
+import type { ResourceStore, ListOptions } from '../../registry/store.js';
+import type { ActiveWatch, ObjectEvent } from '../../registry/watch.js';
+import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
+import { IncludeObject, Representation, toTable } from '../representation.js';
+
+export interface WatchParams {
+  namespace?: string;
+  list: ListOptions;
+  allowBookmarks: boolean;
+  /** End the stream cleanly after this many seconds. */
+  timeoutSeconds?: number;
+  include: IncludeObject;
+}
+
+/** How often a watch that allows bookmarks gets one. */
+export const bookmarkIntervalMs = 10_000;
+/** Without timeoutSeconds a watch lasts 30 to 60 minutes, as upstream spreads them. */
+const defaultTimeoutMs = () => (30 + Math.random() * 30) * 60_000;
+/** Events queued for one slow client before it is cut off. */
+const maxBufferedEvents = 10_000;
+
+type Frame = Buffer;
+
+class WatchEncoder {
+  constructor(private readonly store: ResourceStore, private readonly rep: Representation, private readonly include: IncludeObject) {}
+
+  private frameOf(type: string, object: KubeObject | Buffer): Frame {
+    const kind = this.store.kind;
+    if (this.rep.format === 'protobuf') {
+      const raw = Buffer.isBuffer(object) ? object : encodeProtobufObject(object, object.kind === 'Status' ? definition(Status) : kind.schema);
+      const event = encodeEnvelope(apiVersionOf(kind), 'WatchEvent', encodeMessage({ type, object: raw }, definition(WatchEvent)));
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(event.length);
+      return Buffer.concat([length, event]);
+    }
+    const json = Buffer.isBuffer(object) ? object : Buffer.from(JSON.stringify(object));
+    return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), json, Buffer.from('}\n')]);
+  }
+
+  private encodeUncached(e: ObjectEvent): Frame {
+    if (this.rep.view === 'Table') {
+      return this.frameOf(e.type, toTable(e.object.object, this.store.kind, this.rep.viewApiVersion, this.include));
+    }
+    if (this.rep.view === 'PartialObjectMetadata') {
+      return this.frameOf(e.type, { kind: 'PartialObjectMetadata', apiVersion: this.rep.viewApiVersion, metadata: e.object.object.metadata });
+    }
+    if (this.rep.format === 'protobuf') return this.frameOf(e.type, encodeProtobufObject(e.object.object, this.store.kind.schema));
+    return this.frameOf(e.type, e.object.json());
+  }
+
+  event(e: ObjectEvent): Frame {
+    // Tables carry ages that depend on the moment: not shared.
+    if (!e.source || this.rep.view === 'Table') return this.encodeUncached(e);
+    const key = `watch:${this.rep.format}:${this.rep.view}:${this.rep.viewApiVersion}:${e.type}`;
+    let frame = e.source.memo.get(key) as Frame | undefined;
+    if (!frame) {
+      frame = this.encodeUncached(e);
+      e.source.memo.set(key, frame);
+    }
+    return frame;
+  }
+
+  bookmark(revision: number): Frame {
+    const kind = this.store.kind;
+    return this.frameOf('BOOKMARK', { kind: kind.kind, apiVersion: apiVersionOf(kind), metadata: { resourceVersion: String(revision) } });
+  }
+
+  error(err: ApiError): Frame {
+    return this.frameOf('ERROR', err.toStatus() as unknown as KubeObject);
+  }
+}
+
+export async function serveWatch(store: ResourceStore, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
+  const encoder = new WatchEncoder(store, rep, params.include);
+  let watch: ActiveWatch | undefined;
+  let ended = false;
+  let timeout: NodeJS.Timeout | undefined;
+  let bookmarkTimer: NodeJS.Timeout | undefined;
+  let endAfterHeaders = false;
+
+  const end = (final?: Frame) => {
+    if (ended) return;
+    if (early) { early.push(...(final ? [final] : [])); endAfterHeaders = true; return; }
+    ended = true;
+    clearTimeout(timeout);
+    clearTimeout(bookmarkTimer);
+    watch?.stop();
+    if (final) res.write(final);
+    res.end();
+  };
+  // Frames produced before the headers go out (the initial state) wait here.
+  let early: Frame[] | undefined = [];
+  const write = (frame: Frame) => {
+    if (ended) return;
+    if (early) { early.push(frame); return; }
+    if (!res.write(frame)) watch?.pause(); // resumed on 'drain'
+  };
+
+  // Errors before the stream starts (bad selectors, 504 for future versions) answer as normal Status responses.
+  watch = await store.watch(params.namespace, { ...params.list, maxBuffered: maxBufferedEvents }, {
+    onEvents: (events) => { for (const e of events) write(encoder.event(e)); },
+    onEnd: (err) => end(encoder.error(err.code === 410 ? err : errors.gone(err.message))),
+  });
+  const contentType = rep.format === 'protobuf' ? `${rep.contentType};stream=watch` : rep.contentType;
+  res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
+  res.flushHeaders();
+  res.socket?.setNoDelay(true);
+  const queued = early;
+  early = undefined;
+  for (const frame of queued) write(frame);
+  if (endAfterHeaders) return end();
+  res.on('drain', () => watch?.resume());
+  res.on('close', () => end());
+
+  const timeoutMs = params.timeoutSeconds !== undefined ? params.timeoutSeconds * 1000 : defaultTimeoutMs();
+  // A bookmark also goes out just before a timed-out stream ends, so the client can resume from it.
+  timeout = setTimeout(() => end(params.allowBookmarks ? encoder.bookmark(watch!.bookmarkRevision()) : undefined), timeoutMs);
+  if (params.allowBookmarks) {
+    const tick = () => {
+      write(encoder.bookmark(watch!.bookmarkRevision()));
+      bookmarkTimer = setTimeout(tick, bookmarkIntervalMs).unref();
+    };
+    bookmarkTimer = setTimeout(tick, bookmarkIntervalMs).unref();
+  }
+}

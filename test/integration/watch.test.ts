@@ -1,0 +1,122 @@
+// Watch streams over real HTTPS: ordering, synthetic ADDED events, selector
+// transitions, bookmarks, 410 for compacted history, 504 for future versions.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, TestServer } from '../support/server.js';
+
+let s: TestServer;
+const ns = 'watched';
+const base = `/api/v1/namespaces/${ns}/configmaps`;
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = {}) =>
+  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data });
+
+before(async () => {
+  s = await startTestServer({ storageBackend: 'sqlite', etcdCompactionIntervalMs: 1500 });
+  await s.client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+});
+after(async () => { await s.close(); });
+
+test('watch from a resourceVersion delivers every later change in order', async () => {
+  const first = await s.client.post(base, cm('a'));
+  const rv = first.json.metadata.resourceVersion;
+  const w = await s.client.watch(`${base}?watch=1&resourceVersion=${rv}`);
+  assert.equal(w.status, 200);
+  assert.equal(w.headers['content-type'], 'application/json');
+  const b = await s.client.post(base, cm('b'));
+  const a2 = await s.client.put(`${base}/a`, { ...first.json, data: { x: '1' } });
+  await s.client.delete(`${base}/b`);
+  const events = await w.waitFor(3);
+  w.close();
+  assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 'b'], ['MODIFIED', 'a'], ['DELETED', 'b']]);
+  assert.equal(events[0].object.metadata.resourceVersion, b.json.metadata.resourceVersion);
+  assert.equal(events[1].object.metadata.resourceVersion, a2.json.metadata.resourceVersion);
+  assert.ok(Number(events[2].object.metadata.resourceVersion) > Number(a2.json.metadata.resourceVersion), 'a deletion carries its own revision');
+  await s.client.delete(`${base}/a`);
+});
+
+test('watch without a resourceVersion starts with the current state as ADDED events', async () => {
+  await s.client.post(base, cm('s1'));
+  await s.client.post(base, cm('s2'));
+  for (const rv of ['', '&resourceVersion=0']) {
+    const w = await s.client.watch(`${base}?watch=true${rv}`);
+    const events = await w.waitFor(2);
+    w.close();
+    assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [['ADDED', 's1'], ['ADDED', 's2']]);
+  }
+  await s.client.delete(`${base}/s1`);
+  await s.client.delete(`${base}/s2`);
+});
+
+test('label selectors: leaving the selection is DELETED, entering it is ADDED', async () => {
+  const w = await s.client.watch(`${base}?watch=1&labelSelector=team%3Dblue`);
+  const c = await s.client.post(base, cm('sel', { team: 'red' }));
+  const toBlue = await s.client.put(`${base}/sel`, { ...c.json, metadata: { ...c.json.metadata, labels: { team: 'blue' } } });
+  const stillBlue = await s.client.put(`${base}/sel`, { ...toBlue.json, data: { k: 'v' } });
+  await s.client.put(`${base}/sel`, { ...stillBlue.json, metadata: { ...stillBlue.json.metadata, labels: { team: 'red' } } });
+  const events = await w.waitFor(3);
+  w.close();
+  assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+  assert.equal(events[2].object.metadata.labels.team, 'red');
+  await s.client.delete(`${base}/sel`);
+});
+
+test('field selectors filter watches; the legacy /watch/ path works', async () => {
+  const w = await s.client.watch(`/api/v1/watch/namespaces/${ns}/configmaps?fieldSelector=metadata.name%3Dpicked`);
+  await s.client.post(base, cm('ignored'));
+  await s.client.post(base, cm('picked'));
+  const events = await w.waitFor(1);
+  await new Promise((r) => setTimeout(r, 100));
+  w.close();
+  assert.deepEqual(events.map((e) => e.object.metadata.name), ['picked']);
+});
+
+test('timeoutSeconds ends the stream cleanly, with a bookmark when asked', async () => {
+  const list = await s.client.get(base);
+  const w = await s.client.watch(`${base}?watch=1&timeoutSeconds=1&allowWatchBookmarks=true&resourceVersion=${list.json.metadata.resourceVersion}`);
+  const events = await w.waitEnd(5000);
+  assert.equal(w.ended, true);
+  const bookmark = events.at(-1);
+  assert.equal(bookmark.type, 'BOOKMARK');
+  assert.equal(bookmark.object.kind, 'ConfigMap');
+  assert.deepEqual(Object.keys(bookmark.object.metadata), ['resourceVersion']);
+  assert.ok(Number(bookmark.object.metadata.resourceVersion) >= Number(list.json.metadata.resourceVersion));
+});
+
+test('a resourceVersion older than the retained history gets an ERROR event with 410 Expired', async () => {
+  const old = await s.client.post(base, cm('old'));
+  for (let i = 0; i < 5; i++) await s.client.put(`${base}/old`, { ...old.json, metadata: { ...old.json.metadata, resourceVersion: undefined }, data: { i: String(i) } });
+  // History older than 1.5 s is compacted away; wait for it, bounded.
+  const deadline = Date.now() + 15_000;
+  let events: any[] = [];
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    await s.client.post(base, cm(`tick-${Date.now()}`));
+    const w = await s.client.watch(`${base}?watch=1&resourceVersion=${old.json.metadata.resourceVersion}`);
+    events = await w.waitFor(1, 2000);
+    w.close();
+    if (events[0]?.type === 'ERROR') break;
+  }
+  assert.equal(events[0]?.type, 'ERROR');
+  assert.equal(events[0].object.kind, 'Status');
+  assert.equal(events[0].object.code, 410);
+  assert.equal(events[0].object.reason, 'Expired');
+  assert.match(events[0].object.message, /too old resource version/);
+});
+
+test('a resourceVersion the store has not reached answers 504 with Retry-After', async () => {
+  const r = await s.client.get(`${base}?watch=1&resourceVersion=99999999`);
+  assert.equal(r.status, 504);
+  assert.equal(r.json.reason, 'Timeout');
+  assert.match(r.json.message, /Too large resource version/);
+  assert.equal(r.headers['retry-after'], '1');
+});
+
+test('watch in Table form, for kubectl get -w', async () => {
+  const w = await s.client.watch(`${base}?watch=1`, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
+  const events = await w.waitFor(1);
+  w.close();
+  assert.equal(events[0].object.kind, 'Table');
+  assert.equal(events[0].object.rows.length, 1);
+  assert.ok(events[0].object.columnDefinitions.length > 0);
+});
