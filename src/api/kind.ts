@@ -69,6 +69,8 @@ export interface KindDefinition {
   fieldSelectors: Record<string, (obj: KubeObject) => string>;
   /** DELETE answers with the deleted object (true) or a Success Status (false), as upstream does per kind. */
   deleteReturnsObject: boolean;
+  /** Strategic merge patches apply (built-in kinds); custom kinds answer 415 for them, as upstream. */
+  strategicMerge: boolean;
   /** metadata.generation is set on create and bumped when anything but metadata and status changes. */
   tracksGeneration: boolean;
   /** Verbs the kind offers. */
@@ -80,7 +82,7 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
   & Partial<KindDefinition>;
 
 export function defineKind(d: KindDeclaration): KindDefinition {
@@ -95,6 +97,7 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     printerColumns: [],
     fieldSelectors: {},
     deleteReturnsObject: false,
+    strategicMerge: true,
     tracksGeneration: false,
     verbs: allVerbs,
     listDefinitionName: `${d.definitionName}List`,

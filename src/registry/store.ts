@@ -18,6 +18,8 @@ import type { UserInfo } from '../machinery/user.js';
 import { encodeContinue } from './continue.js';
 import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
+import { trackApply, trackWrite } from './managed.js';
+import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -29,6 +31,16 @@ export interface WriteOptions {
   warnings: string[];
   /** Who asks, for admission. */
   user?: UserInfo;
+  /** Owner of the fields this write sets (fieldManager, or derived from the User-Agent). */
+  manager?: string;
+}
+
+/** Manager recorded for writes that name none (the server's own). */
+const serverManager = 'plat-apiserver';
+
+export interface PatchOptions {
+  /** Server-side apply only: take ownership of conflicting fields. */
+  force?: boolean;
 }
 
 export interface ListOptions {
@@ -312,9 +324,14 @@ export class ResourceStore {
   // ---- writes ------------------------------------------------------------
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
-    const obj = this.decode(body, opts);
+    return this.createObject(namespace, this.decode(body, opts), opts, false);
+  }
+
+  /** Creates a decoded object; `tracked`: its managedFields were already set (by an apply). */
+  private async createObject(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean): Promise<KubeObject> {
+    let obj = decoded;
     this.placeInNamespace(obj, namespace);
-    const meta = obj.metadata!;
+    let meta = obj.metadata!;
     const strategy = this.kind.strategy;
     strategy.defaults?.(obj);
     // Server-owned fields: set here, whatever the client sent.
@@ -331,6 +348,10 @@ export class ResourceStore {
     strategy.defaults?.(obj);
     const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, obj);
     await this.admission.mutate(request);
+    if (!tracked) {
+      obj = request.object = trackWrite(this.kind, undefined, request.object!, opts.manager ?? serverManager);
+      meta = obj.metadata!;
+    }
     const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
     if (errs.length) throw this.invalid(obj, errs);
     await this.admission.validate(request);
@@ -372,7 +393,7 @@ export class ResourceStore {
       if (!current) {
         if (subresource) throw errors.notFound(this.qualified, name);
         if (preconditionRv !== undefined && preconditionRv !== 0) throw errors.notFound(this.qualified, name);
-        const created = await this.create(namespace, { ...obj, metadata: { ...meta, resourceVersion: undefined } }, { ...opts, warnings: [] })
+        const created = await this.createObject(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), { ...opts, warnings: [] }, false)
           .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
         if (created) return { object: created, created: true };
         continue; // lost a race with another creator: update what they made
@@ -387,8 +408,11 @@ export class ResourceStore {
     throw errors.staleObject(this.qualified, name);
   }
 
-  /** Merges server-owned fields from the old object, admits and validates the result. */
-  private async prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions): Promise<KubeObject> {
+  /**
+   * Merges server-owned fields from the old object, records field ownership
+   * (unless an apply already did: `tracked`), admits and validates the result.
+   */
+  private async prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions, tracked = false): Promise<KubeObject> {
     const strategy = this.kind.strategy;
     let next = obj;
     if (subresource === 'status') {
@@ -396,7 +420,7 @@ export class ResourceStore {
     } else if (subresource === undefined && this.kind.subresources.status) {
       next.status = old.status;
     }
-    const meta = next.metadata!;
+    let meta = next.metadata!;
     const oldMeta = old.metadata!;
     meta.uid ||= oldMeta.uid;
     meta.creationTimestamp = oldMeta.creationTimestamp;
@@ -409,6 +433,11 @@ export class ResourceStore {
     strategy.prepareForUpdate?.(next, old, subresource);
     const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, next, old, subresource);
     await this.admission.mutate(request);
+    next = request.object!;
+    if (!tracked) {
+      next = request.object = trackWrite(this.kind, old, next, opts.manager ?? serverManager, subresource);
+    }
+    meta = next.metadata!;
     if (this.kind.tracksGeneration) {
       const { metadata: _a, status: _b, ...newBody } = next;
       const { metadata: _c, status: _d, ...oldBody } = old;
@@ -452,6 +481,70 @@ export class ResourceStore {
       if (e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyNotFound')) return 'retry';
       throw e;
     }
+  }
+
+  /**
+   * PATCH: json, merge and strategic patches change the live object; an
+   * apply merges `patch` by field ownership and creates the object when
+   * absent (`created`). On a lost compare-and-swap the patch is applied
+   * again to the fresh object, unless the client pinned a resourceVersion.
+   */
+  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, subresource?: string): Promise<{ object: KubeObject; created: boolean }> {
+    const key = this.key(namespace, name);
+    const manager = opts.manager ?? serverManager;
+    const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts) : undefined;
+    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
+      const current = await this.backend.get(key);
+      if (!current) {
+        if (!config || subresource) throw errors.notFound(this.qualified, name);
+        const applied = trackApply(this.kind, undefined, config, manager, patchOpts.force ?? false);
+        const created = await this.createObject(namespace, applied, { ...opts, warnings: opts.warnings }, true)
+          .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
+        if (created) return { object: created, created: true };
+        continue; // someone created it meanwhile: apply over theirs
+      }
+      const live = this.decodeStored(current);
+      let next: KubeObject;
+      if (config) {
+        const pinned = config.metadata?.resourceVersion;
+        if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+        next = trackApply(this.kind, live, config, manager, patchOpts.force ?? false, subresource);
+      } else {
+        const patched = applyPatch(type as Exclude<PatchType, 'apply'>, this.kind, structuredClone(live), patch);
+        const pinned = patchPrecondition(type, patch, live, patched);
+        if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+        next = this.decode(patched, opts);
+        if (next.metadata?.name !== name) throw errors.badRequest(`the name of the object (${next.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+        if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
+          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        }
+      }
+      const prepared = await this.prepareUpdate(next, live, subresource, opts, config !== undefined);
+      const result = await this.writeUpdate(key, prepared, live, current, opts);
+      if (result === 'retry') {
+        if (patchPrecondition(type, patch, live, next) !== undefined) throw errors.staleObject(this.qualified, name);
+        continue;
+      }
+      return { object: result, created: false };
+    }
+    throw errors.staleObject(this.qualified, name);
+  }
+
+  /** An apply configuration: the kind's own apiVersion and kind, its name, pruned per fieldValidation. */
+  private decodeApplyConfig(patch: unknown, name: string, namespace: string | undefined, opts: WriteOptions): KubeObject {
+    const raw = patch as KubeObject;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw errors.badRequest('the applied configuration must be an object');
+    if (!raw.apiVersion || !raw.kind) {
+      throw errors.badRequest(`${!raw.apiVersion ? 'apiVersion' : 'kind'} must be set in an applied configuration`);
+    }
+    if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
+    const config = this.decode(raw, opts);
+    if (config.metadata?.name && config.metadata.name !== name) {
+      throw errors.badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);
+    }
+    config.metadata!.name = name;
+    this.placeInNamespace(config, namespace);
+    return config;
   }
 
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult> {

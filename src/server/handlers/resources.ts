@@ -8,13 +8,15 @@ import type { Registry } from '../../registry/registry.js';
 import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
-import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
+import { bodyFormat, decodeBody, parseJson, parseYaml, readBody } from '../negotiation.js';
+import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
+import type { PatchType } from '../../registry/patch.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
-export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'update', 'watch']);
+export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
 
 
 function isTrue(v: string | null): boolean {
@@ -35,7 +37,46 @@ function writeOptions(scope: RequestContext, optionsKind: string): WriteOptions 
   if (!['Ignore', 'Warn', 'Strict'].includes(fv)) {
     throw errors.badRequest(`fieldValidation parameter unsupported: ${fv} (supported values: Ignore, Warn, Strict)`);
   }
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user };
+  const fieldManager = query.get('fieldManager');
+  if (fieldManager !== null) {
+    const errs = validateFieldManager(fieldManager);
+    if (errs.length) throw optionsInvalid(optionsKind, errs);
+  }
+  const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
+  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager };
+}
+
+const patchTypes: Record<string, PatchType> = {
+  'application/json-patch+json': 'json',
+  'application/merge-patch+json': 'merge',
+  'application/strategic-merge-patch+json': 'strategic',
+  'application/apply-patch+yaml': 'apply',
+};
+
+function patchTypeOf(contentType: string | undefined): PatchType {
+  const essence = (contentType ?? '').split(';')[0].trim().toLowerCase();
+  const type = patchTypes[essence];
+  if (!type) throw errors.unsupportedMediaType(contentType ?? '', Object.keys(patchTypes));
+  return type;
+}
+
+async function servePatch(scope: RequestContext, store: ResourceStore, namespace: string | undefined): Promise<{ object: KubeObject; created: boolean; warnings: string[] }> {
+  const { query } = scope;
+  const info = scope.info!;
+  const type = patchTypeOf(scope.req.headers['content-type']);
+  const opts = writeOptions(scope, 'PatchOptions');
+  const force = query.get('force');
+  if (type === 'apply') {
+    if (!query.get('fieldManager')) {
+      throw optionsInvalid('PatchOptions', [fieldErrors.required('fieldManager', 'is required for apply patch')]);
+    }
+  } else if (force !== null) {
+    throw optionsInvalid('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
+  }
+  const text = (await readBody(scope.req)).toString('utf8');
+  const body = type === 'apply' ? parseYaml(text) : parseJson(text);
+  const result = await store.patch(namespace, info.name!, type, body, opts, { force: isTrue(force) }, info.subresource);
+  return { ...result, warnings: opts.warnings };
 }
 
 function integerParam(query: URLSearchParams, name: string): number | undefined {
@@ -104,6 +145,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   if (!store.namespaced && info.namespace !== undefined && info.resource !== 'namespaces') throw errors.noSuchResource();
   if (info.subresource !== undefined && !servesSubresource(store, info.subresource)) throw errors.noSuchResource();
   if (info.subresource === 'finalize' && info.verb !== 'update') throw errors.methodNotAllowed();
+  if (info.subresource === 'status' && !['get', 'update', 'patch'].includes(info.verb)) throw errors.methodNotAllowed();
   const verb = info.verb as Verb;
   if (!servedVerbs.has(verb) || !store.kind.verbs.includes(verb)) throw errors.methodNotAllowed();
   if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
@@ -128,6 +170,11 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         timeoutSeconds: integerParam(query, 'timeoutSeconds'),
         include,
       });
+    case 'patch': {
+      if (info.name === undefined) throw errors.methodNotAllowed();
+      const { object, created, warnings } = await servePatch(scope, store, pathNamespace);
+      return reply(created ? 201 : 200, object, warnings);
+    }
     case 'list':
       return respondStored(res, 200, await store.listStored(pathNamespace, listOptions(query)), rep, { pretty, kind: store.kind, include });
     case 'create': {

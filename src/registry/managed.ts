@@ -1,0 +1,36 @@
+// metadata.managedFields on every write: a non-apply write makes its manager
+// own what it changed; an apply merges by ownership and may conflict.
+
+import { applyObject, fieldPaths, updateManagedFields, type FieldSet } from '../machinery/managedfields/index.js';
+import { apiVersionOf, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { typeInfoOf } from '../api/typeinfo.js';
+
+/** Fields a write does not take ownership of: status on the main resource, the rest on /status. */
+function ignoredFields(kind: KindDefinition, subresource: string | undefined): FieldSet | undefined {
+  if (!kind.subresources.status) return undefined;
+  if (subresource === undefined) return fieldPaths('status');
+  if (subresource === 'status') return fieldPaths('spec');
+  return undefined;
+}
+
+function baseOptions(kind: KindDefinition, subresource: string | undefined) {
+  return {
+    typeInfo: typeInfoOf(kind.schema),
+    apiVersion: apiVersionOf(kind),
+    now: new Date(),
+    subresource,
+    ignoredFields: ignoredFields(kind, subresource),
+  };
+}
+
+/** `next` with managedFields updated for a non-apply write by `manager`. */
+export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string): KubeObject {
+  return updateManagedFields(live, next, { ...baseOptions(kind, subresource), manager }).object as KubeObject;
+}
+
+/** Server-side apply of `config` over `live` (undefined: create). Throws 409 on conflicts unless forced. */
+export function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string): KubeObject {
+  const meta = live?.metadata;
+  const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(kind)}, Kind=${kind.kind}`;
+  return applyObject(live, config, { ...baseOptions(kind, subresource), manager, force, objectDescription: description }).object as KubeObject;
+}
