@@ -1,0 +1,94 @@
+// Writing with the real kubectl: patches of every type, client-side apply
+// repeated, server-side apply with two managers, diff and server dry-run.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, TestServer } from '../support/server.js';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer({ storageBackend: 'sqlite' });
+  await s.kubectl(['create', 'namespace', 'w']);
+});
+after(async () => { await s.close(); });
+
+async function ok(args: string[]): Promise<string> {
+  const r = await s.kubectl(args);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+function file(name: string, text: string): string {
+  const path = join(s.dataDir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const getJson = async (args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
+
+test('kubectl patch --type json, merge and strategic', async () => {
+  await ok(['-n', 'w', 'create', 'serviceaccount', 'p']);
+  await ok(['-n', 'w', 'patch', 'sa', 'p', '--type', 'merge', '-p', '{"automountServiceAccountToken":false}']);
+  await ok(['-n', 'w', 'patch', 'sa', 'p', '--type', 'strategic', '-p', '{"secrets":[{"name":"a"}]}']);
+  await ok(['-n', 'w', 'patch', 'sa', 'p', '--type', 'strategic', '-p', '{"secrets":[{"name":"b"}]}']);
+  await ok(['-n', 'w', 'patch', 'sa', 'p', '--type', 'json', '-p', '[{"op":"add","path":"/metadata/labels","value":{"tier":"x"}}]']);
+  const sa = await getJson(['-n', 'w', 'get', 'sa', 'p']);
+  assert.equal(sa.automountServiceAccountToken, false);
+  assert.deepEqual(sa.secrets.map((x: any) => x.name).sort(), ['a', 'b']);
+  assert.deepEqual(sa.metadata.labels, { tier: 'x' });
+  const failed = await s.kubectl(['-n', 'w', 'patch', 'sa', 'p', '--type', 'json', '-p', '[{"op":"test","path":"/metadata/labels/tier","value":"y"}]']);
+  assert.notEqual(failed.code, 0);
+  await ok(['-n', 'w', 'label', 'sa', 'p', 'env=prod']);
+  await ok(['-n', 'w', 'annotate', 'sa', 'p', 'note=hello']);
+  const labelled = await getJson(['-n', 'w', 'get', 'sa', 'p']);
+  assert.equal(labelled.metadata.labels.env, 'prod');
+  assert.equal(labelled.metadata.annotations.note, 'hello');
+});
+
+test('kubectl apply -f repeated: the last-applied annotation drives a strategic merge', async () => {
+  const f = file('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: w\ndata:\n  a: "1"\n  b: "2"\n');
+  assert.match(await ok(['apply', '-f', f]), /configmap\/app created/);
+  assert.match(await ok(['apply', '-f', f]), /configmap\/app unchanged/);
+  file('cm.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: w\ndata:\n  a: "1"\n  c: "3"\n');
+  assert.match(await ok(['apply', '-f', f]), /configmap\/app configured/);
+  const cm = await getJson(['-n', 'w', 'get', 'cm', 'app']);
+  assert.deepEqual(cm.data, { a: '1', c: '3' }, 'b was removed because the last applied configuration had it');
+});
+
+test('kubectl apply --server-side: conflicts between managers, --force-conflicts, co-ownership and release', async () => {
+  const alice = file('alice.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: w\ndata:\n  color: red\n  size: big\n');
+  const bob = file('bob.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: w\ndata:\n  color: blue\n  size: big\n');
+  assert.match(await ok(['apply', '--server-side', '--field-manager=alice', '-f', alice]), /serverside-applied/);
+  const conflict = await s.kubectl(['apply', '--server-side', '--field-manager=bob', '-f', bob]);
+  assert.notEqual(conflict.code, 0);
+  assert.match(conflict.stderr, /conflict with "alice"/);
+  assert.match(conflict.stderr, /\.data\.color/);
+  assert.match(await ok(['apply', '--server-side', '--field-manager=bob', '--force-conflicts', '-f', bob]), /serverside-applied/);
+  let cm = await getJson(['-n', 'w', 'get', 'cm', 'shared', '--show-managed-fields']);
+  assert.equal(cm.data.color, 'blue');
+  const ownersOf = (field: string) => cm.metadata.managedFields.filter((m: any) => m.fieldsV1?.['f:data']?.[`f:${field}`]).map((m: any) => m.manager).sort();
+  assert.deepEqual(ownersOf('color'), ['bob']);
+  assert.deepEqual(ownersOf('size'), ['alice', 'bob'], 'the same value is co-owned');
+  // alice drops size: bob still owns it, so it stays.
+  file('alice.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shared\n  namespace: w\ndata: {}\n');
+  await ok(['apply', '--server-side', '--field-manager=alice', '-f', alice]);
+  cm = await getJson(['-n', 'w', 'get', 'cm', 'shared', '--show-managed-fields']);
+  assert.equal(cm.data.size, 'big');
+  assert.deepEqual(ownersOf('size'), ['bob']);
+});
+
+test('kubectl diff and create --dry-run=server', async () => {
+  const f = file('diff.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: w\ndata:\n  a: "1"\n  c: "changed"\n');
+  const diff = await s.kubectl(['diff', '-f', f]);
+  assert.equal(diff.code, 1, diff.stderr);
+  assert.match(diff.stdout, /^-\s+c: "3"$/m);
+  assert.match(diff.stdout, /^\+\s+c: changed$/m);
+  const cm = await getJson(['-n', 'w', 'get', 'cm', 'app']);
+  assert.equal(cm.data.c, '3', 'diff changed nothing');
+  const dry = file('dry.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dry\n  namespace: w\n');
+  assert.match(await ok(['create', '--dry-run=server', '-f', dry]), /configmap\/dry created \(server dry run\)/);
+  const missing = await s.kubectl(['-n', 'w', 'get', 'cm', 'dry']);
+  assert.notEqual(missing.code, 0);
+});
