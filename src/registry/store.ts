@@ -33,6 +33,8 @@ export interface WriteOptions {
   user?: UserInfo;
   /** Owner of the fields this write sets (fieldManager, or derived from the User-Agent). */
   manager?: string;
+  /** Keys the request body repeated (found by the HTTP layer in the raw text), reported per fieldValidation. */
+  duplicateFields?: string[];
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -282,8 +284,9 @@ export class ResourceStore {
       throw errors.badRequest(`the API version in the data (${raw.apiVersion}) does not match the expected API version (${apiVersion})`);
     }
     const { object, report } = pruneObject(raw, this.kind.schema, this.kind.kind, this.kind.version);
-    if (report.unknownFields.length && opts.fieldValidation !== 'Ignore') {
-      const messages = report.unknownFields.map((f) => `unknown field "${f}"`);
+    const duplicates = opts.duplicateFields ?? [];
+    if ((report.unknownFields.length || duplicates.length) && opts.fieldValidation !== 'Ignore') {
+      const messages = [...report.unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
       if (opts.fieldValidation === 'Strict') throw errors.badRequest(`strict decoding error: ${messages.join(', ')}`);
       opts.warnings.push(...messages);
     }

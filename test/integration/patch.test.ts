@@ -165,3 +165,18 @@ test('fieldValidation on patches: Strict refuses unknown fields, Warn sends Warn
   const strictApply = await patch(`${cms}/fv`, 'apply-patch+yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fv\nbogus: 1\n', '?fieldManager=f&fieldValidation=Strict');
   assert.equal(strictApply.status, 400);
 });
+
+test('duplicate fields in a JSON body: a warning by default, refused when Strict, ignored when Ignore', async () => {
+  const body = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"1","a":"2"}}';
+  const headers = { 'Content-Type': 'application/json' };
+  const strict = await s.client.send('POST', `${cms}?fieldValidation=Strict`, { raw: body, headers });
+  assert.equal(strict.status, 400);
+  assert.match(strict.json.message, /duplicate field "data.a"/);
+  const warn = await s.client.send('POST', cms, { raw: body, headers });
+  assert.equal(warn.status, 201);
+  assert.equal(warn.headers.warning, '299 - "duplicate field \\"data.a\\""');
+  assert.equal(warn.json.data.a, '2');
+  const ignore = await s.client.send('POST', `${cms}?fieldValidation=Ignore`, { raw: body.replace('"dup"', '"dup2"'), headers });
+  assert.equal(ignore.status, 201);
+  assert.equal(ignore.headers.warning, undefined);
+});

@@ -11,6 +11,7 @@ import { builtinSchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, decodeBody, parseJson, parseYaml, readBody } from '../negotiation.js';
 import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
 import type { PatchType } from '../../registry/patch.js';
+import { findDuplicateFields } from '../../machinery/duplicates.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
@@ -75,6 +76,7 @@ async function servePatch(scope: RequestContext, store: ResourceStore, namespace
   }
   const text = (await readBody(scope.req)).toString('utf8');
   const body = type === 'apply' ? parseYaml(text) : parseJson(text);
+  if (type !== 'json' && text.trimStart().startsWith('{')) noteDuplicates(text, opts);
   const result = await store.patch(namespace, info.name!, type, body, opts, { force: isTrue(force) }, info.subresource);
   return { ...result, warnings: opts.warnings };
 }
@@ -124,10 +126,18 @@ async function deleteOptions(scope: RequestContext): Promise<DeleteOptions & { d
 /** Protobuf bodies decode against the built-in kinds (and DeleteOptions); custom kinds get 415, as upstream. */
 const builtinProtobufSchemas = builtinSchemaLookup(builtinKinds);
 
-async function readObjectBody(scope: RequestContext, store: ResourceStore): Promise<unknown> {
+async function readObjectBody(scope: RequestContext, store: ResourceStore, opts: WriteOptions): Promise<unknown> {
   const raw = await readBody(scope.req);
   const schemas = builtinKinds.includes(store.kind) ? builtinProtobufSchemas : undefined;
-  return decodeBody(raw, bodyFormat(scope.req.headers['content-type']), schemas);
+  const format = bodyFormat(scope.req.headers['content-type']);
+  const body = decodeBody(raw, format, schemas);
+  if (format === 'json') noteDuplicates(raw.toString('utf8'), opts);
+  return body;
+}
+
+/** Repeated keys in a JSON body matter unless fieldValidation=Ignore; look only then. */
+function noteDuplicates(text: string, opts: WriteOptions): void {
+  if (opts.fieldValidation !== 'Ignore') opts.duplicateFields = findDuplicateFields(text);
 }
 
 function servesSubresource(store: ResourceStore, subresource: string): boolean {
@@ -180,12 +190,12 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
     case 'create': {
       if (info.name !== undefined) throw errors.methodNotAllowed();
       const opts = writeOptions(scope, 'CreateOptions');
-      const obj = await store.create(pathNamespace, await readObjectBody(scope, store), opts);
+      const obj = await store.create(pathNamespace, await readObjectBody(scope, store, opts), opts);
       return reply(201, obj, opts.warnings);
     }
     case 'update': {
       const opts = writeOptions(scope, 'UpdateOptions');
-      const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope, store), opts, info.subresource);
+      const { object, created } = await store.update(pathNamespace, info.name!, await readObjectBody(scope, store, opts), opts, info.subresource);
       return reply(created ? 201 : 200, object, opts.warnings);
     }
     case 'delete': {
