@@ -20,6 +20,7 @@ import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
 import { applyPatch, patchPrecondition, PatchType } from './patch.js';
+import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
@@ -552,6 +553,7 @@ export class ResourceStore {
 
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult> {
     const key = this.key(namespace, name);
+    const policy = effectivePolicy(options.propagationPolicy, options.orphanDependents);
     for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
       const current = await this.backend.get(key);
       if (!current) throw errors.notFound(this.qualified, name);
@@ -561,12 +563,16 @@ export class ResourceStore {
       await this.admission.mutate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
       await this.admission.validate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
       try {
+        // The policy's finalizer (orphan, foregroundDeletion) holds the object for the garbage collector.
+        const policyChanged = applyPolicyFinalizers(obj, policy);
         if (this.deletionHeld(obj)) {
-          // Finalizers hold the object: mark it for deletion and let their owners finish.
-          if (meta.deletionTimestamp) return { object: obj, removed: false };
-          meta.deletionTimestamp = rfc3339Now();
-          meta.deletionGracePeriodSeconds = 0;
-          this.kind.strategy.markDeleting?.(obj);
+          const starting = !meta.deletionTimestamp;
+          if (!starting && !policyChanged) return { object: obj, removed: false };
+          if (starting) {
+            meta.deletionTimestamp = rfc3339Now();
+            meta.deletionGracePeriodSeconds = 0; // our kinds have no graceful termination, as upstream for them
+            this.kind.strategy.markDeleting?.(obj);
+          }
           if (opts.dryRun) return { object: obj, removed: false };
           const kv = await this.backend.update(key, toStoredBytes(obj), current.modRevision);
           meta.resourceVersion = String(kv.modRevision);

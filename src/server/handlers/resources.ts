@@ -203,7 +203,9 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       const opts = writeOptions(scope, 'DeleteOptions');
       if (options.dryRunBody?.length) opts.dryRun = true;
       const { object, removed } = await store.delete(pathNamespace, info.name!, options, opts);
-      if (store.kind.deleteReturnsObject || !removed) return reply(200, object, opts.warnings);
+      // 202 when the object stays for its dependents and the client asked for them to go (as upstream).
+      if (!removed) return reply(options.orphanDependents === false ? 202 : 200, object, opts.warnings);
+      if (store.kind.deleteReturnsObject) return reply(200, object, opts.warnings);
       return reply(200, successStatus(store, object.metadata?.name, object.metadata?.uid), opts.warnings);
     }
     case 'deletecollection': {

@@ -1,0 +1,100 @@
+// An informer: lists a resource, then watches from the list's version,
+// keeping a local copy and telling handlers what changed. When the watch
+// ends (history expired, server restarted the stream) it lists again and
+// reports the difference, so handlers never miss a change.
+
+import type { ApiClient, ApiObject, ResourceType } from './types.js';
+
+export interface InformerHandlers {
+  onAdd?(obj: ApiObject): void;
+  onUpdate?(old: ApiObject, obj: ApiObject): void;
+  onDelete?(obj: ApiObject): void;
+}
+
+export function objectKey(obj: ApiObject): string {
+  const m = obj.metadata ?? {};
+  return m.namespace ? `${m.namespace}/${m.name}` : String(m.name);
+}
+
+const maxBackoffMs = 5_000;
+
+export class Informer {
+  private readonly store = new Map<string, ApiObject>();
+  private watch?: { stop(): void };
+  private stopped = false;
+  private backoffMs = 100;
+  private retryTimer?: NodeJS.Timeout;
+  private syncedOnce?: Promise<void>;
+
+  constructor(
+    private readonly client: ApiClient,
+    readonly type: ResourceType,
+    private readonly handlers: InformerHandlers,
+    private readonly namespace?: string,
+  ) {}
+
+  /** Resolves after the first list has been delivered to the handlers. */
+  start(): Promise<void> {
+    this.syncedOnce ??= this.relist();
+    return this.syncedOnce;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    this.watch?.stop();
+  }
+
+  get(namespace: string | undefined, name: string): ApiObject | undefined {
+    return this.store.get(namespace ? `${namespace}/${name}` : name);
+  }
+
+  list(): ApiObject[] {
+    return [...this.store.values()];
+  }
+
+  private async relist(): Promise<void> {
+    if (this.stopped) return;
+    this.watch?.stop();
+    const { items, resourceVersion } = await this.client.list(this.type, this.namespace);
+    if (this.stopped) return;
+    const seen = new Set<string>();
+    for (const obj of items) {
+      const key = objectKey(obj);
+      seen.add(key);
+      this.apply('put', key, obj);
+    }
+    for (const [key, obj] of [...this.store]) {
+      if (!seen.has(key)) this.apply('delete', key, obj);
+    }
+    this.watch = await this.client.watch(this.type, this.namespace, resourceVersion, {
+      onEvents: (events) => {
+        this.backoffMs = 100;
+        for (const e of events) this.apply(e.type === 'DELETED' ? 'delete' : 'put', objectKey(e.object), e.object);
+      },
+      onEnd: () => this.scheduleRelist(),
+    });
+  }
+
+  private scheduleRelist(): void {
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.relist().catch(() => this.scheduleRelist());
+    }, this.backoffMs);
+    this.backoffMs = Math.min(this.backoffMs * 2, maxBackoffMs);
+  }
+
+  private apply(op: 'put' | 'delete', key: string, obj: ApiObject): void {
+    const old = this.store.get(key);
+    if (op === 'delete') {
+      if (!old) return;
+      this.store.delete(key);
+      this.handlers.onDelete?.(obj);
+      return;
+    }
+    if (old && old.metadata?.resourceVersion === obj.metadata?.resourceVersion) return;
+    this.store.set(key, obj);
+    if (old) this.handlers.onUpdate?.(old, obj);
+    else this.handlers.onAdd?.(obj);
+  }
+}
