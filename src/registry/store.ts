@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
 import { deepEqual } from '../machinery/equal.js';
+import { product } from '../machinery/vocabulary.js';
 import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
 import { rfc3339Now } from '../machinery/time.js';
@@ -39,7 +40,7 @@ export interface WriteOptions {
 }
 
 /** Manager recorded for writes that name none (the server's own). */
-const serverManager = 'plat-apiserver';
+const serverManager = `${product.name}-apiserver`;
 
 export interface PatchOptions {
   /** Server-side apply only: take ownership of conflicting fields. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { builtinKinds } from '../api/catalog.js';
-import { reservedNamespaces } from '../machinery/vocabulary.js';
+import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, writeAdminKubeconfig } from '../pki/index.js';
 import { openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
@@ -19,6 +19,8 @@ import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { createApp } from './app.js';
+import { InProcessClient } from './inprocess.js';
+import { builtinControllers } from '../controllers/index.js';
 import { servedVerbs } from './handlers/resources.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
@@ -112,6 +114,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
 
   await ensureReservedNamespaces(registry);
   reservedReady = true;
+  // Controllers act through an in-process client; they start once the reserved namespaces exist.
+  const controllers = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
+  let controllersStarted = false;
+  const controllersReady = Promise.all(controllers.map((c) => c.start())).then(() => { controllersStarted = true; });
+  controllersReady.catch((err) => log.error({ err }, 'controllers failed to start'));
+  health.add({ name: 'poststarthook/start-controllers', check: () => { if (!controllersStarted) throw new Error('controllers not started'); } }, ['readyz']);
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: keys.caCertPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
@@ -120,6 +128,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     url, port, kubeconfigPath, options,
     async stop() {
       shuttingDown = true;
+      for (const c of controllers) c.stop();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

@@ -61,7 +61,7 @@ describe('service accounts', () => {
     const g = await s.client.get(`${base}/bot`);
     assert.equal(g.status, 200);
     assert.deepEqual(g.json, c.json);
-    const l = await s.client.get(base);
+    const l = await s.client.get(`${base}?fieldSelector=metadata.name%3Dbot`);
     assert.equal(l.json.kind, 'ServiceAccountList');
     assert.equal(l.json.apiVersion, 'v1');
     assert.equal(l.json.items.length, 1);

@@ -171,15 +171,21 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   switch (verb) {
     case 'get':
       return respondStored(res, 200, await store.getStored(pathNamespace, info.name!, query.get('resourceVersion')), rep, { pretty, kind: store.kind, include });
-    case 'watch':
-      if (info.name !== undefined) throw errors.methodNotAllowed();
+    case 'watch': {
+      // The legacy /watch/…/{name} path watches one object: a name field selector, as upstream.
+      const list = listOptions(query);
+      if (info.name !== undefined) {
+        const byName = `metadata.name=${info.name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
+        list.fieldSelector = list.fieldSelector ? `${list.fieldSelector},${byName}` : byName;
+      }
       return serveWatch(store, res, rep, {
         namespace: pathNamespace,
-        list: listOptions(query),
+        list,
         allowBookmarks: isTrue(query.get('allowWatchBookmarks')),
         timeoutSeconds: integerParam(query, 'timeoutSeconds'),
         include,
       });
+    }
     case 'patch': {
       if (info.name === undefined) throw errors.methodNotAllowed();
       const { object, created, warnings } = await servePatch(scope, store, pathNamespace);

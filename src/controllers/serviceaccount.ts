@@ -1,0 +1,53 @@
+// The service account controller: every active namespace holds a
+// ServiceAccount named `default`, created when the namespace appears and
+// again whenever it is deleted.
+
+import { ApiClient, ApiCallError, ApiObject, ResourceType } from '../client/types.js';
+import { Informer } from '../client/informer.js';
+import { WorkQueue } from '../client/workqueue.js';
+import type { Controller } from './controller.js';
+
+export const defaultServiceAccountName = 'default';
+
+export class ServiceAccountController implements Controller {
+  readonly name = 'serviceaccount';
+  private readonly queue: WorkQueue;
+  private readonly informers: Informer[] = [];
+  private readonly namespaces: ResourceType;
+  private readonly serviceAccounts: ResourceType;
+
+  constructor(private readonly client: ApiClient, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
+    const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
+    this.namespaces = find('namespaces');
+    this.serviceAccounts = find('serviceaccounts');
+    this.queue = new WorkQueue((ns) => this.sync(ns), (ns, e) => this.log('service account sync failed', { namespace: ns, err: String(e) }));
+  }
+
+  async start(): Promise<void> {
+    const onNamespace = (ns: ApiObject) => this.queue.add(ns.metadata!.name);
+    const onAccountGone = (sa: ApiObject) => { if (sa.metadata?.name === defaultServiceAccountName) this.queue.add(sa.metadata.namespace); };
+    this.informers.push(
+      new Informer(this.client, this.namespaces, { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) }),
+      new Informer(this.client, this.serviceAccounts, { onDelete: onAccountGone }),
+    );
+    await Promise.all(this.informers.map((i) => i.start()));
+  }
+
+  stop(): void {
+    for (const i of this.informers) i.stop();
+    this.queue.stop();
+  }
+
+  private async sync(namespace: string): Promise<void> {
+    const ns = await this.client.get(this.namespaces, undefined, namespace);
+    if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase !== 'Active') return;
+    if (await this.client.get(this.serviceAccounts, namespace, defaultServiceAccountName)) return;
+    try {
+      await this.client.create(this.serviceAccounts, namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: defaultServiceAccountName } });
+    } catch (e) {
+      // Created meanwhile, or the namespace began terminating: nothing to do.
+      if (e instanceof ApiCallError && (e.code === 409 || e.code === 403 || e.code === 404)) return;
+      throw e;
+    }
+  }
+}
