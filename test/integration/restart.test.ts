@@ -64,3 +64,39 @@ test('objects survive stop, restart and kill -9 with the sqlite store', async ()
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('a namespace terminating when the server is killed finishes its deletion after the restart', async () => {
+  const dataDir = tempDir('plat-restart-ns-');
+  try {
+    const first = await startChildServer([], dataDir);
+    let client = TestClient.fromKubeconfig(first.kubeconfigPath);
+    await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'going' } });
+    await client.post('/api/v1/namespaces/going/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', finalizers: ['example.com/hold'] } });
+    await client.post('/api/v1/namespaces/going/secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'plain' } });
+    const deleted = await client.delete('/api/v1/namespaces/going');
+    assert.equal(deleted.json.status.phase, 'Terminating');
+    client.close();
+    first.process.kill('SIGKILL');
+    await once(first.process, 'exit');
+
+    const second = await startChildServer([], dataDir);
+    client = TestClient.fromKubeconfig(second.kubeconfigPath);
+    const ns = await client.get('/api/v1/namespaces/going');
+    assert.equal(ns.json.status.phase, 'Terminating', 'still terminating after the restart');
+    const held = await client.get('/api/v1/namespaces/going/configmaps/held');
+    await client.put('/api/v1/namespaces/going/configmaps/held', { ...held.json, metadata: { ...held.json.metadata, finalizers: [] } });
+    const deadline = Date.now() + 20_000;
+    let status = 200;
+    while (Date.now() < deadline && status !== 404) {
+      status = (await client.get('/api/v1/namespaces/going')).status;
+      if (status !== 404) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(status, 404, 'the namespace is gone');
+    assert.equal((await client.get('/api/v1/namespaces/going/secrets')).json.items.length, 0);
+    client.close();
+    second.process.kill('SIGTERM');
+    await once(second.process, 'exit');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,81 @@
+// Object lifecycle with the real kubectl: namespaces emptied and removed,
+// the default service account, finalizers held and released, reserved
+// namespaces, and no new content in a terminating namespace.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
+
+let s: TestServer;
+before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
+after(async () => { await s.close(); });
+
+async function ok(args: string[]): Promise<string> {
+  const r = await s.kubectl(args);
+  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Polls `check` until it holds, at most `ms`. */
+async function eventually(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.fail(`timed out waiting for: ${what}`);
+}
+
+test('a new namespace gets a default service account, recreated when deleted', async () => {
+  await ok(['create', 'namespace', 'fresh']);
+  await ok(['-n', 'fresh', 'wait', '--for=create', 'serviceaccount/default', '--timeout=15s']);
+  await ok(['-n', 'fresh', 'delete', 'serviceaccount', 'default']);
+  await eventually('default service account recreated', async () => (await s.kubectl(['-n', 'fresh', 'get', 'sa', 'default'])).code === 0);
+});
+
+test('deleting a namespace removes everything inside, then the namespace', async () => {
+  await ok(['create', 'namespace', 'doomed']);
+  await ok(['-n', 'doomed', 'create', 'configmap', 'c1', '--from-literal=a=b']);
+  await ok(['-n', 'doomed', 'create', 'secret', 'generic', 's1', '--from-literal=a=b']);
+  await ok(['-n', 'doomed', 'create', 'serviceaccount', 'robot']);
+  const events = join(s.dataDir, 'event.yaml');
+  writeFileSync(events, 'apiVersion: v1\nkind: Event\nmetadata:\n  name: e1\n  namespace: doomed\ninvolvedObject:\n  kind: ConfigMap\n  name: c1\n  namespace: doomed\nreason: Test\n');
+  await ok(['create', '-f', events]);
+  await ok(['delete', 'namespace', 'doomed', '--wait=false']);
+  await ok(['wait', '--for=delete', 'namespace/doomed', '--timeout=30s']);
+  for (const kind of ['configmaps', 'secrets', 'serviceaccounts', 'events']) {
+    const r = await s.client.get(`/api/v1/namespaces/doomed/${kind}`);
+    assert.equal(r.json.items.length, 0, `${kind} left behind`);
+  }
+});
+
+test('a finalizer holds an object and its namespace until released with patch', async () => {
+  await ok(['create', 'namespace', 'held']);
+  const cm = join(s.dataDir, 'held.yaml');
+  writeFileSync(cm, 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keeper\n  namespace: held\n  finalizers:\n  - example.com/hold\n');
+  await ok(['create', '-f', cm]);
+  await ok(['delete', 'namespace', 'held', '--wait=false']);
+  await eventually('namespace reports the finalizer that holds it', async () => {
+    const ns = JSON.parse(await ok(['get', 'namespace', 'held', '-o', 'json']));
+    const c = (ns.status.conditions ?? []).find((x: any) => x.type === 'NamespaceFinalizersRemaining');
+    return ns.status.phase === 'Terminating' && c?.status === 'True' && /example\.com\/hold in 1 resource instances/.test(c.message);
+  });
+  const keeper = JSON.parse(await ok(['-n', 'held', 'get', 'cm', 'keeper', '-o', 'json']));
+  assert.ok(keeper.metadata.deletionTimestamp, 'the object is marked for deletion but kept');
+  const refused = await s.kubectl(['-n', 'held', 'create', 'configmap', 'late']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /unable to create new content in namespace held because it is being terminated/);
+  await ok(['-n', 'held', 'patch', 'configmap', 'keeper', '--type', 'merge', '-p', '{"metadata":{"finalizers":null}}']);
+  await ok(['wait', '--for=delete', 'namespace/held', '--timeout=30s']);
+});
+
+test('the reserved namespaces cannot be deleted', async () => {
+  for (const name of ['default', vocabulary.systemNamespace, vocabulary.publicNamespace]) {
+    const r = await s.kubectl(['delete', 'namespace', name]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /Forbidden|forbidden: this namespace may not be deleted/);
+  }
+});
