@@ -1,42 +1,38 @@
 // The generic store: REST semantics of any declared kind over a Backend.
-// Create: decode → defaults → prepareForCreate → validate → write.
-// Update: the same inside a retry loop around the backend's compare-and-swap.
+// Create: decode → defaults → prepareForCreate → mutating admission →
+// validate → validating admission → write. Update and patch run the same
+// steps inside one retry loop around the backend's compare-and-swap. Reads
+// are the CollectionReader's (reader.ts).
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
 import { deepEqual } from '../machinery/equal.js';
 import { product } from '../machinery/vocabulary.js';
 import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
-import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
 import { rfc3339Now } from '../machinery/time.js';
-import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
-import { pruneObject } from '../api/prune.js';
-import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
-import type { CacheSet, WatchCache } from '../storage/cache/index.js';
+import type { UserInfo } from '../machinery/user.js';
+import type { KindDefinition, KubeObject } from '../api/kind.js';
+import { Backend, KeyValue, StorageError } from '../storage/backend.js';
+import type { CacheSet } from '../storage/cache/index.js';
 import { Admission, AdmissionRequest, Operation } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
-import type { UserInfo } from '../machinery/user.js';
-import { encodeContinue } from './continue.js';
-import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
-import { ActiveWatch, startWatch, WatchSink } from './watch.js';
+import { CollectionReader, ListOptions } from './reader.js';
+import { decodeObject, DecodeOptions } from './decode.js';
+import type { ActiveWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
 import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
-import { materializeList, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
+import { parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 
-export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
+export type { ListOptions } from './reader.js';
+export type { FieldValidation } from './decode.js';
 
-export interface WriteOptions {
+export interface WriteOptions extends DecodeOptions {
   dryRun: boolean;
-  fieldValidation: FieldValidation;
-  /** Collects Warning header texts for the response. */
-  warnings: string[];
   /** Who asks, for admission. */
   user?: UserInfo;
   /** Owner of the fields this write sets (fieldManager, or derived from the User-Agent). */
   manager?: string;
-  /** Keys the request body repeated (found by the HTTP layer in the raw text), reported per fieldValidation. */
-  duplicateFields?: string[];
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -45,15 +41,6 @@ const serverManager = `${product.name}-apiserver`;
 export interface PatchOptions {
   /** Server-side apply only: take ownership of conflicting fields. */
   force?: boolean;
-}
-
-export interface ListOptions {
-  labelSelector?: string | null;
-  fieldSelector?: string | null;
-  limit?: number;
-  continue?: string | null;
-  resourceVersion?: string | null;
-  resourceVersionMatch?: string | null;
 }
 
 export interface DeleteOptions {
@@ -70,232 +57,68 @@ export interface DeleteResult {
 }
 
 const maxUpdateRetries = 32;
-/** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
-const futureRevisionWaitMs = 3000;
 
 export class ResourceStore {
   readonly qualified: Qualified;
-  private readonly keyRoot: string;
+  readonly reader: CollectionReader;
 
   constructor(
     readonly kind: KindDefinition,
     private readonly backend: Backend,
     private readonly admission: Admission = admitAll,
     /** Watch caches of the backend; without them every read goes to the store. */
-    private readonly caches?: CacheSet,
+    caches?: CacheSet,
   ) {
-    this.qualified = { group: kind.group, resource: kind.plural };
-    this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
+    this.reader = new CollectionReader(kind, backend, caches);
+    this.qualified = this.reader.qualified;
   }
 
   get namespaced(): boolean {
     return this.kind.scope === 'Namespaced';
   }
 
-  /** Prefix of the keys of a collection: one namespace, or all of them. */
-  prefix(namespace?: string): string {
-    return this.namespaced && namespace ? `${this.keyRoot}${namespace}/` : this.keyRoot;
-  }
-
   key(namespace: string | undefined, name: string): string {
-    return this.namespaced ? `${this.keyRoot}${namespace}/${name}` : `${this.keyRoot}${name}`;
+    return this.reader.key(namespace, name);
   }
 
-  // ---- reads -------------------------------------------------------------
+  // ---- reads (see reader.ts) ------------------------------------------------
 
-  /** The stored object, or undefined. */
-  async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
-    const kv = await this.backend.get(this.key(namespace, name));
-    return kv ? this.decodeStored(kv) : undefined;
+  find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    return this.reader.find(namespace, name);
   }
 
-  private stored(kv: KeyValue): StoredObject {
-    return new StoredObject(kv, this.kind.strategy.defaults);
+  get(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<KubeObject> {
+    return this.reader.get(namespace, name, resourceVersion);
   }
 
-  private decodeStored(kv: KeyValue): KubeObject {
-    return this.stored(kv).object;
+  getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
+    return this.reader.getStored(namespace, name, resourceVersion);
   }
 
-  private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
-    const labels = parseLabelSelector(opts.labelSelector);
-    const fields = parseFieldSelector(opts.fieldSelector, (f) =>
-      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || f in this.kind.fieldSelectors);
-    return { labels, fields };
+  list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
+    return this.reader.list(namespace, opts);
+  }
+
+  listStored(namespace: string | undefined, opts: ListOptions): Promise<StoredList> {
+    return this.reader.listStored(namespace, opts);
+  }
+
+  watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
+    return this.reader.watch(namespace, opts, sink);
   }
 
   fieldValue(obj: KubeObject, field: string): string {
-    if (field === 'metadata.name') return obj.metadata?.name ?? '';
-    if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
-    return this.kind.fieldSelectors[field]?.(obj) ?? '';
+    return this.reader.fieldValue(obj, field);
   }
 
-  matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
-    return labels.matches(obj.metadata?.labels) && fields.matches((f) => this.fieldValue(obj, f));
-  }
-
-  /** Waits until the store has reached `revision`; 504 Too large resource version after a few seconds. */
-  private async awaitRevision(revision: number): Promise<void> {
-    const deadline = Date.now() + futureRevisionWaitMs;
-    for (;;) {
-      const current = await this.backend.currentRevision();
-      if (current >= revision) return;
-      if (Date.now() >= deadline) throw errors.tooLargeResourceVersion(revision, current, 1);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  private async awaitFresh(cache: WatchCache, revision: number): Promise<void> {
-    try {
-      await cache.waitUntilFresh(revision, futureRevisionWaitMs);
-    } catch (e) {
-      if (e instanceof StorageError && e.code === 'FutureRevision') throw errors.tooLargeResourceVersion(revision, e.revision ?? 0, 1);
-      throw e;
-    }
-  }
-
-  /**
-   * Where a read is served from: the watch cache when the latest or any
-   * fresh-enough version will do (a whole in-memory snapshot), else the
-   * store at the plan's revision.
-   */
-  private async readSource(plan: ReadPlan): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
-    const cache = this.caches && (plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')
-      ? await this.caches.cacheFor(this.keyRoot) : undefined;
-    if (cache) {
-      if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
-      else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
-      return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
-    }
-    const revision = await this.readRevision(plan);
-    return { inMemory: false, range: (prefix, o) => this.backend.range(prefix, { ...o, revision: o.revision ?? revision }) };
-  }
-
-  /** The revision to read at for a plan (undefined: the latest). */
-  private async readRevision(plan: ReadPlan): Promise<number | undefined> {
-    switch (plan.kind) {
-      case 'latest': case 'any': return undefined;
-      case 'notOlderThan': await this.awaitRevision(plan.revision); return undefined;
-      case 'exact': await this.awaitRevision(plan.revision); return plan.revision;
-      case 'continue': return plan.revision;
-    }
-  }
-
-  async get(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<KubeObject> {
-    return (await this.getStored(namespace, name, resourceVersion)).object;
-  }
-
-  async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
-    await this.readRevision(planGet(resourceVersion));
-    const kv = await this.backend.get(this.key(namespace, name));
-    if (!kv) throw errors.notFound(this.qualified, name);
-    return this.stored(kv);
-  }
-
-  async list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
-    return materializeList(await this.listStored(namespace, opts));
-  }
-
-  async listStored(namespace: string | undefined, opts: ListOptions): Promise<StoredList> {
-    const { labels, fields } = this.selectors(opts);
-    const prefix = this.prefix(namespace);
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
-    const plan = planList(opts, prefix);
-    const source = await this.readSource(plan);
-    let revision: number | undefined;
-    const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
-    const items: StoredObject[] = [];
-    let more = false;
-    let remaining: number | undefined;
-    let nextKey = startKey;
-    const unfiltered = labels.empty && fields.empty;
-    try {
-      // With selectors a page may need several reads to gather `limit` matches.
-      for (;;) {
-        const want = limit && !source.inMemory ? limit - items.length + (unfiltered ? 0 : 64) : 0;
-        const page = await source.range(prefix, { revision, limit: want, startKey: nextKey });
-        revision = page.revision;
-        let consumed = 0;
-        for (const kv of page.items) {
-          consumed++;
-          const obj = this.stored(kv);
-          if (unfiltered || this.matches(obj.object, labels, fields)) items.push(obj);
-          if (limit && items.length === limit) break;
-        }
-        if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read
-        const moreKeys = consumed < page.items.length || page.more;
-        if (limit && items.length === limit) {
-          more = moreKeys;
-          if (more && unfiltered) remaining = page.count - consumed;
-          break;
-        }
-        if (!moreKeys || !limit) break;
-      }
-    } catch (e) {
-      if (e instanceof StorageError && e.code === 'Compacted' && plan.kind === 'exact') {
-        throw errors.expired(`too old resource version: ${plan.revision} (${e.revision ?? ''})`);
-      }
-      if (e instanceof StorageError && e.code === 'Compacted') {
-        throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
-      }
-      throw e;
-    }
-    const metadata: Record<string, unknown> = { resourceVersion: String(revision ?? 0) };
-    if (more && nextKey !== undefined) {
-      metadata.continue = encodeContinue(revision!, nextKey);
-      if (remaining !== undefined) metadata.remainingItemCount = remaining;
-    }
-    return { apiVersion: apiVersionOf(this.kind), kind: this.kind.listKind, metadata, items };
-  }
-
-  /**
-   * Watches a collection. resourceVersion unset: the current state (a
-   * consistent read) as ADDED events, then changes; "0": any recent state,
-   * then changes; N: changes after N. Needs the watch caches.
-   */
-  async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
-    if (!this.caches) throw errors.methodNotAllowed();
-    const { labels, fields } = this.selectors(opts);
-    const rv = parseVersionParam(opts.resourceVersion);
-    const cache = await this.caches.cacheFor(this.keyRoot);
-    if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
-    else if (rv > 0) await this.awaitFresh(cache, rv);
-    return startWatch(cache, {
-      prefix: this.prefix(namespace),
-      after: rv === undefined || rv === 0 ? undefined : rv,
-      labels, fields,
-      fieldValue: (obj, f) => this.fieldValue(obj, f),
-      defaults: this.kind.strategy.defaults,
-      maxBuffered: opts.maxBuffered,
-    }, sink);
+  private decodeStored(kv: KeyValue): KubeObject {
+    return this.reader.decodeStored(kv);
   }
 
   // ---- decoding and validation --------------------------------------------
 
-  /** Checks apiVersion/kind of a request body, prunes unknown fields per fieldValidation. */
   decode(body: unknown, opts: WriteOptions): KubeObject {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw errors.badRequest(`the object provided is unrecognized (must be of type ${this.kind.kind}): couldn't get version/kind; json parse error: expected an object`);
-    }
-    const raw = body as KubeObject;
-    const apiVersion = apiVersionOf(this.kind);
-    if (raw.kind !== undefined && raw.kind !== '' && raw.kind !== this.kind.kind) {
-      throw errors.badRequest(`${raw.kind} in version "${this.kind.version}" cannot be handled as a ${this.kind.kind}: the object provided is unrecognized (must be of type ${this.kind.kind})`);
-    }
-    if (raw.apiVersion !== undefined && raw.apiVersion !== '' && raw.apiVersion !== apiVersion) {
-      throw errors.badRequest(`the API version in the data (${raw.apiVersion}) does not match the expected API version (${apiVersion})`);
-    }
-    const { object, report } = pruneObject(raw, this.kind.schema, this.kind.kind, this.kind.version);
-    const duplicates = opts.duplicateFields ?? [];
-    if ((report.unknownFields.length || duplicates.length) && opts.fieldValidation !== 'Ignore') {
-      const messages = [...report.unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
-      if (opts.fieldValidation === 'Strict') throw errors.badRequest(`strict decoding error: ${messages.join(', ')}`);
-      opts.warnings.push(...messages);
-    }
-    object.apiVersion = apiVersion;
-    object.kind = this.kind.kind;
-    object.metadata ??= {};
-    return object;
+    return decodeObject(this.kind, body, opts);
   }
 
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {

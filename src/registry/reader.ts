@@ -1,0 +1,220 @@
+// Reads of one collection: get, list with paging and selectors, and watch,
+// served from the watch cache when any recent-enough version will do and
+// from the store at a revision when an exact one is asked for.
+
+import { errors, Qualified } from '../machinery/errors.js';
+import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
+import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
+import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
+import type { CacheSet, WatchCache } from '../storage/cache/index.js';
+import { encodeContinue } from './continue.js';
+import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
+import { ActiveWatch, startWatch, WatchSink } from './watch.js';
+import { materializeList, StoredList, StoredObject } from './objects.js';
+
+export interface ListOptions {
+  labelSelector?: string | null;
+  fieldSelector?: string | null;
+  limit?: number;
+  continue?: string | null;
+  resourceVersion?: string | null;
+  resourceVersionMatch?: string | null;
+}
+
+/** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
+const futureRevisionWaitMs = 3000;
+
+export class CollectionReader {
+  readonly qualified: Qualified;
+  readonly keyRoot: string;
+
+  constructor(
+    readonly kind: KindDefinition,
+    private readonly backend: Backend,
+    /** Watch caches of the backend; without them every read goes to the store. */
+    private readonly caches?: CacheSet,
+  ) {
+    this.qualified = { group: kind.group, resource: kind.plural };
+    this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
+  }
+
+  get namespaced(): boolean {
+    return this.kind.scope === 'Namespaced';
+  }
+
+  /** Prefix of the keys of a collection: one namespace, or all of them. */
+  prefix(namespace?: string): string {
+    return this.namespaced && namespace ? `${this.keyRoot}${namespace}/` : this.keyRoot;
+  }
+
+  key(namespace: string | undefined, name: string): string {
+    return this.namespaced ? `${this.keyRoot}${namespace}/${name}` : `${this.keyRoot}${name}`;
+  }
+
+  /** The stored object, or undefined. */
+  async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
+    const kv = await this.backend.get(this.key(namespace, name));
+    return kv ? this.decodeStored(kv) : undefined;
+  }
+
+  stored(kv: KeyValue): StoredObject {
+    return new StoredObject(kv, this.kind.strategy.defaults);
+  }
+
+  decodeStored(kv: KeyValue): KubeObject {
+    return this.stored(kv).object;
+  }
+
+  private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
+    const labels = parseLabelSelector(opts.labelSelector);
+    const fields = parseFieldSelector(opts.fieldSelector, (f) =>
+      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || f in this.kind.fieldSelectors);
+    return { labels, fields };
+  }
+
+  fieldValue(obj: KubeObject, field: string): string {
+    if (field === 'metadata.name') return obj.metadata?.name ?? '';
+    if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
+    return this.kind.fieldSelectors[field]?.(obj) ?? '';
+  }
+
+  matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
+    return labels.matches(obj.metadata?.labels) && fields.matches((f) => this.fieldValue(obj, f));
+  }
+
+  /** Waits until the store has reached `revision`; 504 Too large resource version after a few seconds. */
+  private async awaitRevision(revision: number): Promise<void> {
+    const deadline = Date.now() + futureRevisionWaitMs;
+    for (;;) {
+      const current = await this.backend.currentRevision();
+      if (current >= revision) return;
+      if (Date.now() >= deadline) throw errors.tooLargeResourceVersion(revision, current, 1);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  private async awaitFresh(cache: WatchCache, revision: number): Promise<void> {
+    try {
+      await cache.waitUntilFresh(revision, futureRevisionWaitMs);
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'FutureRevision') throw errors.tooLargeResourceVersion(revision, e.revision ?? 0, 1);
+      throw e;
+    }
+  }
+
+  /**
+   * Where a read is served from: the watch cache when the latest or any
+   * fresh-enough version will do (a whole in-memory snapshot), else the
+   * store at the plan's revision.
+   */
+  private async readSource(plan: ReadPlan): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
+    const cache = this.caches && (plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')
+      ? await this.caches.cacheFor(this.keyRoot) : undefined;
+    if (cache) {
+      if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
+      else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
+      return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
+    }
+    const revision = await this.readRevision(plan);
+    return { inMemory: false, range: (prefix, o) => this.backend.range(prefix, { ...o, revision: o.revision ?? revision }) };
+  }
+
+  /** The revision to read at for a plan (undefined: the latest). */
+  private async readRevision(plan: ReadPlan): Promise<number | undefined> {
+    switch (plan.kind) {
+      case 'latest': case 'any': return undefined;
+      case 'notOlderThan': await this.awaitRevision(plan.revision); return undefined;
+      case 'exact': await this.awaitRevision(plan.revision); return plan.revision;
+      case 'continue': return plan.revision;
+    }
+  }
+
+  async get(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<KubeObject> {
+    return (await this.getStored(namespace, name, resourceVersion)).object;
+  }
+
+  async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
+    await this.readRevision(planGet(resourceVersion));
+    const kv = await this.backend.get(this.key(namespace, name));
+    if (!kv) throw errors.notFound(this.qualified, name);
+    return this.stored(kv);
+  }
+
+  async list(namespace: string | undefined, opts: ListOptions): Promise<KubeObject> {
+    return materializeList(await this.listStored(namespace, opts));
+  }
+
+  async listStored(namespace: string | undefined, opts: ListOptions): Promise<StoredList> {
+    const { labels, fields } = this.selectors(opts);
+    const prefix = this.prefix(namespace);
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const plan = planList(opts, prefix);
+    const source = await this.readSource(plan);
+    let revision: number | undefined;
+    const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
+    const items: StoredObject[] = [];
+    let more = false;
+    let remaining: number | undefined;
+    let nextKey = startKey;
+    const unfiltered = labels.empty && fields.empty;
+    try {
+      // With selectors a page may need several reads to gather `limit` matches.
+      for (;;) {
+        const want = limit && !source.inMemory ? limit - items.length + (unfiltered ? 0 : 64) : 0;
+        const page = await source.range(prefix, { revision, limit: want, startKey: nextKey });
+        revision = page.revision;
+        let consumed = 0;
+        for (const kv of page.items) {
+          consumed++;
+          const obj = this.stored(kv);
+          if (unfiltered || this.matches(obj.object, labels, fields)) items.push(obj);
+          if (limit && items.length === limit) break;
+        }
+        if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read
+        const moreKeys = consumed < page.items.length || page.more;
+        if (limit && items.length === limit) {
+          more = moreKeys;
+          if (more && unfiltered) remaining = page.count - consumed;
+          break;
+        }
+        if (!moreKeys || !limit) break;
+      }
+    } catch (e) {
+      if (e instanceof StorageError && e.code === 'Compacted' && plan.kind === 'exact') {
+        throw errors.expired(`too old resource version: ${plan.revision} (${e.revision ?? ''})`);
+      }
+      if (e instanceof StorageError && e.code === 'Compacted') {
+        throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      }
+      throw e;
+    }
+    const metadata: Record<string, unknown> = { resourceVersion: String(revision ?? 0) };
+    if (more && nextKey !== undefined) {
+      metadata.continue = encodeContinue(revision!, nextKey);
+      if (remaining !== undefined) metadata.remainingItemCount = remaining;
+    }
+    return { apiVersion: apiVersionOf(this.kind), kind: this.kind.listKind, metadata, items };
+  }
+
+  /**
+   * Watches a collection. resourceVersion unset: the current state (a
+   * consistent read) as ADDED events, then changes; "0": any recent state,
+   * then changes; N: changes after N. Needs the watch caches.
+   */
+  async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
+    if (!this.caches) throw errors.methodNotAllowed();
+    const { labels, fields } = this.selectors(opts);
+    const rv = parseVersionParam(opts.resourceVersion);
+    const cache = await this.caches.cacheFor(this.keyRoot);
+    if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
+    else if (rv > 0) await this.awaitFresh(cache, rv);
+    return startWatch(cache, {
+      prefix: this.prefix(namespace),
+      after: rv === undefined || rv === 0 ? undefined : rv,
+      labels, fields,
+      fieldValue: (obj, f) => this.fieldValue(obj, f),
+      defaults: this.kind.strategy.defaults,
+      maxBuffered: opts.maxBuffered,
+    }, sink);
+  }
+}
