@@ -18,7 +18,22 @@ export type PhaseSpec =
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
-  | { kind: 'list'; namespace: string; count: number; expectItems: number };
+  | { kind: 'list'; namespace: string; count: number; expectItems: number }
+  /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */
+  | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number }
+  /**
+   * `count` unpaged lists of the ConfigMaps of a namespace holding `expectItems` named
+   * <prefix>…, from `concurrency` clients; every `checkEvery`-th reply is parsed and counted.
+   */
+  | { kind: 'list-cm'; namespace: string; prefix: string; count: number; expectItems: number; concurrency: number; checkEvery: number }
+  /** `count` full walks (one after another) of a namespace's ConfigMaps in pages of `limit`, following continue tokens; `expectItems` of them named <prefix>…. */
+  | { kind: 'walk-cm'; namespace: string; prefix: string; count: number; limit: number; expectItems: number }
+  /**
+   * Writes paced at `perSecond` for `durationMs`: the first `pool` create ConfigMaps
+   * <prefix>00000…, the rest replace them in turn (unconditional PUTs). The reply's
+   * `values` holds the resourceVersion of every write.
+   */
+  | { kind: 'paced-writes'; namespace: string; prefix: string; perSecond: number; durationMs: number; pool: number };
 
 export interface PhaseRequest {
   id: number;
@@ -26,5 +41,5 @@ export interface PhaseRequest {
 }
 
 export type PhaseReply =
-  | { id: number; ok: true; latencies: Float64Array; elapsedMs: number; notes: Record<string, number> }
+  | { id: number; ok: true; latencies: Float64Array; elapsedMs: number; notes: Record<string, number>; values?: Float64Array }
   | { id: number; ok: false; error: string };

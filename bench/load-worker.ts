@@ -57,6 +57,31 @@ const latest = new Map<string, any>();
 
 const nameOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(5, '0')}`;
 const collection = (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`;
+const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
+
+/** A ConfigMap whose stored JSON (with the server's uid, timestamp and resourceVersion) is about `bytes` long. */
+function configMap(name: string, bytes: number, extra: Record<string, string> = {}): any {
+  // 235 bytes: what the server adds plus the envelope of the object, measured.
+  const payload = 'x'.repeat(Math.max(0, bytes - 235 - name.length));
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench' } }, data: { payload, ...extra } };
+}
+
+/** Occurrences of `needle` in `hay` (counts list items by their names without parsing them). */
+function occurrences(hay: Buffer, needle: Buffer): number {
+  let n = 0;
+  for (let at = hay.indexOf(needle); at >= 0; at = hay.indexOf(needle, at + needle.length)) n++;
+  return n;
+}
+
+/** The continue token of a list reply, read from its metadata (which precedes the items) without parsing the items. */
+function continueOf(body: Buffer): string | undefined {
+  const head = body.subarray(0, Math.min(body.length, 4096)).toString('utf8');
+  const items = head.indexOf('"items":');
+  const m = /"continue":"([^"]*)"/.exec(items >= 0 ? head.slice(0, items) : head);
+  return m && m[1] ? m[1] : undefined;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** mulberry32: a small seeded PRNG so that every run gets the same "random" gets. */
 function rng(seed: number): () => number {
@@ -71,12 +96,12 @@ function rng(seed: number): () => number {
 }
 
 /** Runs `total` operations from `concurrency` loops; op(i) is timed including its retries. */
-async function drive(total: number, op: (i: number) => Promise<void>): Promise<{ latencies: Float64Array; elapsedMs: number }> {
+async function drive(total: number, op: (i: number) => Promise<void>, concurrency = data.concurrency): Promise<{ latencies: Float64Array; elapsedMs: number }> {
   const latencies = new Float64Array(total);
   let next = 0;
   let failed: unknown;
   const started = performance.now();
-  await Promise.all(Array.from({ length: Math.min(data.concurrency, total) }, async () => {
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, data.concurrency, total)) }, async () => {
     while (next < total && failed === undefined) {
       const i = next++;
       const t = performance.now();
@@ -93,7 +118,7 @@ async function drive(total: number, op: (i: number) => Promise<void>): Promise<{
   return { latencies, elapsedMs: performance.now() - started };
 }
 
-async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; elapsedMs: number; notes: Record<string, number> }> {
+async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; elapsedMs: number; notes: Record<string, number>; values?: Float64Array }> {
   const notes: Record<string, number> = {};
   switch (spec.kind) {
     case 'namespaces': {
@@ -160,7 +185,8 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
         const reply = expect(await send('GET', path), 'GET', path, 200);
         // Parsing every 500-item list would tax the generator; check a sample.
         if (i % 50 === 0) {
-          const items = JSON.parse(reply.body.toString('utf8')).items;
+          // The service account controller adds `default` to every namespace.
+          const items = (JSON.parse(reply.body.toString('utf8')).items as any[] | undefined)?.filter((i) => i?.metadata?.name !== 'default');
           if (!Array.isArray(items) || items.length !== spec.expectItems) {
             throw new Error(`GET ${path}: ${Array.isArray(items) ? items.length : 'no'} items, expected ${spec.expectItems}`);
           }
@@ -169,6 +195,82 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       });
       notes.checked = checked;
       return { ...r, notes };
+    }
+    case 'create-cm': {
+      const path = configMaps(spec.namespace);
+      const r = await drive(spec.count, async (i) => {
+        expect(await send('POST', path, configMap(nameOf(spec.prefix, i), spec.bytes)), 'POST', path, 201);
+      }, spec.concurrency);
+      return { ...r, notes };
+    }
+    case 'list-cm': {
+      const path = configMaps(spec.namespace);
+      let checked = 0;
+      let bytes = 0;
+      const r = await drive(spec.count, async (i) => {
+        const reply = expect(await send('GET', path), 'GET', path, 200);
+        bytes = reply.body.length;
+        if (i % spec.checkEvery === 0) {
+          const list = JSON.parse(reply.body.toString('utf8'));
+          const items = Array.isArray(list.items) ? list.items.filter((o: any) => o?.metadata?.name?.startsWith(spec.prefix)).length : -1;
+          if (items !== spec.expectItems || list.metadata?.continue) {
+            throw new Error(`GET ${path}: ${items} items named ${spec.prefix}…, expected ${spec.expectItems}${list.metadata?.continue ? ', and a continue token' : ''}`);
+          }
+          checked++;
+        }
+      }, spec.concurrency);
+      notes.checked = checked;
+      notes.bytes = bytes;
+      return { ...r, notes };
+    }
+    case 'walk-cm': {
+      let pages = 0;
+      const named = Buffer.from(`"name":"${spec.prefix}`);
+      const r = await drive(spec.count, async () => {
+        let token: string | undefined;
+        let items = 0;
+        let rv: string | undefined;
+        for (let page = 0; page <= spec.expectItems / spec.limit + 1; page++) {
+          const path = `${configMaps(spec.namespace)}?limit=${spec.limit}${token ? `&continue=${encodeURIComponent(token)}` : ''}`;
+          const reply = expect(await send('GET', path), 'GET', path, 200);
+          pages++;
+          items += occurrences(reply.body, named);
+          // Every page comes from the first page's snapshot.
+          const pageRv = /"resourceVersion":"(\d+)"/.exec(reply.body.subarray(0, 512).toString('utf8'))?.[1];
+          if (rv !== undefined && pageRv !== rv) throw new Error(`page ${page} at resourceVersion ${pageRv}, the first at ${rv}`);
+          rv = pageRv;
+          token = continueOf(reply.body);
+          if (!token) break;
+        }
+        if (token || items !== spec.expectItems) throw new Error(`walk of ${spec.namespace}: ${items} items named ${spec.prefix}… (expected ${spec.expectItems})${token ? ', and more pages' : ''}`);
+      }, 1);
+      notes.pages = pages;
+      return { ...r, notes };
+    }
+    case 'paced-writes': {
+      const path = configMaps(spec.namespace);
+      const total = Math.round((spec.perSecond * spec.durationMs) / 1000);
+      const values = new Float64Array(total);
+      const latencies = new Float64Array(total);
+      const gap = 1000 / spec.perSecond;
+      const start = performance.now() + 5;
+      let late = 0;
+      const r = await drive(total, async (i) => {
+        // Each write waits for its slot; its latency is measured from when it is sent.
+        const wait = start + i * gap - performance.now();
+        if (wait > 0) await sleep(wait);
+        else if (wait < -50) late++;
+        const sent = performance.now();
+        const name = nameOf(spec.prefix, i % spec.pool);
+        const body = configMap(name, 300, { seq: String(i) });
+        const reply = i < spec.pool
+          ? expect(await send('POST', path, body), 'POST', path, 201)
+          : expect(await send('PUT', `${path}/${name}`, body), 'PUT', `${path}/${name}`, 200);
+        values[i] = Number(JSON.parse(reply.body.toString('utf8')).metadata.resourceVersion);
+        latencies[i] = performance.now() - sent;
+      });
+      notes.late = late;
+      return { latencies, elapsedMs: r.elapsedMs, notes, values };
     }
   }
 }
@@ -181,9 +283,9 @@ parentPort!.on('message', async (msg: PhaseRequest | { close: true }) => {
   }
   let reply: PhaseReply;
   try {
-    const { latencies, elapsedMs, notes } = await runPhase(msg.spec);
-    reply = { id: msg.id, ok: true, latencies, elapsedMs, notes };
-    parentPort!.postMessage(reply, [latencies.buffer as ArrayBuffer]);
+    const { latencies, elapsedMs, notes, values } = await runPhase(msg.spec);
+    reply = { id: msg.id, ok: true, latencies, elapsedMs, notes, values };
+    parentPort!.postMessage(reply, [latencies.buffer as ArrayBuffer, ...(values ? [values.buffer as ArrayBuffer] : [])]);
   } catch (e) {
     reply = { id: msg.id, ok: false, error: (e as Error)?.stack ?? String(e) };
     parentPort!.postMessage(reply);

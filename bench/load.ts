@@ -7,6 +7,8 @@ import { PhaseStats, summarise } from './stats.js';
 
 export interface PhaseResult extends PhaseStats {
   notes: Record<string, number>;
+  /** Per-phase figures other than latencies (the resourceVersions of paced writes). */
+  values?: Float64Array;
 }
 
 export class LoadGenerator {
@@ -43,7 +45,7 @@ export class LoadGenerator {
       }),
     ]).finally(() => clearTimeout(timer));
     if (!reply.ok) throw new Error(`phase ${spec.kind} failed: ${reply.error}`);
-    return { ...summarise(reply.latencies, reply.elapsedMs), notes: reply.notes };
+    return { ...summarise(reply.latencies, reply.elapsedMs), notes: reply.notes, values: reply.values };
   }
 
   async close(): Promise<void> {

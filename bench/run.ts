@@ -4,9 +4,16 @@
 // table (metric | result | target) to stdout and to bench/results.md.
 // Progress goes to stderr.
 //
-//   node dist/bench/run.js [--quick] [--no-store] [--cpu-prof] [--keep]
+// Then reading at scale on a second server (bench/reads.ts: lists of 10,000
+// ConfigMaps of 2 KiB, RSS with them cached, one event to 1,000 HTTP watchers,
+// a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
+// rows (bench/watchcache.ts, prefixed `cache:`) and the raw storage rows.
+//
+//   node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep]
 //
 //   --quick     fewer objects and lists (smoke run); writes bench/results.quick.md
+//   --no-reads  skip the reading-at-scale rows (bench/reads.ts)
+//   --no-cache  skip the in-process watch cache rows (bench/watchcache.ts)
 //   --no-store  skip the raw storage rows (bench/storage.ts)
 //   --cpu-prof  run the server under `node --cpu-prof` and print its hot spots to stderr
 //               (the results file is then not written)
@@ -20,24 +27,28 @@ import { adminGet, BenchServer, cpuMs, readCredentials, rssBytes, startBenchServ
 import { LoadGenerator, PhaseResult as LoadResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
+import { benchReads } from './reads.js';
 import { benchStorage } from './storage.js';
+import { benchWatchCache } from './watchcache.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
-const usage = 'usage: node dist/bench/run.js [--quick] [--no-store] [--cpu-prof] [--keep]';
+const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep]';
 const flags = new Set(process.argv.slice(2));
 for (const a of flags) {
   if (a === '--help' || a === '-h') {
     process.stdout.write(usage + '\n');
     process.exit(0);
   }
-  if (!['--quick', '--no-store', '--cpu-prof', '--keep'].includes(a)) {
+  if (!['--quick', '--no-reads', '--no-cache', '--no-store', '--cpu-prof', '--keep'].includes(a)) {
     process.stderr.write(`unknown flag ${a}\n${usage}\n`);
     process.exit(2);
   }
 }
 const quick = flags.has('--quick');
 const withStore = !flags.has('--no-store');
+const withReads = !flags.has('--no-reads');
+const withCache = !flags.has('--no-cache');
 const cpuProf = flags.has('--cpu-prof');
 const keep = flags.has('--keep');
 
@@ -195,6 +206,20 @@ async function storeRows(): Promise<Row[]> {
   }));
 }
 
+async function cacheRows(): Promise<Row[]> {
+  progress('cache: in-process watch cache benchmark (bench/watchcache.ts)…');
+  const rows = await benchWatchCache();
+  return rows.map((r) => ({ metric: `cache: ${r.name}`, result: r.unit === 'ms' ? fmtMs(r.value) : `${fmtInt(r.value)} ${r.unit}`, target: '—' }));
+}
+
+function profilesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => join(dir, f));
+  } catch {
+    return [];
+  }
+}
+
 const fmtLoad = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function main(): Promise<void> {
@@ -205,15 +230,26 @@ async function main(): Promise<void> {
   const removeDataDir = () => { if (!keep) rmSync(dataDir, { recursive: true, force: true }); };
   process.on('exit', removeDataDir);
   progress(`${quick ? 'quick' : 'full'} run: ${fmtInt(OBJECTS)} objects, ${CONCURRENCY} clients from a worker thread; data dir ${dataDir}`);
+  // The reading-at-scale server gets a data dir of its own.
+  const readsDir = mkdtempSync(join(tmpdir(), 'plat-bench-reads-'));
+  const removeReadsDir = () => { if (!keep) rmSync(readsDir, { recursive: true, force: true }); };
+  process.on('exit', removeReadsDir);
   let rows: Row[];
   try {
     const figures = await benchServer(dataDir);
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    if (withReads) {
+      const profDir = join(readsDir, 'profiles');
+      rows.push(...(await benchReads(readsDir, { quick, progress, nodeArgs: cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] })));
+      for (const p of profilesIn(profDir)) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    }
   } finally {
     removeDataDir();
-    if (keep) progress(`kept ${dataDir}`);
+    removeReadsDir();
+    if (keep) progress(`kept ${dataDir} and ${readsDir}`);
   }
+  if (withCache) rows.push(...(await cacheRows()));
   if (withStore) rows.push(...(await storeRows()));
 
   const table = markdownTable(rows);
@@ -224,7 +260,9 @@ async function main(): Promise<void> {
     '',
     `\`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
-      `${CONCURRENCY} keep-alive clients in a worker thread. \`store:\` rows are bench/storage.ts (in-process, no HTTP). ` +
+      `${CONCURRENCY} keep-alive clients in a worker thread. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
+      `watch streams held by 2 worker threads (one TLS connection per watch), writes from the main thread or the load worker. ` +
+      `\`cache:\` rows are bench/watchcache.ts and \`store:\` rows bench/storage.ts (in-process, no HTTP). ` +
       `Load average before the run ${loadBefore}, after ${fmtLoad()}; "server CPU" is the child's user + system time per request ` +
       `(/proc/<pid>/stat), steadier than req/s when other processes share the CPUs.`,
     '',

@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, ChildProcess } from 'node:child_process';
 import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 const ns = 'watch-list';
@@ -56,9 +57,9 @@ class Kubectl {
     for (const f of w) f();
   }
 
-  /** Non-empty stdout lines so far, trailing spaces trimmed. */
+  /** Non-empty stdout lines so far, trailing spaces trimmed, without the root CA ConfigMap a controller may publish. */
   lines(): string[] {
-    return this.stdout.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+    return this.stdout.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '' && !l.includes(vocabulary.rootCaConfigMap));
   }
 
   /** Waits until `done(lines)` holds; fails with everything printed so far after `ms`. */
@@ -198,7 +199,7 @@ test('kubectl get cm -o wide shows the printer columns', async () => {
   const out = await ok(['-n', wide, 'get', 'cm', '-o', 'wide']);
   const lines = out.trim().split('\n');
   assert.deepEqual(cols(lines[0]!), ['NAME', 'DATA', 'AGE']);
-  const rows = lines.slice(1).map((l) => cols(l));
+  const rows = lines.slice(1).map((l) => cols(l)).filter((c) => c[0] !== vocabulary.rootCaConfigMap);
   assert.deepEqual(rows.map((c) => c.slice(0, 2)), [['one', '1'], ['three', '3'], ['zero', '0']]);
   for (const c of rows) assert.match(c[2]!, /^\d+s$/, 'age in seconds');
   const all = await ok(['get', 'cm', '-A', '-o', 'wide']);
