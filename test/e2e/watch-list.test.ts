@@ -57,9 +57,12 @@ class Kubectl {
     for (const f of w) f();
   }
 
-  /** Non-empty stdout lines so far, trailing spaces trimmed, without the root CA ConfigMap a controller may publish. */
+  /**
+   * Complete non-empty stdout lines so far (a line still being written is left out),
+   * trailing spaces trimmed, without the root CA ConfigMap a controller may publish.
+   */
   lines(): string[] {
-    return this.stdout.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '' && !l.includes(vocabulary.rootCaConfigMap));
+    return this.stdout.split('\n').slice(0, -1).map((l) => l.trimEnd()).filter((l) => l !== '' && !l.includes(vocabulary.rootCaConfigMap));
   }
 
   /** Waits until `done(lines)` holds; fails with everything printed so far after `ms`. */
