@@ -167,6 +167,23 @@ test('kubectl get cm -w sees many writes in order, after a quiet start', async (
   }
 });
 
+test('kubectl get cm NAME -w follows that one object only', async () => {
+  const created = await s.client.post(base, cm('single', { a: '1' }));
+  assert.equal(created.status, 201);
+  const k = new Kubectl(['-n', ns, 'get', 'cm', 'single', '-w', '--output-watch-events']);
+  try {
+    await k.until('listing', (l) => l.some((x) => cols(x)[1] === 'single'));
+    assert.equal((await s.client.post(base, cm('other'))).status, 201);
+    const updated = await s.client.put(`${base}/single`, { ...created.json, data: { a: '1', b: '2', c: '3' } });
+    assert.equal(updated.status, 200, updated.text);
+    const all = await k.until('the update', (l) => l.some((x) => cols(x)[0] === 'MODIFIED'));
+    assert.deepEqual(all.slice(1).map((x) => cols(x).slice(0, 3)), [['ADDED', 'single', '1'], ['MODIFIED', 'single', '3']]);
+  } finally {
+    k.kill();
+  }
+  for (const n of ['single', 'other']) assert.equal((await s.client.delete(`${base}/${n}`)).status, 200);
+});
+
 test('kubectl get cm --chunk-size=5 walks the continue tokens over 23 objects', async () => {
   const chunked = 'chunked';
   assert.equal((await s.client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: chunked } })).status, 201);
