@@ -79,3 +79,35 @@ test('the reserved namespaces cannot be deleted', async () => {
     assert.match(r.stderr, /Forbidden|forbidden: this namespace may not be deleted/);
   }
 });
+
+/** A ConfigMap owned by the ServiceAccount `owner`, blocking its foreground deletion. */
+async function ownedPair(ns: string, suffix: string): Promise<void> {
+  await ok(['-n', ns, 'create', 'serviceaccount', `owner-${suffix}`]);
+  const owner = JSON.parse(await ok(['-n', ns, 'get', 'sa', `owner-${suffix}`, '-o', 'json']));
+  const f = join(s.dataDir, `dep-${suffix}.yaml`);
+  writeFileSync(f, [
+    'apiVersion: v1', 'kind: ConfigMap', 'metadata:', `  name: dep-${suffix}`, `  namespace: ${ns}`, '  ownerReferences:',
+    '  - apiVersion: v1', '    kind: ServiceAccount', `    name: owner-${suffix}`, `    uid: ${owner.metadata.uid}`, '    blockOwnerDeletion: true', '',
+  ].join('\n'));
+  await ok(['create', '-f', f]);
+}
+
+test('kubectl delete --cascade=background, foreground and orphan', async () => {
+  await ok(['create', 'namespace', 'cascade']);
+  const exists = async (kind: string, name: string) => (await s.kubectl(['-n', 'cascade', 'get', kind, name])).code === 0;
+
+  await ownedPair('cascade', 'bg');
+  await ok(['-n', 'cascade', 'delete', 'sa', 'owner-bg', '--cascade=background']);
+  await eventually('background: the dependent is collected', async () => !(await exists('cm', 'dep-bg')));
+
+  await ownedPair('cascade', 'fg');
+  await ok(['-n', 'cascade', 'delete', 'sa', 'owner-fg', '--cascade=foreground']);
+  assert.equal(await exists('sa', 'owner-fg'), false, 'kubectl waited until the owner was gone');
+  assert.equal(await exists('cm', 'dep-fg'), false, 'foreground: the dependent went first');
+
+  await ownedPair('cascade', 'or');
+  await ok(['-n', 'cascade', 'delete', 'sa', 'owner-or', '--cascade=orphan']);
+  await eventually('orphan: the owner is gone', async () => !(await exists('sa', 'owner-or')));
+  const orphan = JSON.parse(await ok(['-n', 'cascade', 'get', 'cm', 'dep-or', '-o', 'json']));
+  assert.equal(orphan.metadata.ownerReferences, undefined, 'the dependent lost its owner reference');
+});

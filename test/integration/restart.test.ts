@@ -100,3 +100,39 @@ test('a namespace terminating when the server is killed finishes its deletion af
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
+
+test('garbage collection left pending by kill -9 finishes after the restart', async () => {
+  const dataDir = tempDir('plat-restart-gc-');
+  try {
+    const first = await startChildServer([], dataDir);
+    let client = TestClient.fromKubeconfig(first.kubeconfigPath);
+    await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'gc' } });
+    const owner = await client.post('/api/v1/namespaces/gc/serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'owner' } });
+    const ref = { apiVersion: 'v1', kind: 'ServiceAccount', name: 'owner', uid: owner.json.metadata.uid };
+    for (let i = 0; i < 30; i++) {
+      await client.post('/api/v1/namespaces/gc/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `dep-${i}`, ownerReferences: [ref] } });
+    }
+    // An orphaning delete holds the owner until every dependent lost its reference: kill the server in the middle of it.
+    await client.send('DELETE', '/api/v1/namespaces/gc/serviceaccounts/owner', { body: { propagationPolicy: 'Orphan' } });
+    first.process.kill('SIGKILL');
+    await once(first.process, 'exit');
+    client.close();
+
+    const second = await startChildServer([], dataDir);
+    client = TestClient.fromKubeconfig(second.kubeconfigPath);
+    const deadline = Date.now() + 20_000;
+    let done = false;
+    while (Date.now() < deadline && !done) {
+      const ownerGone = (await client.get('/api/v1/namespaces/gc/serviceaccounts/owner')).status === 404;
+      const deps = (await client.get('/api/v1/namespaces/gc/configmaps')).json.items.filter((c: any) => c.metadata.name.startsWith('dep-'));
+      done = ownerGone && deps.length === 30 && deps.every((d: any) => !d.metadata.ownerReferences);
+      if (!done) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(done, 'the owner is gone and all 30 dependents were orphaned, not deleted');
+    client.close();
+    second.process.kill('SIGTERM');
+    await once(second.process, 'exit');
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
