@@ -2,7 +2,8 @@
 // served from the watch cache when any recent-enough version will do and
 // from the store at a revision when an exact one is asked for.
 
-import { errors, Qualified } from '../machinery/errors.js';
+import { errors, fieldErrors, Qualified } from '../machinery/errors.js';
+import { vocabulary } from '../machinery/vocabulary.js';
 import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
@@ -204,6 +205,11 @@ export class CollectionReader {
   async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
     if (!this.caches) throw errors.methodNotAllowed();
     const { labels, fields } = this.selectors(opts);
+    if (opts.resourceVersionMatch) {
+      throw errors.invalid(vocabulary.metaGroup, 'ListOptions', '', [
+        fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
+      ]);
+    }
     const rv = parseVersionParam(opts.resourceVersion);
     const cache = await this.caches.cacheFor(this.keyRoot);
     if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());

@@ -30,6 +30,8 @@ export interface NegotiateOptions {
   protobuf: boolean;
   /** Table and PartialObjectMetadata are offered on resource reads. */
   views: boolean;
+  /** A watch stream: YAML has no streaming form, so it is not offered. */
+  stream?: boolean;
 }
 
 const metaGroups: readonly string[] = [vocabulary.metaGroup, upstreamCompat.metaGroup];
@@ -37,7 +39,7 @@ const metaGroups: readonly string[] = [vocabulary.metaGroup, upstreamCompat.meta
 export const plainJson: Representation = { format: 'json', view: 'object', viewApiVersion: '', contentType: 'application/json' };
 
 export function negotiate(accept: string | undefined, opts: NegotiateOptions): Representation {
-  const offered = ['application/json', 'application/yaml'];
+  const offered = opts.stream ? ['application/json'] : ['application/json', 'application/yaml'];
   if (opts.protobuf) offered.push(vocabulary.protobufMediaType);
   if (opts.views) offered.push(`application/json;as=Table;v=v1;g=${vocabulary.metaGroup}`);
   for (const m of parseAccept(accept)) {
@@ -54,7 +56,7 @@ export function negotiate(accept: string | undefined, opts: NegotiateOptions): R
       continue;
     }
     if (essence === '*/*' || essence === 'application/*' || essence === 'application/json') return plainJson;
-    if (essence === 'application/yaml') return { ...plainJson, format: 'yaml', contentType: 'application/yaml' };
+    if (essence === 'application/yaml' && !opts.stream) return { ...plainJson, format: 'yaml', contentType: 'application/yaml' };
   }
   throw errors.notAcceptable(offered);
 }

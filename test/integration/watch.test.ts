@@ -120,3 +120,12 @@ test('watch in Table form, for kubectl get -w', async () => {
   assert.equal(events[0].object.rows.length, 1);
   assert.ok(events[0].object.columnDefinitions.length > 0);
 });
+
+test('watch refuses YAML (406) and resourceVersionMatch (422)', async () => {
+  const yaml = await s.client.get(`${base}?watch=1`, { Accept: 'application/yaml' });
+  assert.equal(yaml.status, 406);
+  assert.equal(yaml.json.reason, 'NotAcceptable');
+  const match = await s.client.get(`${base}?watch=1&resourceVersion=1&resourceVersionMatch=NotOlderThan`);
+  assert.equal(match.status, 422);
+  assert.equal(match.json.reason, 'Invalid');
+});

@@ -161,7 +161,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   if (store.namespaced && info.name !== undefined && pathNamespace === undefined) throw errors.noSuchResource();
   const builtin = builtinKinds.includes(store.kind);
   const readVerb = verb === 'get' || verb === 'list' || verb === 'watch';
-  const rep = negotiate(scope.req.headers.accept, { protobuf: builtin, views: readVerb });
+  const rep = negotiate(scope.req.headers.accept, { protobuf: builtin, views: readVerb, stream: verb === 'watch' });
   scope.representation = rep;
   const pretty = isTrue(query.get('pretty'));
   const include = parseIncludeObject(query.get('includeObject'));
