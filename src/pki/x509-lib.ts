@@ -2,7 +2,6 @@
 // that only re-reads existing PEM files should not pay.
 
 import { webcrypto } from 'node:crypto';
-import { installReflectMetadataShim } from './reflect-shim.js';
 
 export type X509Lib = typeof import('@peculiar/x509');
 
@@ -10,7 +9,8 @@ let loading: Promise<X509Lib> | undefined;
 
 export function loadX509(): Promise<X509Lib> {
   loading ??= (async () => {
-    installReflectMetadataShim();
+    // The library's dependency injection needs the Reflect metadata polyfill, as its README says.
+    await import('reflect-metadata');
     const lib = await import('@peculiar/x509');
     lib.cryptoProvider.set(webcrypto as unknown as Crypto);
     return lib;

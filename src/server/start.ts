@@ -114,12 +114,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
 
   await ensureReservedNamespaces(registry);
   reservedReady = true;
-  // Controllers act through an in-process client; they start once the reserved namespaces exist.
+  // Controllers act through an in-process client. As upstream's controller
+  // manager, they are not part of readiness: the API is ready without them.
   const controllers = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
-  let controllersStarted = false;
-  const controllersReady = Promise.all(controllers.map((c) => c.start())).then(() => { controllersStarted = true; });
-  controllersReady.catch((err) => log.error({ err }, 'controllers failed to start'));
-  health.add({ name: 'poststarthook/start-controllers', check: () => { if (!controllersStarted) throw new Error('controllers not started'); } }, ['readyz']);
+  Promise.all(controllers.map((c) => c.start())).catch((err) => log.error({ err }, 'controllers failed to start'));
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: keys.caCertPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
