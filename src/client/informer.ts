@@ -17,6 +17,9 @@ export function objectKey(obj: ApiObject): string {
 }
 
 const maxBackoffMs = 5_000;
+const sliceSize = 256;
+
+export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export class Informer {
   private readonly store = new Map<string, ApiObject>();
@@ -59,10 +62,12 @@ export class Informer {
     const { items, resourceVersion } = await this.client.list(this.type, this.namespace);
     if (this.stopped) return;
     const seen = new Set<string>();
-    for (const obj of items) {
-      const key = objectKey(obj);
+    for (let i = 0; i < items.length; i++) {
+      const key = objectKey(items[i]);
       seen.add(key);
-      this.apply('put', key, obj);
+      this.apply('put', key, items[i]);
+      // Long lists are delivered in slices, so the server keeps answering requests meanwhile.
+      if (i % sliceSize === sliceSize - 1) await yieldToEventLoop();
     }
     for (const [key, obj] of [...this.store]) {
       if (!seen.has(key)) this.apply('delete', key, obj);
@@ -96,5 +101,56 @@ export class Informer {
     this.store.set(key, obj);
     if (old) this.handlers.onUpdate?.(old, obj);
     else this.handlers.onAdd?.(obj);
+  }
+}
+
+/** One controller's view of a shared informer: its own handlers, the shared cache. */
+export interface InformerSubscription {
+  /** Resolves once the shared informer listed and this subscriber saw every object. */
+  start(): Promise<void>;
+  /** Detaches this subscriber's handlers; the informer goes on for the others. */
+  stop(): void;
+  get(namespace: string | undefined, name: string): ApiObject | undefined;
+  list(): ApiObject[];
+}
+
+/**
+ * Shared informers: one list and one watch per resource type for every
+ * controller of the server, as upstream's shared informer factory.
+ */
+export class InformerFactory {
+  private readonly informers = new Map<string, { informer: Informer; fanOut: Set<InformerHandlers> }>();
+
+  constructor(private readonly client: ApiClient) {}
+
+  subscribe(type: ResourceType, handlers: InformerHandlers): InformerSubscription {
+    const id = `${type.group}/${type.version}/${type.resource}`;
+    let entry = this.informers.get(id);
+    if (!entry) {
+      const fanOut = new Set<InformerHandlers>();
+      const informer = new Informer(this.client, type, {
+        onAdd: (obj) => { for (const h of fanOut) h.onAdd?.(obj); },
+        onUpdate: (old, obj) => { for (const h of fanOut) h.onUpdate?.(old, obj); },
+        onDelete: (obj) => { for (const h of fanOut) h.onDelete?.(obj); },
+      });
+      entry = { informer, fanOut };
+      this.informers.set(id, entry);
+    }
+    const { informer, fanOut } = entry;
+    return {
+      start: async () => {
+        // A late subscriber first hears of what the informer holds already, then of every change.
+        for (const obj of informer.list()) handlers.onAdd?.(obj);
+        fanOut.add(handlers);
+        await informer.start();
+      },
+      stop: () => { fanOut.delete(handlers); },
+      get: (namespace, name) => informer.get(namespace, name),
+      list: () => informer.list(),
+    };
+  }
+
+  stopAll(): void {
+    for (const { informer } of this.informers.values()) informer.stop();
   }
 }

@@ -7,7 +7,7 @@
 import { vocabulary } from '../machinery/vocabulary.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { ApiClient, ApiObject, isConflict, isNotFound, ResourceType } from '../client/types.js';
-import { Informer } from '../client/informer.js';
+import { InformerFactory, InformerSubscription } from '../client/informer.js';
 import { WorkQueue } from '../client/workqueue.js';
 import type { Controller } from './controller.js';
 
@@ -26,22 +26,32 @@ interface Condition {
 const recheckMs = 1_000;
 
 export class NamespaceController implements Controller {
+  private readonly informers: InformerFactory;
+  private readonly ownedInformers?: InformerFactory;
   readonly name = 'namespace';
   private readonly queue: WorkQueue;
-  private informer?: Informer;
+  private informer?: InformerSubscription;
 
-  constructor(private readonly client: ApiClient, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
+  constructor(
+    private readonly client: ApiClient,
+    private readonly log: (msg: string, extra?: object) => void = () => undefined,
+    informers?: InformerFactory,
+  ) {
+    // Informers made here (none handed in) are this controller's own to stop.
+    this.ownedInformers = informers ? undefined : new InformerFactory(client);
+    this.informers = informers ?? this.ownedInformers!;
     this.queue = new WorkQueue((name) => this.sync(name), (name, e) => this.log('namespace sync failed', { namespace: name, err: String(e) }));
   }
 
   async start(): Promise<void> {
     const enqueue = (ns: ApiObject) => { if (ns.metadata?.deletionTimestamp) this.queue.add(ns.metadata.name); };
-    this.informer = new Informer(this.client, namespacesType(this.client), { onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) });
+    this.informer = this.informers.subscribe(namespacesType(this.client), { onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) });
     await this.informer.start();
   }
 
   stop(): void {
     this.informer?.stop();
+    this.ownedInformers?.stopAll();
     this.queue.stop();
   }
 

@@ -3,20 +3,29 @@
 // again whenever it is deleted.
 
 import { ApiClient, ApiCallError, ApiObject, ResourceType } from '../client/types.js';
-import { Informer } from '../client/informer.js';
+import { InformerFactory, InformerSubscription } from '../client/informer.js';
 import { WorkQueue } from '../client/workqueue.js';
 import type { Controller } from './controller.js';
 
 export const defaultServiceAccountName = 'default';
 
 export class ServiceAccountController implements Controller {
+  private readonly informers: InformerFactory;
+  private readonly ownedInformers?: InformerFactory;
   readonly name = 'serviceaccount';
   private readonly queue: WorkQueue;
-  private readonly informers: Informer[] = [];
+  private readonly subscriptions: InformerSubscription[] = [];
   private readonly namespaces: ResourceType;
   private readonly serviceAccounts: ResourceType;
 
-  constructor(private readonly client: ApiClient, private readonly log: (msg: string, extra?: object) => void = () => undefined) {
+  constructor(
+    private readonly client: ApiClient,
+    private readonly log: (msg: string, extra?: object) => void = () => undefined,
+    informers?: InformerFactory,
+  ) {
+    // Informers made here (none handed in) are this controller's own to stop.
+    this.ownedInformers = informers ? undefined : new InformerFactory(client);
+    this.informers = informers ?? this.ownedInformers!;
     const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
     this.namespaces = find('namespaces');
     this.serviceAccounts = find('serviceaccounts');
@@ -26,15 +35,16 @@ export class ServiceAccountController implements Controller {
   async start(): Promise<void> {
     const onNamespace = (ns: ApiObject) => this.queue.add(ns.metadata!.name);
     const onAccountGone = (sa: ApiObject) => { if (sa.metadata?.name === defaultServiceAccountName) this.queue.add(sa.metadata.namespace); };
-    this.informers.push(
-      new Informer(this.client, this.namespaces, { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) }),
-      new Informer(this.client, this.serviceAccounts, { onDelete: onAccountGone }),
+    this.subscriptions.push(
+      this.informers.subscribe(this.namespaces, { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) }),
+      this.informers.subscribe(this.serviceAccounts, { onDelete: onAccountGone }),
     );
-    await Promise.all(this.informers.map((i) => i.start()));
+    await Promise.all(this.subscriptions.map((i) => i.start()));
   }
 
   stop(): void {
-    for (const i of this.informers) i.stop();
+    for (const i of this.subscriptions) i.stop();
+    this.ownedInformers?.stopAll();
     this.queue.stop();
   }
 

@@ -8,7 +8,8 @@ import { systemGroups } from '../machinery/user.js';
 import type { KubeObject } from '../api/kind.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
-import { encodeListJson } from '../registry/objects.js';
+import { yieldToEventLoop } from '../client/informer.js';
+import { fromKeyValue } from '../registry/objects.js';
 import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
@@ -56,9 +57,14 @@ export class InProcessClient implements ApiClient {
   async list(type: ResourceType, namespace?: string, options: { labelSelector?: string; fieldSelector?: string } = {}): Promise<ListResult> {
     const store = this.store(type);
     const list = await call(() => store.listStored(namespace, options));
-    // Decode from the stored bytes: the cache shares its parsed objects, and callers may change what they get.
-    const decoded = JSON.parse(encodeListJson(list).toString('utf8')) as KubeObject;
-    return { items: decoded.items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
+    // Decode from the stored bytes (the cache shares its parsed objects, and callers may change
+    // what they get), in slices so that a long list does not hold the server up.
+    const items: ApiObject[] = [];
+    for (const item of list.items) {
+      items.push(fromKeyValue(item.kv));
+      if (items.length % 256 === 0) await yieldToEventLoop();
+    }
+    return { items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
   }
 
   create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject> {

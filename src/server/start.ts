@@ -116,7 +116,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   reservedReady = true;
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
-  const controllers = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
+  const { controllers, informers } = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
   Promise.all(controllers.map((c) => c.start())).catch((err) => log.error({ err }, 'controllers failed to start'));
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: keys.caCertPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
@@ -127,6 +127,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     async stop() {
       shuttingDown = true;
       for (const c of controllers) c.stop();
+      informers.stopAll();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

@@ -20,7 +20,7 @@
 // stopped server left behind is finished.
 
 import { ApiClient, ApiObject, ResourceType } from '../../client/types.js';
-import { Informer } from '../../client/informer.js';
+import { InformerFactory, InformerSubscription } from '../../client/informer.js';
 import { WorkQueue } from '../../client/workqueue.js';
 import type { Controller } from '../controller.js';
 import { DependencyGraph, GraphNode } from './graph.js';
@@ -53,18 +53,27 @@ export function collectableTypes(types: readonly ResourceType[]): ResourceType[]
 }
 
 export class GarbageCollector implements Controller {
+  private readonly informerFactory: InformerFactory;
+  private readonly ownedInformers?: InformerFactory;
   readonly name = 'garbagecollector';
   private readonly graph: DependencyGraph;
   private readonly ops: Operations;
   private readonly absent = new AbsentOwnerCache();
   private readonly deleteQueue: WorkQueue;
   private readonly orphanQueue: WorkQueue;
-  private informers: Informer[] = [];
+  private informers: InformerSubscription[] = [];
   /** Work is queued only once every informer has listed: the sweep after sync covers what came before. */
   private synced = false;
   private stopped = false;
 
-  constructor(private readonly client: ApiClient, private readonly log: Log = () => undefined) {
+  constructor(
+    private readonly client: ApiClient,
+    private readonly log: Log = () => undefined,
+    informers?: InformerFactory,
+  ) {
+    // Informers made here (none handed in) are this controller's own to stop.
+    this.ownedInformers = informers ? undefined : new InformerFactory(client);
+    this.informerFactory = informers ?? this.ownedInformers!;
     this.ops = new Operations(client, () => !this.stopped);
     const onError = (what: string) => (uid: string, e: unknown) => {
       if (this.stopped || e instanceof GarbageCollectorStopped) return;
@@ -82,7 +91,7 @@ export class GarbageCollector implements Controller {
 
   async start(): Promise<void> {
     if (this.informers.length) throw new Error('the garbage collector is already started');
-    this.informers = collectableTypes(this.client.resources()).map((type) => new Informer(this.client, type, {
+    this.informers = collectableTypes(this.client.resources()).map((type) => this.informerFactory.subscribe(type, {
       onAdd: (obj) => this.graph.observe(type, obj),
       onUpdate: (old, obj) => {
         // The same name with a new uid is another object: the old one is gone.
@@ -104,6 +113,7 @@ export class GarbageCollector implements Controller {
   stop(): void {
     this.stopped = true;
     for (const i of this.informers) i.stop();
+    this.ownedInformers?.stopAll();
     this.deleteQueue.stop();
     this.orphanQueue.stop();
   }
