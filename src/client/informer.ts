@@ -3,7 +3,7 @@
 // ends (history expired, server restarted the stream) it lists again and
 // reports the difference, so handlers never miss a change.
 
-import type { ApiClient, ApiObject, ResourceType } from './types.js';
+import type { ApiClient, ApiObject, ListOptions, ResourceType } from './types.js';
 
 export interface InformerHandlers {
   onAdd?(obj: ApiObject): void;
@@ -34,6 +34,7 @@ export class Informer {
     readonly type: ResourceType,
     private readonly handlers: InformerHandlers,
     private readonly namespace?: string,
+    private readonly options: ListOptions = {},
   ) {}
 
   /** Resolves after the first list has been delivered to the handlers. */
@@ -59,7 +60,7 @@ export class Informer {
   private async relist(): Promise<void> {
     if (this.stopped) return;
     this.watch?.stop();
-    const { items, resourceVersion } = await this.client.list(this.type, this.namespace);
+    const { items, resourceVersion } = await this.client.list(this.type, this.namespace, this.options);
     if (this.stopped) return;
     const seen = new Set<string>();
     for (let i = 0; i < items.length; i++) {
@@ -78,7 +79,7 @@ export class Informer {
         for (const e of events) this.apply(e.type === 'DELETED' ? 'delete' : 'put', objectKey(e.object), e.object);
       },
       onEnd: () => this.scheduleRelist(),
-    });
+    }, this.options);
   }
 
   private scheduleRelist(): void {
@@ -123,8 +124,9 @@ export class InformerFactory {
 
   constructor(private readonly client: ApiClient) {}
 
-  subscribe(type: ResourceType, handlers: InformerHandlers): InformerSubscription {
-    const id = `${type.group}/${type.version}/${type.resource}`;
+  /** `metadataOnly` subscribers share an informer that holds only metadata (as upstream's metadata informers). */
+  subscribe(type: ResourceType, handlers: InformerHandlers, options: { metadataOnly?: boolean } = {}): InformerSubscription {
+    const id = `${type.group}/${type.version}/${type.resource}${options.metadataOnly ? ':metadata' : ''}`;
     let entry = this.informers.get(id);
     if (!entry) {
       const fanOut = new Set<InformerHandlers>();
@@ -132,7 +134,7 @@ export class InformerFactory {
         onAdd: (obj) => { for (const h of fanOut) h.onAdd?.(obj); },
         onUpdate: (old, obj) => { for (const h of fanOut) h.onUpdate?.(old, obj); },
         onDelete: (obj) => { for (const h of fanOut) h.onDelete?.(obj); },
-      });
+      }, undefined, { metadataOnly: options.metadataOnly });
       entry = { informer, fanOut };
       this.informers.set(id, entry);
     }

@@ -20,6 +20,13 @@ export interface ResourceType {
   verbs: readonly string[];
 }
 
+export interface ListOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Only apiVersion, kind and metadata of each object (as PartialObjectMetadata): much less to hold. */
+  metadataOnly?: boolean;
+}
+
 export interface ListResult {
   items: ApiObject[];
   resourceVersion: string;
@@ -44,14 +51,14 @@ export interface ApiClient {
   /** Every served resource type. */
   resources(): ResourceType[];
   get(type: ResourceType, namespace: string | undefined, name: string): Promise<ApiObject | undefined>;
-  list(type: ResourceType, namespace?: string, options?: { labelSelector?: string; fieldSelector?: string }): Promise<ListResult>;
+  list(type: ResourceType, namespace?: string, options?: ListOptions): Promise<ListResult>;
   create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject>;
   update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject>;
   patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject>;
   /** Resolves to false when the object was already gone. */
   delete(type: ResourceType, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<boolean>;
   /** Changes after `resourceVersion`. */
-  watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers): Promise<{ stop(): void }>;
+  watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options?: ListOptions): Promise<{ stop(): void }>;
 }
 
 /** A client-side error carrying the server's Status code and reason. */

@@ -37,7 +37,7 @@ export class ServiceAccountController implements Controller {
     const onAccountGone = (sa: ApiObject) => { if (sa.metadata?.name === defaultServiceAccountName) this.queue.add(sa.metadata.namespace); };
     this.subscriptions.push(
       this.informers.subscribe(this.namespaces, { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) }),
-      this.informers.subscribe(this.serviceAccounts, { onDelete: onAccountGone }),
+      this.informers.subscribe(this.serviceAccounts, { onDelete: onAccountGone }, { metadataOnly: true }),
     );
     await Promise.all(this.subscriptions.map((i) => i.start()));
   }

@@ -55,14 +55,9 @@ export class StoredObject {
     return this.parsed;
   }
 
+  /** The JSON bytes; splicing is cheap, so they are not kept (a watch event keeps its own frame). */
   json(): Buffer {
-    const memo = memoOf(this.kv);
-    let bytes = memo?.get('json') as Buffer | undefined;
-    if (!bytes) {
-      bytes = encodedWithVersion(this.kv);
-      memo?.set('json', bytes);
-    }
-    return bytes;
+    return encodedWithVersion(this.kv);
   }
 }
 
@@ -83,8 +78,11 @@ export function materializeList(list: StoredList): KubeObject {
   return { apiVersion: list.apiVersion, kind: list.kind, metadata: list.metadata, items: list.items.map((i) => i.object) };
 }
 
-/** JSON of a list, built from the items' stored bytes. */
-export function encodeListJson(list: StoredList): Buffer {
+/**
+ * JSON of a list as consecutive pieces built from the items' stored bytes,
+ * written out one after the other rather than joined into one large buffer.
+ */
+export function encodeListJsonParts(list: StoredList): Buffer[] {
   const head = Buffer.from(`{"apiVersion":${JSON.stringify(list.apiVersion)},"kind":${JSON.stringify(list.kind)},"metadata":${JSON.stringify(list.metadata)},"items":[`);
   const parts: Buffer[] = [head];
   list.items.forEach((item, i) => {
@@ -92,7 +90,7 @@ export function encodeListJson(list: StoredList): Buffer {
     parts.push(item.json());
   });
   parts.push(close);
-  return Buffer.concat(parts);
+  return parts;
 }
 
 const comma = Buffer.from(',');

@@ -10,7 +10,7 @@ import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
 import { yieldToEventLoop } from '../client/informer.js';
 import { fromKeyValue } from '../registry/objects.js';
-import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
+import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
   try {
@@ -19,6 +19,11 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
     if (isApiError(e)) throw new ApiCallError(e.code, e.reason, e.message);
     throw e;
   }
+}
+
+/** The object, or only its identity and metadata when that is all the caller keeps. */
+function shape(obj: ApiObject, options: ListOptions): ApiObject {
+  return options.metadataOnly ? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata } : obj;
 }
 
 export class InProcessClient implements ApiClient {
@@ -54,14 +59,14 @@ export class InProcessClient implements ApiClient {
     }
   }
 
-  async list(type: ResourceType, namespace?: string, options: { labelSelector?: string; fieldSelector?: string } = {}): Promise<ListResult> {
+  async list(type: ResourceType, namespace?: string, options: ListOptions = {}): Promise<ListResult> {
     const store = this.store(type);
     const list = await call(() => store.listStored(namespace, options));
     // Decode from the stored bytes (the cache shares its parsed objects, and callers may change
     // what they get), in slices so that a long list does not hold the server up.
     const items: ApiObject[] = [];
     for (const item of list.items) {
-      items.push(fromKeyValue(item.kv));
+      items.push(shape(fromKeyValue(item.kv), options));
       if (items.length % 256 === 0) await yieldToEventLoop();
     }
     return { items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
@@ -93,10 +98,10 @@ export class InProcessClient implements ApiClient {
     }
   }
 
-  async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers): Promise<{ stop(): void }> {
+  async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
     const store = this.store(type);
-    const watch = await call(() => store.watch(namespace, { resourceVersion }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: JSON.parse(e.object.json().toString('utf8')) }))),
+    const watch = await call(() => store.watch(namespace, { ...options, resourceVersion }, {
+      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(fromKeyValue(e.object.kv), options) }))),
       onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
     }));
     return { stop: () => watch.stop() };

@@ -11,7 +11,7 @@ import { definition } from '../api/schema.js';
 import { Status } from '../api/meta/v1.js';
 import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
 import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
-import { encodeListJson, materializeList, StoredList, StoredObject } from '../registry/objects.js';
+import { encodeListJsonParts, materializeList, StoredList, StoredObject } from '../registry/objects.js';
 import { parseAccept, warningHeader } from './negotiation.js';
 
 export type WireFormat = 'json' | 'yaml' | 'protobuf';
@@ -140,17 +140,22 @@ export function encodeIn(obj: KubeObject, format: WireFormat, opts: RespondOptio
   return Buffer.from(opts.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
 }
 
-export function sendBytes(res: ServerResponse, code: number, body: Buffer, contentType: string, opts: RespondOptions = {}): void {
+export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buffer[], contentType: string, opts: RespondOptions = {}): void {
   if (res.headersSent) return;
+  const parts = Array.isArray(body) ? body : [body];
   const headers: Record<string, string | string[] | number> = {
     'Content-Type': contentType,
-    'Content-Length': body.length,
+    'Content-Length': parts.reduce((n, p) => n + p.length, 0),
     'Cache-Control': 'no-cache, private',
     ...opts.headers,
   };
   if (opts.warnings?.length) headers.Warning = warningHeader(opts.warnings);
   res.writeHead(code, headers);
-  res.end(res.req?.method === 'HEAD' ? undefined : body);
+  if (res.req?.method === 'HEAD') { res.end(); return; }
+  // Corked, the pieces leave in few TLS records without first being copied into one buffer.
+  res.cork();
+  for (const p of parts) res.write(p);
+  res.end();
 }
 
 /** Sends an object in the negotiated representation. Views apply to resource answers, not to Status. */
@@ -178,7 +183,7 @@ export function respondError(res: ServerResponse, err: ApiError, rep: Representa
  */
 export function respondStored(res: ServerResponse, code: number, value: StoredObject | StoredList, rep: Representation, opts: RespondOptions & { include?: IncludeObject } = {}): void {
   if (rep.format === 'json' && rep.view === 'object' && !opts.pretty) {
-    const body = value instanceof StoredObject ? value.json() : encodeListJson(value);
+    const body = value instanceof StoredObject ? value.json() : encodeListJsonParts(value);
     sendBytes(res, code, body, rep.contentType, opts);
     return;
   }

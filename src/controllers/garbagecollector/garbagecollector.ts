@@ -99,7 +99,7 @@ export class GarbageCollector implements Controller {
         this.graph.observe(type, obj);
       },
       onDelete: (obj) => this.graph.forget(obj),
-    }));
+    }, { metadataOnly: true })); // the graph needs identities, owners and finalizers only
     await Promise.all(this.informers.map((i) => i.start()));
     if (this.stopped) return;
     this.synced = true;
