@@ -16,14 +16,17 @@ export function toStoredBytes(obj: KubeObject): Buffer {
 
 const metadataOpen = Buffer.from('"metadata":{');
 
-/** The stored bytes with `"resourceVersion":"<modRevision>"` first in metadata. */
-export function encodedWithVersion(kv: KeyValue): Buffer {
+/**
+ * The stored bytes with `"resourceVersion":"<modRevision>"` first in
+ * metadata, as pieces: two views of the stored value around a small insert.
+ */
+export function encodedWithVersionParts(kv: KeyValue): Buffer[] {
   const at = kv.value.indexOf(metadataOpen);
-  if (at < 0) return Buffer.from(JSON.stringify(fromKeyValue(kv))); // not our layout: take the slow road
+  if (at < 0) return [Buffer.from(JSON.stringify(fromKeyValue(kv)))]; // not our layout: take the slow road
   const cut = at + metadataOpen.length;
   const empty = kv.value[cut] === 0x7d; // '}': metadata had nothing else
   const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
-  return Buffer.concat([kv.value.subarray(0, cut), rv, kv.value.subarray(cut)]);
+  return [kv.value.subarray(0, cut), rv, kv.value.subarray(cut)];
 }
 
 export function fromKeyValue(kv: KeyValue): KubeObject {
@@ -57,7 +60,12 @@ export class StoredObject {
 
   /** The JSON bytes; splicing is cheap, so they are not kept (a watch event keeps its own frame). */
   json(): Buffer {
-    return encodedWithVersion(this.kv);
+    return Buffer.concat(this.jsonParts());
+  }
+
+  /** The JSON as pieces that reuse the stored bytes, for answers written piece by piece. */
+  jsonParts(): Buffer[] {
+    return encodedWithVersionParts(this.kv);
   }
 }
 
@@ -87,7 +95,7 @@ export function encodeListJsonParts(list: StoredList): Buffer[] {
   const parts: Buffer[] = [head];
   list.items.forEach((item, i) => {
     if (i > 0) parts.push(comma);
-    parts.push(item.json());
+    parts.push(...item.jsonParts());
   });
   parts.push(close);
   return parts;
