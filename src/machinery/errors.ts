@@ -49,6 +49,8 @@ export class ApiError extends Error {
     readonly details?: StatusDetails,
     /** Extra response headers, e.g. Retry-After. */
     readonly headers: Record<string, string> = {},
+    /** The Status's list metadata, e.g. a fresh continue token for an expired one. */
+    readonly statusMetadata: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -57,7 +59,7 @@ export class ApiError extends Error {
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: { ...this.statusMetadata },
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -120,6 +122,11 @@ export const errors = {
   },
   expired(message: string): ApiError {
     return new ApiError(410, 'Expired', message);
+  },
+  /** 410 for a continue token whose snapshot is gone, with a token that goes on from the latest state. */
+  expiredContinue(freshToken: string): ApiError {
+    return new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+      undefined, {}, { continue: freshToken });
   },
   methodNotAllowed(): ApiError {
     return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');

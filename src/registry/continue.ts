@@ -5,7 +5,7 @@ import { errors } from '../machinery/errors.js';
 
 interface ContinueRecord {
   v: 1;
-  /** Revision of the snapshot the first page was read at. */
+  /** Revision of the snapshot the first page was read at; 0: the latest (after an expired token). */
   rv: number;
   /** Key to resume from (inclusive). */
   start: string;
@@ -23,7 +23,7 @@ export function decodeContinue(token: string, prefix: string): { revision: numbe
   } catch {
     throw errors.badRequest('continue key is not valid: illegal base64 data or malformed JSON');
   }
-  if (record?.v !== 1 || typeof record.rv !== 'number' || typeof record.start !== 'string' || record.rv <= 0) {
+  if (record?.v !== 1 || typeof record.rv !== 'number' || typeof record.start !== 'string' || record.rv < 0) {
     throw errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion');
   }
   if (!record.start.startsWith(prefix) || record.start.includes('/../') || record.start.endsWith('/..')) {

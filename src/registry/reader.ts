@@ -184,8 +184,9 @@ export class CollectionReader {
       if (e instanceof StorageError && e.code === 'Compacted' && plan.kind === 'exact') {
         throw errors.expired(`too old resource version: ${plan.revision} (${e.revision ?? ''})`);
       }
-      if (e instanceof StorageError && e.code === 'Compacted') {
-        throw errors.expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      if (e instanceof StorageError && e.code === 'Compacted' && plan.kind === 'continue') {
+        // Revision 0 in the fresh token: go on from the same key at whatever is latest then.
+        throw errors.expiredContinue(encodeContinue(0, plan.startKey));
       }
       throw e;
     }

@@ -428,7 +428,8 @@ export class ResourceStore {
 
   /** Deletes every object the list options select; answers with the list of what was deleted. */
   async deleteCollection(namespace: string | undefined, listOpts: ListOptions, options: DeleteOptions, opts: WriteOptions): Promise<KubeObject> {
-    const list = await this.list(namespace, { ...listOpts, limit: undefined, continue: undefined });
+    // The same selectors, paging and resourceVersion rules as a list: with a limit, one page goes.
+    const list = await this.list(namespace, listOpts);
     const deleted: KubeObject[] = [];
     for (const item of list.items as KubeObject[]) {
       try {

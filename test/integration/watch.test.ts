@@ -129,3 +129,31 @@ test('watch refuses YAML (406) and resourceVersionMatch (422)', async () => {
   assert.equal(match.status, 422);
   assert.equal(match.json.reason, 'Invalid');
 });
+
+test('an expired continue token answers 410 with a fresh token that goes on from there', async () => {
+  for (const n of ['p1', 'p2', 'p3', 'p4']) await s.client.post(base, cm(n, { page: 'yes' }));
+  const first = await s.client.get(`${base}?limit=2&labelSelector=page%3Dyes`);
+  assert.deepEqual(first.json.items.map((i: any) => i.metadata.name), ['p1', 'p2']);
+  const token = encodeURIComponent(first.json.metadata.continue);
+  const deadline = Date.now() + 15_000;
+  let expired: any;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 500));
+    await s.client.post(base, cm(`nudge-${Date.now()}`));
+    const r = await s.client.get(`${base}?limit=2&labelSelector=page%3Dyes&continue=${token}`);
+    if (r.status === 410) { expired = r; break; }
+  }
+  assert.ok(expired, 'the token expired once its snapshot was compacted');
+  assert.equal(expired.json.reason, 'Expired');
+  assert.ok(expired.json.metadata.continue, 'a fresh continue token comes with the 410');
+  const rest = await s.client.get(`${base}?limit=2&labelSelector=page%3Dyes&continue=${encodeURIComponent(expired.json.metadata.continue)}`);
+  assert.equal(rest.status, 200);
+  assert.deepEqual(rest.json.items.map((i: any) => i.metadata.name), ['p3', 'p4']);
+});
+
+test('deletecollection honours limit: one page goes', async () => {
+  for (const n of ['dc1', 'dc2', 'dc3']) await s.client.post(base, cm(n, { dc: 'yes' }));
+  assert.equal((await s.client.delete(`${base}?labelSelector=dc%3Dyes&limit=2`)).status, 200);
+  const left = await s.client.get(`${base}?labelSelector=dc%3Dyes`);
+  assert.deepEqual(left.json.items.map((i: any) => i.metadata.name), ['dc3']);
+});
