@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { Agent, request } from 'node:https';
 import type { LoadWorkerData, PhaseReply, PhaseRequest, PhaseSpec } from './load-protocol.js';
+import { seededRandom } from '../test/support/random.js';
 
 const data = workerData as LoadWorkerData;
 const base = new URL(data.url);
@@ -83,17 +84,6 @@ function continueOf(body: Buffer): string | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** mulberry32: a small seeded PRNG so that every run gets the same "random" gets. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Runs `total` operations from `concurrency` loops; op(i) is timed including its retries. */
 async function drive(total: number, op: (i: number) => Promise<void>, concurrency = data.concurrency): Promise<{ latencies: Float64Array; elapsedMs: number }> {
@@ -138,7 +128,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       return { ...r, notes };
     }
     case 'get': {
-      const random = rng(spec.seed);
+      const random = seededRandom(spec.seed);
       const picks = Array.from({ length: spec.count }, () => Math.floor(random() * spec.population));
       const r = await drive(spec.count, async (i) => {
         const name = nameOf(spec.prefix, picks[i]!);

@@ -2,51 +2,27 @@
 // watch streams, so that reading 1,000 streams does not share the main event
 // loop (which sends the writes). Receipt times use a clock shared by threads.
 
-import { Worker } from 'node:worker_threads';
+import { WorkerRpc } from './worker-rpc.js';
 import type { Credentials } from './child.js';
 import { sharedNow, type SequenceReport, type WatchersReply, type WatchersRequest, type WatchMode } from './watchers-protocol.js';
 
 type Body<T> = T extends unknown ? Omit<T, 'id'> : never;
 
 class WatchersWorker {
-  private readonly worker: Worker;
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: WatchersReply) => void; reject: (e: Error) => void }>();
+  private readonly rpc: WorkerRpc<WatchersRequest, WatchersReply>;
 
   constructor(url: string, creds: Credentials) {
-    this.worker = new Worker(new URL('./watchers-worker.js', import.meta.url), { workerData: { url, creds, perAgent: 100 } });
-    this.worker.on('message', (reply: WatchersReply) => {
-      const p = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      p?.resolve(reply);
-    });
-    const failAll = (e: Error) => {
-      for (const p of this.pending.values()) p.reject(e);
-      this.pending.clear();
-    };
-    this.worker.on('error', failAll);
-    this.worker.on('exit', (code) => failAll(new Error(`watchers worker exited (${code})`)));
+    this.rpc = new WorkerRpc(new URL('./watchers-worker.js', import.meta.url), { url, creds, perAgent: 100 }, 'watchers worker');
   }
 
   async call(body: Body<WatchersRequest>, timeoutMs: number): Promise<Extract<WatchersReply, { ok: true }>> {
-    const id = this.nextId++;
-    let timer: NodeJS.Timeout | undefined;
-    const reply = await Promise.race([
-      new Promise<WatchersReply>((resolve, reject) => {
-        this.pending.set(id, { resolve, reject });
-        const msg = { ...body, id } as WatchersRequest;
-        this.worker.postMessage(msg);
-      }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`watchers ${body.op} did not answer within ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]).finally(() => clearTimeout(timer));
+    const reply = await this.rpc.call(body as Omit<WatchersRequest, 'id'>, timeoutMs, `watchers ${body.op}`);
     if (!reply.ok) throw new Error(`watchers ${body.op} failed: ${reply.error}`);
     return reply;
   }
 
   async terminate(): Promise<void> {
-    await this.worker.terminate();
+    await this.rpc.terminate();
   }
 }
 

@@ -44,17 +44,7 @@ export const backendCases: BackendCase[] = [
 export const buf = (text: string): Buffer => Buffer.from(text);
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A deterministic pseudo-random generator (mulberry32), so failures reproduce. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../support/random.js';
 
 /** `count` sequential creates, updates and deletes over `keys`, chosen by `random`. */
 export async function randomWrites(backend: Backend, keys: string[], count: number, random: () => number): Promise<void> {
