@@ -26,8 +26,6 @@ interface Condition {
 const recheckMs = 1_000;
 
 export class NamespaceController implements Controller {
-  private readonly informers: InformerFactory;
-  private readonly ownedInformers?: InformerFactory;
   readonly name = 'namespace';
   private readonly queue: WorkQueue;
   private informer?: InformerSubscription;
@@ -35,11 +33,9 @@ export class NamespaceController implements Controller {
   constructor(
     private readonly client: ApiClient,
     private readonly log: (msg: string, extra?: object) => void = () => undefined,
-    informers?: InformerFactory,
+    /** Shared with the other controllers; whoever made it stops it. */
+    private readonly informers: InformerFactory,
   ) {
-    // Informers made here (none handed in) are this controller's own to stop.
-    this.ownedInformers = informers ? undefined : new InformerFactory(client);
-    this.informers = informers ?? this.ownedInformers!;
     this.queue = new WorkQueue((name) => this.sync(name), (name, e) => this.log('namespace sync failed', { namespace: name, err: String(e) }));
   }
 
@@ -51,7 +47,6 @@ export class NamespaceController implements Controller {
 
   stop(): void {
     this.informer?.stop();
-    this.ownedInformers?.stopAll();
     this.queue.stop();
   }
 

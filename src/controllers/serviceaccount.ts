@@ -10,8 +10,6 @@ import type { Controller } from './controller.js';
 export const defaultServiceAccountName = 'default';
 
 export class ServiceAccountController implements Controller {
-  private readonly informers: InformerFactory;
-  private readonly ownedInformers?: InformerFactory;
   readonly name = 'serviceaccount';
   private readonly queue: WorkQueue;
   private readonly subscriptions: InformerSubscription[] = [];
@@ -21,11 +19,9 @@ export class ServiceAccountController implements Controller {
   constructor(
     private readonly client: ApiClient,
     private readonly log: (msg: string, extra?: object) => void = () => undefined,
-    informers?: InformerFactory,
+    /** Shared with the other controllers; whoever made it stops it. */
+    private readonly informers: InformerFactory,
   ) {
-    // Informers made here (none handed in) are this controller's own to stop.
-    this.ownedInformers = informers ? undefined : new InformerFactory(client);
-    this.informers = informers ?? this.ownedInformers!;
     const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
     this.namespaces = find('namespaces');
     this.serviceAccounts = find('serviceaccounts');
@@ -44,7 +40,6 @@ export class ServiceAccountController implements Controller {
 
   stop(): void {
     for (const i of this.subscriptions) i.stop();
-    this.ownedInformers?.stopAll();
     this.queue.stop();
   }
 

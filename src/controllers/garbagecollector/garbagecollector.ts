@@ -53,8 +53,6 @@ export function collectableTypes(types: readonly ResourceType[]): ResourceType[]
 }
 
 export class GarbageCollector implements Controller {
-  private readonly informerFactory: InformerFactory;
-  private readonly ownedInformers?: InformerFactory;
   readonly name = 'garbagecollector';
   private readonly graph: DependencyGraph;
   private readonly ops: Operations;
@@ -69,11 +67,9 @@ export class GarbageCollector implements Controller {
   constructor(
     private readonly client: ApiClient,
     private readonly log: Log = () => undefined,
-    informers?: InformerFactory,
+    /** Shared with the other controllers; whoever made it stops it. */
+    private readonly informerFactory: InformerFactory,
   ) {
-    // Informers made here (none handed in) are this controller's own to stop.
-    this.ownedInformers = informers ? undefined : new InformerFactory(client);
-    this.informerFactory = informers ?? this.ownedInformers!;
     this.ops = new Operations(client, () => !this.stopped);
     const onError = (what: string) => (uid: string, e: unknown) => {
       if (this.stopped || e instanceof GarbageCollectorStopped) return;
@@ -113,7 +109,6 @@ export class GarbageCollector implements Controller {
   stop(): void {
     this.stopped = true;
     for (const i of this.informers) i.stop();
-    this.ownedInformers?.stopAll();
     this.deleteQueue.stop();
     this.orphanQueue.stop();
   }

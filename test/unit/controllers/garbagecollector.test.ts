@@ -12,6 +12,7 @@ import { Registry } from '../../../src/registry/registry.js';
 import { InProcessClient } from '../../../src/server/inprocess.js';
 import { ApiClient, ApiObject, ResourceType } from '../../../src/client/types.js';
 import { collectableTypes, GarbageCollector } from '../../../src/controllers/garbagecollector/index.js';
+import { InformerFactory } from '../../../src/client/informer.js';
 
 interface Cluster {
   client: InProcessClient;
@@ -42,8 +43,12 @@ async function newCluster(): Promise<Cluster> {
   return cluster;
 }
 
+/** A collector with informers of its own; stopping it stops them too. */
 async function startCollector(client: ApiClient): Promise<GarbageCollector> {
-  const gc = new GarbageCollector(client);
+  const informers = new InformerFactory(client);
+  const gc = new GarbageCollector(client, undefined, informers);
+  const stop = gc.stop.bind(gc);
+  gc.stop = () => { stop(); informers.stopAll(); };
   cleanups.push(() => gc.stop());
   await gc.start();
   return gc;
