@@ -25,6 +25,8 @@ export interface ServerOptions {
   serviceAccountIssuer: string[];
   /** How long the store keeps history for watches and continue tokens, in ms. Default 5 minutes. */
   etcdCompactionIntervalMs: number;
+  /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
+  watchMaxBufferedEvents: number;
   /** Unauthenticated requests become system:anonymous instead of 401. Off while every authenticated request is allowed. */
   anonymousAuth: boolean;
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
@@ -39,6 +41,7 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountKeyFiles: [],
   serviceAccountIssuer: [`https://${product.name}.default.svc.cluster.local`],
   etcdCompactionIntervalMs: 5 * 60 * 1000,
+  watchMaxBufferedEvents: 10_000,
   anonymousAuth: false,
   logLevel: 'info',
 };

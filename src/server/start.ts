@@ -68,7 +68,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // Plugins read through the registry they guard, so the chain gets it late.
   let registry: Registry | undefined;
   const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
-  const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs });
+  const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
   registry = new Registry(builtinKinds, backend, admission, caches);
 
   let reservedReady = false;

@@ -157,3 +157,41 @@ test('deletecollection honours limit: one page goes', async () => {
   const left = await s.client.get(`${base}?labelSelector=dc%3Dyes`);
   assert.deepEqual(left.json.items.map((i: any) => i.metadata.name), ['dc3']);
 });
+
+test('a watcher that stops reading is cut off; the others get every event', { timeout: 60_000 }, async () => {
+  // A server whose watchers may fall 50 events behind; 64 KiB objects fill the socket buffers quickly.
+  const small = await startTestServer({ watchMaxBufferedEvents: 50 });
+  try {
+    await small.client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const from = (await small.client.get(base)).json.metadata.resourceVersion;
+    const { request } = await import('node:https');
+    const slowRes = await new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
+      const req = request(new URL(`${base}?watch=1&resourceVersion=${from}`, small.client.creds.server),
+        { ca: small.client.creds.ca, cert: small.client.creds.cert, key: small.client.creds.key }, resolve);
+      req.on('error', reject);
+      req.end();
+    });
+    slowRes.pause(); // asks, then does not read
+    const fast = await small.client.watch(`${base}?watch=1&resourceVersion=${from}`);
+    const writes = 600;
+    const payload = { blob: 'x'.repeat(64 * 1024) };
+    for (let i = 0; i < writes; i += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, j) => small.client.post(base, cm(`slow-${i + j}`, {}, payload))));
+    }
+    const events = await fast.waitFor(writes, 30_000);
+    fast.close();
+    assert.equal(events.length, writes, 'the reading watcher saw every event');
+    let slowBytes = 0;
+    slowRes.on('data', (c: Buffer) => { slowBytes += c.length; });
+    const ended = await new Promise<boolean>((resolve) => {
+      const t = setTimeout(() => resolve(false), 20_000);
+      slowRes.on('end', () => { clearTimeout(t); resolve(true); });
+      slowRes.on('close', () => { clearTimeout(t); resolve(true); });
+      slowRes.resume();
+    });
+    assert.ok(ended, 'the server ended the slow stream');
+    assert.ok(slowBytes < writes * 64 * 1024, 'the slow watcher did not get everything');
+  } finally {
+    await small.close();
+  }
+});

@@ -25,8 +25,6 @@ export interface WatchParams {
 export const bookmarkIntervalMs = 10_000;
 /** Without timeoutSeconds a watch lasts 30 to 60 minutes, as upstream spreads them. */
 const defaultTimeoutMs = () => (30 + Math.random() * 30) * 60_000;
-/** Events queued for one slow client before it is cut off. */
-const maxBufferedEvents = 10_000;
 
 type Frame = Buffer;
 
@@ -106,7 +104,7 @@ export async function serveWatch(store: ResourceStore, res: ServerResponse, rep:
   };
 
   // Errors before the stream starts (bad selectors, 504 for future versions) answer as normal Status responses.
-  watch = await store.watch(params.namespace, { ...params.list, maxBuffered: maxBufferedEvents }, {
+  watch = await store.watch(params.namespace, params.list, {
     onEvents: (events) => { for (const e of events) write(encoder.event(e)); },
     onEnd: (err) => end(encoder.error(err.code === 410 ? err : errors.gone(err.message))),
   });
