@@ -245,6 +245,9 @@ describe('discovery, version and health', () => {
     assert.equal(saRes.singularName, 'serviceaccount');
     assert.ok(saRes.verbs.includes('create') && saRes.verbs.includes('list'));
     assert.ok(v1.json.resources.some((r: any) => r.name === 'namespaces/status'));
+    const nsRes = v1.json.resources.find((r: any) => r.name === 'namespaces');
+    assert.deepEqual(nsRes.verbs, ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch']);
+    assert.equal((await s.client.delete('/api/v1/namespaces')).status, 405, 'namespaces have no deletecollection');
     const version = await s.client.get('/version');
     assert.equal(version.json.major, '1');
     assert.match(version.json.gitVersion, /^v1\.\d+\.\d+/);

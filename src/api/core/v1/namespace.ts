@@ -1,5 +1,5 @@
 import { define, p, t } from '../../schema.js';
-import { defineKind, KubeObject } from '../../kind.js';
+import { allVerbs, defineKind, KubeObject } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { isDns1123Label, isQualifiedName, checkName, fieldPath } from '../../../machinery/validation.js';
 import { vocabulary } from '../../../machinery/vocabulary.js';
@@ -57,6 +57,8 @@ export const namespaces = defineKind({
   nameCheck: isDns1123Label,
   subresources: { status: true, finalize: true },
   deleteReturnsObject: true,
+  // As upstream: namespaces are deleted one at a time, never as a collection.
+  verbs: allVerbs.filter((v) => v !== 'deletecollection'),
   strategy: {
     defaults(ns) {
       ns.status ??= {};
