@@ -8,7 +8,7 @@ import { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
-import { ensureKeyMaterial, writeAdminKubeconfig } from '../pki/index.js';
+import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
 import { openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
@@ -119,7 +119,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const { controllers, informers } = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
   Promise.all(controllers.map((c) => c.start())).catch((err) => log.error({ err }, 'controllers failed to start'));
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
-  await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: keys.caCertPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
+  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
+  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
+  await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   return {

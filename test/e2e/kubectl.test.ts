@@ -3,7 +3,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, TestServer } from '../support/server.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
@@ -92,4 +92,26 @@ test('api-resources, api-versions, version and explain', async () => {
   assert.match(explain, /KIND:\s+ServiceAccount/);
   assert.match(explain, /FIELD:\s+secrets/);
   assert.match(explain, /Secrets that pods running as this account may use/);
+});
+
+test('a serving certificate from --tls-cert-file works with the admin kubeconfig', async () => {
+  const { generateEcKeyPair, issueCertificate } = await import('../../src/pki/index.js');
+  const { startTestServer: start, tempDir } = await import('../support/server.js');
+  const dir = tempDir('plat-tls-');
+  const key = await generateEcKeyPair();
+  const cert = await issueCertificate({
+    commonName: 'own-serving', ipAddresses: ['127.0.0.1'], dnsNames: ['localhost'], usages: ['digital signature', 'key encipherment', 'server auth'],
+    publicKey: key.publicKeyPem, issuerKeyPem: key.privateKeyPem, isCA: true,
+  });
+  writeFileSync(join(dir, 'tls.crt'), cert);
+  writeFileSync(join(dir, 'tls.key'), key.privateKeyPem);
+  const own = await start({ dataDir: join(dir, 'data'), tlsCertFile: join(dir, 'tls.crt'), tlsPrivateKeyFile: join(dir, 'tls.key') });
+  try {
+    const r = await own.kubectl(['get', 'namespaces', '-o', 'name']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /namespace\/default/);
+  } finally {
+    await own.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
