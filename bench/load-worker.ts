@@ -5,7 +5,8 @@
 // per-request latencies.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
+import { Reply, sendJson } from './http.js';
 import type { LoadWorkerData, PhaseReply, PhaseRequest, PhaseSpec } from './load-protocol.js';
 import { seededRandom } from '../test/support/random.js';
 
@@ -17,29 +18,8 @@ const agent = new Agent({
 });
 const REQUEST_TIMEOUT_MS = 30_000;
 
-interface Reply {
-  status: number;
-  body: Buffer;
-}
-
 function send(method: string, path: string, body?: unknown): Promise<Reply> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (payload) {
-    headers['Content-Type'] = 'application/json';
-    headers['Content-Length'] = String(payload.length);
-  }
-  return new Promise((resolve, reject) => {
-    const req = request({ host: base.hostname, port: base.port, path, method, agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path} timed out after ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+  return sendJson(agent, Number(base.port), method, path, body, REQUEST_TIMEOUT_MS);
 }
 
 class UnexpectedStatus extends Error {

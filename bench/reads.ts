@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
+import { sendJson } from './http.js';
 import { BenchServer, cpuMs, rssBytes, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
@@ -34,25 +35,10 @@ function percentile(sorted: Float64Array, q: number): number {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
 }
 
-/** One request with the admin certificate over a keep-alive agent: status and body. */
-function send(agent: Agent, server: BenchServer, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (payload) {
-    headers['Content-Type'] = 'application/json';
-    headers['Content-Length'] = String(payload.length);
-  }
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path, method, agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+/** One request with the admin certificate over a keep-alive agent: status and body text. */
+async function send(agent: Agent, server: BenchServer, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const r = await sendJson(agent, server.port, method, path, body, 10_000);
+  return { status: r.status, text: r.body.toString('utf8') };
 }
 
 export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<Row[]> {

@@ -2,6 +2,8 @@
 // the client as a Status object. One factory per Status reason, with the
 // messages the upstream server uses, since clients match on them.
 
+import { vocabulary } from './vocabulary.js';
+
 export type StatusReason =
   | 'BadRequest' | 'Unauthorized' | 'Forbidden' | 'NotFound' | 'AlreadyExists'
   | 'Conflict' | 'Gone' | 'Expired' | 'Invalid' | 'ServerTimeout' | 'Timeout'
@@ -116,6 +118,10 @@ export const errors = {
     const details: StatusDetails = { name, group: group || undefined, kind, causes: causes.map((c) => c.toCause()) };
     if (!group) delete details.group;
     return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`, details);
+  },
+  /** 422 for request options (ListOptions, DeleteOptions, PatchOptions…), named in the meta group as upstream does. */
+  invalidOptions(kind: string, causes: FieldError[]): ApiError {
+    return errors.invalid(vocabulary.metaGroup, kind, '', causes);
   },
   gone(message: string): ApiError {
     return new ApiError(410, 'Gone', message);

@@ -3,7 +3,7 @@
 
 import { randomInt } from 'node:crypto';
 import { FieldError, fieldErrors } from './errors.js';
-import { NameCheck, checkName, isLabelValue, isQualifiedName, isDns1123Label, fieldPath, keyPath } from './validation.js';
+import { NameCheck, checkName, isLabelValue, isQualifiedName, isDns1123Label, fieldPath } from './validation.js';
 
 export const totalAnnotationSizeLimit = 256 * 1024;
 
@@ -105,9 +105,3 @@ export function validateObjectMetaUpdate(meta: Record<string, any>, old: Record<
   return errs;
 }
 
-/** Annotation or label map key lookup tolerant of absent maps. */
-export function metaMapValue(meta: Record<string, any> | undefined, map: 'labels' | 'annotations', key: string): string | undefined {
-  return meta?.[map]?.[key];
-}
-
-export { keyPath };

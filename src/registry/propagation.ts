@@ -15,7 +15,7 @@ export type PropagationPolicy = 'Orphan' | 'Background' | 'Foreground';
 
 export function effectivePolicy(propagationPolicy: string | undefined, orphanDependents: boolean | undefined): PropagationPolicy {
   if (propagationPolicy !== undefined && orphanDependents !== undefined) {
-    throw errors.invalid(vocabulary.metaGroup, 'DeleteOptions', '', [
+    throw errors.invalidOptions('DeleteOptions', [
       fieldErrors.invalid('propagationPolicy', propagationPolicy, 'orphanDependents and deletionPropagation cannot be both set'),
     ]);
   }

@@ -207,7 +207,7 @@ export class CollectionReader {
     if (!this.caches) throw errors.methodNotAllowed();
     const { labels, fields } = this.selectors(opts);
     if (opts.resourceVersionMatch) {
-      throw errors.invalid(vocabulary.metaGroup, 'ListOptions', '', [
+      throw errors.invalidOptions('ListOptions', [
         fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
       ]);
     }

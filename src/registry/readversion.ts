@@ -1,7 +1,7 @@
 // resourceVersion and resourceVersionMatch on reads: which version of the
 // store a get or list is served from, per the spec's tables.
 
-import { errors, fieldErrors, FieldError } from '../machinery/errors.js';
+import { errors, fieldErrors } from '../machinery/errors.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { decodeContinue } from './continue.js';
 import { parseResourceVersion } from './objects.js';
@@ -17,10 +17,6 @@ export type ReadPlan =
   | { kind: 'exact'; revision: number }
   /** The snapshot and position of a continue token. */
   | { kind: 'continue'; revision: number; startKey: string };
-
-function invalidListOptions(errs: FieldError[]) {
-  return errors.invalid(vocabulary.metaGroup, 'ListOptions', '', errs);
-}
 
 /** Parses a resourceVersion query value: undefined when absent, else a revision; 400 when not a number. */
 export function parseVersionParam(value: string | null | undefined): number | undefined {
@@ -47,19 +43,19 @@ export function planList(p: ListVersionParams, prefix: string): ReadPlan {
   const rv = parseVersionParam(p.resourceVersion);
   const match = p.resourceVersionMatch ?? '';
   if (match !== '' && match !== 'Exact' && match !== 'NotOlderThan') {
-    throw invalidListOptions([fieldErrors.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan'])]);
+    throw errors.invalidOptions('ListOptions', [fieldErrors.notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan'])]);
   }
   if (p.continue) {
-    if (match) throw invalidListOptions([fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided')]);
+    if (match) throw errors.invalidOptions('ListOptions', [fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided')]);
     if (rv !== undefined && rv !== 0) throw errors.badRequest('specifying resource version is not allowed when using continue');
     const { revision, startKey } = decodeContinue(p.continue, prefix);
     return { kind: 'continue', revision, startKey };
   }
   if (match && rv === undefined) {
-    throw invalidListOptions([fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided')]);
+    throw errors.invalidOptions('ListOptions', [fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden unless resourceVersion is provided')]);
   }
   if (match === 'Exact') {
-    if (rv === 0) throw invalidListOptions([fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')]);
+    if (rv === 0) throw errors.invalidOptions('ListOptions', [fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')]);
     return { kind: 'exact', revision: rv! };
   }
   if (match === 'NotOlderThan') return rv === 0 ? { kind: 'any' } : { kind: 'notOlderThan', revision: rv! };

@@ -28,12 +28,6 @@ export class Registry {
     return this.stores.get(Registry.id(group, version, resource));
   }
 
-  /** The store of a kind by group and kind name (any served version). */
-  storeOfKind(group: string, kind: string): ResourceStore | undefined {
-    for (const s of this.stores.values()) if (s.kind.group === group && s.kind.kind === kind) return s;
-    return undefined;
-  }
-
   /** A namespace by name, or undefined (for admission plugins and controllers). */
   findNamespace(name: string): Promise<KubeObject | undefined> {
     return this.namespaces().find(undefined, name);

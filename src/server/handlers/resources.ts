@@ -24,15 +24,11 @@ function isTrue(v: string | null): boolean {
   return v === 'true' || v === '1';
 }
 
-function optionsInvalid(kind: string, errs: ReturnType<typeof fieldErrors.notSupported>[]) {
-  return errors.invalid(vocabulary.metaGroup, kind, '', errs);
-}
-
 function writeOptions(scope: RequestContext, optionsKind: string): WriteOptions {
   const query = scope.query;
   const dryRun = query.getAll('dryRun');
   for (const v of dryRun) {
-    if (v !== 'All') throw optionsInvalid(optionsKind, [fieldErrors.notSupported('dryRun', v, ['All'])]);
+    if (v !== 'All') throw errors.invalidOptions(optionsKind, [fieldErrors.notSupported('dryRun', v, ['All'])]);
   }
   const fv = query.get('fieldValidation') ?? 'Warn';
   if (!['Ignore', 'Warn', 'Strict'].includes(fv)) {
@@ -41,7 +37,7 @@ function writeOptions(scope: RequestContext, optionsKind: string): WriteOptions 
   const fieldManager = query.get('fieldManager');
   if (fieldManager !== null) {
     const errs = validateFieldManager(fieldManager);
-    if (errs.length) throw optionsInvalid(optionsKind, errs);
+    if (errs.length) throw errors.invalidOptions(optionsKind, errs);
   }
   const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
   return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager };
@@ -69,10 +65,10 @@ async function servePatch(scope: RequestContext, store: ResourceStore, namespace
   const force = query.get('force');
   if (type === 'apply') {
     if (!query.get('fieldManager')) {
-      throw optionsInvalid('PatchOptions', [fieldErrors.required('fieldManager', 'is required for apply patch')]);
+      throw errors.invalidOptions('PatchOptions', [fieldErrors.required('fieldManager', 'is required for apply patch')]);
     }
   } else if (force !== null) {
-    throw optionsInvalid('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
+    throw errors.invalidOptions('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }
   const text = (await readBody(scope.req)).toString('utf8');
   const body = type === 'apply' ? parseYaml(text) : parseJson(text);
@@ -111,7 +107,7 @@ async function deleteOptions(scope: RequestContext): Promise<DeleteOptions & { d
   const grace = integerParam(scope.query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
   const policy = scope.query.get('propagationPolicy') ?? body.propagationPolicy;
   if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-    throw optionsInvalid('DeleteOptions', [fieldErrors.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
+    throw errors.invalidOptions('DeleteOptions', [fieldErrors.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
   }
   const orphan = scope.query.get('orphanDependents');
   return {
