@@ -1,0 +1,50 @@
+// How deeply nested a value the server accepts. The algorithms over objects
+// (pruning, patches, field ownership, structuredClone, JSON.stringify) recurse
+// per level, and V8's stack ends near 2,000 levels for the deepest of them;
+// upstream's decoder stops at 10,000. Refusing deeper input with a 400 when it
+// is read keeps every later step far from the stack's end, and no real object
+// comes near the limit.
+
+import { errors, type ApiError } from './errors.js';
+
+/** Levels of objects and arrays a value may nest (the top-level object is level 1). */
+export const maxNestingDepth = 500;
+
+/** The 400 for input nested deeper than the limit. */
+export function tooDeep(what = 'the object provided'): ApiError {
+  return errors.badRequest(`${what} is nested too deeply: exceeded max depth of ${maxNestingDepth}`);
+}
+
+/** Whether JSON text nests deeper than `max`: one pass over the text, strings skipped. */
+export function jsonTextExceedsDepth(text: string, max = maxNestingDepth): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length; i++) {
+        const s = text.charCodeAt(i);
+        if (s === 0x5c /* \ */) i++;
+        else if (s === 0x22) break;
+      }
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/** Whether a decoded value nests deeper than `max`, measured without recursion. */
+export function valueExceedsDepth(value: unknown, max = maxNestingDepth): boolean {
+  const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 1 }];
+  while (stack.length) {
+    const { v, d } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push({ v: child, d: d + 1 });
+    }
+  }
+  return false;
+}
