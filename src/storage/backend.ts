@@ -60,6 +60,11 @@ export interface WatchHandlers {
   onEvents(events: WatchEvent[]): void;
   /** The watch ended because of an error (e.g. Compacted); no more events follow. */
   onError(err: StorageError): void;
+  /**
+   * Every event up to `revision` has been delivered, though none of them was
+   * under the prefix (a store shared with other writers tells this; optional).
+   */
+  onProgress?(revision: number): void;
 }
 
 export type StorageErrorCode =
@@ -68,7 +73,8 @@ export type StorageErrorCode =
   | 'RevisionMismatch'   // guarded write whose expected modRevision is stale
   | 'Compacted'          // read or watch below the compacted revision
   | 'FutureRevision'     // read at a revision the store has not reached
-  | 'Unavailable';       // the store cannot be reached
+  | 'Unavailable'        // the store cannot be reached
+  | 'Timeout';           // the store did not answer within the request's deadline
 
 export class StorageError extends Error {
   constructor(

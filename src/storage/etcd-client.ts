@@ -1,0 +1,108 @@
+// The connection to an etcd cluster (the etcd3 package over gRPC) and the
+// translations the etcd backend shares: keys under a prefix, revisions, and
+// gRPC failures as StorageErrors.
+//
+// Revisions: a new etcd cluster is at revision 1 before its first write,
+// while a Backend starts at 0 and numbers its first write 1 (the shared
+// conformance suite holds every backend to that). So a Backend revision is
+// the etcd revision minus one, the same for every server on the cluster.
+
+import { Etcd3, IKeyValue, isRecoverableError, GRPCDeadlineExceededError } from 'etcd3';
+import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
+import { KeyValue, StorageError } from './backend.js';
+
+export interface EtcdConnectionOptions {
+  /** Client URLs (http:// or https://) of the members. */
+  endpoints: string[];
+  /** PEM bytes: the CA that signed the members' certificates, and a client certificate and key. */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  /** Deadline of each call; a call past it fails with 'Timeout'. */
+  requestTimeoutMs: number;
+}
+
+/** etcd's first revision: its state before any write, which a Backend calls 0. */
+const revisionBase = 1;
+
+export const toEtcdRevision = (revision: number): number => revision + revisionBase;
+export const fromEtcdRevision = (revision: string | number): number => Number(revision) - revisionBase;
+
+export function connect(options: EtcdConnectionOptions): Etcd3 {
+  const { tls } = options;
+  return new Etcd3({
+    hosts: options.endpoints,
+    credentials: tls && (tls.ca || tls.cert) ? { rootCertificate: tls.ca ?? Buffer.alloc(0), privateKey: tls.key, certChain: tls.cert } : undefined,
+    // No blanket retries: a write whose answer was lost may have been applied.
+    // A member that fails is skipped for a second, so the next call tries another.
+    faultHandling: {
+      global: noop,
+      host: () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(1) }),
+    },
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + options.requestTimeoutMs }),
+    grpcOptions: {
+      // Watch replays batch up to a thousand revisions: no 4 MiB ceiling (as upstream's client).
+      'grpc.max_receive_message_length': -1,
+      'grpc.keepalive_time_ms': 10_000,
+      'grpc.keepalive_timeout_ms': 5_000,
+      'grpc.keepalive_permit_without_calls': 1,
+    },
+  });
+}
+
+/** Maps Backend keys to etcd keys under `prefix` and back. */
+export class KeySpace {
+  private readonly prefix: Buffer;
+
+  constructor(prefix: string) {
+    this.prefix = Buffer.from(prefix);
+  }
+
+  key(key: string): Buffer {
+    return Buffer.concat([this.prefix, Buffer.from(key)]);
+  }
+
+  /** [start, end) of the etcd keys whose Backend key begins with `prefix`. */
+  range(prefix: string, start?: string): { key: Buffer; range_end: Buffer } {
+    const from = this.key(start ?? prefix);
+    // etcd wants a key: "\0" is the lowest there is.
+    return { key: from.length > 0 ? from : Buffer.from([0]), range_end: byteSuccessor(this.key(prefix)) };
+  }
+
+  /** The Backend key of an etcd key (which lies under the prefix, since every request does). */
+  unkey(key: Buffer): string {
+    return key.subarray(this.prefix.length).toString();
+  }
+
+  keyValue(kv: IKeyValue): KeyValue {
+    return {
+      key: this.unkey(kv.key),
+      value: kv.value,
+      createRevision: fromEtcdRevision(kv.create_revision),
+      modRevision: fromEtcdRevision(kv.mod_revision),
+    };
+  }
+}
+
+/** The smallest key above every key that starts with `prefix`; "\0" (no bound) for an unbounded prefix. */
+function byteSuccessor(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+export const isCompactedError = (err: unknown): boolean => /required revision has been compacted/.test(String((err as Error)?.message));
+export const isFutureRevisionError = (err: unknown): boolean => /required revision is a future revision/.test(String((err as Error)?.message));
+
+/** A failed call as a StorageError: 'Timeout' past the deadline, 'Unavailable' otherwise. */
+export function callFailure(err: unknown): StorageError {
+  if (err instanceof StorageError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof GRPCDeadlineExceededError || /deadline exceeded|request timed out/i.test(message)) {
+    return new StorageError('Timeout', `etcd did not answer in time: ${message}`);
+  }
+  return new StorageError('Unavailable', `etcd is unavailable: ${message}`);
+}

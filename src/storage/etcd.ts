@@ -1,0 +1,247 @@
+// A Backend on an etcd v3 cluster, as upstream stores objects: guarded
+// writes are transactions comparing the key's mod revision, reads are
+// linearizable ranges (optionally at a revision, with a limit), watches run
+// on one watch stream (etcd-watch.ts), and compaction asks etcd to compact.
+// Several servers may share the cluster; each learns the others' writes
+// through its watches and the others' compactions from etcd's answers.
+
+import type { Etcd3, IRangeResponse, ITxnResponse, IRequestOp } from 'etcd3';
+import { CompareResult, CompareTarget } from 'etcd3';
+import {
+  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
+} from './backend.js';
+import {
+  callFailure, connect, EtcdConnectionOptions, fromEtcdRevision, isCompactedError, isFutureRevisionError, KeySpace, toEtcdRevision,
+} from './etcd-client.js';
+import { EtcdWatches } from './etcd-watch.js';
+import { rangeStart } from './keys.js';
+import { closedError } from './revisions.js';
+
+export interface EtcdBackendOptions extends EtcdConnectionOptions {
+  /** Prepended to every key in etcd ('' keeps the keys as the other backends write them). */
+  keyPrefix?: string;
+}
+
+/** A key no object uses, read by health checks and to learn the head revision. */
+const probeKey = '/\u0000health';
+
+export class EtcdBackend implements Backend {
+  readonly name = 'etcd';
+  private readonly client: Etcd3;
+  private readonly keys: KeySpace;
+  private readonly watches: EtcdWatches;
+  /** The highest compacted revision known to this process. */
+  private compacted = 0;
+  /** Writes to one key run one after another, in call order. */
+  private readonly keyChains = new Map<string, Promise<unknown>>();
+  private closed = false;
+
+  constructor(options: EtcdBackendOptions) {
+    this.client = connect(options);
+    this.keys = new KeySpace(options.keyPrefix ?? '');
+    this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision));
+  }
+
+  async currentRevision(): Promise<number> {
+    this.ensureOpen();
+    const res = await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }));
+    const revision = fromEtcdRevision(res.header.revision);
+    this.watches.requestProgress(revision);
+    return revision;
+  }
+
+  /**
+   * etcd does not tell its compacted revision directly: a watch from its
+   * first revision is refused with it, so ask that way.
+   */
+  async compactedRevision(): Promise<number> {
+    this.ensureOpen();
+    const learned = await new Promise<number>((resolve) => {
+      const probe = this.watches.watch(probeKey, { afterRevision: 0 }, {
+        onEvents: () => undefined,
+        onProgress: () => { probe.cancel(); resolve(this.compacted); },
+        onError: (err) => resolve(err.code === 'Compacted' ? err.revision ?? this.compacted : this.compacted),
+      });
+      // Not refused at once: nothing below the known revision was compacted.
+      setTimeout(() => { probe.cancel(); resolve(this.compacted); }, 200).unref();
+    });
+    this.learnCompacted(learned);
+    return this.compacted;
+  }
+
+  async get(key: string, revision?: number): Promise<KeyValue | undefined> {
+    this.ensureOpen();
+    const at = checkRevision(revision);
+    const res = await this.read(() => this.client.kv.range({ key: this.keys.key(key), revision: at }));
+    const kv = res.kvs[0];
+    return kv ? this.keys.keyValue(kv) : undefined;
+  }
+
+  async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
+    this.ensureOpen();
+    const at = checkRevision(options.revision);
+    const limit = options.limit && options.limit > 0 ? options.limit : 0;
+    const bounds = this.keys.range(prefix, rangeStart(prefix, options.startKey));
+    const res = await this.read(() => this.client.kv.range({ ...bounds, revision: at, limit }));
+    return {
+      items: res.kvs.map((kv) => this.keys.keyValue(kv)),
+      revision: at === undefined ? fromEtcdRevision(res.header.revision) : options.revision!,
+      more: res.more,
+      count: Number(res.count),
+    };
+  }
+
+  create(key: string, value: Buffer): Promise<KeyValue> {
+    const copy = Buffer.from(value);
+    return this.write(key, async () => {
+      const etcdKey = this.keys.key(key);
+      const res = await this.txn(
+        [{ key: etcdKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
+        [{ request_put: { key: etcdKey, value: copy } }],
+        etcdKey,
+      );
+      if (!res.succeeded) throw new StorageError('KeyExists', `${key} already exists`, this.current(res));
+      const revision = fromEtcdRevision(res.header.revision);
+      return { key, value: copy, createRevision: revision, modRevision: revision };
+    });
+  }
+
+  update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
+    const copy = Buffer.from(value);
+    return this.write(key, async () => {
+      const etcdKey = this.keys.key(key);
+      const res = await this.txn(
+        [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }],
+        [{ request_put: { key: etcdKey, value: copy, prev_kv: true } }],
+        etcdKey,
+      );
+      if (!res.succeeded) throw this.guardFailure(key, res);
+      const prev = res.responses[0]?.response_put?.prev_kv;
+      const revision = fromEtcdRevision(res.header.revision);
+      return { key, value: copy, createRevision: prev ? fromEtcdRevision(prev.create_revision) : revision, modRevision: revision };
+    });
+  }
+
+  delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
+    return this.write(key, async () => {
+      const etcdKey = this.keys.key(key);
+      const guard = expectedModRevision === undefined
+        ? [{ key: etcdKey, target: CompareTarget.Version, result: CompareResult.Greater, version: 0 }]
+        : [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }];
+      const res = await this.txn(guard, [{ request_delete_range: { key: etcdKey, prev_kv: true } }], etcdKey);
+      if (!res.succeeded) throw this.guardFailure(key, res);
+      const prev = res.responses[0]?.response_delete_range?.prev_kvs?.[0];
+      if (!prev) throw new StorageError('KeyNotFound', `${key} not found`);
+      return { ...this.keys.keyValue(prev), modRevision: fromEtcdRevision(res.header.revision) };
+    });
+  }
+
+  watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
+    return this.watches.watch(prefix, options, handlers);
+  }
+
+  async compact(revision: number): Promise<void> {
+    this.ensureOpen();
+    if (!Number.isSafeInteger(revision) || revision < 0) {
+      throw new TypeError(`compaction revision must be a non-negative integer, got ${revision}`);
+    }
+    if (revision <= this.compacted) return;
+    try {
+      await this.call(() => this.client.kv.compact({ revision: toEtcdRevision(revision), physical: false }));
+      this.learnCompacted(revision);
+    } catch (err) {
+      // Already compacted further, by this server or another: nothing to do.
+      if (isCompactedError(err)) return;
+      if (isFutureRevisionError(err)) {
+        const current = await this.currentRevision();
+        throw new StorageError('FutureRevision', `cannot compact at ${revision}, beyond the current revision ${current}`, undefined, current);
+      }
+      throw callFailure(err);
+    }
+  }
+
+  /** A linearizable read: fails when the cluster has no quorum. */
+  async check(): Promise<void> {
+    this.ensureOpen();
+    await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.keyChains.values()]);
+    this.watches.close(closedError(this.name));
+    this.client.close();
+  }
+
+  private learnCompacted(revision: number): void {
+    if (revision > this.compacted) this.compacted = revision;
+  }
+
+  private async call<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      throw callFailure(err);
+    }
+  }
+
+  /** A read at a revision: etcd's refusals become Compacted and FutureRevision with their bounds. */
+  private async read(run: () => Promise<IRangeResponse>): Promise<IRangeResponse> {
+    try {
+      return await run();
+    } catch (err) {
+      if (isCompactedError(err)) {
+        const compacted = await this.compactedRevision();
+        throw new StorageError('Compacted', `the requested revision has been compacted (compacted revision ${compacted})`, undefined, compacted);
+      }
+      if (isFutureRevisionError(err)) {
+        const current = await this.currentRevision();
+        throw new StorageError('FutureRevision', `the requested revision is newer than the current revision ${current}`, undefined, current);
+      }
+      throw callFailure(err);
+    }
+  }
+
+  /** A guarded write; when the guard fails, the key's current value is read in the same transaction. */
+  private txn(compare: NonNullable<Parameters<Etcd3['kv']['txn']>[0]['compare']>, success: IRequestOp[], key: Buffer): Promise<ITxnResponse> {
+    return this.call(() => this.client.kv.txn({ compare, success, failure: [{ request_range: { key } }] }));
+  }
+
+  private current(res: ITxnResponse): KeyValue | undefined {
+    const kv = res.responses[0]?.response_range?.kvs?.[0];
+    return kv ? this.keys.keyValue(kv) : undefined;
+  }
+
+  private guardFailure(key: string, res: ITxnResponse): StorageError {
+    const current = this.current(res);
+    if (!current) return new StorageError('KeyNotFound', `${key} not found`);
+    return new StorageError('RevisionMismatch', `${key} has mod revision ${current.modRevision}`, current);
+  }
+
+  /** Runs `op` after the writes to `key` called before it. */
+  private write(key: string, op: () => Promise<KeyValue>): Promise<KeyValue> {
+    if (this.closed) return Promise.reject(closedError(this.name));
+    const before = this.keyChains.get(key);
+    const run = before ? before.then(op, op) : op();
+    const settled = run.catch(() => undefined);
+    this.keyChains.set(key, settled);
+    void settled.then(() => {
+      if (this.keyChains.get(key) === settled) this.keyChains.delete(key);
+    });
+    return run;
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw closedError(this.name);
+  }
+}
+
+/** The etcd revision to read at; undefined reads the current one. */
+function checkRevision(revision: number | undefined): number | undefined {
+  if (revision === undefined || revision === 0) return undefined;
+  if (!Number.isSafeInteger(revision) || revision < 0) {
+    throw new TypeError(`revision must be a non-negative integer, got ${revision}`);
+  }
+  return toEtcdRevision(revision);
+}

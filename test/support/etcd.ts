@@ -1,0 +1,129 @@
+// Starts real etcd servers for tests: one member or a small cluster of local
+// processes, on 127.0.0.1 ports picked here, data in a temporary folder, and
+// stops them. Needs the `etcd` binary on the PATH (Debian's etcd-server).
+
+import { spawn, ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface EtcdMember {
+  name: string;
+  clientUrl: string;
+  peerUrl: string;
+  dataDir: string;
+  process: ChildProcess | undefined;
+}
+
+export interface EtcdCluster {
+  members: EtcdMember[];
+  /** Client URLs of every member, comma-separated (the --etcd-servers form). */
+  endpoints: string;
+  /** SIGKILL one member. */
+  kill(index: number): Promise<void>;
+  /** Start a killed member again on its old ports and data. */
+  restart(index: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A port that was free a moment ago (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+// tmpfs when there is one: etcd fsyncs every commit, and the tests measure behaviour, not disks.
+const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+
+export async function startEtcd(size = 1): Promise<EtcdCluster> {
+  const root = mkdtempSync(join(scratchRoot, 'etcd-test-'));
+  const members: EtcdMember[] = [];
+  for (let i = 0; i < size; i++) {
+    members.push({
+      name: `m${i}`,
+      clientUrl: `http://127.0.0.1:${await freePort()}`,
+      peerUrl: `http://127.0.0.1:${await freePort()}`,
+      dataDir: join(root, `m${i}`),
+      process: undefined,
+    });
+  }
+  const initialCluster = members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+  const launch = (m: EtcdMember): void => {
+    const child = spawn('etcd', [
+      '--name', m.name,
+      '--data-dir', m.dataDir,
+      '--listen-client-urls', m.clientUrl,
+      '--advertise-client-urls', m.clientUrl,
+      '--listen-peer-urls', m.peerUrl,
+      '--initial-advertise-peer-urls', m.peerUrl,
+      '--initial-cluster', initialCluster,
+      '--initial-cluster-state', 'new',
+      '--initial-cluster-token', root,
+      '--heartbeat-interval', '50',
+      '--election-timeout', '500',
+      '--logger', 'zap',
+      '--log-level', 'error',
+    ], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let errors = '';
+    child.stderr!.on('data', (d) => { errors = (errors + String(d)).slice(-4000); });
+    child.on('exit', (code, signal) => {
+      if (code !== 0 && signal === null && m.process === child) process.stderr.write(`etcd ${m.name} exited ${code}: ${errors}\n`);
+    });
+    m.process = child;
+  };
+  for (const m of members) launch(m);
+  const cluster: EtcdCluster = {
+    members,
+    endpoints: members.map((m) => m.clientUrl).join(','),
+    async kill(index) {
+      const m = members[index]!;
+      const child = m.process;
+      m.process = undefined;
+      if (child && child.exitCode === null) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await gone;
+      }
+    },
+    async restart(index) {
+      const m = members[index]!;
+      launch(m);
+      await waitHealthy([m]);
+    },
+    async stop() {
+      for (let i = 0; i < members.length; i++) await cluster.kill(i);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitHealthy(members);
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}
+
+/** Waits until each member answers /health with a leader elected. */
+async function waitHealthy(members: EtcdMember[], ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (const m of members) {
+    for (;;) {
+      if (m.process?.exitCode !== null && m.process?.exitCode !== undefined) throw new Error(`etcd ${m.name} exited with ${m.process.exitCode}`);
+      try {
+        const res = await fetch(`${m.clientUrl}/health`);
+        const body = await res.json() as { health?: string };
+        if (body.health === 'true') break;
+      } catch { /* not up yet */ }
+      if (Date.now() > deadline) throw new Error(`etcd ${m.name} did not become healthy`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
