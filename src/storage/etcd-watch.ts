@@ -1,250 +1,182 @@
-// Backend watches on one etcd watch stream. Each watch keeps a cursor: the
-// last revision it has been shown. When the stream breaks (a member dies,
-// the network fails), it is opened again after a pause and every watch is
-// created anew from its cursor, so a watch resumes without a gap, or ends
-// with 'Compacted' when etcd no longer holds the history it needs. Events
-// at or below the cursor (sent twice around a reconnect) are dropped.
+// Backend watches on etcd. One etcd watch over the whole key space (the
+// root) feeds a ring of recent events, and every Backend watch whose start
+// the ring covers is served from it: at once, in order, without asking etcd
+// again. (etcd sends a new watch its history on a 100 ms tick; the ring
+// answers in the next turn, as the other backends do.) A watch from before
+// the ring gets its own etcd watch.
 
-import type { Etcd3, IWatchResponse, IDuplexStream, IWatchRequest, IEvent } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
-import { fromEtcdRevision, KeySpace, toEtcdRevision } from './etcd-client.js';
+import type { KeySpace } from './etcd-client.js';
+import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
 
-interface Watcher {
-  id: number;
+/** Most events kept in memory (each holds its value and the previous one). */
+const ringLimit = 4_096;
+
+interface RingWatcher {
   prefix: string;
   withPrevKv: boolean;
   cursor: number;
   handlers: WatchHandlers;
   active: boolean;
-  /** Created on the current stream. */
-  created: boolean;
-  /**
-   * The head when etcd created the watch: history up to it goes out as one
-   * batch, apart from later events, as the other backends deliver it.
-   */
-  replayUntil?: number;
+  /** Shown the ring up to the head; from then on fed as events come. */
+  live: boolean;
+  /** Its own etcd watch, once it fell behind the ring. */
+  fallback?: Watch;
 }
 
-type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
-
-const firstRetryMs = 100;
-const maxRetryMs = 2_000;
-
 export class EtcdWatches {
-  private readonly watchers = new Map<number, Watcher>();
-  private nextId = 1;
-  private stream: Stream | undefined;
-  private connecting = false;
-  private retryMs = firstRetryMs;
-  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly stream: EtcdWatchStream;
+  private root: Watch | undefined;
+  /** The ring holds every event after this revision (under the root) up to `head`. */
+  private ringFrom = 0;
+  private head = 0;
+  private ring: WatchEvent[] = [];
+  private readonly watchers = new Set<RingWatcher>();
+  private drainTimer: NodeJS.Immediate | undefined;
   private closedWith: StorageError | undefined;
-  /** Highest revision seen on the stream (events or progress). */
-  private seen = 0;
-  private progressRequested = false;
 
   constructor(
-    private readonly client: Etcd3,
-    private readonly keys: KeySpace,
+    client: Etcd3,
+    keys: KeySpace,
     /** The known compacted revision; a watch from below it is refused at once. */
     private readonly compacted: () => number,
-    /** Told of each compaction revision etcd reports. */
-    private readonly learnCompacted: (revision: number) => void,
-  ) {}
+    learnCompacted: (revision: number) => void,
+  ) {
+    this.stream = new EtcdWatchStream(client, keys, learnCompacted);
+  }
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
     const after = options.afterRevision;
     if (!Number.isSafeInteger(after) || after < 0) {
       throw new TypeError(`afterRevision must be a non-negative integer, got ${after}`);
     }
-    const watcher: Watcher = {
-      id: this.nextId++, prefix, withPrevKv: options.prevKv === true, cursor: after, handlers, active: true, created: false,
-    };
-    const cancel = { cancel: () => this.cancel(watcher) };
-    const refusal = this.closedWith ?? (after < this.compacted() ? compactedError(after, this.compacted()) : undefined);
+    const compacted = this.compacted();
+    const refusal = this.closedWith ?? (after < compacted ? compactedError(after, compacted) : undefined);
     if (refusal) {
-      setImmediate(() => this.end(watcher, refusal));
-      return cancel;
+      let cancelled = false;
+      setImmediate(() => { if (!cancelled) handlers.onError(refusal); });
+      return { cancel: () => { cancelled = true; } };
     }
-    this.watchers.set(watcher.id, watcher);
-    if (this.stream) this.create(this.stream, watcher);
-    else this.open();
-    return cancel;
+    if (!this.root) this.startRoot(after);
+    if (after < this.ringFrom) return this.stream.watch(prefix, options, handlers);
+    const watcher: RingWatcher = { prefix, withPrevKv: options.prevKv === true, cursor: after, handlers, active: true, live: false };
+    this.watchers.add(watcher);
+    this.schedule();
+    return {
+      cancel: () => {
+        watcher.active = false;
+        watcher.fallback?.cancel();
+        this.watchers.delete(watcher);
+      },
+    };
   }
 
-  /**
-   * Asks etcd to report how far the stream has come, so that watches learn
-   * of revisions written outside their prefixes. Sent when a caller knows
-   * of a revision the stream has not shown yet.
-   */
+  /** A watch on etcd itself, bypassing the ring (used to probe etcd's compaction). */
+  watchEtcd(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
+    return this.stream.watch(prefix, options, handlers);
+  }
+
+  /** Asks etcd to report progress when `revision` is newer than what the root has shown. */
   requestProgress(revision: number): void {
-    if (revision <= this.seen || this.progressRequested || !this.stream) return;
-    this.progressRequested = true;
-    this.stream.write({ progress_request: {} });
+    if (this.root && revision > this.head) this.stream.requestProgress(revision);
   }
 
-  /** Ends every watch with `reason`; the stream is closed. */
   close(reason: StorageError): void {
     this.closedWith = reason;
-    clearTimeout(this.retryTimer);
-    const stream = this.stream;
-    this.stream = undefined;
-    stream?.cancel();
-    const open = [...this.watchers.values()];
+    this.stream.close(reason);
+    const open = [...this.watchers];
     this.watchers.clear();
     setImmediate(() => {
       for (const watcher of open) this.end(watcher, reason);
     });
   }
 
-  private cancel(watcher: Watcher): void {
-    if (!watcher.active) return;
-    watcher.active = false;
-    this.watchers.delete(watcher.id);
-    if (watcher.created && this.stream) this.stream.write({ cancel_request: { watch_id: watcher.id } });
-  }
-
-  private open(): void {
-    if (this.connecting || this.stream || this.closedWith) return;
-    this.connecting = true;
-    this.client.watchClient.watch().then((stream) => {
-      this.connecting = false;
-      if (this.closedWith) {
-        stream.cancel();
-        return;
-      }
-      this.stream = stream;
-      this.progressRequested = false;
-      stream.on('data', (res: IWatchResponse) => this.receive(stream, res));
-      stream.on('error', () => this.broken(stream));
-      stream.on('end', () => this.broken(stream));
-      for (const watcher of this.watchers.values()) this.create(stream, watcher);
-    }, () => {
-      this.connecting = false;
-      this.scheduleReopen();
+  private startRoot(after: number): void {
+    this.ringFrom = after;
+    this.head = after;
+    this.ring = [];
+    this.root = this.stream.watch('', { afterRevision: after, prevKv: true }, {
+      onEvents: (events) => this.publish(events),
+      onProgress: (revision) => this.progress(revision),
+      onError: (err) => this.rootFailed(err),
     });
   }
 
-  private create(stream: Stream, watcher: Watcher): void {
-    const range = this.keys.range(watcher.prefix);
-    watcher.created = true;
-    stream.write({
-      create_request: {
-        ...range,
-        watch_id: watcher.id,
-        start_revision: toEtcdRevision(watcher.cursor) + 1,
-        // Always: a delete event carries the deleted value only through it.
-        prev_kv: true,
-        progress_notify: true,
-      },
-    });
+  private publish(events: WatchEvent[]): void {
+    this.ring.push(...events);
+    this.head = events[events.length - 1]!.revision;
+    const excess = this.ring.length - ringLimit;
+    if (excess > 0) {
+      this.ringFrom = this.ring[excess - 1]!.revision;
+      this.ring = this.ring.slice(excess);
+    }
+    for (const watcher of [...this.watchers]) {
+      if (!watcher.live || !watcher.active) continue;
+      const after = watcher.cursor; // a watch may start past the head
+      this.deliver(watcher, events.filter((event) => event.revision > after && event.kv.key.startsWith(watcher.prefix)), this.head);
+    }
   }
 
-  private broken(stream: Stream): void {
-    if (this.stream !== stream) return;
-    this.stream = undefined;
-    stream.cancel();
-    for (const watcher of this.watchers.values()) watcher.created = false;
-    this.scheduleReopen();
-  }
-
-  private scheduleReopen(): void {
-    if (this.closedWith || this.retryTimer) return;
-    const delay = this.retryMs;
-    this.retryMs = Math.min(maxRetryMs, this.retryMs * 2);
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      if (this.watchers.size > 0) this.open();
-    }, delay);
-    this.retryTimer.unref();
-  }
-
-  private receive(stream: Stream, res: IWatchResponse): void {
-    if (this.stream !== stream) return;
-    this.retryMs = firstRetryMs;
-    const id = Number(res.watch_id);
-    const headerRevision = fromEtcdRevision(res.header.revision);
-    if (id === -1 || (!res.created && !res.canceled && (res.events ?? []).length === 0)) {
-      // A progress report: everything up to the header revision has been sent.
-      this.progressRequested = false;
-      this.seen = Math.max(this.seen, headerRevision);
-      if (id === -1) for (const watcher of this.watchers.values()) this.progress(watcher, headerRevision);
-      else {
-        const watcher = this.watchers.get(id);
-        if (watcher) this.progress(watcher, headerRevision);
+  private progress(revision: number): void {
+    this.head = Math.max(this.head, revision);
+    for (const watcher of [...this.watchers]) {
+      if (!watcher.live || !watcher.active || revision <= watcher.cursor) continue;
+      watcher.cursor = revision;
+      try {
+        watcher.handlers.onProgress?.(revision);
+      } catch (err) {
+        process.emitWarning(`watch progress handler threw: ${String(err)}`, 'StorageWatchWarning');
       }
-      return;
-    }
-    const watcher = this.watchers.get(id);
-    if (!watcher) return; // cancelled meanwhile
-    if (res.created && !res.canceled) {
-      if (headerRevision > watcher.cursor) watcher.replayUntil = headerRevision;
-      return;
-    }
-    if (res.canceled) {
-      const compactRevision = Number(res.compact_revision);
-      this.watchers.delete(id);
-      if (compactRevision > 0) {
-        const compacted = fromEtcdRevision(compactRevision);
-        this.learnCompacted(compacted);
-        this.end(watcher, compactedError(watcher.cursor, compacted));
-      } else {
-        this.end(watcher, new StorageError('Unavailable', `etcd cancelled the watch: ${res.cancel_reason || 'no reason given'}`));
-      }
-      return;
-    }
-    const events: WatchEvent[] = [];
-    for (const raw of res.events ?? []) {
-      const event = this.event(raw, watcher.withPrevKv);
-      if (event.revision > watcher.cursor) events.push(event);
-    }
-    const until = watcher.replayUntil;
-    if (until !== undefined && events.length > 0 && events[events.length - 1]!.revision >= until) watcher.replayUntil = undefined;
-    const split = until === undefined ? -1 : events.findIndex((event) => event.revision > until);
-    if (split > 0) {
-      this.deliver(watcher, events.slice(0, split));
-      this.deliver(watcher, events.slice(split));
-    } else {
-      this.deliver(watcher, events);
     }
   }
 
-  private deliver(watcher: Watcher, events: WatchEvent[]): void {
-    if (events.length === 0 || !watcher.active) return;
-    watcher.cursor = events[events.length - 1]!.revision;
-    this.seen = Math.max(this.seen, watcher.cursor);
+  /** The root's history is gone (or etcd ended it): every ring watch has a gap, so each ends. */
+  private rootFailed(err: StorageError): void {
+    this.root = undefined;
+    this.ring = [];
+    for (const watcher of [...this.watchers]) {
+      if (watcher.fallback) continue;
+      this.end(watcher, err.code === 'Compacted' ? compactedError(watcher.cursor, err.revision ?? this.compacted()) : err);
+    }
+  }
+
+  private schedule(): void {
+    this.drainTimer ??= setImmediate(() => this.drain());
+  }
+
+  /** Shows new watchers the ring from their start up to the head. */
+  private drain(): void {
+    this.drainTimer = undefined;
+    for (const watcher of [...this.watchers]) {
+      if (watcher.live || !watcher.active) continue;
+      if (watcher.cursor < this.ringFrom) {
+        // The ring moved on before this watch was shown it: etcd replays the rest.
+        watcher.fallback = this.stream.watch(watcher.prefix, { afterRevision: watcher.cursor, prevKv: watcher.withPrevKv }, watcher.handlers);
+        this.watchers.delete(watcher);
+        continue;
+      }
+      const events = this.ring.filter((event) => event.revision > watcher.cursor && event.kv.key.startsWith(watcher.prefix));
+      watcher.live = true;
+      this.deliver(watcher, events, this.head);
+    }
+  }
+
+  private deliver(watcher: RingWatcher, events: WatchEvent[], through: number): void {
+    watcher.cursor = Math.max(watcher.cursor, through);
+    if (events.length === 0) return;
+    const shown = watcher.withPrevKv ? events : events.map((event) => (event.prevKv ? { type: event.type, kv: event.kv, revision: event.revision } : event));
     try {
-      watcher.handlers.onEvents(events);
+      watcher.handlers.onEvents(shown);
     } catch (err) {
       process.emitWarning(`watch handler threw: ${String(err)}`, 'StorageWatchWarning');
     }
   }
 
-  private progress(watcher: Watcher, revision: number): void {
-    if (!watcher.active || revision <= watcher.cursor) return;
-    watcher.cursor = revision;
-    try {
-      watcher.handlers.onProgress?.(revision);
-    } catch (err) {
-      process.emitWarning(`watch progress handler threw: ${String(err)}`, 'StorageWatchWarning');
-    }
-  }
-
-  private event(raw: IEvent, withPrevKv: boolean): WatchEvent {
-    const kv = this.keys.keyValue(raw.kv);
-    const prevKv = raw.prev_kv ? this.keys.keyValue(raw.prev_kv) : undefined;
-    const revision = kv.modRevision;
-    if (raw.type === 'Delete') {
-      // etcd's delete event has the key only; the Backend shows the last value at the delete's revision.
-      const deleted = { ...kv, value: prevKv?.value ?? Buffer.alloc(0), createRevision: prevKv?.createRevision ?? 0 };
-      return withPrevKv && prevKv ? { type: 'delete', kv: deleted, prevKv, revision } : { type: 'delete', kv: deleted, revision };
-    }
-    return withPrevKv && prevKv ? { type: 'put', kv, prevKv, revision } : { type: 'put', kv, revision };
-  }
-
-  private end(watcher: Watcher, reason: StorageError): void {
+  private end(watcher: RingWatcher, reason: StorageError): void {
     watcher.active = false;
-    this.watchers.delete(watcher.id);
+    this.watchers.delete(watcher);
     try {
       watcher.handlers.onError(reason);
     } catch (err) {

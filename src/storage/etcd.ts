@@ -50,20 +50,23 @@ export class EtcdBackend implements Backend {
     return revision;
   }
 
-  /**
-   * etcd does not tell its compacted revision directly: a watch from its
-   * first revision is refused with it, so ask that way.
-   */
+  /** The highest compaction this process made or learned of (from etcd's refusals, or another server's watch errors). */
   async compactedRevision(): Promise<number> {
     this.ensureOpen();
+    return this.compacted;
+  }
+
+  /**
+   * etcd does not tell its compacted revision directly: a watch from its
+   * first revision is refused with it (on etcd's next sync, within 100 ms).
+   */
+  private async probeCompacted(): Promise<number> {
     const learned = await new Promise<number>((resolve) => {
-      const probe = this.watches.watch(probeKey, { afterRevision: 0 }, {
+      const probe = this.watches.watchEtcd(probeKey, { afterRevision: 0 }, {
         onEvents: () => undefined,
-        onProgress: () => { probe.cancel(); resolve(this.compacted); },
         onError: (err) => resolve(err.code === 'Compacted' ? err.revision ?? this.compacted : this.compacted),
       });
-      // Not refused at once: nothing below the known revision was compacted.
-      setTimeout(() => { probe.cancel(); resolve(this.compacted); }, 200).unref();
+      setTimeout(() => { probe.cancel(); resolve(this.compacted); }, 300).unref();
     });
     this.learnCompacted(learned);
     return this.compacted;
@@ -192,7 +195,7 @@ export class EtcdBackend implements Backend {
       return await run();
     } catch (err) {
       if (isCompactedError(err)) {
-        const compacted = await this.compactedRevision();
+        const compacted = await this.probeCompacted();
         throw new StorageError('Compacted', `the requested revision has been compacted (compacted revision ${compacted})`, undefined, compacted);
       }
       if (isFutureRevisionError(err)) {
