@@ -97,6 +97,31 @@ export function listOf<T>(item: FlagType<T>): FlagType<T[]> {
   };
 }
 
+/** Comma-separated and repeatable (a string slice, as upstream's --etcd-servers). */
+export function commaListOf<T>(item: FlagType<T>): FlagType<T[]> {
+  return {
+    label: 'strings',
+    parse: (raw, previous) => [...(previous ?? []), ...raw.split(',').map((part) => item.parse(part.trim(), undefined))],
+    format: (values) => `[${values.map((value) => item.format(value)).join(',')}]`,
+  };
+}
+
+/** An http or https URL with a host, such as a store member's client URL. */
+export const urlType: FlagType<string> = {
+  label: 'string',
+  parse(raw) {
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new Error('not a URL (scheme://host:port)');
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') throw new Error('not an http or https URL with a host');
+    return raw;
+  },
+  format: (value) => value,
+};
+
 export function enumOf<T extends string>(values: readonly T[]): FlagType<T> {
   return {
     label: 'string',
@@ -194,7 +219,7 @@ function option<K extends keyof ServerOptions>(
   };
 }
 
-const storageBackends: readonly StorageBackendName[] = ['sqlite', 'memory'];
+const storageBackends: readonly StorageBackendName[] = ['sqlite', 'memory', 'etcd3'];
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const helpFlag: Flag = {
@@ -218,6 +243,13 @@ export const serverFlags: readonly Flag[] = [
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
+  option('etcd-servers', commaListOf(urlType), 'etcdServers', 'Client URLs (scheme://ip:port) of the cluster store, comma separated; needed by --storage-backend etcd3.'),
+  option('etcd-prefix', stringType, 'etcdPrefix', 'The prefix to prepend to all resource paths in the cluster store.'),
+  option('etcd-cafile', stringType, 'etcdCaFile', 'SSL Certificate Authority file used to secure communication with the cluster store.', 'plain connections'),
+  option('etcd-certfile', stringType, 'etcdCertFile', 'SSL certification file used to secure communication with the cluster store.', 'none'),
+  option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
+  option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
+  option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request waits for the store before it is answered 504 Timeout.'),
   option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   helpFlag,
@@ -246,6 +278,7 @@ export function parseFlags(argv: readonly string[], flags: readonly Flag[] = ser
   }
   const options = cloneOptions(defaultServerOptions);
   for (const [flag, value] of values) flag.apply(options, value);
+  checkCombinations(options);
   return { options };
 }
 
@@ -306,11 +339,20 @@ function parseValue(token: FlagToken, previous: unknown): unknown {
   }
 }
 
+/** Flags that are valid alone but not together. */
+function checkCombinations(options: ServerOptions): void {
+  if (options.storageBackend === 'etcd3' && options.etcdServers.length === 0) {
+    throw new FlagError('--etcd-servers must be specified with --storage-backend etcd3', '--etcd-servers');
+  }
+  if (options.requestTimeoutMs <= 0) throw new FlagError('--request-timeout must be positive', '--request-timeout');
+}
+
 function cloneOptions(options: ServerOptions): ServerOptions {
   return {
     ...options,
     serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
     serviceAccountIssuer: [...options.serviceAccountIssuer],
+    etcdServers: [...options.etcdServers],
   };
 }
 

@@ -157,6 +157,10 @@ export const errors = {
   serviceUnavailable(message: string): ApiError {
     return new ApiError(503, 'ServiceUnavailable', message);
   },
+  /** The request could not finish in time (upstream's NewTimeoutError). */
+  timeout(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  },
 };
 
 export type FieldErrorType =

@@ -7,6 +7,7 @@ import { ApiError, errors, isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Authorizer } from '../auth/authz/authorizer.js';
+import { StorageError } from '../storage/backend.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
 
@@ -39,6 +40,8 @@ export function recovery(log: Logger): Filter {
     } catch (e) {
       let err: ApiError;
       if (isApiError(e)) err = e;
+      else if (e instanceof StorageError && e.code === 'Timeout') err = errors.timeout(e.message, 1);
+      else if (e instanceof StorageError && e.code === 'Unavailable') err = errors.serviceUnavailable(e.message);
       else {
         log.error({ err: e, method: ctx.req.method, path: ctx.path }, 'request failed unexpectedly');
         err = errors.internal('the server could not complete the request');

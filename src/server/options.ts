@@ -3,7 +3,7 @@
 
 import { product } from '../machinery/vocabulary.js';
 
-export type StorageBackendName = 'sqlite' | 'memory';
+export type StorageBackendName = 'sqlite' | 'memory' | 'etcd3';
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 6443. */
@@ -25,6 +25,18 @@ export interface ServerOptions {
   serviceAccountIssuer: string[];
   /** How long the store keeps history for watches and continue tokens, in ms. Default 5 minutes. */
   etcdCompactionIntervalMs: number;
+  /** Client URLs of the cluster store's members (storageBackend etcd3). */
+  etcdServers: string[];
+  /** Key prefix of every object in the cluster store. Default /registry. */
+  etcdPrefix: string;
+  /** TLS to the cluster store: CA bundle, client certificate and key (PEM files). */
+  etcdCaFile?: string;
+  etcdCertFile?: string;
+  etcdKeyFile?: string;
+  /** How long Events live in the cluster store before it drops them, in ms. Default 1 hour. */
+  eventTtlMs: number;
+  /** Longest a request may wait for the store before it is answered 504, in ms. Default 1 minute. */
+  requestTimeoutMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
   /** Unauthenticated requests become system:anonymous instead of 401. Off while every authenticated request is allowed. */
@@ -41,6 +53,10 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountKeyFiles: [],
   serviceAccountIssuer: [`https://${product.name}.default.svc.cluster.local`],
   etcdCompactionIntervalMs: 5 * 60 * 1000,
+  etcdServers: [],
+  etcdPrefix: '/registry',
+  eventTtlMs: 60 * 60 * 1000,
+  requestTimeoutMs: 60 * 1000,
   watchMaxBufferedEvents: 10_000,
   anonymousAuth: false,
   logLevel: 'info',

@@ -63,7 +63,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const log = pino({ level: options.logLevel, base: undefined });
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
-  const backend = openBackend(options.storageBackend, options.dataDir);
+  const backend = openBackend({
+    kind: options.storageBackend, dataDir: options.dataDir,
+    servers: options.etcdServers, prefix: options.etcdPrefix,
+    caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
+    requestTimeoutMs: options.requestTimeoutMs,
+  });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // Plugins read through the registry they guard, so the chain gets it late.
   let registry: Registry | undefined;

@@ -24,6 +24,7 @@ export interface EtcdBackendOptions extends EtcdConnectionOptions {
 
 /** A key no object uses, read by health checks and to learn the head revision. */
 const probeKey = '/\u0000health';
+const healthTimeoutMs = 2_000;
 
 export class EtcdBackend implements Backend {
   readonly name = 'etcd';
@@ -35,8 +36,10 @@ export class EtcdBackend implements Backend {
   /** Writes to one key run one after another, in call order. */
   private readonly keyChains = new Map<string, Promise<unknown>>();
   private closed = false;
+  private readonly requestTimeoutMs: number;
 
   constructor(options: EtcdBackendOptions) {
+    this.requestTimeoutMs = options.requestTimeoutMs;
     this.client = connect(options);
     this.keys = new KeySpace(options.keyPrefix ?? '');
     this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision));
@@ -163,10 +166,11 @@ export class EtcdBackend implements Backend {
     }
   }
 
-  /** A linearizable read: fails when the cluster has no quorum. */
+  /** A linearizable read: fails when the cluster has no quorum, within 2 s (as upstream's health check). */
   async check(): Promise<void> {
     this.ensureOpen();
-    await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }));
+    const deadline = Date.now() + Math.min(healthTimeoutMs, this.requestTimeoutMs);
+    await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }, { deadline }));
   }
 
   async close(): Promise<void> {

@@ -1,21 +1,79 @@
 // Picks and opens a storage backend; the rest of the server sees only Backend.
 
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './backend.js';
+import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import { openSqliteBackend } from './sqlite.js';
 
-export type BackendKind = 'sqlite' | 'memory';
+export type BackendKind = 'sqlite' | 'memory' | 'etcd3';
 
-/** The store for `kind`; the file-backed one lives at `${dataDir}/store.db`. */
-export function openBackend(kind: BackendKind, dataDir: string): Backend {
-  switch (kind) {
+export interface StorageConfig {
+  kind: BackendKind;
+  /** The file-backed store lives at `${dataDir}/store.db`. */
+  dataDir: string;
+  /** Cluster store: member client URLs, key prefix, TLS files and the deadline of each call. */
+  servers?: string[];
+  prefix?: string;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  requestTimeoutMs?: number;
+}
+
+/** Where objects' keys begin in every store. */
+const registryRoot = '/registry';
+
+export function openBackend(config: StorageConfig): Backend {
+  switch (config.kind) {
     case 'memory':
       return new MemoryBackend();
     case 'sqlite':
-      return openSqliteBackend(join(dataDir, 'store.db'));
+      return openSqliteBackend(join(config.dataDir, 'store.db'));
+    case 'etcd3':
+      if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
+        throw new Error('a client certificate for the cluster store needs its key, and the key its certificate');
+      }
+      return new EtcdBackend({
+        endpoints: config.servers ?? [],
+        keyPrefix: keyPrefixFor(config.prefix ?? registryRoot),
+        tls: {
+          ca: config.caFile ? readFileSync(config.caFile) : undefined,
+          cert: config.certFile ? readFileSync(config.certFile) : undefined,
+          key: config.keyFile ? readFileSync(config.keyFile) : undefined,
+        },
+        requestTimeoutMs: config.requestTimeoutMs ?? 60_000,
+      });
     default:
-      throw new Error(`unknown storage backend ${String(kind)}`);
+      throw new Error(`unknown storage backend ${String(config.kind)}`);
+  }
+}
+
+/**
+ * Keys already begin with /registry, so the default prefix adds nothing and
+ * keys read the same in every store; "/<name>/registry" puts them under
+ * /<name>; any other prefix goes in front of /registry.
+ */
+export function keyPrefixFor(prefix: string): string {
+  const trimmed = prefix.replace(/\/+$/, '');
+  return trimmed.endsWith(registryRoot) ? trimmed.slice(0, -registryRoot.length) : trimmed;
+}
+
+/** Opens a store named as `sqlite:<data dir>`, `memory:` or `etcd3:<url>[,<url>...]` (the migrate command's form). */
+export function parseStoreAddress(address: string, requestTimeoutMs = 60_000): StorageConfig {
+  const colon = address.indexOf(':');
+  const kind = colon < 0 ? address : address.slice(0, colon);
+  const rest = colon < 0 ? '' : address.slice(colon + 1);
+  switch (kind) {
+    case 'sqlite':
+      if (rest === '') throw new Error('sqlite: needs a data folder, as sqlite:<dir>');
+      return { kind, dataDir: rest };
+    case 'etcd3':
+      if (rest === '') throw new Error('etcd3: needs member URLs, as etcd3:<url>[,<url>...]');
+      return { kind, dataDir: '', servers: rest.split(','), requestTimeoutMs };
+    default:
+      throw new Error(`unknown store ${JSON.stringify(kind)}: expected sqlite:<dir> or etcd3:<urls>`);
   }
 }
 
@@ -23,4 +81,5 @@ export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
 export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
+export { EtcdBackend } from './etcd.js';
 export * from './backend.js';

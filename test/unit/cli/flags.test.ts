@@ -47,6 +47,13 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['storage-backend', 'memory', { storageBackend: 'memory' }],
   ['data-dir', '/var/lib/x', { dataDir: '/var/lib/x' }],
   ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
+  ['etcd-servers', 'http://127.0.0.1:2379', { etcdServers: ['http://127.0.0.1:2379'] }],
+  ['etcd-prefix', '/c1/registry', { etcdPrefix: '/c1/registry' }],
+  ['etcd-cafile', '/ca.pem', { etcdCaFile: '/ca.pem' }],
+  ['etcd-certfile', '/c.pem', { etcdCertFile: '/c.pem' }],
+  ['etcd-keyfile', '/k.pem', { etcdKeyFile: '/k.pem' }],
+  ['event-ttl', '5m', { eventTtlMs: 300_000 }],
+  ['request-timeout', '3s', { requestTimeoutMs: 3_000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
   ['anonymous-auth', 'true', { anonymousAuth: true }],
 ];
@@ -162,7 +169,7 @@ describe('parseFlags errors', () => {
   });
 
   it('rejects values outside an enum, naming the choices', () => {
-    rejects(['--storage-backend', 'etcd'], 'invalid argument "etcd" for "--storage-backend" flag: must be one of sqlite, memory', '--storage-backend', 'etcd');
+    rejects(['--storage-backend', 'etcd'], 'invalid argument "etcd" for "--storage-backend" flag: must be one of sqlite, memory, etcd3', '--storage-backend', 'etcd');
     rejects(['--log-level=verbose'], /for "--log-level" flag: must be one of fatal, error, warn, info, debug, trace, silent$/, '--log-level', 'verbose');
     rejects(['--storage-backend=SQLITE'], /must be one of/, '--storage-backend', 'SQLITE');
   });
@@ -323,5 +330,34 @@ describe('durations', () => {
 
   it('round-trips through format and parse', () => {
     for (const ms of [1, 999, 1000, 61_000, 3_600_000, 86_400_000, 0.25]) assert.equal(parseDuration(formatDuration(ms)), ms);
+  });
+});
+
+describe('cluster store flags', () => {
+  const parse = (argv: string[]): ServerOptions => {
+    const parsed = parseFlags(argv);
+    assert.ok('options' in parsed);
+    return parsed.options;
+  };
+
+  it('takes the members comma separated and repeated, with upstream defaults', () => {
+    const options = parse(['--storage-backend', 'etcd3', '--etcd-servers', 'http://127.0.0.1:2379,https://10.0.0.2:2379', '--etcd-servers=http://h:1']);
+    assert.deepEqual(options.etcdServers, ['http://127.0.0.1:2379', 'https://10.0.0.2:2379', 'http://h:1']);
+    assert.equal(options.etcdPrefix, '/registry');
+    assert.equal(options.eventTtlMs, 3_600_000);
+    assert.equal(options.requestTimeoutMs, 60_000);
+    assert.deepEqual(defaultServerOptions.etcdServers, [], 'the defaults are not changed by parsing');
+    const tuned = parse(['--storage-backend=etcd3', '--etcd-servers=http://a:1', '--etcd-prefix=/c1/registry', '--event-ttl=5m', '--request-timeout=3s',
+      '--etcd-cafile=/ca.pem', '--etcd-certfile=/c.pem', '--etcd-keyfile=/k.pem']);
+    assert.deepEqual([tuned.etcdPrefix, tuned.eventTtlMs, tuned.requestTimeoutMs, tuned.etcdCaFile, tuned.etcdCertFile, tuned.etcdKeyFile],
+      ['/c1/registry', 300_000, 3_000, '/ca.pem', '/c.pem', '/k.pem']);
+  });
+
+  it('refuses a store without members, bad URLs, and a zero timeout', () => {
+    assert.throws(() => parseFlags(['--storage-backend', 'etcd3']), (e: FlagError) => e instanceof FlagError && /--etcd-servers must be specified/.test(e.message));
+    assert.throws(() => parseFlags(['--etcd-servers', '127.0.0.1:2379']), /invalid argument "127.0.0.1:2379" for "--etcd-servers" flag/);
+    assert.throws(() => parseFlags(['--etcd-servers', 'ftp://h:1']), /not an http or https URL/);
+    assert.throws(() => parseFlags(['--request-timeout', '0s']), /--request-timeout must be positive/);
+    assert.throws(() => parseFlags(['--storage-backend', 'etcd2']), /must be one of sqlite, memory, etcd3/);
   });
 });

@@ -8,7 +8,7 @@ import { buf, settle } from './conformance.js';
 
 test('the compactor keeps exactly the retention window of history', async () => {
   const retentionMs = 400;
-  const backend = openBackend('memory', '/nonexistent');
+  const backend = openBackend({ kind: 'memory', dataDir: '/nonexistent' });
   // When each revision became current, to check what the compactor may drop.
   const becameCurrent: { at: number; revision: number }[] = [{ at: performance.now(), revision: 0 }];
   const write = async (key: string) => {
@@ -46,15 +46,15 @@ test('the compactor keeps exactly the retention window of history', async () => 
 test('openBackend opens the sqlite store in the data folder', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'open-backend-'));
   try {
-    const backend = openBackend('sqlite', join(dir, 'data'));
+    const backend = openBackend({ kind: 'sqlite', dataDir: join(dir, 'data') });
     assert.equal(backend.name, 'sqlite');
     await backend.create('/a', buf('1'));
     await backend.close();
     assert.ok(existsSync(join(dir, 'data', 'store.db')));
-    const again = openBackend('sqlite', join(dir, 'data'));
+    const again = openBackend({ kind: 'sqlite', dataDir: join(dir, 'data') });
     assert.equal(await again.currentRevision(), 1);
     await again.close();
-    assert.equal(openBackend('memory', dir).name, 'memory');
+    assert.equal(openBackend({ kind: 'memory', dataDir: dir }).name, 'memory');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

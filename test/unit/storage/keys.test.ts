@@ -33,3 +33,15 @@ test('rangeStart takes the later of prefix and start key', () => {
   assert.equal(rangeStart('/a/', '/a/x'), '/a/x');
   assert.equal(rangeStart('/a/', '/'), '/a/');
 });
+
+test('the cluster store prefix maps onto the /registry root of every key', async () => {
+  const { keyPrefixFor, parseStoreAddress } = await import('../../../src/storage/index.js');
+  assert.equal(keyPrefixFor('/registry'), '');
+  assert.equal(keyPrefixFor('/registry/'), '');
+  assert.equal(keyPrefixFor('/tenant-a/registry'), '/tenant-a');
+  assert.equal(keyPrefixFor('/other'), '/other');
+  assert.deepEqual(parseStoreAddress('sqlite:/data'), { kind: 'sqlite', dataDir: '/data' });
+  assert.deepEqual(parseStoreAddress('etcd3:http://a:1,http://b:2', 5000), { kind: 'etcd3', dataDir: '', servers: ['http://a:1', 'http://b:2'], requestTimeoutMs: 5000 });
+  assert.throws(() => parseStoreAddress('sqlite:'), /needs a data folder/);
+  assert.throws(() => parseStoreAddress('mysql:x'), /unknown store "mysql"/);
+});
