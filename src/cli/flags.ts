@@ -264,11 +264,11 @@ export const serverFlags: readonly Flag[] = [
  * Returns the help text when -h/--help is given (it wins over any other
  * error); throws FlagError for anything malformed.
  */
-export function parseFlags(argv: readonly string[], flags: readonly Flag[] = serverFlags): { options: ServerOptions } | { help: string } {
+export function parseFlags(argv: readonly string[], flags: readonly Flag[] = serverFlags, usage?: string): { options: ServerOptions } | { help: string } {
   const byName = new Map(flags.map((flag) => [flag.name, flag]));
   const byShorthand = new Map(flags.filter((flag) => flag.shorthand).map((flag) => [flag.shorthand!, flag]));
   const tokens = tokenize(argv, byName, byShorthand);
-  if (wantsHelp(tokens)) return { help: helpText(flags) };
+  if (wantsHelp(tokens)) return { help: helpText(flags, defaultServerOptions, usage) };
 
   const values = new Map<Flag, unknown>();
   for (const token of tokens) {
@@ -360,7 +360,7 @@ function cloneOptions(options: ServerOptions): ServerOptions {
 // Help
 
 /** Usage text listing every flag with its type, description and default. */
-export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerOptions = defaultServerOptions): string {
+export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerOptions = defaultServerOptions, usage = `${commandName} [flags]`): string {
   const rows = flags.map((flag) => {
     const names = `${flag.shorthand ? `-${flag.shorthand}, ` : '    '}--${flag.name}`;
     const shown = flag.defaultText(defaults);
@@ -373,7 +373,7 @@ export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerO
     `${commandName}: a cluster control-plane API server.`,
     '',
     'Usage:',
-    `  ${commandName} [flags]`,
+    `  ${usage}`,
     '',
     'Flags:',
     ...lines,

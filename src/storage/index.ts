@@ -1,6 +1,6 @@
 // Picks and opens a storage backend; the rest of the server sees only Backend.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './backend.js';
 import { EtcdBackend } from './etcd.js';
@@ -13,6 +13,8 @@ export interface StorageConfig {
   kind: BackendKind;
   /** The file-backed store lives at `${dataDir}/store.db`. */
   dataDir: string;
+  /** Refuse to create the file-backed store: it must be there already. */
+  mustExist?: boolean;
   /** Cluster store: member client URLs, key prefix, TLS files and the deadline of each call. */
   servers?: string[];
   prefix?: string;
@@ -29,8 +31,11 @@ export function openBackend(config: StorageConfig): Backend {
   switch (config.kind) {
     case 'memory':
       return new MemoryBackend();
-    case 'sqlite':
-      return openSqliteBackend(join(config.dataDir, 'store.db'));
+    case 'sqlite': {
+      const path = join(config.dataDir, 'store.db');
+      if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
+      return openSqliteBackend(path);
+    }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
         throw new Error('a client certificate for the cluster store needs its key, and the key its certificate');
@@ -82,4 +87,6 @@ export type { CompactorOptions } from './compactor.js';
 export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
 export { EtcdBackend } from './etcd.js';
+export { copyStore } from './migrate.js';
+export type { CopyResult } from './migrate.js';
 export * from './backend.js';
