@@ -28,6 +28,10 @@ export const vocabulary = {
   admissionRegistrationGroup: productGroup('admissionregistration'),
   apiextensionsGroup: productGroup('apiextensions'),
   eventsGroup: productGroup('events'),
+  coordinationGroup: productGroup('coordination'),
+  /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
+  apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
+  hostnameLabel: productKey('hostname'),
   protobufMediaType: `application/vnd.${product.name}.protobuf`,
   execInfoEnv: `${product.envPrefix}_EXEC_INFO`,
   /** The finalizer the namespace controller holds in `spec.finalizers`. */
