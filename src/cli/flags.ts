@@ -250,6 +250,10 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
   option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
   option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request waits for the store before it is answered 504 Timeout.'),
+  option('leader-elect', boolType, 'leaderElect', 'Run the controllers only while this server holds the leader lease, and publish its identity lease (for several servers on one store).', 'true with --storage-backend etcd3, else false'),
+  option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),
+  option('leader-elect-renew-deadline', durationType, 'leaderElectRenewDeadlineMs', 'How long the leader retries renewing before it stops leading; less than the lease duration.'),
+  option('leader-elect-retry-period', durationType, 'leaderElectRetryPeriodMs', 'Time between attempts to acquire or renew the leader lease.'),
   option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   helpFlag,
@@ -345,6 +349,10 @@ function checkCombinations(options: ServerOptions): void {
     throw new FlagError('--etcd-servers must be specified with --storage-backend etcd3', '--etcd-servers');
   }
   if (options.requestTimeoutMs <= 0) throw new FlagError('--request-timeout must be positive', '--request-timeout');
+  const { leaderElectLeaseDurationMs: lease, leaderElectRenewDeadlineMs: renew, leaderElectRetryPeriodMs: retry } = options;
+  if (!(lease > renew && renew > retry && retry > 0)) {
+    throw new FlagError('--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline, and that greater than --leader-elect-retry-period (> 0)');
+  }
 }
 
 function cloneOptions(options: ServerOptions): ServerOptions {

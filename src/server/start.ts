@@ -20,7 +20,7 @@ import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { createApp } from './app.js';
 import { InProcessClient } from './inprocess.js';
-import { builtinControllers } from '../controllers/index.js';
+import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { servedVerbs } from './handlers/resources.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
@@ -31,6 +31,8 @@ export interface RunningServer {
   /** https://127.0.0.1:<port> */
   url: string;
   port: number;
+  /** Runs the in-process controllers (or competes for the right to). */
+  controllerManager: ControllerManager;
   kubeconfigPath: string;
   options: ServerOptions;
   stop(): Promise<void>;
@@ -121,8 +123,20 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   reservedReady = true;
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
-  const { controllers, informers } = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
-  Promise.all(controllers.map((c) => c.start())).catch((err) => log.error({ err }, 'controllers failed to start'));
+  // Servers that may share their store elect one of them to run the controllers.
+  const shared = options.leaderElect ?? options.storageBackend === 'etcd3';
+  const controllerManager = startControllerManager(
+    new InProcessClient(registry, `${product.name}-controller-manager`),
+    (msg, extra) => log.warn(extra ?? {}, msg),
+    shared ? {
+      leaderElection: {
+        leaseDurationMs: options.leaderElectLeaseDurationMs,
+        renewDeadlineMs: options.leaderElectRenewDeadlineMs,
+        retryPeriodMs: options.leaderElectRetryPeriodMs,
+      },
+      identity: { instance: address },
+    } : {},
+  );
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
   const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
@@ -130,11 +144,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   return {
-    url, port, kubeconfigPath, options,
+    url, port, kubeconfigPath, options, controllerManager,
     async stop() {
       shuttingDown = true;
-      for (const c of controllers) c.stop();
-      informers.stopAll();
+      await controllerManager.stop();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

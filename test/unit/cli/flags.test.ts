@@ -54,6 +54,10 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['etcd-keyfile', '/k.pem', { etcdKeyFile: '/k.pem' }],
   ['event-ttl', '5m', { eventTtlMs: 300_000 }],
   ['request-timeout', '3s', { requestTimeoutMs: 3_000 }],
+  ['leader-elect', 'true', { leaderElect: true }],
+  ['leader-elect-lease-duration', '20s', { leaderElectLeaseDurationMs: 20_000 }],
+  ['leader-elect-renew-deadline', '5s', { leaderElectRenewDeadlineMs: 5_000 }],
+  ['leader-elect-retry-period', '1s', { leaderElectRetryPeriodMs: 1_000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
   ['anonymous-auth', 'true', { anonymousAuth: true }],
 ];
@@ -359,5 +363,6 @@ describe('cluster store flags', () => {
     assert.throws(() => parseFlags(['--etcd-servers', 'ftp://h:1']), /not an http or https URL/);
     assert.throws(() => parseFlags(['--request-timeout', '0s']), /--request-timeout must be positive/);
     assert.throws(() => parseFlags(['--storage-backend', 'etcd2']), /must be one of sqlite, memory, etcd3/);
+    assert.throws(() => parseFlags(['--leader-elect-retry-period', '9s']), /must be greater than --leader-elect-renew-deadline/);
   });
 });
