@@ -70,6 +70,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     servers: options.etcdServers, prefix: options.etcdPrefix,
     caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
     requestTimeoutMs: options.requestTimeoutMs,
+    eventTtlSeconds: Math.max(1, Math.round(options.eventTtlMs / 1000)),
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // Plugins read through the registry they guard, so the chain gets it late.

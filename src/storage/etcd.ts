@@ -14,12 +14,15 @@ import {
   callFailure, connect, EtcdConnectionOptions, fromEtcdRevision, isCompactedError, isFutureRevisionError, KeySpace, toEtcdRevision,
 } from './etcd-client.js';
 import { EtcdWatches } from './etcd-watch.js';
+import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
 import { rangeStart } from './keys.js';
 import { closedError } from './revisions.js';
 
 export interface EtcdBackendOptions extends EtcdConnectionOptions {
   /** Prepended to every key in etcd ('' keeps the keys as the other backends write them). */
   keyPrefix?: string;
+  /** Keys that etcd deletes a while after their last write (Events). */
+  expiring?: ExpiringPrefix[];
 }
 
 /** A key no object uses, read by health checks and to learn the head revision. */
@@ -37,10 +40,12 @@ export class EtcdBackend implements Backend {
   private readonly keyChains = new Map<string, Promise<unknown>>();
   private closed = false;
   private readonly requestTimeoutMs: number;
+  private readonly leases: LeaseManager;
 
   constructor(options: EtcdBackendOptions) {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.client = connect(options);
+    this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
     this.keys = new KeySpace(options.keyPrefix ?? '');
     this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision));
   }
@@ -101,9 +106,10 @@ export class EtcdBackend implements Backend {
     const copy = Buffer.from(value);
     return this.write(key, async () => {
       const etcdKey = this.keys.key(key);
+      const lease = await this.leases.leaseFor(key);
       const res = await this.txn(
         [{ key: etcdKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
-        [{ request_put: { key: etcdKey, value: copy } }],
+        [{ request_put: { key: etcdKey, value: copy, lease } }],
         etcdKey,
       );
       if (!res.succeeded) throw new StorageError('KeyExists', `${key} already exists`, this.current(res));
@@ -116,9 +122,10 @@ export class EtcdBackend implements Backend {
     const copy = Buffer.from(value);
     return this.write(key, async () => {
       const etcdKey = this.keys.key(key);
+      const lease = await this.leases.leaseFor(key);
       const res = await this.txn(
         [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }],
-        [{ request_put: { key: etcdKey, value: copy, prev_kv: true } }],
+        [{ request_put: { key: etcdKey, value: copy, prev_kv: true, lease } }],
         etcdKey,
       );
       if (!res.succeeded) throw this.guardFailure(key, res);

@@ -22,6 +22,8 @@ export interface StorageConfig {
   certFile?: string;
   keyFile?: string;
   requestTimeoutMs?: number;
+  /** Events expire this long after their last write (cluster store only, as upstream). */
+  eventTtlSeconds?: number;
 }
 
 /** Where objects' keys begin in every store. */
@@ -49,6 +51,7 @@ export function openBackend(config: StorageConfig): Backend {
           key: config.keyFile ? readFileSync(config.keyFile) : undefined,
         },
         requestTimeoutMs: config.requestTimeoutMs ?? 60_000,
+        expiring: config.eventTtlSeconds ? [{ prefix: `${registryRoot}/events/`, ttlSeconds: config.eventTtlSeconds }] : [],
       });
     default:
       throw new Error(`unknown storage backend ${String(config.kind)}`);

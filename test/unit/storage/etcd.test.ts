@@ -1,6 +1,9 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KeyValue, StorageError } from '../../../src/storage/backend.js';
 import { EtcdBackend } from '../../../src/storage/etcd.js';
 import { startEtcd, EtcdCluster } from '../../support/etcd.js';
-import { runConformance } from './conformance.js';
+import { buf, recordWatch, rejectsWith, runConformance, settle, text } from './conformance.js';
 
 // A fresh etcd for each test: etcd's revision is global, and the suite expects an empty store.
 let cluster: EtcdCluster | undefined;
@@ -13,4 +16,133 @@ runConformance('etcd', {
     await cluster?.stop();
     cluster = undefined;
   },
+});
+
+describe('etcd backend beyond the shared suite', () => {
+  let etcd: EtcdCluster;
+  const open: EtcdBackend[] = [];
+  const backend = (options: Partial<ConstructorParameters<typeof EtcdBackend>[0]> = {}): EtcdBackend => {
+    const b = new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 5000, ...options });
+    open.push(b);
+    return b;
+  };
+  before(async () => { etcd = await startEtcd(1); });
+  after(async () => {
+    for (const b of open) await b.close();
+    await etcd.stop();
+  });
+
+  test('two stores on one cluster: a write on one is read at once on the other and reaches its watches', async () => {
+    const a = backend();
+    const b = backend();
+    const watcher = recordWatch(b, '/two/', { afterRevision: await b.currentRevision() });
+    const made = await a.create('/two/x', buf('1'));
+    assert.equal(text(await b.get('/two/x')), '1');
+    await watcher.waitFor(1);
+    assert.deepEqual(watcher.events.map((e) => [e.type, e.kv.key, e.revision]), [['put', '/two/x', made.modRevision]]);
+    // Guards hold across stores.
+    await b.update('/two/x', buf('2'), made.modRevision);
+    await rejectsWith(a.update('/two/x', buf('3'), made.modRevision), 'RevisionMismatch');
+    watcher.cancel();
+  });
+
+  test('key prefixes keep stores apart; writes outside a prefix reach its watches as progress', async () => {
+    const tenant = backend({ keyPrefix: '/tenant' });
+    const plain = backend();
+    await tenant.create('/registry/pods/a', buf('t'));
+    assert.equal(await plain.get('/registry/pods/a'), undefined);
+    assert.equal(text(await plain.get('/tenant/registry/pods/a')), 't', 'the tenant key lies under its prefix');
+    assert.deepEqual((await tenant.range('')).items.map((kv) => kv.key), ['/registry/pods/a']);
+    const progress: number[] = [];
+    const watch = tenant.watch('', { afterRevision: await tenant.currentRevision() }, {
+      onEvents: () => assert.fail('nothing was written under the prefix'),
+      onError: (err) => assert.fail(String(err)),
+      onProgress: (revision) => progress.push(revision),
+    });
+    const outside = await plain.create('/elsewhere', buf('x'));
+    // Asking for the head makes the store request progress from etcd.
+    const deadline = Date.now() + 5000;
+    while (!progress.includes(outside.modRevision) && Date.now() < deadline) {
+      await tenant.currentRevision();
+      await settle(50);
+    }
+    assert.ok(progress.includes(outside.modRevision), `progress ${progress.join(',')} reaches ${outside.modRevision}`);
+    watch.cancel();
+  });
+
+  test('a watch from before the first watch replays history through etcd', async () => {
+    const b = backend();
+    const first = await b.create('/old/a', buf('1'));
+    await b.update('/old/a', buf('2'), first.modRevision);
+    const live = recordWatch(b, '/old/', { afterRevision: await b.currentRevision() });
+    const replay = recordWatch(b, '/old/', { afterRevision: first.modRevision - 1, prevKv: true });
+    await replay.waitFor(2);
+    assert.deepEqual(replay.events.map((e) => [e.revision, text(e.kv), text(e.prevKv)]), [[first.modRevision, '1', undefined], [first.modRevision + 1, '2', '1']]);
+    const next = await b.create('/old/b', buf('3'));
+    await replay.waitFor(3);
+    await live.waitFor(1);
+    assert.equal(replay.events[2]!.revision, next.modRevision);
+    live.cancel();
+    replay.cancel();
+  });
+
+  test('another store\'s compaction answers Compacted with its revision', async () => {
+    const a = backend();
+    const b = backend();
+    const kv = await a.create('/cmp/a', buf('1'));
+    await a.update('/cmp/a', buf('2'), kv.modRevision);
+    const head = await a.currentRevision();
+    await a.compact(head);
+    const err = await rejectsWith(b.get('/cmp/a', kv.modRevision), 'Compacted');
+    assert.equal(err.revision, head);
+    assert.equal(await b.compactedRevision(), head, 'learned from the refusal');
+    await b.compact(head - 1); // already done elsewhere: nothing to do
+  });
+
+  test('keys under an expiring prefix are deleted by etcd after their TTL', async () => {
+    const b = backend({ expiring: [{ prefix: '/ev/', ttlSeconds: 1 }] });
+    const watcher = recordWatch(b, '/', { afterRevision: await b.currentRevision() });
+    await b.create('/ev/e1', buf('event'));
+    await b.create('/keep/k', buf('kept'));
+    await watcher.waitFor(3, 15_000);
+    const deleted = watcher.events.find((e) => e.type === 'delete');
+    assert.equal(deleted?.kv.key, '/ev/e1');
+    assert.equal(text(deleted?.kv), 'event');
+    assert.equal(await b.get('/ev/e1'), undefined);
+    assert.equal(text(await b.get('/keep/k')), 'kept');
+    watcher.cancel();
+  });
+});
+
+describe('etcd backend across a restart of etcd', () => {
+  test('a watch resumes where it was, without a gap; calls fail as Unavailable meanwhile', async () => {
+    const etcd = await startEtcd(1);
+    const b = new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 3000 });
+    try {
+      const watcher = recordWatch(b, '/r/', { afterRevision: 0 });
+      await b.create('/r/1', buf('1'));
+      await watcher.waitFor(1);
+      await etcd.kill(0);
+      const failed = await Promise.allSettled([b.create('/r/x', buf('x')), b.check()]);
+      for (const outcome of failed) {
+        assert.equal(outcome.status, 'rejected');
+        assert.ok(['Unavailable', 'Timeout'].includes(((outcome as PromiseRejectedResult).reason as StorageError).code));
+      }
+      await etcd.restart(0);
+      let written: KeyValue | undefined;
+      for (let i = 0; i < 50 && !written; i++) {
+        written = await b.create('/r/2', buf('2')).catch(() => undefined);
+        if (!written) await settle(100);
+      }
+      assert.ok(written, 'writes work again once etcd is back');
+      await b.check();
+      await watcher.waitFor(2, 10_000);
+      assert.deepEqual(watcher.events.map((e) => e.kv.key), ['/r/1', '/r/2']);
+      assert.equal(watcher.error, undefined);
+      watcher.cancel();
+    } finally {
+      await b.close();
+      await etcd.stop();
+    }
+  });
 });
