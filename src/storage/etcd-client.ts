@@ -97,6 +97,25 @@ function byteSuccessor(prefix: Buffer): Buffer {
 export const isCompactedError = (err: unknown): boolean => /required revision has been compacted/.test(String((err as Error)?.message));
 export const isFutureRevisionError = (err: unknown): boolean => /required revision is a future revision/.test(String((err as Error)?.message));
 
+/**
+ * How a failed call may be retried: 'unsent' never reached a member that
+ * could act on it (safe to repeat), 'ambiguous' may have been applied (a
+ * read may repeat; a write only if it can recognise its own effect), and
+ * 'final' will fail the same way again.
+ */
+export type FailureKind = 'unsent' | 'ambiguous' | 'final';
+
+const unsentPatterns = /No connection established|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
+const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
+
+export function failureKind(err: unknown): FailureKind {
+  if (err instanceof StorageError || err instanceof GRPCDeadlineExceededError) return 'final';
+  const message = err instanceof Error ? err.message : String(err);
+  if (unsentPatterns.test(message)) return 'unsent';
+  if (ambiguousPatterns.test(message)) return 'ambiguous';
+  return 'final';
+}
+
 /** A failed call as a StorageError: 'Timeout' past the deadline, 'Unavailable' otherwise. */
 export function callFailure(err: unknown): StorageError {
   if (err instanceof StorageError) return err;

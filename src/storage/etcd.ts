@@ -11,7 +11,7 @@ import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
 import {
-  callFailure, connect, EtcdConnectionOptions, fromEtcdRevision, isCompactedError, isFutureRevisionError, KeySpace, toEtcdRevision,
+  callFailure, connect, failureKind, EtcdConnectionOptions, fromEtcdRevision, isCompactedError, isFutureRevisionError, KeySpace, toEtcdRevision,
 } from './etcd-client.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
@@ -28,6 +28,8 @@ export interface EtcdBackendOptions extends EtcdConnectionOptions {
 /** A key no object uses, read by health checks and to learn the head revision. */
 const probeKey = '/\u0000health';
 const healthTimeoutMs = 2_000;
+/** Pauses between attempts of a call that failed on its way (a member down, an election under way). */
+const retryDelaysMs = [20, 50, 100, 200, 400, 800, 1600];
 
 export class EtcdBackend implements Backend {
   readonly name = 'etcd';
@@ -107,14 +109,21 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.keys.key(key);
       const lease = await this.leases.leaseFor(key);
-      const res = await this.txn(
-        [{ key: etcdKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
-        [{ request_put: { key: etcdKey, value: copy, lease } }],
-        etcdKey,
-      );
-      if (!res.succeeded) throw new StorageError('KeyExists', `${key} already exists`, this.current(res));
-      const revision = fromEtcdRevision(res.header.revision);
-      return { key, value: copy, createRevision: revision, modRevision: revision };
+      return this.call(async (afterAmbiguous) => {
+        const res = await this.txn(
+          [{ key: etcdKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
+          [{ request_put: { key: etcdKey, value: copy, lease } }],
+          etcdKey,
+        );
+        if (!res.succeeded) {
+          const current = this.current(res);
+          // An attempt whose answer was lost went through: the key holds exactly what we wrote.
+          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          throw new StorageError('KeyExists', `${key} already exists`, current);
+        }
+        const revision = fromEtcdRevision(res.header.revision);
+        return { key, value: copy, createRevision: revision, modRevision: revision };
+      }, false, true);
     });
   }
 
@@ -123,15 +132,21 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.keys.key(key);
       const lease = await this.leases.leaseFor(key);
-      const res = await this.txn(
-        [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }],
-        [{ request_put: { key: etcdKey, value: copy, prev_kv: true, lease } }],
-        etcdKey,
-      );
-      if (!res.succeeded) throw this.guardFailure(key, res);
-      const prev = res.responses[0]?.response_put?.prev_kv;
-      const revision = fromEtcdRevision(res.header.revision);
-      return { key, value: copy, createRevision: prev ? fromEtcdRevision(prev.create_revision) : revision, modRevision: revision };
+      return this.call(async (afterAmbiguous) => {
+        const res = await this.txn(
+          [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }],
+          [{ request_put: { key: etcdKey, value: copy, prev_kv: true, lease } }],
+          etcdKey,
+        );
+        if (!res.succeeded) {
+          const current = this.current(res);
+          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          throw this.guardFailure(key, res);
+        }
+        const prev = res.responses[0]?.response_put?.prev_kv;
+        const revision = fromEtcdRevision(res.header.revision);
+        return { key, value: copy, createRevision: prev ? fromEtcdRevision(prev.create_revision) : revision, modRevision: revision };
+      }, false, true);
     });
   }
 
@@ -141,7 +156,8 @@ export class EtcdBackend implements Backend {
       const guard = expectedModRevision === undefined
         ? [{ key: etcdKey, target: CompareTarget.Version, result: CompareResult.Greater, version: 0 }]
         : [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }];
-      const res = await this.txn(guard, [{ request_delete_range: { key: etcdKey, prev_kv: true } }], etcdKey);
+      // A delete cannot tell its own lost success from another's: it repeats only unsent attempts.
+      const res = await this.call(() => this.txn(guard, [{ request_delete_range: { key: etcdKey, prev_kv: true } }], etcdKey), false);
       if (!res.succeeded) throw this.guardFailure(key, res);
       const prev = res.responses[0]?.response_delete_range?.prev_kvs?.[0];
       if (!prev) throw new StorageError('KeyNotFound', `${key} not found`);
@@ -177,7 +193,12 @@ export class EtcdBackend implements Backend {
   async check(): Promise<void> {
     this.ensureOpen();
     const deadline = Date.now() + Math.min(healthTimeoutMs, this.requestTimeoutMs);
-    await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }, { deadline }));
+    try {
+      // No retries: a health check answers for this moment.
+      await this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }, { deadline });
+    } catch (err) {
+      throw callFailure(err);
+    }
   }
 
   async close(): Promise<void> {
@@ -192,18 +213,33 @@ export class EtcdBackend implements Backend {
     if (revision > this.compacted) this.compacted = revision;
   }
 
-  private async call<T>(run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (err) {
-      throw callFailure(err);
+  /**
+   * Runs `run`, again after a pause when a member failed or the cluster was
+   * electing a leader. `run` is told whether an earlier attempt may have been
+   * applied; unless `repeatable`, such a failure is not retried by default.
+   */
+  private async call<T>(run: (afterAmbiguous: boolean) => Promise<T>, repeatable = true, recognisesOwnEffect = false): Promise<T> {
+    let ambiguous = false;
+    const started = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await run(ambiguous);
+      } catch (err) {
+        const kind = failureKind(err);
+        const delay = retryDelaysMs[attempt];
+        const mayRetry = kind === 'unsent' || (kind === 'ambiguous' && (repeatable || recognisesOwnEffect));
+        // Retries stay well inside the request's deadline.
+        if (!mayRetry || delay === undefined || this.closed || Date.now() - started + delay > this.requestTimeoutMs / 2) throw callFailure(err);
+        if (kind === 'ambiguous') ambiguous = true;
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
     }
   }
 
   /** A read at a revision: etcd's refusals become Compacted and FutureRevision with their bounds. */
   private async read(run: () => Promise<IRangeResponse>): Promise<IRangeResponse> {
     try {
-      return await run();
+      return await this.call(run);
     } catch (err) {
       if (isCompactedError(err)) {
         const compacted = await this.probeCompacted();
@@ -219,7 +255,7 @@ export class EtcdBackend implements Backend {
 
   /** A guarded write; when the guard fails, the key's current value is read in the same transaction. */
   private txn(compare: NonNullable<Parameters<Etcd3['kv']['txn']>[0]['compare']>, success: IRequestOp[], key: Buffer): Promise<ITxnResponse> {
-    return this.call(() => this.client.kv.txn({ compare, success, failure: [{ request_range: { key } }] }));
+    return this.client.kv.txn({ compare, success, failure: [{ request_range: { key } }] });
   }
 
   private current(res: ITxnResponse): KeyValue | undefined {

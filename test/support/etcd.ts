@@ -4,7 +4,7 @@
 
 import { spawn, ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -27,16 +27,16 @@ export interface EtcdCluster {
   stop(): Promise<void>;
 }
 
-/** A port that was free a moment ago (the OS picks it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** `n` distinct ports that were free a moment ago (the OS picks them; all held until all are picked). */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<Server>((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  })));
+  const ports = servers.map((server) => (server.address() as { port: number }).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
 }
 
 // tmpfs when there is one: etcd fsyncs every commit, and the tests measure behaviour, not disks.
@@ -45,11 +45,12 @@ const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 export async function startEtcd(size = 1): Promise<EtcdCluster> {
   const root = mkdtempSync(join(scratchRoot, 'etcd-test-'));
   const members: EtcdMember[] = [];
+  const ports = await freePorts(2 * size);
   for (let i = 0; i < size; i++) {
     members.push({
       name: `m${i}`,
-      clientUrl: `http://127.0.0.1:${await freePort()}`,
-      peerUrl: `http://127.0.0.1:${await freePort()}`,
+      clientUrl: `http://127.0.0.1:${ports[2 * i]}`,
+      peerUrl: `http://127.0.0.1:${ports[2 * i + 1]}`,
       dataDir: join(root, `m${i}`),
       process: undefined,
     });

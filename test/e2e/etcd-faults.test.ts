@@ -1,0 +1,85 @@
+// An API server on a three-member etcd cluster through failures: losing one
+// member (writes go on), losing quorum (503/504 Statuses, /readyz reports
+// [-]etcd failed, nothing hangs), and recovering by itself when the members
+// return, with its watches resuming without a gap.
+
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startEtcd, EtcdCluster } from '../support/etcd.js';
+import { startTestServer, TestServer } from '../support/server.js';
+import type { WatchStream } from '../support/client.js';
+
+async function eventually<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('a server on a three-member etcd cluster', () => {
+  let etcd: EtcdCluster;
+  let server: TestServer;
+  let watch: WatchStream;
+  let created = 0;
+  const create = (name: string) => server.client.post('/api/v1/namespaces/default/configmaps', { metadata: { name }, data: { n: String(created++) } });
+
+  before(async () => {
+    etcd = await startEtcd(3);
+    server = await startTestServer({ storageBackend: 'etcd3', etcdServers: etcd.endpoints.split(','), requestTimeoutMs: 4000 });
+    const list = await server.client.get('/api/v1/namespaces/default/configmaps');
+    watch = await server.client.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`);
+  });
+  after(async () => {
+    watch?.close();
+    await server?.close();
+    await etcd?.stop();
+  });
+
+  test('writes keep succeeding when one member is killed', async () => {
+    assert.equal((await create('before')).status, 201);
+    await etcd.kill(0);
+    for (let i = 0; i < 20; i++) {
+      const res = await create(`one-down-${i}`);
+      assert.equal(res.status, 201, `write ${i} with one member down: ${res.text}`);
+    }
+    const ready = await server.client.get('/readyz');
+    assert.equal(ready.status, 200, ready.text);
+  });
+
+  test('without quorum: 503 or 504 with a Status, /readyz reports etcd failed, reads from the cache still answer', async () => {
+    await etcd.kill(1);
+    const write = await create('no-quorum');
+    assert.ok([503, 504].includes(write.status), `status ${write.status}: ${write.text}`);
+    assert.equal(write.json.kind, 'Status');
+    assert.equal(write.json.reason, write.status === 503 ? 'ServiceUnavailable' : 'Timeout');
+    const consistent = await server.client.get('/api/v1/namespaces/default/configmaps/before');
+    assert.ok([503, 504].includes(consistent.status), `a consistent read: ${consistent.status}`);
+    const ready = await server.client.get('/readyz?verbose');
+    assert.equal(ready.status, 500);
+    assert.match(ready.text, /^\[-\]etcd failed/m);
+    assert.match(ready.text, /^\[\+\]ping ok/m);
+    const cached = await server.client.get('/api/v1/namespaces/default/configmaps?resourceVersion=0');
+    assert.equal(cached.status, 200, 'resourceVersion=0 is served from the watch cache');
+    assert.ok(cached.json.items.length >= 21);
+  });
+
+  test('recovers by itself when the members return; the watch goes on without a gap', async () => {
+    await etcd.restart(0);
+    await etcd.restart(1);
+    await eventually(async () => ((await server.client.get('/readyz')).status === 200 ? true : undefined), 20_000, '/readyz to recover');
+    const after = await eventually(async () => {
+      const res = await create('after');
+      return res.status === 201 ? res : undefined;
+    }, 10_000, 'a write to succeed');
+    assert.equal(after.status, 201);
+    const names = ['before', ...Array.from({ length: 20 }, (_, i) => `one-down-${i}`), 'after'];
+    const events = await watch.waitFor(names.length, 20_000);
+    const added = events.filter((e) => e.type === 'ADDED').map((e) => e.object.metadata.name);
+    assert.deepEqual(added, names, 'every write, once, in order');
+    const versions = events.map((e) => Number(e.object.metadata.resourceVersion));
+    assert.deepEqual(versions, [...versions].sort((a, b) => a - b));
+  });
+});
