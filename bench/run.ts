@@ -9,7 +9,7 @@
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
 // rows (bench/watchcache.ts, prefixed `cache:`) and the raw storage rows.
 //
-//   node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep]
+//   node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]
 //
 //   --quick     fewer objects and lists (smoke run); writes bench/results.quick.md
 //   --no-reads  skip the reading-at-scale rows (bench/reads.ts)
@@ -18,6 +18,9 @@
 //   --cpu-prof  run the server under `node --cpu-prof` and print its hot spots to stderr
 //               (the results file is then not written)
 //   --keep      keep the temporary data dir (and the profiles in it)
+//   --backend etcd3  the SQLite server rows, then the same on a local etcd with one and
+//               with two API servers (bench/etcd.ts) and the etcd store rows; writes
+//               bench/results.etcd3.md (needs the etcd binary)
 
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -30,11 +33,24 @@ import { formatProfile } from './profile.js';
 import { benchReads } from './reads.js';
 import { benchStorage } from './storage.js';
 import { benchWatchCache } from './watchcache.js';
+import { benchEtcd } from './etcd.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
-const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep]';
-const flags = new Set(process.argv.slice(2));
+const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
+const argv = process.argv.slice(2);
+let backend = 'sqlite';
+const backendAt = argv.findIndex((a) => a === '--backend' || a.startsWith('--backend='));
+if (backendAt >= 0) {
+  const [arg] = argv.splice(backendAt, 1);
+  backend = arg!.includes('=') ? arg!.slice('--backend='.length) : argv.splice(backendAt, 1)[0] ?? '';
+  if (backend !== 'sqlite' && backend !== 'etcd3') {
+    process.stderr.write(`--backend takes sqlite or etcd3, not ${JSON.stringify(backend)}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+const onEtcd = backend === 'etcd3';
+const flags = new Set(argv);
 for (const a of flags) {
   if (a === '--help' || a === '-h') {
     process.stdout.write(usage + '\n');
@@ -46,9 +62,10 @@ for (const a of flags) {
   }
 }
 const quick = flags.has('--quick');
-const withStore = !flags.has('--no-store');
-const withReads = !flags.has('--no-reads');
-const withCache = !flags.has('--no-cache');
+// On etcd the run compares the foundation rows; the SQLite-only rows stay out.
+const withStore = !flags.has('--no-store') && !onEtcd;
+const withReads = !flags.has('--no-reads') && !onEtcd;
+const withCache = !flags.has('--no-cache') && !onEtcd;
 const cpuProf = flags.has('--cpu-prof');
 const keep = flags.has('--keep');
 
@@ -239,6 +256,9 @@ async function main(): Promise<void> {
     const figures = await benchServer(dataDir);
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    if (onEtcd) {
+      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
+    }
     if (withReads) {
       const profDir = join(readsDir, 'profiles');
       rows.push(...(await benchReads(readsDir, { quick, progress, nodeArgs: cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] })));
@@ -256,13 +276,14 @@ async function main(): Promise<void> {
   process.stdout.write(table);
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const header = [
-    `# Benchmark results${quick ? ' (--quick)' : ''}`,
+    `# Benchmark results${onEtcd ? ' (--backend etcd3)' : ''}${quick ? ' (--quick)' : ''}`,
     '',
-    `\`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
+    `\`npm run bench${onEtcd || quick ? ' --' : ''}${onEtcd ? ' --backend etcd3' : ''}${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
       `${CONCURRENCY} keep-alive clients in a worker thread. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
       `watch streams held by 2 worker threads (one TLS connection per watch), writes from the main thread or the load worker. ` +
       `\`cache:\` rows are bench/watchcache.ts and \`store:\` rows bench/storage.ts (in-process, no HTTP). ` +
+      (onEtcd ? 'The `etcd3` rows (bench/etcd.ts) repeat the load on a local etcd 3.4 member (data on disk), with one API server and then two on the same etcd, 8 of the 16 clients on each. ' : '') +
       `Load average before the run ${loadBefore}, after ${fmtLoad()}; "server CPU" is the child's user + system time per request ` +
       `(/proc/<pid>/stat), steadier than req/s when other processes share the CPUs.`,
     '',
@@ -273,7 +294,8 @@ async function main(): Promise<void> {
     progress(`${done}; --cpu-prof: results file not written`);
     return;
   }
-  const out = fileURLToPath(new URL(`../../bench/${quick ? 'results.quick.md' : 'results.md'}`, import.meta.url));
+  const name = `results${onEtcd ? '.etcd3' : ''}${quick ? '.quick' : ''}.md`;
+  const out = fileURLToPath(new URL(`../../bench/${name}`, import.meta.url));
   writeFileSync(out, header + '\n' + table);
   progress(`${done}; table written to ${out}`);
 }

@@ -44,7 +44,8 @@ async function measure(name: string, total: number, callers: number, op: (i: num
 const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 const keyOf = (i: number): string => `/registry/configmaps/default/cm-${String(i).padStart(6, '0')}`;
 
-async function writeAndRead(label: string, backend: Backend, keys: number): Promise<BenchRow[]> {
+/** Creates, updates, gets and pages `keys` keys in `backend`. */
+export async function measureBackend(label: string, backend: Backend, keys: number): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   rows.push(await measure(`${label} create, 16 callers`, keys, 16, (i) => backend.create(keyOf(i), value)));
   const revisions = new Map<number, number>();
@@ -64,14 +65,14 @@ export async function benchStorage(): Promise<BenchRow[]> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-storage-'));
   try {
     const sqlite = openSqliteBackend(join(dir, 'store.db'));
-    const rows = await writeAndRead('sqlite', sqlite, 20_000);
+    const rows = await measureBackend('sqlite', sqlite, 20_000);
     await sqlite.close();
     const t = performance.now();
     const reopened = openSqliteBackend(join(dir, 'store.db'));
     rows.push({ name: 'sqlite open, 22,000 keys', opsPerSec: 0, p50ms: round(performance.now() - t), p99ms: 0 });
     await reopened.close();
     const memory = new MemoryBackend();
-    rows.push(...(await writeAndRead('memory', memory, 20_000)));
+    rows.push(...(await measureBackend('memory', memory, 20_000)));
     await memory.close();
     return rows;
   } finally {

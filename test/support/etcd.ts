@@ -42,8 +42,9 @@ export async function freePorts(n: number): Promise<number[]> {
 // tmpfs when there is one: etcd fsyncs every commit, and the tests measure behaviour, not disks.
 const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
-export async function startEtcd(size = 1): Promise<EtcdCluster> {
-  const root = mkdtempSync(join(scratchRoot, 'etcd-test-'));
+/** `size` members; their data under `dataRoot` (default: tmpfs when there is one). */
+export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdCluster> {
+  const root = mkdtempSync(join(dataRoot, 'etcd-test-'));
   const members: EtcdMember[] = [];
   const ports = await freePorts(2 * size);
   for (let i = 0; i < size; i++) {

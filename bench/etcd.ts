@@ -1,0 +1,131 @@
+// The foundation rows again on a local etcd (`npm run bench -- --backend etcd3`):
+// one etcd member (data on disk, in the temp folder), first one API server
+// under the load, then two servers on the same etcd sharing the same load
+// (half the clients on each), plus raw store rows for the etcd backend.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BenchServer, cpuMs, startBenchServer } from './child.js';
+import { LoadGenerator, PhaseResult } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { fmtInt, fmtMs } from './stats.js';
+import { Row, target } from './table.js';
+import { startEtcd } from '../test/support/etcd.js';
+import { EtcdBackend } from '../src/storage/etcd.js';
+import { measureBackend } from './storage.js';
+
+export interface EtcdBenchOptions {
+  quick: boolean;
+  concurrency: number;
+  progress(msg: string): void;
+  goals: { createPerSec: number; getPerSec: number };
+  /** The SQLite get rate of this run, to compare the etcd servers' cache reads with. */
+  sqliteGetsPerSec?: number;
+}
+
+interface Combined {
+  perSec: number;
+  requests: number;
+  p50ms: number;
+  p99ms: number;
+  serverCpuMs: number;
+}
+
+const PHASE_TIMEOUT_MS = 180_000;
+const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+
+/** Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles. */
+async function together(servers: BenchServer[], loads: LoadGenerator[], specs: PhaseSpec[]): Promise<Combined> {
+  const cpu0 = servers.map((s) => cpuMs(s.pid));
+  const results: PhaseResult[] = await Promise.all(loads.map((load, i) => load.run(specs[i]!, PHASE_TIMEOUT_MS)));
+  const cpu = servers.reduce((sum, s, i) => sum + cpuMs(s.pid) - cpu0[i]!, 0);
+  const requests = results.reduce((sum, r) => sum + r.requests, 0);
+  const elapsedS = Math.max(...results.map((r) => r.requests / r.perSec));
+  return {
+    requests, perSec: requests / elapsedS,
+    p50ms: Math.max(...results.map((r) => r.p50ms)), p99ms: Math.max(...results.map((r) => r.p99ms)),
+    serverCpuMs: cpu / requests,
+  };
+}
+
+export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
+  const { quick, progress, concurrency } = options;
+  const objects = quick ? 1_000 : 10_000;
+  const gets = quick ? 2_000 : 20_000;
+  const listItems = 500;
+  const lists = quick ? 100 : 1_000;
+  const etcd = await startEtcd(1, tmpdir());
+  const dirs = [mkdtempSync(join(tmpdir(), 'plat-bench-etcd-')), mkdtempSync(join(tmpdir(), 'plat-bench-etcd-'))];
+  const servers: BenchServer[] = [];
+  const loads: LoadGenerator[] = [];
+  const rows: Row[] = [];
+  const extraArgs = ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoints];
+  try {
+    progress(`etcd at ${etcd.endpoints} (data on disk); one API server…`);
+    servers.push(await startBenchServer({ dataDir: dirs[0]!, extraArgs }));
+    progress(`first server ready in ${fmtMs(servers[0]!.readyMs)}`);
+    loads.push(new LoadGenerator({ url: servers[0]!.url, creds: servers[0]!.creds, concurrency }));
+    const one = (spec: PhaseSpec) => together(servers.slice(0, 1), loads.slice(0, 1), [spec]);
+    await loads[0]!.run({ kind: 'namespaces', names: ['bench', 'bench-list'] }, PHASE_TIMEOUT_MS);
+
+    const create1 = await one({ kind: 'create', namespace: 'bench', prefix: 'sa-', count: objects, remember: true });
+    progress(`1 server create: ${cell(create1)}`);
+    await loads[0]!.run({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: 1_000, seed: 7 }, PHASE_TIMEOUT_MS);
+    const get1 = await one({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: gets, seed: 42 });
+    progress(`1 server get: ${cell(get1)}`);
+    const update1 = await one({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: objects, count: objects, round: 1 });
+    progress(`1 server update: ${cell(update1)}`);
+    await loads[0]!.run({ kind: 'create', namespace: 'bench-list', prefix: 'item-', count: listItems, remember: false }, PHASE_TIMEOUT_MS);
+    const list1 = await one({ kind: 'list', namespace: 'bench-list', count: lists, expectItems: listItems });
+    progress(`1 server list: ${cell(list1)}`);
+
+    progress('a second API server on the same etcd; the same load split over both…');
+    servers.push(await startBenchServer({ dataDir: dirs[1]!, extraArgs }));
+    // The same 16 clients in all, half on each server.
+    await Promise.all(loads.splice(0).map((l) => l.close()));
+    for (const s of servers) loads.push(new LoadGenerator({ url: s.url, creds: s.creds, concurrency: concurrency / 2 }));
+    const half = (n: number) => Math.floor(n / 2);
+    const two = (make: (i: number) => PhaseSpec) => together(servers, loads, [make(0), make(1)]);
+    const create2 = await two((i) => ({ kind: 'create', namespace: 'bench', prefix: `sa${i}-`, count: half(objects), remember: true }));
+    progress(`2 servers create: ${cell(create2)}`);
+    await two((i) => ({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: 500, seed: 7 + i }));
+    const get2 = await two((i) => ({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: half(gets), seed: 42 + i }));
+    progress(`2 servers get: ${cell(get2)}`);
+    const list2 = await two(() => ({ kind: 'list', namespace: 'bench-list', count: half(lists), expectItems: listItems }));
+    progress(`2 servers list: ${cell(list2)}`);
+
+    const getRatio = get2.perSec / get1.perSec;
+    const sqliteGets = options.sqliteGetsPerSec;
+    rows.push(
+      { metric: `etcd3, 1 server: create ServiceAccount (${fmtInt(create1.requests)} POSTs, ${concurrency} clients)`, result: cell(create1), target: target(`≥ ${fmtInt(options.goals.createPerSec)} req/s`, create1.perSec >= options.goals.createPerSec) },
+      {
+        metric: `etcd3, 1 server: get ServiceAccount (${fmtInt(get1.requests)} random GETs, from the watch cache)`, result: cell(get1),
+        target: sqliteGets ? target(`as on sqlite (${fmtInt(sqliteGets)} req/s this run, ±15%)`, get1.perSec >= sqliteGets * 0.85) : '—',
+      },
+      { metric: `etcd3, 1 server: update ServiceAccount (${fmtInt(update1.requests)} PUTs)`, result: cell(update1), target: '—' },
+      { metric: `etcd3, 1 server: list ${listItems} ServiceAccounts (${fmtInt(list1.requests)} lists)`, result: cell(list1), target: '—' },
+      { metric: `etcd3, 2 servers: create ServiceAccount (${fmtInt(create2.requests)} POSTs, ${concurrency / 2} clients on each)`, result: cell(create2), target: '—' },
+      { metric: `etcd3, 2 servers: get ServiceAccount (${fmtInt(get2.requests)} random GETs, ${concurrency / 2} clients on each)`, result: `${cell(get2)} · ${getRatio.toFixed(2)}× one server`, target: target('≥ 1.6× one server', getRatio >= 1.6) },
+      { metric: `etcd3, 2 servers: list ${listItems} ServiceAccounts (${fmtInt(list2.requests)} lists)`, result: cell(list2), target: '—' },
+    );
+  } finally {
+    await Promise.all(loads.map((l) => l.close().catch(() => undefined)));
+    for (const s of servers) await s.stop(2000).catch(() => undefined);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    await etcd.stop();
+  }
+
+  progress('store: the etcd backend in-process…');
+  const store = await startEtcd(1, tmpdir());
+  try {
+    const backend = new EtcdBackend({ endpoints: store.endpoints.split(','), requestTimeoutMs: 30_000 });
+    for (const r of await measureBackend('etcd', backend, quick ? 2_000 : 20_000)) {
+      rows.push({ metric: `store: ${r.name}`, result: `${fmtInt(r.opsPerSec)} ops/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)}`, target: '—' });
+    }
+    await backend.close();
+  } finally {
+    await store.stop();
+  }
+  return rows;
+}
