@@ -9,7 +9,7 @@ import pino from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
-import { openBackend, startCompactor } from '../storage/index.js';
+import { isSharedStore, openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { AdmissionChain } from '../admission/chain.js';
@@ -125,7 +125,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   // Servers that may share their store elect one of them to run the controllers.
-  const shared = options.leaderElect ?? options.storageBackend === 'etcd3';
+  const shared = options.leaderElect ?? isSharedStore(options.storageBackend);
   const controllerManager = startControllerManager(
     new InProcessClient(registry, `${product.name}-controller-manager`),
     (msg, extra) => log.warn(extra ?? {}, msg),

@@ -26,6 +26,11 @@ export interface StorageConfig {
   eventTtlSeconds?: number;
 }
 
+/** Whether several servers can share this kind of store (and so must elect who runs the controllers). */
+export function isSharedStore(kind: BackendKind): boolean {
+  return kind === 'etcd3';
+}
+
 /** Where objects' keys begin in every store. */
 const registryRoot = '/registry';
 
