@@ -13,8 +13,8 @@ export type PhaseSpec =
   | { kind: 'namespaces'; names: string[] }
   /** POST `count` ServiceAccounts named <prefix>00000… */
   | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean }
-  /** `count` GETs of names picked at random (seeded) among the first `population`. */
-  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number }
+  /** `count` GETs of names picked at random (seeded) among the first `population`; `anyVersion`: with resourceVersion=0. */
+  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean }
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */

@@ -48,6 +48,8 @@ export class EtcdWatchStream {
     private readonly keys: KeySpace,
     /** Told of each compaction revision etcd reports. */
     private readonly learnCompacted: (revision: number) => void,
+    /** Told the store's revision when etcd answers a progress request (not in order with events). */
+    private readonly onBroadcastProgress: (revision: number) => void,
   ) {}
 
   /** Watches `prefix` on etcd from after `options.afterRevision` (validated by the caller). */
@@ -159,15 +161,19 @@ export class EtcdWatchStream {
     this.retryMs = firstRetryMs;
     const id = Number(res.watch_id);
     const headerRevision = fromEtcdRevision(res.header.revision);
-    if (id === -1 || (!res.created && !res.canceled && (res.events ?? []).length === 0)) {
-      // A progress report: everything up to the header revision has been sent.
+    if (id === -1) {
+      // The answer to a progress request. etcd 3.4 sends it apart from the
+      // watchers' own queues, so events up to it may still be on their way:
+      // the owner checks before trusting it.
       this.progressRequested = false;
+      this.onBroadcastProgress(headerRevision);
+      return;
+    }
+    if (!res.created && !res.canceled && (res.events ?? []).length === 0) {
+      // A watcher's periodic progress: sent in order with its events, so nothing up to it is missing.
       this.seen = Math.max(this.seen, headerRevision);
-      if (id === -1) for (const watcher of this.watchers.values()) this.progress(watcher, headerRevision);
-      else {
-        const watcher = this.watchers.get(id);
-        if (watcher) this.progress(watcher, headerRevision);
-      }
+      const watcher = this.watchers.get(id);
+      if (watcher) this.progress(watcher, headerRevision);
       return;
     }
     const watcher = this.watchers.get(id);

@@ -13,6 +13,8 @@ import { compactedError } from './revisions.js';
 
 /** Most events kept in memory (each holds its value and the previous one). */
 const ringLimit = 4_096;
+/** How long the root may lag behind a revision someone saw before etcd is asked for progress. */
+const progressDelayMs = 50;
 
 interface RingWatcher {
   prefix: string;
@@ -37,14 +39,18 @@ export class EtcdWatches {
   private drainTimer: NodeJS.Immediate | undefined;
   private closedWith: StorageError | undefined;
 
+  private progressTimer: NodeJS.Timeout | undefined;
+
   constructor(
     client: Etcd3,
     keys: KeySpace,
     /** The known compacted revision; a watch from below it is refused at once. */
     private readonly compacted: () => number,
     learnCompacted: (revision: number) => void,
+    /** True when no key under the root changed after `after` up to `through` (both readable). */
+    private readonly quietBetween: (after: number, through: number) => Promise<boolean>,
   ) {
-    this.stream = new EtcdWatchStream(client, keys, learnCompacted);
+    this.stream = new EtcdWatchStream(client, keys, learnCompacted, (revision) => void this.broadcastProgress(revision));
   }
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
@@ -78,13 +84,36 @@ export class EtcdWatches {
     return this.stream.watch(prefix, options, handlers);
   }
 
-  /** Asks etcd to report progress when `revision` is newer than what the root has shown. */
+  /**
+   * Someone saw the store at `revision`. When the root has not shown it a
+   * little later, the revisions in between were written outside the root
+   * (another prefix on the same etcd): ask etcd how far the stream has come.
+   */
   requestProgress(revision: number): void {
-    if (this.root && revision > this.head) this.stream.requestProgress(revision);
+    if (!this.root || revision <= this.head || this.progressTimer) return;
+    this.progressTimer = setTimeout(() => {
+      this.progressTimer = undefined;
+      if (this.root && revision > this.head) this.stream.requestProgress(revision);
+    }, progressDelayMs);
+    this.progressTimer.unref();
+  }
+
+  /** etcd's answer may run ahead of events still on their way: trust it only when nothing changed under the root meanwhile. */
+  private async broadcastProgress(revision: number): Promise<void> {
+    const from = this.head;
+    if (!this.root || revision <= from) return;
+    let quiet = false;
+    try {
+      quiet = await this.quietBetween(from, revision);
+    } catch {
+      // Unverifiable (compacted, unreachable): wait for events or a later request.
+    }
+    if (quiet && this.head === from) this.progress(revision);
   }
 
   close(reason: StorageError): void {
     this.closedWith = reason;
+    clearTimeout(this.progressTimer);
     this.stream.close(reason);
     const open = [...this.watchers];
     this.watchers.clear();
@@ -106,7 +135,7 @@ export class EtcdWatches {
 
   private publish(events: WatchEvent[]): void {
     this.ring.push(...events);
-    this.head = events[events.length - 1]!.revision;
+    this.head = Math.max(this.head, events[events.length - 1]!.revision);
     const excess = this.ring.length - ringLimit;
     if (excess > 0) {
       this.ringFrom = this.ring[excess - 1]!.revision;

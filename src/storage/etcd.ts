@@ -43,21 +43,47 @@ export class EtcdBackend implements Backend {
   private closed = false;
   private readonly requestTimeoutMs: number;
   private readonly leases: LeaseManager;
+  /** Callers of currentRevision waiting for the next read of the head, and whether one is on its way. */
+  private headWaiters: { resolve(revision: number): void; reject(err: unknown): void }[] = [];
+  private headInFlight = false;
 
   constructor(options: EtcdBackendOptions) {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.client = connect(options);
     this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
     this.keys = new KeySpace(options.keyPrefix ?? '');
-    this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision));
+    this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision),
+      (after, through) => this.quietBetween(after, through));
   }
 
-  async currentRevision(): Promise<number> {
-    this.ensureOpen();
-    const res = await this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }));
-    const revision = fromEtcdRevision(res.header.revision);
-    this.watches.requestProgress(revision);
-    return revision;
+  /**
+   * The head, by a linearizable read. Every consistent read of the server
+   * asks this, so callers share reads: one that arrives while a read is on
+   * its way waits for the next one, which starts after it arrived and so
+   * still sees every write finished before the call.
+   */
+  currentRevision(): Promise<number> {
+    if (this.closed) return Promise.reject(closedError(this.name));
+    return new Promise<number>((resolve, reject) => {
+      this.headWaiters.push({ resolve, reject });
+      if (!this.headInFlight) this.readHead();
+    });
+  }
+
+  private readHead(): void {
+    const waiters = this.headWaiters;
+    this.headWaiters = [];
+    this.headInFlight = true;
+    this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true })).then((res) => {
+      const revision = fromEtcdRevision(res.header.revision);
+      this.watches.requestProgress(revision);
+      for (const waiter of waiters) waiter.resolve(revision);
+    }, (err: unknown) => {
+      for (const waiter of waiters) waiter.reject(err);
+    }).finally(() => {
+      this.headInFlight = false;
+      if (this.headWaiters.length > 0) this.readHead();
+    });
   }
 
   /** The highest compaction this process made or learned of (from etcd's refusals, or another server's watch errors). */
@@ -207,6 +233,22 @@ export class EtcdBackend implements Backend {
     await Promise.allSettled([...this.keyChains.values()]);
     this.watches.close(closedError(this.name));
     this.client.close();
+  }
+
+  /**
+   * Whether no key under the store's prefix changed after `after` up to
+   * `through`: nothing was modified or created in between, and every key
+   * alive at `after` still is. (etcd counts before filtering, so the keys
+   * themselves are read, without values.)
+   */
+  private async quietBetween(after: number, through: number): Promise<boolean> {
+    const bounds = this.keys.range('');
+    const [changed, before, kept] = await Promise.all([
+      this.client.kv.range({ ...bounds, revision: toEtcdRevision(through), keys_only: true, min_mod_revision: toEtcdRevision(after) + 1 }),
+      this.client.kv.range({ ...bounds, revision: toEtcdRevision(after), count_only: true }),
+      this.client.kv.range({ ...bounds, revision: toEtcdRevision(through), keys_only: true, max_create_revision: toEtcdRevision(after) }),
+    ]);
+    return changed.kvs.length === 0 && kept.kvs.length === Number(before.count);
   }
 
   private learnCompacted(revision: number): void {
