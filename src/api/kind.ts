@@ -60,7 +60,6 @@ export interface KindDefinition {
   definitionName: string;
   listDefinitionName: string;
   schema: Schema;
-  /** Sub-resources served next to the main resource, e.g. status. */
   /** Sub-resources served next to the main resource: status, and a namespace's finalize. */
   subresources: { status?: boolean; finalize?: boolean };
   strategy: Strategy;
@@ -71,6 +70,8 @@ export interface KindDefinition {
   deleteReturnsObject: boolean;
   /** Strategic merge patches apply (built-in kinds); custom kinds answer 415 for them, as upstream. */
   strategicMerge: boolean;
+  /** A PUT to a missing object creates it (upstream's AllowCreateOnUpdate); otherwise 404. */
+  createOnUpdate: boolean;
   /** metadata.generation is set on create and bumped when anything but metadata and status changes. */
   tracksGeneration: boolean;
   /** Verbs the kind offers. */
@@ -82,7 +83,7 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
   & Partial<KindDefinition>;
 
 export function defineKind(d: KindDeclaration): KindDefinition {
@@ -98,6 +99,7 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     fieldSelectors: {},
     deleteReturnsObject: false,
     strategicMerge: true,
+    createOnUpdate: false,
     tracksGeneration: false,
     verbs: allVerbs,
     listDefinitionName: `${d.definitionName}List`,

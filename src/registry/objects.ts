@@ -104,9 +104,14 @@ export function encodeListJsonParts(list: StoredList): Buffer[] {
 const comma = Buffer.from(',');
 const close = Buffer.from(']}');
 
-/** Parses a client-supplied resourceVersion; undefined when absent or empty. */
+/**
+ * Parses a client-supplied resourceVersion: decimal digits only, as
+ * upstream's ParseUint (`1e3`, ` 7`, `0x10` are not versions); undefined
+ * when absent or empty, NaN when malformed or beyond an exact integer.
+ */
 export function parseResourceVersion(rv: unknown): number | undefined {
   if (rv === undefined || rv === null || rv === '') return undefined;
+  if (typeof rv !== 'string' || !/^\d+$/.test(rv)) return NaN;
   const n = Number(rv);
-  return Number.isSafeInteger(n) && n >= 0 && String(rv).trim() !== '' ? n : NaN;
+  return Number.isSafeInteger(n) ? n : NaN;
 }

@@ -126,7 +126,12 @@ export class CollectionReader {
       case 'latest': case 'any': return undefined;
       case 'notOlderThan': await this.awaitRevision(plan.revision); return undefined;
       case 'exact': await this.awaitRevision(plan.revision); return plan.revision;
-      case 'continue': return plan.revision;
+      case 'continue':
+        // A token is only ever issued at a revision the store has reached: a later one is forged.
+        if (plan.revision > await this.backend.currentRevision()) {
+          throw errors.badRequest(`continue key is not valid: resource version ${plan.revision} has not been reached`);
+        }
+        return plan.revision;
     }
   }
 

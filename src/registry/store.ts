@@ -56,7 +56,13 @@ export interface DeleteResult {
   removed: boolean;
 }
 
-const maxUpdateRetries = 32;
+/**
+ * A lost compare-and-swap means another writer got in first, so every round
+ * makes progress somewhere: writes without a precondition retry until they
+ * win, as upstream's GuaranteedUpdate does. The bound only stops a broken
+ * backend from looping forever; N concurrent writers need up to N rounds.
+ */
+const maxUpdateRetries = 10_000;
 
 export class ResourceStore {
   readonly qualified: Qualified;
@@ -219,9 +225,10 @@ export class ResourceStore {
     for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
       const current = await this.backend.get(key);
       if (!current) {
-        if (subresource) throw errors.notFound(this.qualified, name);
+        // Only kinds whose strategy allows it create on PUT, as upstream; the rest answer 404.
+        if (subresource || !this.kind.createOnUpdate) throw errors.notFound(this.qualified, name);
         if (preconditionRv !== undefined && preconditionRv !== 0) throw errors.notFound(this.qualified, name);
-        const created = await this.createObject(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), { ...opts, warnings: [] }, false)
+        const created = await this.createObject(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false)
           .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
         if (created) return { object: created, created: true };
         continue; // lost a race with another creator: update what they made

@@ -13,6 +13,7 @@ import { Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
 import { negotiate, respond, respondError } from './representation.js';
 import { serveResource, servedVerbs } from './handlers/resources.js';
+import { queryBool } from './params.js';
 
 export interface AppParts {
   registry: Registry;
@@ -36,7 +37,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     if (await parts.health.serve(path, query, res)) return;
     if (parts.openapi?.(req, res, path, query)) return;
     const method = req.method ?? 'GET';
-    const pretty = query.get('pretty') === 'true' || query.get('pretty') === '1';
+    const pretty = queryBool(query, 'pretty') ?? false;
     const readOnly = (doc: unknown) => {
       if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
       if (doc === undefined) throw errors.noSuchResource();

@@ -1,6 +1,8 @@
 // Request info: from method and path to verb, group, version, resource,
 // namespace, name and sub-resource, as authorization and handlers need them.
 
+import { queryBool } from './params.js';
+
 export interface RequestInfo {
   /** True for paths under /api/v1 and /apis/{group}/{version} that name a resource. */
   isResourceRequest: boolean;
@@ -57,8 +59,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     return info;
   }
   const hasName = info.name !== undefined;
-  const watchParam = query.get('watch');
-  const watching = verbFromWatchPath || watchParam === 'true' || watchParam === '1';
+  const watching = verbFromWatchPath || (queryBool(query, 'watch') ?? false);
   switch (method) {
     case 'GET': case 'HEAD':
       info.verb = watching ? 'watch' : hasName ? 'get' : 'list';

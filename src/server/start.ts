@@ -5,7 +5,7 @@ import { createServer, Server } from 'node:https';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AddressInfo } from 'node:net';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
@@ -19,6 +19,7 @@ import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { createApp } from './app.js';
+import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { builtinControllers } from '../controllers/index.js';
 import { servedVerbs } from './handlers/resources.js';
@@ -33,10 +34,13 @@ export interface RunningServer {
   port: number;
   kubeconfigPath: string;
   options: ServerOptions;
+  /** The server's logger, for the process around it. */
+  log: Logger;
   stop(): Promise<void>;
 }
 
-async function packageVersion(): Promise<string> {
+/** This package's version (package.json), for /version and --version. */
+export async function packageVersion(): Promise<string> {
   try {
     const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
     return String(pkg.version);
@@ -101,8 +105,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     ca: keys.clientCaPem,
     requestCert: true,
     rejectUnauthorized: false, // verified per request by the x509 authenticator
+    maxHeaderSize: maxHeaderBytes,
   }, app);
   server.keepAliveTimeout = 65_000;
+  handleConnectionLevel(server, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.securePort, options.bindAddress, () => { server.off('error', reject); resolve(); });
@@ -125,7 +131,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   return {
-    url, port, kubeconfigPath, options,
+    url, port, kubeconfigPath, options, log,
     async stop() {
       shuttingDown = true;
       for (const c of controllers) c.stop();

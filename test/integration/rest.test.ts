@@ -83,8 +83,12 @@ describe('service accounts', () => {
     assertStatus(await s.client.get(`${base}/bot`), 404, 'NotFound');
   });
 
-  test('PUT of a missing object creates it (201)', async () => {
-    const r = await s.client.put('/api/v1/namespaces/sa-test/serviceaccounts/made-by-put', sa('made-by-put'));
+  test('PUT of a missing object creates it only for kinds that allow it (events), else 404', async () => {
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/serviceaccounts/made-by-put', sa('made-by-put')), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/configmaps/made-by-put', { metadata: { name: 'made-by-put' }, data: { a: 'b' } }), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/secrets/made-by-put', { metadata: { name: 'made-by-put' } }), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/made-by-put', { metadata: { name: 'made-by-put' } }), 404, 'NotFound');
+    const r = await s.client.put('/api/v1/namespaces/sa-test/events/made-by-put', { metadata: { name: 'made-by-put' }, involvedObject: { kind: 'Pod', name: 'x' } });
     assert.equal(r.status, 201);
     assert.equal(r.json.metadata.name, 'made-by-put');
   });
@@ -171,7 +175,8 @@ describe('service accounts', () => {
     }
     const r = await s.client.delete(`${base}?labelSelector=tier%3Dx`);
     assert.equal(r.status, 200);
-    assert.equal(r.json.status, 'Success');
+    assert.equal(r.json.kind, 'ServiceAccountList', 'deletecollection answers the list of what it deleted');
+    assert.deepEqual(r.json.items.map((i: any) => i.metadata.name).sort(), ['dc-a', 'dc-b']);
     const left = await s.client.get(`${base}?labelSelector=tier`);
     assert.deepEqual(left.json.items.map((i: any) => i.metadata.name), ['dc-c']);
     assertStatus(await s.client.get(`${base}?labelSelector=${encodeURIComponent('a b c')}`), 400, 'BadRequest');

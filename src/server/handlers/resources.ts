@@ -2,46 +2,23 @@
 // store and the result into a response. Knows nothing of authentication.
 
 import { errors, fieldErrors } from '../../machinery/errors.js';
-import { vocabulary } from '../../machinery/vocabulary.js';
 import type { KubeObject, Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
-import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
+import type { ResourceStore, WriteOptions } from '../../registry/store.js';
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, decodeBody, parseJson, parseYaml, readBody } from '../negotiation.js';
-import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
 import type { PatchType } from '../../registry/patch.js';
 import { findDuplicateFields } from '../../machinery/duplicates.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
+import { integerParam, queryBool } from '../params.js';
+import { deleteOptions, listOptions, writeOptions } from './options.js';
 
 /** Verbs this handler serves; discovery offers the intersection with each kind's verbs. */
 export const servedVerbs: ReadonlySet<Verb> = new Set<Verb>(['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
 
-
-function isTrue(v: string | null): boolean {
-  return v === 'true' || v === '1';
-}
-
-function writeOptions(scope: RequestContext, optionsKind: string): WriteOptions {
-  const query = scope.query;
-  const dryRun = query.getAll('dryRun');
-  for (const v of dryRun) {
-    if (v !== 'All') throw errors.invalidOptions(optionsKind, [fieldErrors.notSupported('dryRun', v, ['All'])]);
-  }
-  const fv = query.get('fieldValidation') ?? 'Warn';
-  if (!['Ignore', 'Warn', 'Strict'].includes(fv)) {
-    throw errors.badRequest(`fieldValidation parameter unsupported: ${fv} (supported values: Ignore, Warn, Strict)`);
-  }
-  const fieldManager = query.get('fieldManager');
-  if (fieldManager !== null) {
-    const errs = validateFieldManager(fieldManager);
-    if (errs.length) throw errors.invalidOptions(optionsKind, errs);
-  }
-  const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager };
-}
 
 const patchTypes: Record<string, PatchType> = {
   'application/json-patch+json': 'json',
@@ -73,50 +50,8 @@ async function servePatch(scope: RequestContext, store: ResourceStore, namespace
   const text = (await readBody(scope.req)).toString('utf8');
   const body = type === 'apply' ? parseYaml(text) : parseJson(text);
   if (type !== 'json' && text.trimStart().startsWith('{')) noteDuplicates(text, opts);
-  const result = await store.patch(namespace, info.name!, type, body, opts, { force: isTrue(force) }, info.subresource);
+  const result = await store.patch(namespace, info.name!, type, body, opts, { force: queryBool(query, 'force') ?? false }, info.subresource);
   return { ...result, warnings: opts.warnings };
-}
-
-function integerParam(query: URLSearchParams, name: string): number | undefined {
-  const v = query.get(name);
-  if (v === null || v === '') return undefined;
-  if (!/^-?\d+$/.test(v)) throw errors.badRequest(`invalid value for ${name}: ${JSON.stringify(v)}: must be an integer`);
-  return Number(v);
-}
-
-function listOptions(query: URLSearchParams): ListOptions {
-  const limit = integerParam(query, 'limit');
-  return {
-    labelSelector: query.get('labelSelector'),
-    fieldSelector: query.get('fieldSelector'),
-    limit: limit && limit > 0 ? limit : undefined,
-    continue: query.get('continue'),
-    resourceVersion: query.get('resourceVersion'),
-    resourceVersionMatch: query.get('resourceVersionMatch'),
-  };
-}
-
-async function deleteOptions(scope: RequestContext): Promise<DeleteOptions & { dryRunBody?: string[] }> {
-  const raw = await readBody(scope.req);
-  let body: Record<string, any> = {};
-  if (raw.length > 0) {
-    const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']), builtinProtobufSchemas);
-    if (decoded !== null && (typeof decoded !== 'object' || Array.isArray(decoded))) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
-    body = (decoded as Record<string, any>) ?? {};
-  }
-  const grace = integerParam(scope.query, 'gracePeriodSeconds') ?? body.gracePeriodSeconds;
-  const policy = scope.query.get('propagationPolicy') ?? body.propagationPolicy;
-  if (policy !== undefined && !['Orphan', 'Background', 'Foreground'].includes(policy)) {
-    throw errors.invalidOptions('DeleteOptions', [fieldErrors.notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
-  }
-  const orphan = scope.query.get('orphanDependents');
-  return {
-    gracePeriodSeconds: grace,
-    preconditions: body.preconditions,
-    propagationPolicy: policy,
-    orphanDependents: orphan !== null ? isTrue(orphan) : body.orphanDependents,
-    dryRunBody: body.dryRun,
-  };
 }
 
 /** Protobuf bodies decode against the built-in kinds (and DeleteOptions); custom kinds get 415, as upstream. */
@@ -140,6 +75,16 @@ function servesSubresource(store: ResourceStore, subresource: string): boolean {
   return (subresource === 'status' && !!store.kind.subresources.status) || (subresource === 'finalize' && !!store.kind.subresources.finalize);
 }
 
+/** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer asks wait that long, never zero. */
+const maxWatchTimeoutSeconds = Math.floor((2 ** 31 - 1) / 1000);
+
+/** timeoutSeconds of a watch: unset or 0 leaves the server's spread default. */
+function watchTimeoutSeconds(query: URLSearchParams): number | undefined {
+  const seconds = integerParam(query, 'timeoutSeconds');
+  if (seconds === undefined || seconds === 0) return undefined;
+  return Math.max(0, Math.min(seconds, maxWatchTimeoutSeconds));
+}
+
 /** Serves one resource request. */
 export async function serveResource(registry: Registry, scope: RequestContext): Promise<void> {
   const { query, res } = scope;
@@ -159,7 +104,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   const readVerb = verb === 'get' || verb === 'list' || verb === 'watch';
   const rep = negotiate(scope.req.headers.accept, { protobuf: builtin, views: readVerb, stream: verb === 'watch' });
   scope.representation = rep;
-  const pretty = isTrue(query.get('pretty'));
+  const pretty = queryBool(query, 'pretty') ?? false;
   const include = parseIncludeObject(query.get('includeObject'));
   const reply = (code: number, obj: KubeObject, warnings?: string[]) =>
     respond(res, code, obj, rep, { pretty, warnings, kind: store.kind, include });
@@ -177,8 +122,8 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       return serveWatch(store, res, rep, {
         namespace: pathNamespace,
         list,
-        allowBookmarks: isTrue(query.get('allowWatchBookmarks')),
-        timeoutSeconds: integerParam(query, 'timeoutSeconds'),
+        allowBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
+        timeoutSeconds: watchTimeoutSeconds(query),
         include,
       });
     }
@@ -201,9 +146,9 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       return reply(created ? 201 : 200, object, opts.warnings);
     }
     case 'delete': {
-      const options = await deleteOptions(scope);
+      const options = await deleteOptions(scope, builtinProtobufSchemas);
       const opts = writeOptions(scope, 'DeleteOptions');
-      if (options.dryRunBody?.length) opts.dryRun = true;
+      opts.dryRun = options.dryRun.length > 0;
       const { object, removed } = await store.delete(pathNamespace, info.name!, options, opts);
       // 202 when the object stays for its dependents and the client asked for them to go (as upstream).
       if (!removed) return reply(options.orphanDependents === false ? 202 : 200, object, opts.warnings);
@@ -211,11 +156,11 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       return reply(200, successStatus(store, object.metadata?.name, object.metadata?.uid), opts.warnings);
     }
     case 'deletecollection': {
-      const options = await deleteOptions(scope);
+      const options = await deleteOptions(scope, builtinProtobufSchemas);
       const opts = writeOptions(scope, 'DeleteOptions');
-      if (options.dryRunBody?.length) opts.dryRun = true;
-      await store.deleteCollection(pathNamespace, listOptions(query), options, opts);
-      return reply(200, successStatus(store), opts.warnings);
+      opts.dryRun = options.dryRun.length > 0;
+      // The answer is the list of what was deleted, as upstream.
+      return reply(200, await store.deleteCollection(pathNamespace, listOptions(query), options, opts), opts.warnings);
     }
     default:
       throw errors.methodNotAllowed();

@@ -49,7 +49,7 @@ export const configMaps = defineKind({
   },
   printerColumns: [
     nameColumn,
-    { name: 'Data', type: 'integer', description: 'Number of keys in data and binaryData.', value: (c) => Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length },
+    { name: 'Data', type: 'string', description: 'Number of keys in data and binaryData.', value: (c) => Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length },
     ageColumn,
   ],
 });

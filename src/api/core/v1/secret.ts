@@ -79,7 +79,7 @@ export const secrets = defineKind({
   printerColumns: [
     nameColumn,
     { name: 'Type', type: 'string', description: 'The type of the secret.', value: (s) => s.type },
-    { name: 'Data', type: 'integer', description: 'Number of keys in data.', value: (s) => Object.keys(s.data ?? {}).length },
+    { name: 'Data', type: 'string', description: 'Number of keys in data.', value: (s) => Object.keys(s.data ?? {}).length },
     ageColumn,
   ],
 });

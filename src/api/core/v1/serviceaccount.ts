@@ -20,7 +20,7 @@ export const serviceAccounts = defineKind({
   deleteReturnsObject: true,
   printerColumns: [
     nameColumn,
-    { name: 'Secrets', type: 'integer', description: 'Number of secrets listed.', value: (o) => (o.secrets ?? []).length },
+    { name: 'Secrets', type: 'string', description: 'Number of secrets listed.', value: (o) => (o.secrets ?? []).length },
     ageColumn,
   ],
 });
