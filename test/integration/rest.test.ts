@@ -2,6 +2,7 @@
 
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertStatus } from '../support/hostile.js';
 import { startTestServer, TestServer } from '../support/server.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
@@ -11,16 +12,6 @@ after(async () => { await s.close(); });
 
 const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const sa = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name }, ...extra });
-
-function assertStatus(r: { status: number; json: any }, code: number, reason: string) {
-  assert.equal(r.status, code, JSON.stringify(r.json));
-  assert.equal(r.json.kind, 'Status');
-  assert.equal(r.json.apiVersion, 'v1');
-  assert.equal(r.json.status, 'Failure');
-  assert.equal(r.json.code, code);
-  assert.equal(r.json.reason, reason);
-  assert.equal(typeof r.json.message, 'string');
-}
 
 describe('namespaces', () => {
   test('reserved namespaces exist and are Active', async () => {
