@@ -20,8 +20,8 @@ export interface Strategy {
   defaults?(obj: KubeObject): void;
   /** Before validation on create: clear or set server-owned fields. */
   prepareForCreate?(obj: KubeObject): void;
-  /** Before validation on update: e.g. keep status from the old object on a main-resource write. */
-  prepareForUpdate?(obj: KubeObject, old: KubeObject, subresource?: string): void;
+  /** Before validation on an update of the main resource (sub-resources change only what they own). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Beyond metadata.finalizers: whether the kind's own state keeps a deleted object (namespace spec.finalizers). */
@@ -31,6 +31,37 @@ export interface Strategy {
   /** Warnings sent to the client in Warning headers. */
   warnings?(obj: KubeObject, old?: KubeObject): string[];
 }
+
+/**
+ * A sub-resource that is part of its parent object: reads answer the parent;
+ * an update or patch through it changes only the fields it `owns` (dotted
+ * paths), and writes to the main resource keep those fields as stored.
+ */
+export interface PartSubresource {
+  owns: string[];
+  verbs: ('get' | 'update' | 'patch')[];
+}
+
+/**
+ * A sub-resource that shows its parent as another kind (scale): reads answer
+ * `view(parent)`; an update or patch of the view is written back with
+ * `applyView`, which changes only what the view stands for.
+ */
+export interface ViewSubresource {
+  kind: KindDefinition;
+  verbs: ('get' | 'update' | 'patch')[];
+  view(parent: KubeObject): KubeObject;
+  applyView(parent: KubeObject, view: KubeObject): KubeObject;
+}
+
+export type SubresourceDeclaration = PartSubresource | ViewSubresource;
+
+export function isViewSubresource(d: SubresourceDeclaration): d is ViewSubresource {
+  return 'view' in d;
+}
+
+/** The status sub-resource as upstream serves it for every kind that has one. */
+export const statusSubresource: PartSubresource = { owns: ['status'], verbs: ['get', 'update', 'patch'] };
 
 export interface PrinterColumn {
   name: string;
@@ -60,8 +91,10 @@ export interface KindDefinition {
   definitionName: string;
   listDefinitionName: string;
   schema: Schema;
-  /** Sub-resources served next to the main resource: status, and a namespace's finalize. */
-  subresources: { status?: boolean; finalize?: boolean };
+  /** Sub-resources served at {name}/<sub-resource>, by name (status, a namespace's finalize, scale, ...). */
+  subresources: Record<string, SubresourceDeclaration>;
+  /** Objects travel as protobuf too (built-in kinds); custom kinds answer 415/406 for it, as upstream. */
+  protobuf: boolean;
   strategy: Strategy;
   printerColumns: PrinterColumn[];
   /** Field selectors beyond metadata.name / metadata.namespace: field path -> value. */
@@ -83,7 +116,7 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName'>
   & Partial<KindDefinition>;
 
 export function defineKind(d: KindDeclaration): KindDefinition {
@@ -99,6 +132,7 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     fieldSelectors: {},
     deleteReturnsObject: false,
     strategicMerge: true,
+    protobuf: false,
     createOnUpdate: false,
     tracksGeneration: false,
     verbs: allVerbs,

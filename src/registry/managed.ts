@@ -2,15 +2,26 @@
 // own what it changed; an apply merges by ownership and may conflict.
 
 import { applyObject, fieldPaths, updateManagedFields, type FieldSet } from '../machinery/managedfields/index.js';
-import { apiVersionOf, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { apiVersionOf, isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { resolve } from '../api/schema.js';
 import { typeInfoOf } from '../api/typeinfo.js';
 
-/** Fields a write does not take ownership of: status on the main resource, the rest on /status. */
+/**
+ * Fields a write does not take ownership of, because it cannot change them:
+ * on the main resource those its sub-resources own (status), through a
+ * sub-resource every top-level field but its own (spec, for /status).
+ */
 function ignoredFields(kind: KindDefinition, subresource: string | undefined): FieldSet | undefined {
-  if (!kind.subresources.status) return undefined;
-  if (subresource === undefined) return fieldPaths('status');
-  if (subresource === 'status') return fieldPaths('spec');
-  return undefined;
+  let paths: string[];
+  if (subresource === undefined) {
+    paths = Object.values(kind.subresources).flatMap((d) => (isViewSubresource(d) ? [] : d.owns));
+  } else {
+    const declaration = kind.subresources[subresource];
+    if (!declaration || isViewSubresource(declaration)) return undefined;
+    const ownRoots = new Set(declaration.owns.map((p) => p.split('.')[0]));
+    paths = Object.keys(resolve(kind.schema).properties ?? {}).filter((f) => !ownRoots.has(f) && !['apiVersion', 'kind', 'metadata'].includes(f));
+  }
+  return paths.length ? fieldPaths(...paths) : undefined;
 }
 
 function baseOptions(kind: KindDefinition, subresource: string | undefined) {

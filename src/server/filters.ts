@@ -49,10 +49,13 @@ export function recovery(log: Logger): Filter {
   };
 }
 
-export const requestInfo: Filter = async (ctx, next) => {
-  ctx.info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query);
-  await next();
-};
+/** Request info; `namespaceSubresources` answers the sub-resources a namespace object has now. */
+export function requestInfo(namespaceSubresources: () => ReadonlySet<string>): Filter {
+  return async (ctx, next) => {
+    ctx.info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
+    await next();
+  };
+}
 
 export function authentication(authenticator: UnionAuthenticator): Filter {
   return async (ctx, next) => {

@@ -79,7 +79,7 @@ export class InProcessClient implements ApiClient {
 
   async update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject> {
     const store = this.store(type);
-    return (await call(() => store.update(namespace, object.metadata?.name, object, this.opts(), subresource))).object;
+    return (await call(() => store.update(namespace, object.metadata?.name, object, this.opts(), { subresource }))).object;
   }
 
   async patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject> {

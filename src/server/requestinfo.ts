@@ -20,10 +20,12 @@ export interface RequestInfo {
   parts: string[];
 }
 
-/** Sub-resources of a namespace object itself, not namespaced resource names. */
-const namespaceSubresources = new Set(['status', 'finalize']);
-
-export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+/**
+ * `namespaceSubresources`: the sub-resources of a namespace object itself
+ * (its status, its finalize), which `/namespaces/{name}/<x>` names instead of
+ * a namespaced resource; the registry knows them.
+ */
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams, namespaceSubresources: ReadonlySet<string>): RequestInfo {
   const info: RequestInfo = { isResourceRequest: false, path, verb: method.toLowerCase(), apiGroup: '', apiVersion: '', parts: [] };
   const segments = path.split('/').filter((s) => s !== '');
   let rest: string[];

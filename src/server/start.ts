@@ -22,7 +22,6 @@ import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { builtinControllers } from '../controllers/index.js';
-import { servedVerbs } from './handlers/resources.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
@@ -36,6 +35,8 @@ export interface RunningServer {
   options: ServerOptions;
   /** The server's logger, for the process around it. */
   log: Logger;
+  /** What the server serves; kinds and REST objects may be added and removed while it runs. */
+  registry: Registry;
   stop(): Promise<void>;
 }
 
@@ -90,7 +91,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
   const version = await packageVersion();
-  const openapi = new OpenApiService(builtinKinds, { version: versionInfo(version).gitVersion, servedVerbs });
+  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
   const app = createApp({
     registry, health, authenticator, authorizer, log,
@@ -131,7 +132,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   return {
-    url, port, kubeconfigPath, options, log,
+    url, port, kubeconfigPath, options, log, registry,
     async stop() {
       shuttingDown = true;
       for (const c of controllers) c.stop();

@@ -6,11 +6,17 @@ import type { ServerResponse } from 'node:http';
 import { ApiError, errors } from '../../machinery/errors.js';
 import { definition } from '../../api/schema.js';
 import { Status, WatchEvent } from '../../api/meta/v1.js';
-import { apiVersionOf, type KubeObject } from '../../api/kind.js';
-import type { ResourceStore, ListOptions } from '../../registry/store.js';
-import type { ActiveWatch, ObjectEvent } from '../../registry/watch.js';
+import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
+import type { ListOptions } from '../../registry/store.js';
+import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.js';
 import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
+
+/** What a watch stream reads from: a kind's events, by namespace. */
+export interface WatchSource {
+  kind: KindDefinition;
+  watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<ActiveWatch>;
+}
 
 export interface WatchParams {
   namespace?: string;
@@ -29,7 +35,7 @@ const defaultTimeoutMs = () => (30 + Math.random() * 30) * 60_000;
 type Frame = Buffer;
 
 class WatchEncoder {
-  constructor(private readonly store: ResourceStore, private readonly rep: Representation, private readonly include: IncludeObject) {}
+  constructor(private readonly store: WatchSource, private readonly rep: Representation, private readonly include: IncludeObject) {}
 
   private frameOf(type: string, object: KubeObject | Buffer): Frame {
     const kind = this.store.kind;
@@ -77,7 +83,7 @@ class WatchEncoder {
   }
 }
 
-export async function serveWatch(store: ResourceStore, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
+export async function serveWatch(store: WatchSource, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
   const encoder = new WatchEncoder(store, rep, params.include);
   let watch: ActiveWatch | undefined;
   let ended = false;

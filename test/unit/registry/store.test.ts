@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineKind } from '../../../src/api/kind.js';
+import { defineKind, statusSubresource } from '../../../src/api/kind.js';
 import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
 import { ResourceStore, WriteOptions } from '../../../src/registry/store.js';
@@ -16,7 +16,7 @@ const widgetSchema = kindSchema('A test kind with spec and status.', {
 const widgets = defineKind({
   group: 'test.example', version: 'v1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
   definitionName: define('test.example.v1.Widget', widgetSchema), schema: widgetSchema,
-  subresources: { status: true }, tracksGeneration: true,
+  subresources: { status: statusSubresource }, tracksGeneration: true,
 });
 
 const opts = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Strict', warnings: [] });
@@ -38,7 +38,7 @@ test('generation starts at 1 and moves only when the spec changes', async () => 
 test('main-resource writes keep status; the status sub-resource writes only status', async () => {
   const store = newStore();
   const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
-  const withStatus = await store.update(undefined, 'w', { ...created, spec: { size: 9 }, status: { ready: true } }, opts(), 'status');
+  const withStatus = await store.update(undefined, 'w', { ...created, spec: { size: 9 }, status: { ready: true } }, opts(), { subresource: 'status' });
   assert.deepEqual(withStatus.object.status, { ready: true });
   assert.deepEqual(withStatus.object.spec, { size: 1 }, 'a status write leaves spec alone');
   const main = await store.update(undefined, 'w', { ...withStatus.object, status: { ready: false } }, opts());

@@ -32,6 +32,7 @@ function validateConfigMap(c: KubeObject): FieldError[] {
 
 export const configMaps = defineKind({
   group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('ConfigMap'), schema),
   schema,

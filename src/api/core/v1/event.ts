@@ -67,6 +67,7 @@ function eventSource(e: KubeObject): string {
 
 export const events = defineKind({
   group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('Event'), schema),
   schema,

@@ -57,6 +57,7 @@ export const immutableDataMessage = 'field is immutable when `immutable` is set'
 
 export const secrets = defineKind({
   group: '', version: 'v1', kind: 'Secret', plural: 'secrets',
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('Secret'), schema),
   schema,

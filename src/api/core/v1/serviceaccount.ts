@@ -13,6 +13,7 @@ const schema = kindSchema('Binds a name, a principal that can be authenticated a
 
 export const serviceAccounts = defineKind({
   group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('ServiceAccount'), schema),
   schema,
