@@ -40,6 +40,8 @@ export interface Strategy {
 export interface PartSubresource {
   owns: string[];
   verbs: ('get' | 'update' | 'patch')[];
+  /** A create leaves the owned fields empty, whatever the client sent (status, as upstream). */
+  resetOnCreate?: boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ export function isViewSubresource(d: SubresourceDeclaration): d is ViewSubresour
 }
 
 /** The status sub-resource as upstream serves it for every kind that has one. */
-export const statusSubresource: PartSubresource = { owns: ['status'], verbs: ['get', 'update', 'patch'] };
+export const statusSubresource: PartSubresource = { owns: ['status'], verbs: ['get', 'update', 'patch'], resetOnCreate: true };
 
 export interface PrinterColumn {
   name: string;

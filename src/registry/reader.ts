@@ -62,8 +62,9 @@ export class CollectionReader {
     return new StoredObject(kv, this.kind.strategy.defaults);
   }
 
+  /** The stored value decoded as the caller's own object (writers change it). */
   decodeStored(kv: KeyValue): KubeObject {
-    return this.stored(kv).object;
+    return this.stored(kv).mutableObject();
   }
 
   private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {

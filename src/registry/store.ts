@@ -11,10 +11,10 @@ import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js'
 import { deepEqual } from '../machinery/equal.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
-import { copyPaths } from '../machinery/paths.js';
+import { copyPaths, setPath } from '../machinery/paths.js';
 import { rfc3339Now } from '../machinery/time.js';
 import type { UserInfo } from '../machinery/user.js';
-import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission, AdmissionRequest, Operation, OperationOptions } from '../admission/types.js';
@@ -93,6 +93,8 @@ export class ResourceStore {
   readonly reader: CollectionReader;
   /** Fields that only sub-resources write: a write to the main resource keeps them as stored. */
   private readonly ownedBySubresources: string[];
+  /** Fields a create leaves empty (status): only their sub-resource sets them. */
+  private readonly resetOnCreate: string[];
 
   constructor(
     readonly kind: KindDefinition,
@@ -103,7 +105,9 @@ export class ResourceStore {
   ) {
     this.reader = new CollectionReader(kind, backend, caches);
     this.qualified = this.reader.qualified;
-    this.ownedBySubresources = Object.values(kind.subresources).flatMap((d) => (isViewSubresource(d) ? [] : d.owns));
+    const parts = Object.values(kind.subresources).filter((d) => !isViewSubresource(d)) as PartSubresource[];
+    this.ownedBySubresources = parts.flatMap((d) => d.owns);
+    this.resetOnCreate = parts.filter((d) => d.resetOnCreate).flatMap((d) => d.owns);
   }
 
   get namespaced(): boolean {
@@ -256,6 +260,7 @@ export class ResourceStore {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     delete meta.selfLink;
+    for (const path of this.resetOnCreate) setPath(obj, path, undefined);
     if (this.kind.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
