@@ -3,6 +3,7 @@
 // to find the fields added, modified and removed.
 
 import { deepEqual } from '../equal.js';
+import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { childOf, itemsOf, type TypeInfo } from '../patch/typeinfo.js';
 import { FieldSet } from './fieldset.js';
@@ -43,8 +44,8 @@ export function mergeValues(lhs: unknown, rhs: unknown, t: TypeInfo): unknown {
   if (rhs === null) return lhs;
   if (shape.kind === 'map') {
     const l = isObject(lhs) ? lhs : {}, r = rhs as JsonObject, out: JsonObject = {};
-    for (const k of Object.keys(l)) out[k] = k in r ? mergeValues(l[k], r[k], childOf(t, k)) : l[k];
-    for (const k of Object.keys(r)) if (!(k in l)) out[k] = r[k];
+    for (const k of Object.keys(l)) setOwn(out, k, hasOwn(r, k) ? mergeValues(l[k], r[k], childOf(t, k)) : l[k]);
+    for (const k of Object.keys(r)) if (!hasOwn(l, k)) setOwn(out, k, r[k]);
     return out;
   }
   const itemType = itemsOf(t);
@@ -135,8 +136,8 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
   }
   if (shape.kind === 'map') {
     const l = isObject(lhs) ? lhs : {}, r = isObject(rhs) ? rhs : {};
-    for (const k of Object.keys(l)) walkChild(l[k], r[k], childOf(t, k), path, fieldPE(k), c);
-    for (const k of Object.keys(r)) if (!(k in l)) walkChild(undefined, r[k], childOf(t, k), path, fieldPE(k), c);
+    for (const k of Object.keys(l)) walkChild(l[k], ownValue(r, k), childOf(t, k), path, fieldPE(k), c);
+    for (const k of Object.keys(r)) if (!hasOwn(l, k)) walkChild(undefined, r[k], childOf(t, k), path, fieldPE(k), c);
     return;
   }
   const itemType = itemsOf(t);

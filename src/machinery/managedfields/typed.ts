@@ -2,6 +2,7 @@
 // which path element names each list item, which nodes are leaves (scalars,
 // atomic lists and maps), and the set of fields a value holds.
 
+import { hasOwn, setOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import {
   childOf, isAtomicMap, isNamedField, itemsOf, listSemantics, untyped, type ListSemantics, type TypeInfo,
@@ -52,7 +53,7 @@ export function itemElement(item: unknown, sem: ListSemantics, itemType: TypeInf
     if (!isObject(item)) return 'associative list with keys may not have non-map elements';
     const fields: Array<[string, unknown]> = [];
     for (const name of sem.keys) {
-      if (Object.prototype.hasOwnProperty.call(item, name)) fields.push([name, item[name]]);
+      if (hasOwn(item, name)) fields.push([name, item[name]]);
       else {
         const def = itemType.kind === 'untyped' ? undefined : itemType.field(name)?.default;
         if (def === undefined) return `associative list with keys has an element that omits key field ${JSON.stringify(name)} (and doesn't have default value)`;
@@ -201,7 +202,7 @@ export function removeItems(v: unknown, set: FieldSet, t: TypeInfo): unknown {
       if (set.hasMember(pe)) continue;
       const sub = set.child(pe);
       const nv = sub ? removeItems(obj[k], sub, childOf(t, k)) : obj[k];
-      if (nv !== undefined) out[k] = nv;
+      if (nv !== undefined) setOwn(out, k, nv);
     }
     return Object.keys(out).length > 0 ? out : undefined;
   }
