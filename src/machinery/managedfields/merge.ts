@@ -6,7 +6,7 @@ import { deepEqual } from '../equal.js';
 import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { childOf, itemsOf, type TypeInfo } from '../patch/typeinfo.js';
-import { FieldSet } from './fieldset.js';
+import { FieldSet, SetWriter } from './fieldset.js';
 import { fieldPE, type PathElement } from './pathelement.js';
 import { duplicateIds, granularShape, indexItems, shapeOf, type IndexedItem, type Shape } from './typed.js';
 
@@ -69,9 +69,9 @@ function mergeLists(l: IndexedItem[], r: IndexedItem[], lhsRaw: unknown[], itemT
   // Items the walk could not name are kept where they were.
   const named = new Set(l.map((it) => it.position));
   const unnamed = lhsRaw.map((_, i) => i).filter((i) => !named.has(i));
-  let li = 0, ri = 0;
+  let li = 0, ri = 0, ui = 0;
   const emitUnnamedBefore = (position: number) => {
-    while (unnamed.length > 0 && unnamed[0] < position) out.push(lhsRaw[unnamed.shift()!]);
+    while (ui < unnamed.length && unnamed[ui] < position) out.push(lhsRaw[unnamed[ui++]]);
   };
   while (li < l.length || ri < r.length) {
     if (li < l.length) emitUnnamedBefore(l[li].position);
@@ -108,7 +108,7 @@ function mergeLists(l: IndexedItem[], r: IndexedItem[], lhsRaw: unknown[], itemT
       if (nextShared() === id) next++;
     }
   }
-  for (const i of unnamed) out.push(lhsRaw[i]);
+  for (; ui < unnamed.length; ui++) out.push(lhsRaw[unnamed[ui]]);
   return out;
 }
 
@@ -120,12 +120,14 @@ export interface Comparison {
 
 /** The fields added, modified and removed from `lhs` to `rhs`. */
 export function compareValues(lhs: unknown, rhs: unknown, t: TypeInfo): Comparison {
-  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  const c: Writers = { added: new SetWriter(), modified: new SetWriter(), removed: new SetWriter() };
   walkCompare(lhs, rhs, t, [], c);
-  return c;
+  return { added: c.added.set, modified: c.modified.set, removed: c.removed.set };
 }
 
-function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], c: Comparison): void {
+type Writers = { [K in keyof Comparison]: SetWriter };
+
+function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], c: Writers): void {
   if (lhs === undefined && rhs === undefined) return;
   if (lhs === undefined) return collect(rhs, t, path, c.added);
   if (rhs === undefined) return collect(lhs, t, path, c.removed);
@@ -171,14 +173,14 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
 }
 
 // `path` is a stack shared by the walk: sets copy what they keep.
-function walkChild(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], pe: PathElement, c: Comparison): void {
+function walkChild(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], pe: PathElement, c: Writers): void {
   path.push(pe);
   walkCompare(lhs, rhs, t, path, c);
   path.pop();
 }
 
 /** Every node of a value that appeared or disappeared, containers included. */
-function collect(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet): void {
+function collect(v: unknown, t: TypeInfo, path: PathElement[], set: SetWriter): void {
   if (path.length > 0) set.insert(path);
   const shape = shapeOf(v, t);
   if (shape.kind === 'map') {

@@ -7,7 +7,7 @@ import { isObject, type JsonObject } from '../patch/json.js';
 import {
   childOf, isAtomicMap, isNamedField, itemsOf, listSemantics, untyped, type ListSemantics, type TypeInfo,
 } from '../patch/typeinfo.js';
-import { FieldSet } from './fieldset.js';
+import { FieldSet, SetWriter } from './fieldset.js';
 import { fieldPE, keyPE, pathString, peString, serializePE, type Path, type PathElement } from './pathelement.js';
 
 /** How a node is walked: a leaf, a granular map or struct, or a granular (set or map) list. */
@@ -101,13 +101,13 @@ export interface ValidationError { path: Path; message: string }
  * reported (an applied configuration must have neither).
  */
 export function toFieldSet(v: unknown, t: TypeInfo, errors?: ValidationError[]): FieldSet {
-  const set = new FieldSet();
+  const set = new SetWriter();
   walkFields(v, t, [], set, errors);
-  return set;
+  return set.set;
 }
 
 // `path` is a stack shared by the whole walk: sets copy what they keep.
-function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet, errors?: ValidationError[]): void {
+function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: SetWriter, errors?: ValidationError[]): void {
   const shape = shapeOf(v, t);
   if (shape.kind === 'leaf') {
     if (path.length > 0) set.insert(path);
