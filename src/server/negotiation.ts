@@ -4,11 +4,13 @@
 import type { IncomingMessage } from 'node:http';
 import YAML from 'yaml';
 import { errors } from '../machinery/errors.js';
+import { maxRequestBodyBytes } from '../machinery/limits.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from './protobuf/index.js';
 
-/** Request bodies above this are refused with 413, as upstream. */
-export const maxRequestBodyBytes = 3 * 1024 * 1024;
+// Request bodies above this are refused with 413, as upstream; machinery's
+// JSON patch bounds its copies by the same number, so it lives there.
+export { maxRequestBodyBytes };
 
 export interface MediaRange {
   type: string;
