@@ -12,6 +12,7 @@ import { encodeContinue } from './continue.js';
 import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
 import { materializeList, StoredList, StoredObject } from './objects.js';
+import { storageFailure } from './storage-errors.js';
 
 export interface ListOptions {
   labelSelector?: string | null;
@@ -54,7 +55,7 @@ export class CollectionReader {
 
   /** The stored object, or undefined. */
   async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
-    const kv = await this.backend.get(this.key(namespace, name));
+    const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
     return kv ? this.decodeStored(kv) : undefined;
   }
 
@@ -100,7 +101,7 @@ export class CollectionReader {
       await cache.waitUntilFresh(revision, futureRevisionWaitMs);
     } catch (e) {
       if (e instanceof StorageError && e.code === 'FutureRevision') throw errors.tooLargeResourceVersion(revision, e.revision ?? 0, 1);
-      throw e;
+      return storageFailure(e);
     }
   }
 
@@ -142,7 +143,7 @@ export class CollectionReader {
 
   async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
     await this.readRevision(planGet(resourceVersion));
-    const kv = await this.backend.get(this.key(namespace, name));
+    const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
     if (!kv) throw errors.notFound(this.qualified, name);
     return this.stored(kv);
   }
@@ -194,7 +195,7 @@ export class CollectionReader {
         // Revision 0 in the fresh token: go on from the same key at whatever is latest then.
         throw errors.expiredContinue(encodeContinue(0, plan.startKey));
       }
-      throw e;
+      return storageFailure(e);
     }
     const metadata: Record<string, unknown> = { resourceVersion: String(revision ?? 0) };
     if (more && nextKey !== undefined) {
