@@ -8,10 +8,9 @@ import type { Registry } from '../../registry/registry.js';
 import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
-import { bodyFormat, decodeBody, parseJson, parseYaml, readBody } from '../negotiation.js';
+import { bodyFormat, decodeBody, readBody, readJson, readObjectBody as parseObjectBody, readYaml } from '../negotiation.js';
 import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
 import type { PatchType } from '../../registry/patch.js';
-import { findDuplicateFields } from '../../machinery/duplicates.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
@@ -71,9 +70,11 @@ async function servePatch(scope: RequestContext, store: ResourceStore, namespace
     throw errors.invalidOptions('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }
   const text = (await readBody(scope.req)).toString('utf8');
-  const body = type === 'apply' ? parseYaml(text) : parseJson(text);
-  if (type !== 'json' && text.trimStart().startsWith('{')) noteDuplicates(text, opts);
-  const result = await store.patch(namespace, info.name!, type, body, opts, { force: isTrue(force) }, info.subresource);
+  // Repeated keys of an apply (YAML) or merge patch matter unless fieldValidation=Ignore.
+  const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
+  const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
+  opts.duplicates = body.duplicates;
+  const result = await store.patch(namespace, info.name!, type, body.value, opts, { force: isTrue(force) }, info.subresource);
   return { ...result, warnings: opts.warnings };
 }
 
@@ -126,14 +127,11 @@ async function readObjectBody(scope: RequestContext, store: ResourceStore, opts:
   const raw = await readBody(scope.req);
   const schemas = builtinKinds.includes(store.kind) ? builtinProtobufSchemas : undefined;
   const format = bodyFormat(scope.req.headers['content-type']);
-  const body = decodeBody(raw, format, schemas);
-  if (format === 'json') noteDuplicates(raw.toString('utf8'), opts);
-  return body;
-}
-
-/** Repeated keys in a JSON body matter unless fieldValidation=Ignore; look only then. */
-function noteDuplicates(text: string, opts: WriteOptions): void {
-  if (opts.fieldValidation !== 'Ignore') opts.duplicateFields = findDuplicateFields(text);
+  // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
+  const body = parseObjectBody(raw, format, schemas, opts.fieldValidation !== 'Ignore');
+  opts.duplicates = body.duplicates;
+  opts.numberText = body.numberText;
+  return body.value;
 }
 
 function servesSubresource(store: ResourceStore, subresource: string): boolean {
@@ -180,6 +178,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         allowBookmarks: isTrue(query.get('allowWatchBookmarks')),
         timeoutSeconds: integerParam(query, 'timeoutSeconds'),
         include,
+        log: scope.log,
       });
     }
     case 'patch': {

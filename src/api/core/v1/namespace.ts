@@ -3,6 +3,7 @@ import { allVerbs, defineKind, KubeObject } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { isDns1123Label, isQualifiedName, checkName, fieldPath } from '../../../machinery/validation.js';
 import { vocabulary } from '../../../machinery/vocabulary.js';
+import { setOwn } from '../../../machinery/ownkeys.js';
 import { Time } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 
@@ -76,7 +77,7 @@ export const namespaces = defineKind({
       if (subresource === 'finalize') {
         // finalize changes spec.finalizers and nothing else.
         const finalizers = ns.spec?.finalizers;
-        Object.assign(ns, structuredClone(old));
+        for (const [k, v] of Object.entries(structuredClone(old))) setOwn(ns, k, v);
         ns.spec = { ...(old.spec ?? {}), finalizers };
         if (finalizers === undefined) delete ns.spec.finalizers;
         return;
