@@ -50,7 +50,8 @@ function valueFits(value: number, bits: 32 | 64): boolean {
 function jsonType(v: unknown): string {
   if (Array.isArray(v)) return 'array';
   if (v === null) return 'null';
-  return typeof v === 'object' ? 'object' : typeof v === 'number' ? 'number' : typeof v;
+  // Go names the JSON types so: number, string, bool, object, array.
+  return typeof v === 'object' ? 'object' : typeof v === 'boolean' ? 'bool' : typeof v;
 }
 
 function expectedType(s: Schema): string {

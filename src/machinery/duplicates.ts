@@ -44,9 +44,10 @@ function walk(text: string, visit: Visitor): void {
   };
 
   const value = (): void => {
-    if (segments.length > maxNestingDepth) throw tooDeep();
     skipWs();
     const c = text[i];
+    // A container here is at level segments.length + 1.
+    if ((c === '{' || c === '[') && segments.length >= maxNestingDepth) throw tooDeep();
     if (c === '{') {
       i++;
       const seen = new Set<string>();

@@ -109,7 +109,7 @@ function goKey(value: unknown): string {
  * line of the repeated value. Merged (`<<`) keys are not compared.
  */
 function yamlDuplicates(doc: Document, lines: LineCounter): string[] {
-  const found: string[] = [];
+  const found: Array<{ at: number; key: unknown }> = [];
   const stack: unknown[] = [doc.contents];
   while (stack.length) {
     const node = stack.pop();
@@ -122,12 +122,15 @@ function yamlDuplicates(doc: Document, lines: LineCounter): string[] {
       const id = `${typeof pair.key.value}:${String(pair.key.value)}`;
       if (seen.has(id)) {
         const at = (isNode(pair.value) && pair.value.range ? pair.value.range[0] : pair.key.range?.[0]) ?? 0;
-        found.push(`line ${lines.linePos(at).line}: key ${goKey(pair.key.value)} already set in map`);
+        found.push({ at, key: pair.key.value });
       }
       seen.add(id);
     }
   }
-  return found.length ? [`yaml: unmarshal errors:\n  ${found.join('\n  ')}`] : [];
+  if (!found.length) return [];
+  // In the order the document gives them, as upstream's decoder meets them.
+  const lineOf = ({ at, key }: { at: number; key: unknown }) => `line ${lines.linePos(at).line}: key ${goKey(key)} already set in map`;
+  return [`yaml: unmarshal errors:\n  ${found.sort((a, b) => a.at - b.at).map(lineOf).join('\n  ')}`];
 }
 
 /**
