@@ -120,6 +120,8 @@ export function numberLiterals(text: string): Map<string, string> {
 export type NumberText = (pointer: string) => string | undefined;
 
 export function numberTextOf(text: string): NumberText {
+  // Every such literal has a digit before a point or an exponent, or sixteen digits: without one, nothing to walk for.
+  if (!/\d[.eE]|\d{16}/.test(text)) return () => undefined;
   let literals: Map<string, string> | undefined;
   return (pointer) => (literals ??= numberLiterals(text)).get(pointer);
 }

@@ -59,8 +59,6 @@ export const zeroTimeSeconds = -62135596800;
 /** A value that does not parse in its layout; the message is Go's. */
 export class TimeParseError extends Error {}
 
-const bad = Symbol('bad value for field');
-
 /** Go's quote for time errors: `"` and `\` escaped, bytes outside printable ASCII as \xNN. */
 function goQuote(bytes: Uint8Array): string {
   let out = '"';
@@ -74,93 +72,92 @@ function goQuote(bytes: Uint8Array): string {
   return `${out}"`;
 }
 
-const ascii = (s: string) => Buffer.from(s, 'latin1');
-const isDigit = (v: Uint8Array, i: number) => i < v.length && v[i] >= 0x30 && v[i] <= 0x39;
+type Element = 'year' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'fraction' | 'zone';
+type Chunk = [prefix: number | undefined, element: Element, text: string];
 
-/** One or two digits (`fixed`: exactly two); as Go's getnum. */
-function getnum(v: Uint8Array, fixed: boolean): [number, Uint8Array] | typeof bad {
-  if (!isDigit(v, 0)) return bad;
-  if (!isDigit(v, 1)) return fixed ? bad : [v[0] - 0x30, v.subarray(1)];
-  return [(v[0] - 0x30) * 10 + (v[1] - 0x30), v.subarray(2)];
-}
-
-/** An optionally signed decimal; as Go's atoi. */
-function atoi(v: Uint8Array): number | typeof bad {
-  let i = 0;
-  let sign = 1;
-  if (v.length > 0 && (v[0] === 0x2d || v[0] === 0x2b)) {
-    sign = v[0] === 0x2d ? -1 : 1;
-    i = 1;
-  }
-  let n = 0;
-  for (; i < v.length; i++) {
-    if (!isDigit(v, i)) return bad;
-    n = n * 10 + (v[i] - 0x30);
-  }
-  return sign * n;
-}
-
-/** `v` starts with a separator and `n - 1` fraction digits; as Go's parseNanoseconds. */
-function nanoseconds(v: Uint8Array, n: number): { ns: number; range?: string } | typeof bad {
-  if (v[0] !== 0x2e && v[0] !== 0x2c) return bad;
-  const digits = Math.min(n, 10);
-  const ns = atoi(v.subarray(1, digits));
-  if (ns === bad) return bad;
-  if (ns < 0) return { ns: 0, range: 'fractional second' };
-  return { ns: ns * 10 ** (10 - digits) };
-}
+// Both layouts as Go splits them: a literal prefix (one character, or none), then one element.
+const dash = 0x2d, colon = 0x3a;
+const dateAndClock: Chunk[] = [
+  [undefined, 'year', '2006'], [dash, 'month', '01'], [dash, 'day', '02'], [0x54 /* T */, 'hour', '15'],
+  [colon, 'minute', '04'], [colon, 'second', '05'],
+];
+const timeChunks: Chunk[] = [...dateAndClock, [undefined, 'zone', 'Z07:00']];
+const microTimeChunks: Chunk[] = [...dateAndClock, [undefined, 'fraction', '.000000'], [undefined, 'zone', 'Z07:00']];
 
 function daysIn(month: number, year: number): number {
   if (month === 2) return (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
-type Element = 'year' | 'month' | 'day' | 'hour' | 'minute' | 'second' | 'fraction' | 'zone';
+// Most values are short ASCII: their bytes are copied here rather than allocated.
+const scratch = new Uint8Array(64);
 
-// Both layouts as Go splits them: a literal prefix, then one element.
-const chunks = (micro: boolean): Array<[prefix: string, element: Element, text: string]> => [
-  ['', 'year', '2006'], ['-', 'month', '01'], ['-', 'day', '02'], ['T', 'hour', '15'],
-  [':', 'minute', '04'], [':', 'second', '05'],
-  ...(micro ? [['', 'fraction', '.000000'] as [string, Element, string]] : []),
-  ['', 'zone', 'Z07:00'],
-];
+function bytesOf(text: string): Uint8Array {
+  if (text.length > scratch.length) return Buffer.from(text, 'utf8');
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return Buffer.from(text, 'utf8');
+    scratch[i] = c;
+  }
+  return scratch.subarray(0, text.length);
+}
 
 /**
  * Parses `text` as Go's time.Parse does with the RFC 3339 layout (or the
- * MicroTime one); throws TimeParseError with Go's message.
+ * MicroTime one); throws TimeParseError with Go's message. The value is
+ * read by position (`at`), as Go reads it by slicing.
  */
 export function parseGoTime(text: string, micro = false): Instant {
-  const layout = micro ? rfc3339MicroLayout : rfc3339Layout;
-  const all = Buffer.from(text, 'utf8');
-  const fail = (layoutElem: string, valueElem: Uint8Array): never => {
-    throw new TimeParseError(`parsing time ${goQuote(all)} as ${goQuote(ascii(layout))}: cannot parse ${goQuote(valueElem)} as ${goQuote(ascii(layoutElem))}`);
+  const v = bytesOf(text);
+  const n = v.length;
+  const digit = (i: number) => i < n && v[i] >= 0x30 && v[i] <= 0x39;
+  const quoted = (from: number) => goQuote(v.subarray(from));
+  const fail = (layoutElem: string, from: number): never => {
+    throw new TimeParseError(`parsing time ${quoted(0)} as "${micro ? rfc3339MicroLayout : rfc3339Layout}": cannot parse ${quoted(from)} as "${layoutElem}"`);
   };
-  const failWith = (message: string): never => { throw new TimeParseError(`parsing time ${goQuote(all)}${message}`); };
-  let v: Uint8Array = all;
-  let year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0, nanos = 0, offset = 0;
-  for (const [prefix, element, elementText] of chunks(micro)) {
-    for (let i = 0; i < prefix.length; i++) {
-      if (v.length === 0 || v[0] !== prefix.charCodeAt(i)) fail(prefix, v);
-      v = v.subarray(1);
+  const failWith = (message: string): never => { throw new TimeParseError(`parsing time ${quoted(0)}${message}`); };
+  /** Go's parseNanoseconds: a separator and `digits - 1` digits (an optional sign too, as its atoi takes one). */
+  const fraction = (from: number, len: number): { ns: number; range?: string } | undefined => {
+    if (v[from] !== 0x2e && v[from] !== 0x2c) return undefined;
+    const stop = from + Math.min(len, 10);
+    let i = from + 1;
+    let sign = 1;
+    if (i < stop && (v[i] === 0x2d || v[i] === 0x2b)) sign = v[i++] === 0x2d ? -1 : 1;
+    let ns = 0;
+    for (; i < stop; i++) {
+      if (!digit(i)) return undefined;
+      ns = ns * 10 + (v[i] - 0x30);
     }
-    const hold = v;
+    if (sign < 0 && ns > 0) return { ns: 0, range: 'fractional second' };
+    return { ns: ns * 10 ** (10 - (stop - from)) };
+  };
+
+  let at = 0;
+  let year = 0, month = 1, day = 1, hour = 0, minute = 0, second = 0, nanos = 0, offset = 0;
+  for (const [prefix, element, elementText] of micro ? microTimeChunks : timeChunks) {
+    if (prefix !== undefined) {
+      if (at >= n || v[at] !== prefix) fail(String.fromCharCode(prefix), at);
+      at++;
+    }
+    const hold = at;
     let range: string | undefined;
     let ok = true;
+    /** Go's getnum: one or two digits (`fixed`: exactly two). */
     const num = (fixed: boolean): number => {
-      const r = getnum(v, fixed);
-      if (r === bad) { ok = false; return 0; }
-      v = r[1];
-      return r[0];
+      if (!digit(at) || (fixed && !digit(at + 1))) { ok = false; return 0; }
+      if (!digit(at + 1)) return v[at++] - 0x30;
+      at += 2;
+      return (v[at - 2] - 0x30) * 10 + (v[at - 1] - 0x30);
     };
     switch (element) {
-      case 'year': {
-        if (v.length < 4 || !isDigit(v, 0)) { ok = false; break; }
-        const y = atoi(v.subarray(0, 4));
-        v = v.subarray(4);
-        if (y === bad) ok = false;
-        else year = y;
+      case 'year':
+        if (n - at < 4 || !digit(at)) { ok = false; break; }
+        for (let i = at; i < at + 4; i++) {
+          if (!digit(i)) ok = false;
+          year = year * 10 + (v[i] - 0x30);
+        }
+        at += 4;
         break;
-      }
       case 'month':
         month = num(true);
         if (ok && (month <= 0 || month > 12)) range = 'month';
@@ -181,39 +178,39 @@ export function parseGoTime(text: string, micro = false): Instant {
         if (!ok) break;
         if (second >= 60) { range = 'second'; break; }
         // A fraction the layout does not name is still read (any number of digits).
-        if (!micro && v.length >= 2 && (v[0] === 0x2e || v[0] === 0x2c) && isDigit(v, 1)) {
-          let n = 2;
-          while (isDigit(v, n)) n++;
-          const f = nanoseconds(v, n);
-          v = v.subarray(n);
-          if (f === bad) ok = false;
-          else { nanos = f.ns; range = f.range; }
+        if (!micro && (v[at] === 0x2e || v[at] === 0x2c) && digit(at + 1)) {
+          let end = at + 2;
+          while (digit(end)) end++;
+          const f = fraction(at, end - at);
+          at = end;
+          if (!f) ok = false;
+          else ({ ns: nanos, range } = f);
         }
         break;
       }
       case 'fraction': {
-        if (v.length < 7) { ok = false; break; }
-        const f = nanoseconds(v, 7);
-        v = v.subarray(7);
-        if (f === bad) ok = false;
-        else { nanos = f.ns; range = f.range; }
+        if (n - at < 7) { ok = false; break; }
+        const f = fraction(at, 7);
+        at += 7;
+        if (!f) ok = false;
+        else ({ ns: nanos, range } = f);
         break;
       }
       case 'zone': {
-        if (v.length >= 1 && v[0] === 0x5a /* Z */) { v = v.subarray(1); break; }
-        if (v.length < 6 || v[3] !== 0x3a /* : */) { ok = false; break; }
-        const sign = v[0];
-        const hh = getnum(v.subarray(1, 3), true);
-        const mm = hh === bad ? bad : getnum(v.subarray(4, 6), true);
-        v = v.subarray(6);
-        const hr = hh === bad ? 0 : hh[0];
-        const mn = mm === bad ? 0 : mm[0];
-        if (hh === bad || mm === bad) ok = false;
+        if (at < n && v[at] === 0x5a /* Z */) { at++; break; }
+        if (n - at < 6 || v[at + 3] !== colon) { ok = false; break; }
+        const sign = v[at];
+        const two = (i: number) => (digit(i) && digit(i + 1) ? (v[i] - 0x30) * 10 + (v[i + 1] - 0x30) : undefined);
+        const hr = two(at + 1);
+        const mn = hr === undefined ? undefined : two(at + 4);
+        at += 6;
+        if (hr === undefined || mn === undefined) ok = false;
         // As Go: offsets of 24 hours or 60 minutes are let through.
-        if (hr > 24) range = 'time zone offset hour';
-        if (mn > 60) range = 'time zone offset minute';
-        if (sign === 0x2b) offset = (hr * 60 + mn) * 60;
-        else if (sign === 0x2d) offset = -(hr * 60 + mn) * 60;
+        if ((hr ?? 0) > 24) range = 'time zone offset hour';
+        if ((mn ?? 0) > 60) range = 'time zone offset minute';
+        const seconds = ((hr ?? 0) * 60 + (mn ?? 0)) * 60;
+        if (sign === 0x2b) offset = seconds;
+        else if (sign === 0x2d) offset = -seconds;
         else ok = false;
         break;
       }
@@ -221,7 +218,7 @@ export function parseGoTime(text: string, micro = false): Instant {
     if (range !== undefined) failWith(`: ${range} out of range`);
     if (!ok) fail(elementText, hold);
   }
-  if (v.length !== 0) failWith(`: extra text: ${goQuote(v)}`);
+  if (at !== n) failWith(`: extra text: ${quoted(at)}`);
   if (day < 1 || day > daysIn(month, year)) failWith(': day out of range');
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
