@@ -113,7 +113,7 @@ function yamlDuplicates(doc: Document, lines: LineCounter): string[] {
   const stack: unknown[] = [doc.contents];
   while (stack.length) {
     const node = stack.pop();
-    if (isSeq(node)) stack.push(...node.items);
+    if (isSeq(node)) for (const item of node.items) stack.push(item);
     if (!isMap(node)) continue;
     const seen = new Set<string>();
     for (const pair of node.items) {
@@ -165,11 +165,6 @@ export function readYaml(text: string, findDuplicates = false): ParsedBody {
   return { value, duplicates };
 }
 
-/** Parses YAML text (one document) to JSON values; malformed input is a 400. */
-export function parseYaml(text: string): unknown {
-  return readYaml(text).value;
-}
-
 /** Parses JSON text; malformed or too deeply nested input is a 400 naming what was wrong. */
 export function parseJson(text: string): unknown {
   if (text.trim() === '') throw errors.badRequest('the object provided is unrecognized: empty body');
@@ -196,7 +191,7 @@ export function readJson(text: string, findDuplicates = false): ParsedBody {
  * may arrive (built-in kinds only); without them it is a 415. Repeated keys
  * are looked for when `findDuplicates` (fieldValidation Warn or Strict).
  */
-export function readObjectBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup, findDuplicates = false): ParsedBody {
+export function parseBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup, findDuplicates = false): ParsedBody {
   if (format === 'protobuf') {
     if (!protobufSchemas) throw errors.unsupportedMediaType(vocabulary.protobufMediaType, bodyMediaTypes.slice(0, 2));
     return { value: decodeProtobufObject(body, protobufSchemas), duplicates: [] };
@@ -205,9 +200,9 @@ export function readObjectBody(body: Buffer, format: BodyFormat, protobufSchemas
   return format === 'yaml' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
 }
 
-/** The value of a body in its format (see readObjectBody). */
+/** The value of a body in its format (see parseBody). */
 export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup): unknown {
-  return readObjectBody(body, format, protobufSchemas).value;
+  return parseBody(body, format, protobufSchemas).value;
 }
 
 /** Warning header values in RFC 7234 form: 299 - "text". */

@@ -8,7 +8,7 @@ import type { Registry } from '../../registry/registry.js';
 import type { DeleteOptions, FieldValidation, ListOptions, ResourceStore, WriteOptions } from '../../registry/store.js';
 import { builtinKinds } from '../../api/catalog.js';
 import { builtinSchemaLookup } from '../protobuf/index.js';
-import { bodyFormat, decodeBody, readBody, readJson, readObjectBody as parseObjectBody, readYaml } from '../negotiation.js';
+import { bodyFormat, decodeBody, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
 import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
 import type { PatchType } from '../../registry/patch.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
@@ -128,7 +128,7 @@ async function readObjectBody(scope: RequestContext, store: ResourceStore, opts:
   const schemas = builtinKinds.includes(store.kind) ? builtinProtobufSchemas : undefined;
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
-  const body = parseObjectBody(raw, format, schemas, opts.fieldValidation !== 'Ignore');
+  const body = parseBody(raw, format, schemas, opts.fieldValidation !== 'Ignore');
   opts.duplicates = body.duplicates;
   opts.numberText = body.numberText;
   return body.value;

@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseJson, readJson, readObjectBody, readYaml } from '../../../src/server/negotiation.js';
+import { parseBody, parseJson, readJson, readYaml } from '../../../src/server/negotiation.js';
 import { maxNestingDepth } from '../../../src/machinery/limits.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 
@@ -101,6 +101,8 @@ test('JSON text yields its repeated keys when asked, and the literal text of its
   assert.equal(body.numberText?.('/n'), '1.0');
   assert.equal(body.numberText?.('/m/0'), '1e10');
   assert.equal(body.numberText?.('/a'), undefined);
-  assert.deepEqual(readObjectBody(Buffer.from(text), 'json').duplicates, []);
-  assert.deepEqual(readObjectBody(Buffer.from('a: 1\na: 2\n'), 'yaml', undefined, true).duplicates.length, 1);
+  assert.deepEqual(parseBody(Buffer.from(text), 'json').duplicates, []);
+  assert.equal(parseBody(Buffer.from('a: 1\na: 2\n'), 'yaml', undefined, true).duplicates.length, 1);
+  // A long sequence is walked, not spread onto the stack.
+  assert.deepEqual(parseBody(Buffer.from(`a: [${'1,'.repeat(150_000)}1]\na: 2\n`), 'yaml', undefined, true).duplicates, ['yaml: unmarshal errors:\n  line 2: key "a" already set in map']);
 });
