@@ -4,6 +4,7 @@
 
 import { errors, fieldErrors, Qualified } from '../machinery/errors.js';
 import { vocabulary } from '../machinery/vocabulary.js';
+import { hasOwn, ownValue } from '../machinery/ownkeys.js';
 import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
@@ -71,14 +72,14 @@ export class CollectionReader {
   private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector, (f) =>
-      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || f in this.kind.fieldSelectors);
+      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || hasOwn(this.kind.fieldSelectors, f));
     return { labels, fields };
   }
 
   fieldValue(obj: KubeObject, field: string): string {
     if (field === 'metadata.name') return obj.metadata?.name ?? '';
     if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
-    return this.kind.fieldSelectors[field]?.(obj) ?? '';
+    return ownValue(this.kind.fieldSelectors, field)?.(obj) ?? '';
   }
 
   matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {

@@ -19,6 +19,8 @@ export interface RequestContext {
   user?: UserInfo;
   /** Set once a handler negotiated the answer's form, so errors come in it too. */
   representation?: Representation;
+  /** For failures after the answer began (a watch stream), which no Status can report any more; set by recovery. */
+  log?: Logger;
 }
 
 export type Next = () => Promise<void>;
@@ -34,6 +36,7 @@ export function chain(filters: Filter[], handler: (ctx: RequestContext) => Promi
 /** Turns any failure into a Status; an unexpected one is a 500 and a log line, never a crash. */
 export function recovery(log: Logger): Filter {
   return async (ctx, next) => {
+    ctx.log = log;
     try {
       await next();
     } catch (e) {

@@ -11,9 +11,8 @@ import { capabilityOf, type Capabilities, type RestDescription, type RestObject,
 import { StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
 import { builtinSchemaLookup, type SchemaLookup } from '../protobuf/index.js';
-import { bodyFormat, decodeBody, parseJson, parseYaml, readBody } from '../negotiation.js';
+import { bodyFormat, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
 import type { PatchType } from '../../registry/patch.js';
-import { findDuplicateFields } from '../../machinery/duplicates.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
@@ -47,9 +46,11 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
     throw errors.invalidOptions('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }
   const text = (await readBody(scope.req)).toString('utf8');
-  const body = type === 'apply' ? parseYaml(text) : parseJson(text);
-  if (type !== 'json' && text.trimStart().startsWith('{')) noteDuplicates(text, opts);
-  const result = await rest.patch!(path, type, body, opts, { force: queryBool(query, 'force') ?? false });
+  // Repeated keys of an apply (YAML) or merge patch matter unless fieldValidation=Ignore.
+  const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
+  const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
+  opts.duplicates = body.duplicates;
+  const result = await rest.patch!(path, type, body.value, opts, { force: queryBool(query, 'force') ?? false });
   return { ...result, warnings: opts.warnings };
 }
 
@@ -69,14 +70,11 @@ let schemaCache: { generation: number; lookup: SchemaLookup } | undefined;
 async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions): Promise<unknown> {
   const raw = await readBody(scope.req);
   const format = bodyFormat(scope.req.headers['content-type']);
-  const body = decodeBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined);
-  if (format === 'json') noteDuplicates(raw.toString('utf8'), opts);
-  return body;
-}
-
-/** Repeated keys in a JSON body matter unless fieldValidation=Ignore; look only then. */
-function noteDuplicates(text: string, opts: WriteOptions): void {
-  if (opts.fieldValidation !== 'Ignore') opts.duplicateFields = findDuplicateFields(text);
+  // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
+  const body = parseBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined, opts.fieldValidation !== 'Ignore');
+  opts.duplicates = body.duplicates;
+  opts.numberText = body.numberText;
+  return body.value;
 }
 
 /** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer asks wait that long, never zero. */
@@ -144,6 +142,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         allowBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
         timeoutSeconds: watchTimeoutSeconds(query),
         include,
+        log: scope.log,
       });
     }
     case 'create': {
