@@ -2,7 +2,7 @@
 // server's authentication gave the request. Tests add it to a registry to see
 // what an authenticator decided, as upstream's SelfSubjectReview shows it.
 
-import { defineKind, type KindDefinition } from '../../src/api/kind.js';
+import { defineKind, type KindDefinition, type KubeObject } from '../../src/api/kind.js';
 import { t } from '../../src/api/schema.js';
 import * as meta from '../../src/api/meta/v1.js';
 import { productGroup } from '../../src/machinery/vocabulary.js';
@@ -22,10 +22,10 @@ export const whoAmIs: KindDefinition = defineKind({
 export const whoAmIPath = `/apis/${group}/v1/whoamis`;
 export const whoAmIBody = { apiVersion: `${group}/v1`, kind: 'WhoAmI' };
 
-/** The review; `onReview` hears of every answer (to see whether the handler was reached). */
-export function whoAmIRest(onReview: () => void = () => undefined): RestObject {
-  return reviewResource(whoAmIs, (_review, user) => {
-    onReview();
+/** The review; `onReview` hears of every review answered (to see whether the handler was reached). */
+export function whoAmIRest(onReview: (review: KubeObject) => void = () => undefined): RestObject {
+  return reviewResource(whoAmIs, (review, user) => {
+    onReview(review);
     return { username: user?.username ?? '', groups: user?.groups ?? [] };
   });
 }
