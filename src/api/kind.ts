@@ -20,8 +20,8 @@ export interface Strategy {
   defaults?(obj: KubeObject): void;
   /** Before validation on create: clear or set server-owned fields. */
   prepareForCreate?(obj: KubeObject): void;
-  /** Before validation on update: e.g. keep status from the old object on a main-resource write. */
-  prepareForUpdate?(obj: KubeObject, old: KubeObject, subresource?: string): void;
+  /** Before validation on an update of the main resource (sub-resources change only what they own). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
   /** Beyond metadata.finalizers: whether the kind's own state keeps a deleted object (namespace spec.finalizers). */
@@ -31,6 +31,39 @@ export interface Strategy {
   /** Warnings sent to the client in Warning headers. */
   warnings?(obj: KubeObject, old?: KubeObject): string[];
 }
+
+/**
+ * A sub-resource that is part of its parent object: reads answer the parent;
+ * an update or patch through it changes only the fields it `owns` (dotted
+ * paths), and writes to the main resource keep those fields as stored.
+ */
+export interface PartSubresource {
+  owns: string[];
+  verbs: ('get' | 'update' | 'patch')[];
+  /** A create leaves the owned fields empty, whatever the client sent (status, as upstream). */
+  resetOnCreate?: boolean;
+}
+
+/**
+ * A sub-resource that shows its parent as another kind (scale): reads answer
+ * `view(parent)`; an update or patch of the view is written back with
+ * `applyView`, which changes only what the view stands for.
+ */
+export interface ViewSubresource {
+  kind: KindDefinition;
+  verbs: ('get' | 'update' | 'patch')[];
+  view(parent: KubeObject): KubeObject;
+  applyView(parent: KubeObject, view: KubeObject): KubeObject;
+}
+
+export type SubresourceDeclaration = PartSubresource | ViewSubresource;
+
+export function isViewSubresource(d: SubresourceDeclaration): d is ViewSubresource {
+  return 'view' in d;
+}
+
+/** The status sub-resource as upstream serves it for every kind that has one. */
+export const statusSubresource: PartSubresource = { owns: ['status'], verbs: ['get', 'update', 'patch'], resetOnCreate: true };
 
 export interface PrinterColumn {
   name: string;
@@ -60,9 +93,10 @@ export interface KindDefinition {
   definitionName: string;
   listDefinitionName: string;
   schema: Schema;
-  /** Sub-resources served next to the main resource, e.g. status. */
-  /** Sub-resources served next to the main resource: status, and a namespace's finalize. */
-  subresources: { status?: boolean; finalize?: boolean };
+  /** Sub-resources served at {name}/<sub-resource>, by name (status, a namespace's finalize, scale, ...). */
+  subresources: Record<string, SubresourceDeclaration>;
+  /** Objects travel as protobuf too (built-in kinds); custom kinds answer 415/406 for it, as upstream. */
+  protobuf: boolean;
   strategy: Strategy;
   printerColumns: PrinterColumn[];
   /** Field selectors beyond metadata.name / metadata.namespace: field path -> value. */
@@ -71,6 +105,8 @@ export interface KindDefinition {
   deleteReturnsObject: boolean;
   /** Strategic merge patches apply (built-in kinds); custom kinds answer 415 for them, as upstream. */
   strategicMerge: boolean;
+  /** A PUT to a missing object creates it (upstream's AllowCreateOnUpdate); otherwise 404. */
+  createOnUpdate: boolean;
   /** metadata.generation is set on create and bumped when anything but metadata and status changes. */
   tracksGeneration: boolean;
   /** Verbs the kind offers. */
@@ -82,7 +118,7 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'tracksGeneration' | 'verbs' | 'listDefinitionName'>
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName'>
   & Partial<KindDefinition>;
 
 export function defineKind(d: KindDeclaration): KindDefinition {
@@ -98,6 +134,8 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     fieldSelectors: {},
     deleteReturnsObject: false,
     strategicMerge: true,
+    protobuf: false,
+    createOnUpdate: false,
     tracksGeneration: false,
     verbs: allVerbs,
     listDefinitionName: `${d.definitionName}List`,

@@ -231,6 +231,14 @@ export const helpFlag: Flag = {
   apply: () => {},
 };
 
+export const versionFlag: Flag = {
+  name: 'version',
+  type: boolType as FlagType<unknown>,
+  help: `Print the version and exit.`,
+  defaultText: () => undefined,
+  apply: () => {},
+};
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -257,6 +265,7 @@ export const serverFlags: readonly Flag[] = [
   option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   helpFlag,
+  versionFlag,
 ];
 
 // ---------------------------------------------------------------------------
@@ -265,14 +274,15 @@ export const serverFlags: readonly Flag[] = [
 /**
  * Parses the arguments after the program name. `--flag value` and
  * `--flag=value` both work; booleans take `--flag` or `--flag=true|false`.
- * Returns the help text when -h/--help is given (it wins over any other
+ * Returns the help text when -h/--help is given, `version` for --version (they win over any other
  * error); throws FlagError for anything malformed.
  */
-export function parseFlags(argv: readonly string[], flags: readonly Flag[] = serverFlags, usage?: string): { options: ServerOptions } | { help: string } {
+export function parseFlags(argv: readonly string[], flags: readonly Flag[] = serverFlags, usage?: string): { options: ServerOptions } | { help: string } | { version: true } {
   const byName = new Map(flags.map((flag) => [flag.name, flag]));
   const byShorthand = new Map(flags.filter((flag) => flag.shorthand).map((flag) => [flag.shorthand!, flag]));
   const tokens = tokenize(argv, byName, byShorthand);
-  if (wantsHelp(tokens)) return { help: helpText(flags, defaultServerOptions, usage) };
+  if (wants(tokens, helpFlag)) return { help: helpText(flags, defaultServerOptions, usage) };
+  if (wants(tokens, versionFlag)) return { version: true };
 
   const values = new Map<Flag, unknown>();
   for (const token of tokens) {
@@ -330,8 +340,9 @@ function tokenize(argv: readonly string[], byName: Map<string, Flag>, byShorthan
   return tokens;
 }
 
-function wantsHelp(tokens: readonly Token[]): boolean {
-  return tokens.some((token) => token.kind === 'flag' && token.flag === helpFlag && parseValue(token, undefined) === true);
+/** Whether a boolean flag that answers at once (help, version) was given true. */
+function wants(tokens: readonly Token[], flag: Flag): boolean {
+  return tokens.some((token) => token.kind === 'flag' && token.flag === flag && parseValue(token, undefined) === true);
 }
 
 function parseValue(token: FlagToken, previous: unknown): unknown {

@@ -1,11 +1,53 @@
 #!/usr/bin/env node
 // The plat-apiserver command: flags in, a running server out. Exits 2 on a
-// bad flag, 0 after a clean stop on SIGINT/SIGTERM. `migrate` copies one
-// store into another and exits (1 when the copy fails).
+// bad flag, 1 when the server cannot start (one line saying why), 0 after a
+// clean stop on SIGINT/SIGTERM. `migrate` copies one store into another and
+// exits (1 when the copy fails).
 
+import { relative } from 'node:path';
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { parseMigrateFlags, runMigrate } from './migrate.js';
-import { startServer } from '../server/start.js';
+import { packageVersion, startServer, type RunningServer } from '../server/start.js';
+import { versionInfo } from '../server/discovery.js';
+import { StorageError } from '../storage/backend.js';
+import type { ServerOptions } from '../server/options.js';
+
+/** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
+function startFailure(e: unknown, options: ServerOptions): string | undefined {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  if (code === 'EADDRINUSE') return `port ${options.securePort} on ${options.bindAddress} is already in use (is another server running?); choose another with --secure-port`;
+  if (code === 'EADDRNOTAVAIL') return `cannot listen on ${options.bindAddress}: no such address on this machine (--bind-address)`;
+  if (code === 'EACCES' && (e as NodeJS.ErrnoException).syscall === 'listen') return `not allowed to listen on port ${options.securePort} (ports below 1024 need privileges); choose another with --secure-port`;
+  if (code === 'EACCES' || code === 'EROFS') return `cannot write ${(e as NodeJS.ErrnoException).path ?? options.dataDir}: ${(e as Error).message} (--data-dir)`;
+  if (e instanceof StorageError) return `${e.message} (--data-dir ${options.dataDir})`;
+  return undefined;
+}
+
+/** The lines a person reads at start; the JSON log line says the same for machines. */
+function welcome(server: RunningServer): string {
+  const shown = relative(process.cwd(), server.kubeconfigPath);
+  const kubeconfig = shown && !shown.startsWith('..') ? shown : server.kubeconfigPath;
+  return [
+    `${commandName} is serving at ${server.url}`,
+    `  admin kubeconfig: ${kubeconfig}`,
+    `  try: export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * A closed pipe (`npm start | tee log` ended by Ctrl-C) must not end the
+ * process before it shuts down cleanly: writes to it are dropped instead.
+ */
+function tolerateClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err; });
+  }
+}
+
+function say(text: string): void {
+  if (process.stderr.writable) process.stderr.write(text);
+}
 
 function badFlags(e: unknown): never {
   if (e instanceof FlagError) {
@@ -30,7 +72,7 @@ async function migrate(argv: string[]): Promise<void> {
     process.stdout.write(`${await runMigrate(parsed)}\n`);
   } catch (e) {
     if (e instanceof FlagError) badFlags(e);
-    process.stderr.write(`${commandName} migrate: ${(e as Error)?.message ?? String(e)}\n`);
+    say(`${commandName} migrate: ${(e as Error)?.message ?? String(e)}\n`);
     process.exit(1);
   }
 }
@@ -47,19 +89,38 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(parsed.help);
     return;
   }
-  const server = await startServer(parsed.options);
+  if ('version' in parsed) {
+    process.stdout.write(`${commandName} ${versionInfo(await packageVersion()).gitVersion}\n`);
+    return;
+  }
+  tolerateClosedOutput();
+  const options = parsed.options;
+  let server: RunningServer;
+  try {
+    server = await startServer(options);
+  } catch (e) {
+    const why = startFailure(e, options);
+    if (why === undefined) throw e;
+    say(`${commandName}: ${why}\n`);
+    process.exit(1);
+  }
+  // One failed request or callback is a logged error, never the end of the server.
+  process.on('uncaughtException', (err) => server.log.error({ err }, 'uncaught exception; the server goes on'));
+  process.on('unhandledRejection', (err) => server.log.error({ err }, 'unhandled promise rejection; the server goes on'));
+  say(welcome(server));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`received ${signal}, shutting down\n`);
-    server.stop().then(() => process.exit(0), () => process.exit(1));
+    say(`received ${signal}, shutting down\n`);
+    server.stop().then(() => process.exit(0), (err) => { server.log.error({ err }, 'shutdown failed'); process.exit(1); });
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGHUP', () => stop('SIGHUP'));
 }
 
 main(process.argv.slice(2)).catch((e) => {
-  process.stderr.write(`${commandName}: ${(e as Error)?.stack ?? String(e)}\n`);
+  say(`${commandName}: ${(e as Error)?.stack ?? String(e)}\n`);
   process.exit(1);
 });

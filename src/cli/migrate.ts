@@ -30,6 +30,7 @@ export function parseMigrateFlags(argv: readonly string[]): MigrateCommand | { h
   ];
   const parsed = parseFlags(argv, flags, usage);
   if ('help' in parsed) return parsed;
+  if (!('options' in parsed)) throw new FlagError('migrate takes no --version');
   if (ends.from === undefined || ends.to === undefined) throw new FlagError('migrate needs both --from and --to');
   return { from: ends.from, to: ends.to, options: parsed.options };
 }

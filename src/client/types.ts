@@ -47,6 +47,10 @@ export interface WatchHandlers {
   onEnd(reason: { expired: boolean; message: string }): void;
 }
 
+/**
+ * Objects that `list` and `watch` deliver may be shared with other readers
+ * and frozen: read them, and build a new object to write (spread, clone).
+ */
 export interface ApiClient {
   /** Every served resource type. */
   resources(): ResourceType[];

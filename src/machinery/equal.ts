@@ -1,14 +1,33 @@
-/** Structural equality of JSON values; key order of objects does not matter. */
+import { hasOwn } from './ownkeys.js';
+
+/**
+ * Structural equality of JSON values; key order of objects does not matter.
+ * Walks with its own stack, so the depth of the values does not matter either.
+ */
 export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((v, i) => deepEqual(v, bb[i]));
+  const left: unknown[] = [a], right: unknown[] = [b];
+  while (left.length > 0) {
+    const x = left.pop(), y = right.pop();
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (Array.isArray(x) !== Array.isArray(y)) return false;
+    if (Array.isArray(x)) {
+      const ys = y as unknown[];
+      if (x.length !== ys.length) return false;
+      for (let i = 0; i < x.length; i++) {
+        left.push(x[i]);
+        right.push(ys[i]);
+      }
+      continue;
+    }
+    const xo = x as Record<string, unknown>, yo = y as Record<string, unknown>;
+    const keys = Object.keys(xo);
+    if (keys.length !== Object.keys(yo).length) return false;
+    for (const k of keys) {
+      if (!hasOwn(yo, k)) return false;
+      left.push(xo[k]);
+      right.push(yo[k]);
+    }
   }
-  const ak = Object.keys(a), bk = Object.keys(b);
-  if (ak.length !== bk.length) return false;
-  const bo = b as Record<string, unknown>;
-  return ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && deepEqual((a as Record<string, unknown>)[k], bo[k]));
+  return true;
 }

@@ -58,16 +58,10 @@ export class ApiError extends Error {
   }
 
   toStatus(): Status {
-    const status: Status = {
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: { ...this.statusMetadata },
-      status: 'Failure',
-      message: this.message,
-      reason: this.reason,
-      code: this.code,
-    };
+    const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: { ...this.statusMetadata }, status: 'Failure', message: this.message } as Status;
+    if (this.reason) status.reason = this.reason; // omitted when empty, as upstream
     if (this.details) status.details = this.details;
+    status.code = this.code;
     return status;
   }
 }

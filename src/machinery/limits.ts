@@ -7,6 +7,13 @@
 
 import { errors, type ApiError } from './errors.js';
 
+/**
+ * Request bodies above this many bytes are refused (413), as upstream. It
+ * also bounds the bytes a JSON patch's `copy` operations may add in total,
+ * as upstream arms its JSON patch library with the same number.
+ */
+export const maxRequestBodyBytes = 3 * 1024 * 1024;
+
 /** Levels of objects and arrays a value may nest (the top-level object is level 1). */
 export const maxNestingDepth = 500;
 

@@ -23,11 +23,11 @@ export function decodeContinue(token: string, prefix: string): { revision: numbe
   } catch {
     throw errors.badRequest('continue key is not valid: illegal base64 data or malformed JSON');
   }
-  if (record?.v !== 1 || typeof record.rv !== 'number' || typeof record.start !== 'string' || record.rv < 0) {
+  if (record?.v !== 1 || !Number.isSafeInteger(record.rv) || typeof record.start !== 'string' || record.rv! < 0) {
     throw errors.badRequest('continue key is not valid: incorrect encoded start resourceVersion');
   }
   if (!record.start.startsWith(prefix) || record.start.includes('/../') || record.start.endsWith('/..')) {
     throw errors.badRequest('continue key is not valid: the key is outside the requested collection');
   }
-  return { revision: record.rv, startKey: record.start };
+  return { revision: record.rv!, startKey: record.start };
 }

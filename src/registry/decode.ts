@@ -5,6 +5,7 @@
 import { errors } from '../machinery/errors.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { pruneObject } from '../api/prune.js';
+import type { NumberText } from '../machinery/duplicates.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 
@@ -12,8 +13,10 @@ export interface DecodeOptions {
   fieldValidation: FieldValidation;
   /** Collects Warning header texts for the response. */
   warnings: string[];
-  /** Keys the request body repeated (found by the HTTP layer in the raw text). */
-  duplicateFields?: string[];
+  /** Strict-decoding messages for keys the request body repeated (found by the HTTP layer in the raw text). */
+  duplicates?: string[];
+  /** The literal text of the body's numbers, when it was JSON (found by the HTTP layer). */
+  numberText?: NumberText;
 }
 
 /** Checks apiVersion/kind of a request body, prunes unknown fields per fieldValidation. */
@@ -29,10 +32,10 @@ export function decodeObject(kind: KindDefinition, body: unknown, opts: DecodeOp
   if (raw.apiVersion !== undefined && raw.apiVersion !== '' && raw.apiVersion !== apiVersion) {
     throw errors.badRequest(`the API version in the data (${raw.apiVersion}) does not match the expected API version (${apiVersion})`);
   }
-  const { object, report } = pruneObject(raw, kind.schema, kind.kind, kind.version);
-  const duplicates = opts.duplicateFields ?? [];
-  if ((report.unknownFields.length || duplicates.length) && opts.fieldValidation !== 'Ignore') {
-    const messages = [...report.unknownFields.map((f) => `unknown field "${f}"`), ...duplicates.map((f) => `duplicate field "${f}"`)];
+  const { object, report } = pruneObject(raw, kind.schema, kind.kind, kind.version, { numberText: opts.numberText });
+  // Repeated keys first: upstream finds them in the text before it decodes the fields.
+  const messages = [...(opts.duplicates ?? []), ...report.unknownFields.map((f) => `unknown field "${f}"`)];
+  if (messages.length && opts.fieldValidation !== 'Ignore') {
     if (opts.fieldValidation === 'Strict') throw errors.badRequest(`strict decoding error: ${messages.join(', ')}`);
     opts.warnings.push(...messages);
   }

@@ -1,16 +1,29 @@
 // metadata.managedFields on every write: a non-apply write makes its manager
-// own what it changed; an apply merges by ownership and may conflict.
+// own what it changed; an apply merges by ownership and may conflict. The
+// entries that result are validated as upstream validates ObjectMeta's.
 
-import { applyObject, fieldPaths, updateManagedFields, type FieldSet } from '../machinery/managedfields/index.js';
-import { apiVersionOf, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { errors } from '../machinery/errors.js';
+import { applyObject, fieldPaths, updateManagedFields, validateManagedFields, type FieldSet } from '../machinery/managedfields/index.js';
+import { apiVersionOf, isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { resolve } from '../api/schema.js';
 import { typeInfoOf } from '../api/typeinfo.js';
 
-/** Fields a write does not take ownership of: status on the main resource, the rest on /status. */
+/**
+ * Fields a write does not take ownership of, because it cannot change them:
+ * on the main resource those its sub-resources own (status), through a
+ * sub-resource every top-level field but its own (spec, for /status).
+ */
 function ignoredFields(kind: KindDefinition, subresource: string | undefined): FieldSet | undefined {
-  if (!kind.subresources.status) return undefined;
-  if (subresource === undefined) return fieldPaths('status');
-  if (subresource === 'status') return fieldPaths('spec');
-  return undefined;
+  let paths: string[];
+  if (subresource === undefined) {
+    paths = Object.values(kind.subresources).flatMap((d) => (isViewSubresource(d) ? [] : d.owns));
+  } else {
+    const declaration = kind.subresources[subresource];
+    if (!declaration || isViewSubresource(declaration)) return undefined;
+    const ownRoots = new Set(declaration.owns.map((p) => p.split('.')[0]));
+    paths = Object.keys(resolve(kind.schema).properties ?? {}).filter((f) => !ownRoots.has(f) && !['apiVersion', 'kind', 'metadata'].includes(f));
+  }
+  return paths.length ? fieldPaths(...paths) : undefined;
 }
 
 function baseOptions(kind: KindDefinition, subresource: string | undefined) {
@@ -23,14 +36,26 @@ function baseOptions(kind: KindDefinition, subresource: string | undefined) {
   };
 }
 
+/**
+ * 422 for entries a client smuggled in (a manager too long or unprintable, a
+ * subresource too long): the field manager keeps requested entries it can
+ * read, and rewrites operation and fieldsType itself.
+ */
+function validated(kind: KindDefinition, obj: KubeObject): KubeObject {
+  const errs = validateManagedFields(obj.metadata?.managedFields);
+  if (errs.length > 0) throw errors.invalid(kind.group, kind.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', errs);
+  return obj;
+}
+
 /** `next` with managedFields updated for a non-apply write by `manager`. */
 export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string): KubeObject {
-  return updateManagedFields(live, next, { ...baseOptions(kind, subresource), manager }).object as KubeObject;
+  return validated(kind, updateManagedFields(live, next, { ...baseOptions(kind, subresource), manager }).object as KubeObject);
 }
 
 /** Server-side apply of `config` over `live` (undefined: create). Throws 409 on conflicts unless forced. */
 export function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string): KubeObject {
   const meta = live?.metadata;
   const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(kind)}, Kind=${kind.kind}`;
-  return applyObject(live, config, { ...baseOptions(kind, subresource), manager, force, objectDescription: description }).object as KubeObject;
+  const applied = applyObject(live, config, { ...baseOptions(kind, subresource), manager, force, objectDescription: description }).object as KubeObject;
+  return validated(kind, applied);
 }

@@ -7,6 +7,7 @@
 
 import type { KeyValue } from '../storage/backend.js';
 import type { KubeObject } from '../api/kind.js';
+import { deepFreeze } from '../machinery/freeze.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
   const { apiVersion, kind, metadata, ...rest } = obj;
@@ -44,18 +45,29 @@ export class StoredObject {
   private parsed?: KubeObject;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
-  /** The decoded object. Shared with other readers when the value came from the watch cache: read it, never change it. */
+  /**
+   * The decoded object, read-only: when the value came from the watch cache
+   * it is shared with every other reader of that version, so it is frozen
+   * before anyone sees it (a change throws instead of corrupting the cache).
+   * Writers take their own copy with `mutableObject()`.
+   */
   get object(): KubeObject {
     if (!this.parsed) {
       const memo = memoOf(this.kv);
       this.parsed = memo?.get('object') as KubeObject | undefined;
       if (!this.parsed) {
-        this.parsed = fromKeyValue(this.kv);
-        this.defaults?.(this.parsed);
-        memo?.set('object', this.parsed);
+        this.parsed = this.mutableObject();
+        if (memo) memo.set('object', deepFreeze(this.parsed));
       }
     }
     return this.parsed;
+  }
+
+  /** A decoded copy of the caller's own, with the kind's defaults applied. */
+  mutableObject(): KubeObject {
+    const obj = fromKeyValue(this.kv);
+    this.defaults?.(obj);
+    return obj;
   }
 
   /** The JSON bytes; splicing is cheap, so they are not kept (a watch event keeps its own frame). */
@@ -104,9 +116,14 @@ export function encodeListJsonParts(list: StoredList): Buffer[] {
 const comma = Buffer.from(',');
 const close = Buffer.from(']}');
 
-/** Parses a client-supplied resourceVersion; undefined when absent or empty. */
+/**
+ * Parses a client-supplied resourceVersion: decimal digits only, as
+ * upstream's ParseUint (`1e3`, ` 7`, `0x10` are not versions); undefined
+ * when absent or empty, NaN when malformed or beyond an exact integer.
+ */
 export function parseResourceVersion(rv: unknown): number | undefined {
   if (rv === undefined || rv === null || rv === '') return undefined;
+  if (typeof rv !== 'string' || !/^\d+$/.test(rv)) return NaN;
   const n = Number(rv);
-  return Number.isSafeInteger(n) && n >= 0 && String(rv).trim() !== '' ? n : NaN;
+  return Number.isSafeInteger(n) ? n : NaN;
 }

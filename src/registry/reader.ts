@@ -4,6 +4,7 @@
 
 import { errors, fieldErrors, Qualified } from '../machinery/errors.js';
 import { vocabulary } from '../machinery/vocabulary.js';
+import { hasOwn, ownValue } from '../machinery/ownkeys.js';
 import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
@@ -12,6 +13,7 @@ import { encodeContinue } from './continue.js';
 import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
 import { materializeList, StoredList, StoredObject } from './objects.js';
+import { storageFailure } from './storage-errors.js';
 
 export interface ListOptions {
   labelSelector?: string | null;
@@ -54,7 +56,7 @@ export class CollectionReader {
 
   /** The stored object, or undefined. */
   async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
-    const kv = await this.backend.get(this.key(namespace, name));
+    const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
     return kv ? this.decodeStored(kv) : undefined;
   }
 
@@ -62,21 +64,22 @@ export class CollectionReader {
     return new StoredObject(kv, this.kind.strategy.defaults);
   }
 
+  /** The stored value decoded as the caller's own object (writers change it). */
   decodeStored(kv: KeyValue): KubeObject {
-    return this.stored(kv).object;
+    return this.stored(kv).mutableObject();
   }
 
   private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
     const labels = parseLabelSelector(opts.labelSelector);
     const fields = parseFieldSelector(opts.fieldSelector, (f) =>
-      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || f in this.kind.fieldSelectors);
+      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || hasOwn(this.kind.fieldSelectors, f));
     return { labels, fields };
   }
 
   fieldValue(obj: KubeObject, field: string): string {
     if (field === 'metadata.name') return obj.metadata?.name ?? '';
     if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
-    return this.kind.fieldSelectors[field]?.(obj) ?? '';
+    return ownValue(this.kind.fieldSelectors, field)?.(obj) ?? '';
   }
 
   matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
@@ -99,7 +102,7 @@ export class CollectionReader {
       await cache.waitUntilFresh(revision, futureRevisionWaitMs);
     } catch (e) {
       if (e instanceof StorageError && e.code === 'FutureRevision') throw errors.tooLargeResourceVersion(revision, e.revision ?? 0, 1);
-      throw e;
+      return storageFailure(e);
     }
   }
 
@@ -126,7 +129,12 @@ export class CollectionReader {
       case 'latest': case 'any': return undefined;
       case 'notOlderThan': await this.awaitRevision(plan.revision); return undefined;
       case 'exact': await this.awaitRevision(plan.revision); return plan.revision;
-      case 'continue': return plan.revision;
+      case 'continue':
+        // A token is only ever issued at a revision the store has reached: a later one is forged.
+        if (plan.revision > await this.backend.currentRevision()) {
+          throw errors.badRequest(`continue key is not valid: resource version ${plan.revision} has not been reached`);
+        }
+        return plan.revision;
     }
   }
 
@@ -136,7 +144,7 @@ export class CollectionReader {
 
   async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
     await this.readRevision(planGet(resourceVersion));
-    const kv = await this.backend.get(this.key(namespace, name));
+    const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
     if (!kv) throw errors.notFound(this.qualified, name);
     return this.stored(kv);
   }
@@ -188,7 +196,7 @@ export class CollectionReader {
         // Revision 0 in the fresh token: go on from the same key at whatever is latest then.
         throw errors.expiredContinue(encodeContinue(0, plan.startKey));
       }
-      throw e;
+      return storageFailure(e);
     }
     const metadata: Record<string, unknown> = { resourceVersion: String(revision ?? 0) };
     if (more && nextKey !== undefined) {

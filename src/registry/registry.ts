@@ -1,31 +1,109 @@
-// The registry: one ResourceStore per declared kind, looked up by
-// group/version/resource, plus the namespace lookup namespaced stores need.
+// The registry: the one source of what the server serves. Each stored kind
+// has a ResourceStore and REST objects for its resource and sub-resources;
+// objects that store nothing (reviews, create sub-resources) are added as REST
+// objects of their own. Kinds and REST objects may be added and removed while
+// the server runs; routes, discovery and OpenAPI read them from here and hear
+// of every change.
 
-import type { KindDefinition, KubeObject } from '../api/kind.js';
+import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
 import type { Backend } from '../storage/backend.js';
-import { ResourceStore } from './store.js';
-import type { Admission } from '../admission/types.js';
 import type { CacheSet } from '../storage/cache/index.js';
+import type { Admission } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
+import { ResourceStore } from './store.js';
+import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject } from './rest.js';
 
 export class Registry {
   private readonly stores = new Map<string, ResourceStore>();
+  private readonly rests = new Map<string, RestObject>();
+  private readonly listeners = new Set<() => void>();
   private namespaceStore?: ResourceStore;
+  /** Bumped on every change, so that derived documents know when to rebuild. */
+  generation = 0;
 
-  constructor(readonly kinds: KindDefinition[], readonly backend: Backend, admission: Admission = admitAll, caches?: CacheSet) {
-    for (const kind of kinds) {
-      const store = new ResourceStore(kind, backend, admission, caches);
-      this.stores.set(Registry.id(kind.group, kind.version, kind.plural), store);
-      if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;
-    }
+  constructor(kinds: KindDefinition[], readonly backend: Backend, private readonly admission: Admission = admitAll, private readonly caches?: CacheSet) {
+    for (const kind of kinds) this.addKind(kind);
   }
 
-  private static id(group: string, version: string, resource: string): string {
-    return `${group}/${version}/${resource}`;
+  /** The stored kinds, in the order they were added. */
+  get kinds(): KindDefinition[] {
+    return [...this.stores.values()].map((s) => s.kind);
+  }
+
+  /** Serves a kind: its store, its resource and its sub-resources. */
+  addKind(kind: KindDefinition): ResourceStore {
+    const id = restId(kind.group, kind.version, kind.plural);
+    if (this.stores.has(id)) throw new Error(`${id} is served already`);
+    const store = new ResourceStore(kind, this.backend, this.admission, this.caches);
+    this.stores.set(id, store);
+    const rests = [storedResource(store), ...Object.entries(kind.subresources).map(([name, declaration]) =>
+      isViewSubresource(declaration) ? viewSubresource(store, name, declaration) : partSubresource(store, name, declaration))];
+    for (const rest of rests) this.rests.set(idOf(rest), rest);
+    if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;
+    this.changed();
+    return store;
+  }
+
+  /** Stops serving a kind and its sub-resources (what it stored stays in the store). */
+  removeKind(kind: KindDefinition): void {
+    const id = restId(kind.group, kind.version, kind.plural);
+    if (!this.stores.delete(id)) return;
+    for (const [restKey, rest] of this.rests) {
+      const d = rest.describe;
+      if (restId(d.group, d.version, d.resource) === id) this.rests.delete(restKey);
+    }
+    this.changed();
+  }
+
+  /** Serves a REST object that is not a stored kind's (a review, a create sub-resource). */
+  addRest(rest: RestObject): void {
+    const id = idOf(rest);
+    if (this.rests.has(id)) throw new Error(`${id} is served already`);
+    this.rests.set(id, rest);
+    this.changed();
+  }
+
+  removeRest(rest: RestObject): void {
+    if (this.rests.get(idOf(rest)) === rest && this.rests.delete(idOf(rest))) this.changed();
+  }
+
+  /** Calls `listener` after every change; returns the function that stops it. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    this.generation++;
+    for (const listener of this.listeners) listener();
+  }
+
+  rest(group: string, version: string, resource: string, subresource?: string): RestObject | undefined {
+    return this.rests.get(restId(group, version, resource, subresource));
+  }
+
+  /** Every REST object, in the order added (a kind's resource before its sub-resources). */
+  restObjects(): RestObject[] {
+    return [...this.rests.values()];
   }
 
   store(group: string, version: string, resource: string): ResourceStore | undefined {
-    return this.stores.get(Registry.id(group, version, resource));
+    return this.stores.get(restId(group, version, resource));
+  }
+
+  /** The stored kind with this apiVersion and kind, if served. */
+  kindFor(apiVersion: string, kind: string): KindDefinition | undefined {
+    return this.kinds.find((k) => k.kind === kind && (k.group ? `${k.group}/${k.version}` : k.version) === apiVersion);
+  }
+
+  /** Sub-resource names of a resource, so that a path can tell `namespaces/x/status` from a namespaced resource. */
+  subresourcesOf(group: string, version: string, resource: string): Set<string> {
+    const names = new Set<string>();
+    for (const rest of this.rests.values()) {
+      const d = rest.describe;
+      if (d.subresource !== undefined && d.group === group && d.version === version && d.resource === resource) names.add(d.subresource);
+    }
+    return names;
   }
 
   /** A namespace by name, or undefined (for admission plugins and controllers). */
@@ -38,14 +116,15 @@ export class Registry {
     return this.namespaceStore;
   }
 
-  /** Group versions served, core first, in catalog order. */
+  /** Group versions served, core first, in the order added. */
   groupVersions(): { group: string; version: string }[] {
     const seen = new Map<string, { group: string; version: string }>();
-    for (const k of this.kinds) seen.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
-    return [...seen.values()];
+    for (const { describe: d } of this.rests.values()) seen.set(`${d.group}/${d.version}`, { group: d.group, version: d.version });
+    return [...seen.values()].sort((a, b) => (a.group === '' ? -1 : 0) - (b.group === '' ? -1 : 0));
   }
 
-  kindsOf(group: string, version: string): KindDefinition[] {
-    return this.kinds.filter((k) => k.group === group && k.version === version);
+  /** The REST objects of one group version. */
+  restObjectsOf(group: string, version: string): RestObject[] {
+    return this.restObjects().filter((r) => r.describe.group === group && r.describe.version === version);
   }
 }

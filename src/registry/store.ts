@@ -1,20 +1,23 @@
 // The generic store: REST semantics of any declared kind over a Backend.
 // Create: decode → defaults → prepareForCreate → mutating admission →
-// validate → validating admission → write. Update and patch run the same
-// steps inside one retry loop around the backend's compare-and-swap. Reads
-// are the CollectionReader's (reader.ts).
+// validate → validating admission → write. Every other write (update, patch,
+// apply, a sub-resource's update, deletion) runs in one update loop: read the
+// stored object, compute the new one from it, compare-and-swap; when another
+// writer got in first, compute again from the fresh object, unless the client
+// pinned a resourceVersion (then 409). Reads are the CollectionReader's.
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
 import { deepEqual } from '../machinery/equal.js';
-import { product } from '../machinery/vocabulary.js';
+import { product, vocabulary } from '../machinery/vocabulary.js';
 import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
+import { copyPaths, setPath } from '../machinery/paths.js';
 import { rfc3339Now } from '../machinery/time.js';
 import type { UserInfo } from '../machinery/user.js';
-import type { KindDefinition, KubeObject } from '../api/kind.js';
-import { Backend, KeyValue, StorageError } from '../storage/backend.js';
+import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
+import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import { Admission, AdmissionRequest, Operation } from '../admission/types.js';
+import type { Admission, AdmissionRequest, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { CollectionReader, ListOptions } from './reader.js';
 import { decodeObject, DecodeOptions } from './decode.js';
@@ -23,6 +26,7 @@ import { trackApply, trackWrite } from './managed.js';
 import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
+import { lostRace, storageFailure } from './storage-errors.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from './decode.js';
@@ -56,11 +60,41 @@ export interface DeleteResult {
   removed: boolean;
 }
 
-const maxUpdateRetries = 32;
+/**
+ * A lost compare-and-swap means another writer got in first, so every round
+ * makes progress somewhere: writes without a precondition retry until they
+ * win, as upstream's GuaranteedUpdate does. The bound only stops a broken
+ * backend from looping forever; N concurrent writers need up to N rounds.
+ */
+const maxUpdateRetries = 10_000;
+
+/** What an attempt of the update loop answers when it lost the race and must run again. */
+const retry = Symbol('retry');
+type Attempt<T> = T | typeof retry;
+
+/**
+ * Where a write lands: the main resource, or a sub-resource that owns some
+ * fields of the object (status, finalize) and changes nothing else.
+ */
+export interface WriteTarget {
+  subresource?: string;
+}
+
+/** Options of the operation, as admission reports them (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions). */
+function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, extra: Record<string, unknown> = {}): OperationOptions {
+  const options: OperationOptions = { kind, apiVersion: `${vocabulary.metaGroup}/v1`, ...extra };
+  if (opts.dryRun) options.dryRun = ['All'];
+  if (opts.manager) options.fieldManager = opts.manager;
+  return options;
+}
 
 export class ResourceStore {
   readonly qualified: Qualified;
   readonly reader: CollectionReader;
+  /** Fields that only sub-resources write: a write to the main resource keeps them as stored. */
+  private readonly ownedBySubresources: string[];
+  /** Fields a create leaves empty (status): only their sub-resource sets them. */
+  private readonly resetOnCreate: string[];
 
   constructor(
     readonly kind: KindDefinition,
@@ -71,6 +105,9 @@ export class ResourceStore {
   ) {
     this.reader = new CollectionReader(kind, backend, caches);
     this.qualified = this.reader.qualified;
+    const parts = Object.values(kind.subresources).filter((d) => !isViewSubresource(d)) as PartSubresource[];
+    this.ownedBySubresources = parts.flatMap((d) => d.owns);
+    this.resetOnCreate = parts.filter((d) => d.resetOnCreate).flatMap((d) => d.owns);
   }
 
   get namespaced(): boolean {
@@ -111,10 +148,6 @@ export class ResourceStore {
     return this.reader.fieldValue(obj, field);
   }
 
-  private decodeStored(kv: KeyValue): KubeObject {
-    return this.reader.decodeStored(kv);
-  }
-
   // ---- decoding and validation --------------------------------------------
 
   decode(body: unknown, opts: WriteOptions): KubeObject {
@@ -130,8 +163,11 @@ export class ResourceStore {
   }
 
   private admissionRequest(operation: Operation, name: string, namespace: string | undefined, opts: WriteOptions,
-    object?: KubeObject, oldObject?: KubeObject, subresource?: string): AdmissionRequest {
-    return { operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined, object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun };
+    options: OperationOptions, object?: KubeObject, oldObject?: KubeObject, subresource?: string): AdmissionRequest {
+    return {
+      uid: randomUUID(), operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined,
+      object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun, options,
+    };
   }
 
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
@@ -149,14 +185,69 @@ export class ResourceStore {
     meta.namespace = namespace ?? meta.namespace;
   }
 
+  /** The name in the body must agree with the URL's; an empty one takes the URL's. */
+  private placeAtName(obj: KubeObject, name: string): void {
+    const meta = obj.metadata!;
+    if (meta.name && meta.name !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    }
+    meta.name = name;
+  }
+
+  // ---- the update loop -------------------------------------------------------
+
+  /**
+   * Runs `attempt` on the stored value (undefined when absent) until it
+   * answers something other than `retry`, which it does when its
+   * compare-and-swap lost to another writer.
+   */
+  private async updateLoop<T>(key: string, name: string, attempt: (current: KeyValue | undefined) => Promise<Attempt<T>>): Promise<T> {
+    for (let round = 0; round < maxUpdateRetries; round++) {
+      const current = await this.backend.get(key).catch(storageFailure);
+      const result = await attempt(current);
+      if (result !== retry) return result;
+    }
+    throw errors.staleObject(this.qualified, name);
+  }
+
+  /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
+  private async commit(key: string, next: KubeObject, current: KeyValue, opts: WriteOptions): Promise<Attempt<KubeObject>> {
+    const meta = next.metadata!;
+    delete meta.resourceVersion;
+    // Nothing holds an object being deleted any more: remove it now.
+    const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
+    const bytes = toStoredBytes(next);
+    if (opts.dryRun || (!finishDeletion && bytes.equals(current.value))) {
+      meta.resourceVersion = String(current.modRevision); // nothing to write (or a dry run): as upstream, no new version
+      return next;
+    }
+    try {
+      const kv = finishDeletion
+        ? await this.backend.delete(key, current.modRevision)
+        : await this.backend.update(key, bytes, current.modRevision);
+      meta.resourceVersion = String(kv.modRevision);
+      return next;
+    } catch (e) {
+      if (lostRace(e)) return retry;
+      return storageFailure(e);
+    }
+  }
+
   // ---- writes ------------------------------------------------------------
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
-    return this.createObject(namespace, this.decode(body, opts), opts, false);
+    const decoded = this.decode(body, opts);
+    const created = await this.insert(namespace, decoded, opts, false);
+    // insert names the object (generateName) in place, so the name is known here.
+    if (created === retry) throw errors.alreadyExists(this.qualified, decoded.metadata!.name);
+    return created;
   }
 
-  /** Creates a decoded object; `tracked`: its managedFields were already set (by an apply). */
-  private async createObject(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean): Promise<KubeObject> {
+  /**
+   * Creates a decoded object; `tracked`: its managedFields were already set
+   * (by an apply). `retry` when the name is taken.
+   */
+  private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean): Promise<Attempt<KubeObject>> {
     let obj = decoded;
     this.placeInNamespace(obj, namespace);
     let meta = obj.metadata!;
@@ -169,12 +260,13 @@ export class ResourceStore {
     delete meta.deletionGracePeriodSeconds;
     delete meta.resourceVersion;
     delete meta.selfLink;
+    for (const path of this.resetOnCreate) setPath(obj, path, undefined);
     if (this.kind.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
     strategy.prepareForCreate?.(obj);
     strategy.defaults?.(obj);
-    const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, obj);
+    const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, operationOptions('CreateOptions', opts), obj);
     await this.admission.mutate(request);
     if (!tracked) {
       obj = request.object = trackWrite(this.kind, undefined, request.object!, opts.manager ?? serverManager);
@@ -186,7 +278,7 @@ export class ResourceStore {
     opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
     const key = this.key(meta.namespace, meta.name);
     if (opts.dryRun) {
-      if (await this.backend.get(key)) throw errors.alreadyExists(this.qualified, meta.name);
+      if (await this.backend.get(key).catch(storageFailure)) return retry;
       return obj;
     }
     try {
@@ -194,59 +286,71 @@ export class ResourceStore {
       meta.resourceVersion = String(kv.modRevision);
       return obj;
     } catch (e) {
-      if (e instanceof StorageError && e.code === 'KeyExists') throw errors.alreadyExists(this.qualified, meta.name);
-      throw e;
+      if (lostRace(e)) return retry;
+      return storageFailure(e);
     }
   }
 
   /**
-   * PUT: replaces the object (200) or creates it when absent (201).
-   * `subresource` 'status' replaces only the status of the stored object.
+   * PUT: replaces the object (200), or creates it when absent and the kind
+   * allows that (201). Through a sub-resource only what it owns changes.
    */
-  async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, subresource?: string): Promise<{ object: KubeObject; created: boolean }> {
+  async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
     const obj = this.decode(body, opts);
-    const meta = obj.metadata!;
-    if (meta.name && meta.name !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
-    }
-    meta.name = name;
+    this.placeAtName(obj, name);
     this.placeInNamespace(obj, namespace);
-    const preconditionRv = parseResourceVersion(meta.resourceVersion);
-    if (Number.isNaN(preconditionRv)) {
+    const meta = obj.metadata!;
+    const pinned = parseResourceVersion(meta.resourceVersion);
+    if (Number.isNaN(pinned)) {
       throw this.invalid(obj, [new FieldError('FieldValueInvalid', 'metadata.resourceVersion', 'must be a decimal number', meta.resourceVersion)]);
     }
-    const key = this.key(meta.namespace, name);
-    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
-      const current = await this.backend.get(key);
+    return this.updateLoop(this.key(meta.namespace, name), name, async (current) => {
       if (!current) {
-        if (subresource) throw errors.notFound(this.qualified, name);
-        if (preconditionRv !== undefined && preconditionRv !== 0) throw errors.notFound(this.qualified, name);
-        const created = await this.createObject(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), { ...opts, warnings: [] }, false)
-          .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
-        if (created) return { object: created, created: true };
-        continue; // lost a race with another creator: update what they made
+        // Only kinds whose strategy allows it create on PUT, as upstream; the rest answer 404.
+        if (target.subresource || !this.kind.createOnUpdate || (pinned !== undefined && pinned !== 0)) throw errors.notFound(this.qualified, name);
+        const created = await this.insert(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false);
+        return created === retry ? retry : { object: created, created: true };
       }
-      if (preconditionRv !== undefined && preconditionRv !== current.modRevision) throw errors.staleObject(this.qualified, name);
-      const old = this.decodeStored(current);
-      const next = await this.prepareUpdate(structuredClone(obj), old, subresource, opts);
-      const result = await this.writeUpdate(key, next, old, current, opts);
-      if (result === 'retry') continue;
-      return { object: result, created: false };
-    }
-    throw errors.staleObject(this.qualified, name);
+      if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
+      const old = this.reader.decodeStored(current);
+      const next = await this.prepareUpdate(structuredClone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
+      const written = await this.commit(current.key, next, current, opts);
+      return written === retry ? retry : { object: written, created: false };
+    });
   }
 
   /**
-   * Merges server-owned fields from the old object, records field ownership
+   * The update loop for writers that compute the new object from the stored
+   * one (views such as scale, controllers): `change` gets a copy of the live
+   * object and answers the object to store.
+   */
+  async updateWith(namespace: string | undefined, name: string, change: (live: KubeObject) => KubeObject | Promise<KubeObject>, opts: WriteOptions, target: WriteTarget = {}): Promise<KubeObject> {
+    return this.updateLoop(this.key(namespace, name), name, async (current) => {
+      if (!current) throw errors.notFound(this.qualified, name);
+      const live = this.reader.decodeStored(current);
+      const changed = await change(structuredClone(live));
+      this.placeAtName(changed, name);
+      this.placeInNamespace(changed, namespace);
+      const next = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
+      return this.commit(current.key, next, current, opts);
+    });
+  }
+
+  /**
+   * Merges server-owned fields from the old object, keeps what belongs to
+   * other writers (sub-resources own their fields), records field ownership
    * (unless an apply already did: `tracked`), admits and validates the result.
    */
-  private async prepareUpdate(obj: KubeObject, old: KubeObject, subresource: string | undefined, opts: WriteOptions, tracked = false): Promise<KubeObject> {
+  private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<KubeObject> {
     const strategy = this.kind.strategy;
     let next = obj;
-    if (subresource === 'status') {
-      next = { ...structuredClone(old), status: obj.status };
-    } else if (subresource === undefined && this.kind.subresources.status) {
-      next.status = old.status;
+    const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
+    if (part && !isViewSubresource(part)) {
+      // Through a sub-resource only its fields change: start from the stored object.
+      next = structuredClone(old);
+      copyPaths(obj, next, part.owns);
+    } else if (target.subresource === undefined) {
+      copyPaths(old, next, this.ownedBySubresources);
     }
     let meta = next.metadata!;
     const oldMeta = old.metadata!;
@@ -258,12 +362,12 @@ export class ResourceStore {
     if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
     delete meta.selfLink;
     strategy.defaults?.(next);
-    strategy.prepareForUpdate?.(next, old, subresource);
-    const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, next, old, subresource);
+    if (target.subresource === undefined) strategy.prepareForUpdate?.(next, old);
+    const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, options, next, old, target.subresource);
     await this.admission.mutate(request);
     next = request.object!;
     if (!tracked) {
-      next = request.object = trackWrite(this.kind, old, next, opts.manager ?? serverManager, subresource);
+      next = request.object = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource);
     }
     meta = next.metadata!;
     if (this.kind.tracksGeneration) {
@@ -284,78 +388,44 @@ export class ResourceStore {
     return next;
   }
 
-  /** Writes `next` over `current`; 'retry' on a lost compare-and-swap. */
-  private async writeUpdate(key: string, next: KubeObject, old: KubeObject, current: KeyValue, opts: WriteOptions): Promise<KubeObject | 'retry'> {
-    const meta = next.metadata!;
-    delete meta.resourceVersion;
-    // Nothing holds an object being deleted any more: remove it now.
-    const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
-    const bytes = toStoredBytes(next);
-    if (!finishDeletion && bytes.equals(current.value)) {
-      meta.resourceVersion = String(current.modRevision); // nothing changed: no write, as upstream
-      return next;
-    }
-    if (opts.dryRun) {
-      meta.resourceVersion = String(current.modRevision);
-      return next;
-    }
-    try {
-      const kv = finishDeletion
-        ? await this.backend.delete(key, current.modRevision)
-        : await this.backend.update(key, bytes, current.modRevision);
-      meta.resourceVersion = String(kv.modRevision);
-      return next;
-    } catch (e) {
-      if (e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyNotFound')) return 'retry';
-      throw e;
-    }
-  }
-
   /**
    * PATCH: json, merge and strategic patches change the live object; an
    * apply merges `patch` by field ownership and creates the object when
-   * absent (`created`). On a lost compare-and-swap the patch is applied
-   * again to the fresh object, unless the client pinned a resourceVersion.
+   * absent (`created`). A lost compare-and-swap applies the patch again to
+   * the fresh object, unless the client pinned a resourceVersion.
    */
-  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, subresource?: string): Promise<{ object: KubeObject; created: boolean }> {
-    const key = this.key(namespace, name);
+  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
     const manager = opts.manager ?? serverManager;
+    const force = patchOpts.force ?? false;
     const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts) : undefined;
-    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
-      const current = await this.backend.get(key);
+    const options = operationOptions('PatchOptions', opts, force ? { force } : {});
+    return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) {
-        if (!config || subresource) throw errors.notFound(this.qualified, name);
-        const applied = trackApply(this.kind, undefined, config, manager, patchOpts.force ?? false);
-        const created = await this.createObject(namespace, applied, { ...opts, warnings: opts.warnings }, true)
-          .catch((e) => { if (e instanceof ApiError && e.reason === 'AlreadyExists') return undefined; throw e; });
-        if (created) return { object: created, created: true };
-        continue; // someone created it meanwhile: apply over theirs
+        if (!config || target.subresource) throw errors.notFound(this.qualified, name);
+        const applied = trackApply(this.kind, undefined, config, manager, force);
+        const created = await this.insert(namespace, applied, opts, true);
+        return created === retry ? retry : { object: created, created: true };
       }
-      const live = this.decodeStored(current);
+      const live = this.reader.decodeStored(current);
       let next: KubeObject;
       if (config) {
         const pinned = config.metadata?.resourceVersion;
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = trackApply(this.kind, live, config, manager, patchOpts.force ?? false, subresource);
+        next = trackApply(this.kind, live, config, manager, force, target.subresource);
       } else {
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, this.kind, structuredClone(live), patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
         next = this.decode(patched, opts);
-        if (next.metadata?.name !== name) throw errors.badRequest(`the name of the object (${next.metadata?.name ?? ''}) does not match the name on the URL (${name})`);
+        this.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
           throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
         }
       }
-      const prepared = await this.prepareUpdate(next, live, subresource, opts, config !== undefined);
-      const result = await this.writeUpdate(key, prepared, live, current, opts);
-      if (result === 'retry') {
-        if (patchPrecondition(type, patch, live, next) !== undefined) throw errors.staleObject(this.qualified, name);
-        continue;
-      }
-      return { object: result, created: false };
-    }
-    throw errors.staleObject(this.qualified, name);
+      const prepared = await this.prepareUpdate(next, live, target, opts, options, config !== undefined);
+      const written = await this.commit(current.key, prepared, current, opts);
+      return written === retry ? retry : { object: written, created: false };
+    });
   }
 
   /** An apply configuration: the kind's own apiVersion and kind, its name, pruned per fieldValidation. */
@@ -367,51 +437,50 @@ export class ResourceStore {
     }
     if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
     const config = this.decode(raw, opts);
-    if (config.metadata?.name && config.metadata.name !== name) {
-      throw errors.badRequest(`the name of the object (${config.metadata.name}) does not match the name on the URL (${name})`);
-    }
-    config.metadata!.name = name;
+    this.placeAtName(config, name);
     this.placeInNamespace(config, namespace);
     return config;
   }
 
   async delete(namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult> {
-    const key = this.key(namespace, name);
     const policy = effectivePolicy(options.propagationPolicy, options.orphanDependents);
-    for (let attempt = 0; attempt < maxUpdateRetries; attempt++) {
-      const current = await this.backend.get(key);
+    const admissionOptions = operationOptions('DeleteOptions', opts, {
+      ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+      ...(options.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
+      ...(options.preconditions ? { preconditions: options.preconditions } : {}),
+    });
+    delete admissionOptions.fieldManager;
+    return this.updateLoop(this.key(namespace, name), name, async (current): Promise<Attempt<DeleteResult>> => {
       if (!current) throw errors.notFound(this.qualified, name);
-      const obj = this.decodeStored(current);
+      const obj = this.reader.decodeStored(current);
       this.checkPreconditions(obj, options);
+      const request = this.admissionRequest('DELETE', name, namespace, opts, admissionOptions, undefined, obj);
+      await this.admission.mutate(request);
+      await this.admission.validate(request);
       const meta = obj.metadata!;
-      await this.admission.mutate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
-      await this.admission.validate(this.admissionRequest('DELETE', name, namespace, opts, undefined, obj));
-      try {
-        // The policy's finalizer (orphan, foregroundDeletion) holds the object for the garbage collector.
-        const policyChanged = applyPolicyFinalizers(obj, policy);
-        if (this.deletionHeld(obj)) {
-          const starting = !meta.deletionTimestamp;
-          if (!starting && !policyChanged) return { object: obj, removed: false };
-          if (starting) {
-            meta.deletionTimestamp = rfc3339Now();
-            meta.deletionGracePeriodSeconds = 0; // our kinds have no graceful termination, as upstream for them
-            this.kind.strategy.markDeleting?.(obj);
-          }
-          if (opts.dryRun) return { object: obj, removed: false };
-          const kv = await this.backend.update(key, toStoredBytes(obj), current.modRevision);
-          meta.resourceVersion = String(kv.modRevision);
-          return { object: obj, removed: false };
+      // The policy's finalizer (orphan, foregroundDeletion) holds the object for the garbage collector.
+      const policyChanged = applyPolicyFinalizers(obj, policy);
+      if (this.deletionHeld(obj)) {
+        const starting = !meta.deletionTimestamp;
+        if (!starting && !policyChanged) return { object: obj, removed: false };
+        if (starting) {
+          meta.deletionTimestamp = rfc3339Now();
+          meta.deletionGracePeriodSeconds = 0; // our kinds have no graceful termination, as upstream for them
+          this.kind.strategy.markDeleting?.(obj);
         }
-        if (opts.dryRun) return { object: obj, removed: true };
-        const kv = await this.backend.delete(key, current.modRevision);
+        const written = await this.commit(current.key, obj, current, opts);
+        return written === retry ? retry : { object: written, removed: false };
+      }
+      if (opts.dryRun) return { object: obj, removed: true };
+      try {
+        const kv = await this.backend.delete(current.key, current.modRevision);
         meta.resourceVersion = String(kv.modRevision);
         return { object: obj, removed: true };
       } catch (e) {
-        if (e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyNotFound')) continue;
-        throw e;
+        if (lostRace(e)) return retry;
+        return storageFailure(e);
       }
-    }
-    throw errors.staleObject(this.qualified, name);
+    });
   }
 
   private checkPreconditions(obj: KubeObject, options: DeleteOptions): void {

@@ -12,7 +12,8 @@ import { authentication, authorization, chain, recovery, RequestContext, request
 import { Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
 import { negotiate, respond, respondError } from './representation.js';
-import { serveResource, servedVerbs } from './handlers/resources.js';
+import { serveResource } from './handlers/resources.js';
+import { queryBool } from './params.js';
 
 export interface AppParts {
   registry: Registry;
@@ -28,7 +29,15 @@ export interface AppParts {
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
-  const discovery = new Discovery(parts.registry, servedVerbs);
+  const registry = parts.registry;
+  const discovery = new Discovery(registry);
+  let namespaceSubresources = { generation: -1, names: new Set<string>() };
+  const namespaceSubresourcesNow = () => {
+    if (namespaceSubresources.generation !== registry.generation) {
+      namespaceSubresources = { generation: registry.generation, names: registry.subresourcesOf('', 'v1', 'namespaces') };
+    }
+    return namespaceSubresources.names;
+  };
 
   const route = async (ctx: RequestContext): Promise<void> => {
     const { req, res, path, query } = ctx;
@@ -36,7 +45,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     if (await parts.health.serve(path, query, res)) return;
     if (parts.openapi?.(req, res, path, query)) return;
     const method = req.method ?? 'GET';
-    const pretty = query.get('pretty') === 'true' || query.get('pretty') === '1';
+    const pretty = queryBool(query, 'pretty') ?? false;
     const readOnly = (doc: unknown) => {
       if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
       if (doc === undefined) throw errors.noSuchResource();
@@ -58,7 +67,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
   };
 
   const handle = chain(
-    [recovery(parts.log), requestInfo, authentication(parts.authenticator), authorization(parts.authorizer)],
+    [recovery(parts.log), requestInfo(namespaceSubresourcesNow), authentication(parts.authenticator), authorization(parts.authorizer)],
     route,
   );
 

@@ -3,7 +3,8 @@
 
 import { createHash } from 'node:crypto';
 import { product } from '../machinery/vocabulary.js';
-import { apiVersionOf, KindDefinition, Verb } from '../api/kind.js';
+import { apiVersionOf, KindDefinition } from '../api/kind.js';
+import { verbsOf, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
 
 /** The upstream release whose API this server speaks; kubectl compares minors for skew. */
@@ -28,11 +29,7 @@ function storageVersionHash(k: KindDefinition): string {
 }
 
 export class Discovery {
-  constructor(private readonly registry: Registry, private readonly servedVerbs: ReadonlySet<Verb>) {}
-
-  private verbsOf(k: KindDefinition): Verb[] {
-    return k.verbs.filter((v) => this.servedVerbs.has(v));
-  }
+  constructor(private readonly registry: Registry) {}
 
   apiVersions(serverAddress: string) {
     return {
@@ -71,30 +68,32 @@ export class Discovery {
     return versions ? { kind: 'APIGroup', apiVersion: 'v1', ...this.groupDocument(name, versions) } : undefined;
   }
 
+  /** One entry per REST object of the group version: resources and sub-resources, verbs from their capabilities. */
   resourceList(group: string, version: string) {
-    const kinds = this.registry.kindsOf(group, version);
-    if (kinds.length === 0) return undefined;
-    const resources: Record<string, unknown>[] = [];
-    for (const k of kinds) {
-      const entry: Record<string, unknown> = {
-        name: k.plural,
-        singularName: k.singular,
-        namespaced: k.scope === 'Namespaced',
-        kind: k.kind,
-        verbs: this.verbsOf(k),
-      };
-      if (k.shortNames.length) entry.shortNames = k.shortNames;
-      if (k.categories.length) entry.categories = k.categories;
-      entry.storageVersionHash = storageVersionHash(k);
-      resources.push(entry);
-      if (k.subresources.status) {
-        const statusVerbs = (['get', 'patch', 'update'] as Verb[]).filter((v) => this.servedVerbs.has(v));
-        resources.push({ name: `${k.plural}/status`, singularName: '', namespaced: k.scope === 'Namespaced', kind: k.kind, verbs: statusVerbs });
-      }
-      if (k.subresources.finalize) {
-        resources.push({ name: `${k.plural}/finalize`, singularName: '', namespaced: k.scope === 'Namespaced', kind: k.kind, verbs: ['update'] });
-      }
-    }
+    const rests = this.registry.restObjectsOf(group, version);
+    if (rests.length === 0) return undefined;
+    const resources = rests.map((rest) => resourceEntry(rest));
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
   }
+}
+
+function resourceEntry(rest: RestObject): Record<string, unknown> {
+  const d = rest.describe;
+  const main = d.subresource === undefined;
+  const entry: Record<string, unknown> = {
+    name: main ? d.resource : `${d.resource}/${d.subresource}`,
+    singularName: main ? d.kind.singular : '',
+    namespaced: d.namespaced,
+  };
+  // A sub-resource that answers with a kind of another group version names it (scale: autoscaling/v1).
+  if (d.kind.group !== d.group || d.kind.version !== d.version) {
+    entry.group = d.kind.group;
+    entry.version = d.kind.version;
+  }
+  entry.kind = d.kind.kind;
+  entry.verbs = verbsOf(rest);
+  if (main && d.kind.shortNames.length) entry.shortNames = d.kind.shortNames;
+  if (main && d.kind.categories.length) entry.categories = d.kind.categories;
+  if (main && d.stored) entry.storageVersionHash = storageVersionHash(d.kind);
+  return entry;
 }

@@ -7,7 +7,6 @@ import { ApiError, errors, isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Authorizer } from '../auth/authz/authorizer.js';
-import { StorageError } from '../storage/backend.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
 
@@ -20,6 +19,8 @@ export interface RequestContext {
   user?: UserInfo;
   /** Set once a handler negotiated the answer's form, so errors come in it too. */
   representation?: Representation;
+  /** For failures after the answer began (a watch stream), which no Status can report any more; set by recovery. */
+  log?: Logger;
 }
 
 export type Next = () => Promise<void>;
@@ -35,13 +36,12 @@ export function chain(filters: Filter[], handler: (ctx: RequestContext) => Promi
 /** Turns any failure into a Status; an unexpected one is a 500 and a log line, never a crash. */
 export function recovery(log: Logger): Filter {
   return async (ctx, next) => {
+    ctx.log = log;
     try {
       await next();
     } catch (e) {
       let err: ApiError;
       if (isApiError(e)) err = e;
-      else if (e instanceof StorageError && e.code === 'Timeout') err = errors.timeout(e.message, 1);
-      else if (e instanceof StorageError && e.code === 'Unavailable') err = errors.serviceUnavailable(e.message);
       else {
         log.error({ err: e, method: ctx.req.method, path: ctx.path }, 'request failed unexpectedly');
         err = errors.internal('the server could not complete the request');
@@ -52,10 +52,13 @@ export function recovery(log: Logger): Filter {
   };
 }
 
-export const requestInfo: Filter = async (ctx, next) => {
-  ctx.info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query);
-  await next();
-};
+/** Request info; `namespaceSubresources` answers the sub-resources a namespace object has now. */
+export function requestInfo(namespaceSubresources: () => ReadonlySet<string>): Filter {
+  return async (ctx, next) => {
+    ctx.info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
+    await next();
+  };
+}
 
 export function authentication(authenticator: UnionAuthenticator): Filter {
   return async (ctx, next) => {

@@ -9,7 +9,6 @@ import type { KubeObject } from '../api/kind.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
 import { yieldToEventLoop } from '../client/informer.js';
-import { fromKeyValue } from '../registry/objects.js';
 import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
 async function call<T>(f: () => Promise<T>): Promise<T> {
@@ -62,11 +61,11 @@ export class InProcessClient implements ApiClient {
   async list(type: ResourceType, namespace?: string, options: ListOptions = {}): Promise<ListResult> {
     const store = this.store(type);
     const list = await call(() => store.listStored(namespace, options));
-    // Decode from the stored bytes (the cache shares its parsed objects, and callers may change
-    // what they get), in slices so that a long list does not hold the server up.
+    // The items are the cache's shared, frozen objects: handed out as they are, never re-parsed.
+    // A long list is delivered in slices so that it does not hold the server up.
     const items: ApiObject[] = [];
     for (const item of list.items) {
-      items.push(shape(fromKeyValue(item.kv), options));
+      items.push(shape(item.object, options));
       if (items.length % 256 === 0) await yieldToEventLoop();
     }
     return { items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
@@ -79,7 +78,7 @@ export class InProcessClient implements ApiClient {
 
   async update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject> {
     const store = this.store(type);
-    return (await call(() => store.update(namespace, object.metadata?.name, object, this.opts(), subresource))).object;
+    return (await call(() => store.update(namespace, object.metadata?.name, object, this.opts(), { subresource }))).object;
   }
 
   async patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject> {
@@ -101,7 +100,7 @@ export class InProcessClient implements ApiClient {
   async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
     const store = this.store(type);
     const watch = await call(() => store.watch(namespace, { ...options, resourceVersion }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(fromKeyValue(e.object.kv), options) }))),
+      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object.object, options) }))),
       onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
     }));
     return { stop: () => watch.stop() };

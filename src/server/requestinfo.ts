@@ -1,6 +1,8 @@
 // Request info: from method and path to verb, group, version, resource,
 // namespace, name and sub-resource, as authorization and handlers need them.
 
+import { queryBool } from './params.js';
+
 export interface RequestInfo {
   /** True for paths under /api/v1 and /apis/{group}/{version} that name a resource. */
   isResourceRequest: boolean;
@@ -18,10 +20,12 @@ export interface RequestInfo {
   parts: string[];
 }
 
-/** Sub-resources of a namespace object itself, not namespaced resource names. */
-const namespaceSubresources = new Set(['status', 'finalize']);
-
-export function parseRequestInfo(method: string, path: string, query: URLSearchParams): RequestInfo {
+/**
+ * `namespaceSubresources`: the sub-resources of a namespace object itself
+ * (its status, its finalize), which `/namespaces/{name}/<x>` names instead of
+ * a namespaced resource; the registry knows them.
+ */
+export function parseRequestInfo(method: string, path: string, query: URLSearchParams, namespaceSubresources: ReadonlySet<string>): RequestInfo {
   const info: RequestInfo = { isResourceRequest: false, path, verb: method.toLowerCase(), apiGroup: '', apiVersion: '', parts: [] };
   const segments = path.split('/').filter((s) => s !== '');
   let rest: string[];
@@ -57,8 +61,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     return info;
   }
   const hasName = info.name !== undefined;
-  const watchParam = query.get('watch');
-  const watching = verbFromWatchPath || watchParam === 'true' || watchParam === '1';
+  const watching = verbFromWatchPath || (queryBool(query, 'watch') ?? false);
   switch (method) {
     case 'GET': case 'HEAD':
       info.verb = watching ? 'watch' : hasName ? 'get' : 'list';

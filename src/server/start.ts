@@ -5,7 +5,7 @@ import { createServer, Server } from 'node:https';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AddressInfo } from 'node:net';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
@@ -19,9 +19,9 @@ import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { createApp } from './app.js';
+import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
-import { servedVerbs } from './handlers/resources.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
@@ -35,10 +35,15 @@ export interface RunningServer {
   controllerManager: ControllerManager;
   kubeconfigPath: string;
   options: ServerOptions;
+  /** The server's logger, for the process around it. */
+  log: Logger;
+  /** What the server serves; kinds and REST objects may be added and removed while it runs. */
+  registry: Registry;
   stop(): Promise<void>;
 }
 
-async function packageVersion(): Promise<string> {
+/** This package's version (package.json), for /version and --version. */
+export async function packageVersion(): Promise<string> {
   try {
     const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
     return String(pkg.version);
@@ -94,7 +99,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
   const version = await packageVersion();
-  const openapi = new OpenApiService(builtinKinds, { version: versionInfo(version).gitVersion, servedVerbs });
+  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
   const app = createApp({
     registry, health, authenticator, authorizer, log,
@@ -109,8 +114,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     ca: keys.clientCaPem,
     requestCert: true,
     rejectUnauthorized: false, // verified per request by the x509 authenticator
+    maxHeaderSize: maxHeaderBytes,
   }, app);
   server.keepAliveTimeout = 65_000;
+  handleConnectionLevel(server, app);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.securePort, options.bindAddress, () => { server.off('error', reject); resolve(); });
@@ -145,7 +152,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   return {
-    url, port, kubeconfigPath, options, controllerManager,
+    url, port, kubeconfigPath, options, log, registry, controllerManager,
     async stop() {
       shuttingDown = true;
       await controllerManager.stop();

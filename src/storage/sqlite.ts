@@ -103,7 +103,8 @@ export class SqliteBackend implements Backend {
     this.ensureOpen();
     const revision = readRevision(options.revision, this.revision, this.compacted);
     const bounds = { lower: rangeStart(prefix, options.startKey), upper: prefixEnd(prefix) ?? aboveAllText, revision };
-    const limit = options.limit && options.limit > 0 ? options.limit : -1;
+    // SQLite binds a number past 2^53 as a REAL, which LIMIT refuses; no page is that long anyway.
+    const limit = options.limit && options.limit > 0 ? Math.min(options.limit, 2 ** 31) : -1;
     // One row past the limit tells whether there is more.
     const rows = this.sql.rangePage.all({ ...bounds, limit: limit < 0 ? -1 : limit + 1 });
     const more = limit >= 0 && rows.length > limit;

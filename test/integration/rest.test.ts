@@ -2,6 +2,7 @@
 
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertStatus } from '../support/hostile.js';
 import { startTestServer, TestServer } from '../support/server.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
@@ -11,16 +12,6 @@ after(async () => { await s.close(); });
 
 const ns = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 const sa = (name: string, extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name }, ...extra });
-
-function assertStatus(r: { status: number; json: any }, code: number, reason: string) {
-  assert.equal(r.status, code, JSON.stringify(r.json));
-  assert.equal(r.json.kind, 'Status');
-  assert.equal(r.json.apiVersion, 'v1');
-  assert.equal(r.json.status, 'Failure');
-  assert.equal(r.json.code, code);
-  assert.equal(r.json.reason, reason);
-  assert.equal(typeof r.json.message, 'string');
-}
 
 describe('namespaces', () => {
   test('reserved namespaces exist and are Active', async () => {
@@ -83,8 +74,12 @@ describe('service accounts', () => {
     assertStatus(await s.client.get(`${base}/bot`), 404, 'NotFound');
   });
 
-  test('PUT of a missing object creates it (201)', async () => {
-    const r = await s.client.put('/api/v1/namespaces/sa-test/serviceaccounts/made-by-put', sa('made-by-put'));
+  test('PUT of a missing object creates it only for kinds that allow it (events), else 404', async () => {
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/serviceaccounts/made-by-put', sa('made-by-put')), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/configmaps/made-by-put', { metadata: { name: 'made-by-put' }, data: { a: 'b' } }), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/sa-test/secrets/made-by-put', { metadata: { name: 'made-by-put' } }), 404, 'NotFound');
+    assertStatus(await s.client.put('/api/v1/namespaces/made-by-put', { metadata: { name: 'made-by-put' } }), 404, 'NotFound');
+    const r = await s.client.put('/api/v1/namespaces/sa-test/events/made-by-put', { metadata: { name: 'made-by-put' }, involvedObject: { kind: 'Pod', name: 'x' } });
     assert.equal(r.status, 201);
     assert.equal(r.json.metadata.name, 'made-by-put');
   });
@@ -171,7 +166,8 @@ describe('service accounts', () => {
     }
     const r = await s.client.delete(`${base}?labelSelector=tier%3Dx`);
     assert.equal(r.status, 200);
-    assert.equal(r.json.status, 'Success');
+    assert.equal(r.json.kind, 'ServiceAccountList', 'deletecollection answers the list of what it deleted');
+    assert.deepEqual(r.json.items.map((i: any) => i.metadata.name).sort(), ['dc-a', 'dc-b']);
     const left = await s.client.get(`${base}?labelSelector=tier`);
     assert.deepEqual(left.json.items.map((i: any) => i.metadata.name), ['dc-c']);
     assertStatus(await s.client.get(`${base}?labelSelector=${encodeURIComponent('a b c')}`), 400, 'BadRequest');

@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { connect } from 'node:tls';
 import YAML from 'yaml';
 
 export interface Credentials {
@@ -119,6 +120,28 @@ export class TestClient {
   post(path: string, body: unknown, headers?: Record<string, string>) { return this.send('POST', path, { body, headers }); }
   put(path: string, body: unknown, headers?: Record<string, string>) { return this.send('PUT', path, { body, headers }); }
   delete(path: string, body?: unknown) { return this.send('DELETE', path, { body }); }
+
+  /**
+   * Sends bytes as they are on a fresh TLS connection (for requests Node's
+   * client would not form) and parses the one HTTP answer.
+   */
+  raw(bytes: string | Buffer): Promise<{ status: number; head: string; json: any }> {
+    const url = new URL(this.creds.server);
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: url.hostname, port: Number(url.port), ca: this.creds.ca, cert: this.creds.cert, key: this.creds.key }, () => socket.end(bytes));
+      const chunks: Buffer[] = [];
+      socket.on('data', (c) => chunks.push(c));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const split = text.indexOf('\r\n\r\n');
+        const head = split < 0 ? text : text.slice(0, split);
+        let json: any;
+        try { json = JSON.parse(text.slice(split + 4)); } catch { json = undefined; }
+        resolve({ status: Number(/^HTTP\/1\.1 (\d+)/.exec(head)?.[1] ?? 0), head, json });
+      });
+    });
+  }
 }
 
 /** Events of one watch, readable in order with a deadline. */

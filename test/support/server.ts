@@ -62,10 +62,10 @@ export interface ChildServer {
 }
 
 /** Starts the built CLI as a child process and waits until its kubeconfig is written and /readyz answers 200. */
-export async function startChildServer(args: string[], dataDir: string): Promise<ChildServer> {
+export async function startChildServer(args: string[], dataDir: string, nodeArgs: string[] = []): Promise<ChildServer> {
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   rmSync(kubeconfigPath, { force: true });
-  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeArgs, cliPath, '--secure-port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });

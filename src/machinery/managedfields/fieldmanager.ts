@@ -5,6 +5,7 @@
 // place of `metadata.managedFields`.
 
 import { errors } from '../errors.js';
+import { tooDeep, valueExceedsDepth } from '../limits.js';
 import { clone, isObject, type JsonObject } from '../patch/json.js';
 import type { TypeInfo } from '../patch/typeinfo.js';
 import { conflictError } from './conflicts.js';
@@ -79,6 +80,7 @@ export function fieldPaths(...dotted: string[]): FieldSet {
  */
 export function applyObject(live: JsonObject | undefined, config: JsonObject, opts: ApplyOptions): ApplyResult {
   if (!isObject(config)) throw errors.badRequest('the applied configuration must be an object');
+  if (valueExceedsDepth(config)) throw tooDeep();
   if (isObject(config.metadata) && Array.isArray(config.metadata.managedFields)) {
     throw errors.badRequest('metadata.managedFields must be nil');
   }
@@ -125,6 +127,8 @@ export function applyObject(live: JsonObject | undefined, config: JsonObject, op
  * unreadable list keeps the live ones, as does any sub-resource write.
  */
 export function updateManagedFields(live: JsonObject | undefined, next: JsonObject, opts: UpdateOptions): FieldManagerResult {
+  // The walks below recurse per level: the written object (its managedFields included) must be within the limit.
+  if (valueExceedsDepth(next)) throw tooDeep();
   const managed = baseManaged(live, next, opts.subresource !== undefined && opts.subresource !== '');
   const liveObj = withoutManagedFields(live ?? {});
   const newObj = withoutManagedFields(next);
@@ -212,6 +216,8 @@ function capUpdateManagers(managed: Managed, max: number): Managed {
   const sets = new Map(managed.sets), times = new Map(managed.times);
   updaters.sort((a, b) => unixSeconds(times.get(a)) - unixSeconds(times.get(b)) || compareStrings(a, b));
   const firstByVersion = new Map<string, string>();
+  // Buckets as they fill: sets of their own, so adding to one costs what is added.
+  const filling = new Map<string, FieldSet>();
   let length = updaters.length;
   for (let i = 0; i < updaters.length && length > max; i++) {
     const id = updaters[i];
@@ -225,8 +231,11 @@ function capUpdateManagers(managed: Managed, max: number): Managed {
     if (!sets.has(bucket)) {
       sets.set(bucket, sets.get(first)!);
       sets.delete(first);
+      filling.delete(bucket);
     }
-    sets.set(bucket, { set: vs.set.union(sets.get(bucket)!.set), apiVersion: vs.apiVersion, applied: false });
+    let acc = filling.get(bucket);
+    if (!acc) filling.set(bucket, acc = new FieldSet().addAll(sets.get(bucket)!.set));
+    sets.set(bucket, { set: acc.addAll(vs.set), apiVersion: vs.apiVersion, applied: false });
     sets.delete(id);
     times.set(bucket, times.get(id));
     length--;

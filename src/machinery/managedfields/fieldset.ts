@@ -35,6 +35,37 @@ export class FieldSet {
     return this;
   }
 
+  /** Adds one element as a member of this level. Mutates: used while building. */
+  addMember(pe: PathElement): this {
+    this.members.set(serializePE(pe), pe);
+    return this;
+  }
+
+  /**
+   * The sub-set below one element, created when missing. Mutates: used while
+   * building, by callers that then insert below it (an empty child is no path).
+   */
+  childSet(pe: PathElement): FieldSet {
+    const id = serializePE(pe);
+    let child = this.children.get(id);
+    if (!child) {
+      child = { pe, set: new FieldSet() };
+      this.children.set(id, child);
+    }
+    return child.set;
+  }
+
+  /**
+   * Adds every path of `o`, copying what it takes, so that merging many sets
+   * costs their sizes once (union copies this set each time). Mutates: only
+   * for sets built by the caller, since other sets share their nodes.
+   */
+  addAll(o: FieldSet): this {
+    for (const [id, pe] of o.members) this.members.set(id, pe);
+    for (const c of o.children.values()) this.childSet(c.pe).addAll(c.set);
+    return this;
+  }
+
   has(path: Path): boolean {
     if (path.length === 0) return false;
     let set: FieldSet | undefined = this;
@@ -152,5 +183,34 @@ export class FieldSet {
     for (const [id, pe] of this.members) out.members.set(id, pe);
     for (const [id, c] of this.children) out.children.set(id, c);
     return out;
+  }
+}
+
+/**
+ * Inserts the paths a depth-first walk meets into a set. Consecutive paths
+ * share their prefix, so the nodes along the last path are kept and only the
+ * elements past the shared part are looked up: deep walks stay linear.
+ */
+export class SetWriter {
+  private readonly nodes: FieldSet[];
+  private readonly along: PathElement[] = [];
+
+  constructor(readonly set = new FieldSet()) {
+    this.nodes = [set];
+  }
+
+  insert(path: Path): void {
+    if (path.length === 0) return;
+    const last = path.length - 1;
+    // Elements are compared by identity: the same object at the same place is the same path.
+    let i = 0;
+    while (i < this.along.length && i < last && this.along[i] === path[i]) i++;
+    this.along.length = i;
+    this.nodes.length = i + 1;
+    for (; i < last; i++) {
+      this.nodes.push(this.nodes[i].childSet(path[i]));
+      this.along.push(path[i]);
+    }
+    this.nodes[last].addMember(path[last]);
   }
 }

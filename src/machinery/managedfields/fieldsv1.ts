@@ -2,6 +2,7 @@
 // elements (`f:`, `k:`, `v:`, `i:`); `{}` marks a member, a nested object
 // holds children, and `.` inside it marks that the element is a member too.
 
+import { hasOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { FieldSet } from './fieldset.js';
 import { comparePE, parsePE, serializePE, type PathElement } from './pathelement.js';
@@ -30,20 +31,20 @@ function emit(set: FieldSet, includeSelf: boolean): JsonObject {
 /** Parses FieldsV1; throws an Error on malformed input. */
 export function fromFieldsV1(v: unknown): FieldSet {
   if (!isObject(v)) throw new Error('FieldsV1 must be a JSON object');
-  return parseInto(v, new FieldSet(), []);
+  const set = new FieldSet();
+  parseInto(v, set);
+  return set;
 }
 
-function parseInto(obj: JsonObject, set: FieldSet, prefix: PathElement[]): FieldSet {
+/** Builds the level of `set` that `obj` describes (its `.` marks the parent's element, read there). */
+function parseInto(obj: JsonObject, set: FieldSet): void {
   for (const [k, sub] of Object.entries(obj)) {
-    if (k === '.') {
-      if (prefix.length > 0) set.insert(prefix);
-      continue;
-    }
+    if (k === '.') continue;
     const pe = parsePE(k);
     if (!isObject(sub)) throw new Error(`FieldsV1 value of ${k} must be an object`);
-    const path = [...prefix, pe];
-    if (Object.keys(sub).length === 0) set.insert(path);
-    else parseInto(sub, set, path);
+    const keys = Object.keys(sub);
+    if (keys.length === 0 || hasOwn(sub, '.')) set.addMember(pe);
+    // Anything beside `.` names a member or a child below, so the child is never empty.
+    if (keys.some((key) => key !== '.')) parseInto(sub, set.childSet(pe));
   }
-  return set;
 }

@@ -4,6 +4,7 @@
 // object carries that annotation, the apply keeps it in step with what was
 // applied. The annotation is kubectl's own name (client wire compatibility).
 
+import { jsonTextExceedsDepth } from '../limits.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import type { TypeInfo } from '../patch/typeinfo.js';
 import { FieldSet } from './fieldset.js';
@@ -26,7 +27,8 @@ function annotationOf(obj: JsonObject): string | undefined {
 /** Fields a conflict may be ignored on: set by the last client-side apply and neither changed nor dropped since. */
 export function allowedConflictsFromLastApplied(live: JsonObject, apiVersion: string, t: TypeInfo): FieldSet | undefined {
   const text = annotationOf(live);
-  if (text === undefined) return undefined;
+  // The annotation is a string: no depth check of the request saw the JSON inside it.
+  if (text === undefined || jsonTextExceedsDepth(text)) return undefined;
   let last: unknown;
   try {
     last = JSON.parse(text);

@@ -3,9 +3,10 @@
 // to find the fields added, modified and removed.
 
 import { deepEqual } from '../equal.js';
+import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { childOf, itemsOf, type TypeInfo } from '../patch/typeinfo.js';
-import { FieldSet } from './fieldset.js';
+import { FieldSet, SetWriter } from './fieldset.js';
 import { fieldPE, type PathElement } from './pathelement.js';
 import { duplicateIds, granularShape, indexItems, shapeOf, type IndexedItem, type Shape } from './typed.js';
 
@@ -43,8 +44,8 @@ export function mergeValues(lhs: unknown, rhs: unknown, t: TypeInfo): unknown {
   if (rhs === null) return lhs;
   if (shape.kind === 'map') {
     const l = isObject(lhs) ? lhs : {}, r = rhs as JsonObject, out: JsonObject = {};
-    for (const k of Object.keys(l)) out[k] = k in r ? mergeValues(l[k], r[k], childOf(t, k)) : l[k];
-    for (const k of Object.keys(r)) if (!(k in l)) out[k] = r[k];
+    for (const k of Object.keys(l)) setOwn(out, k, hasOwn(r, k) ? mergeValues(l[k], r[k], childOf(t, k)) : l[k]);
+    for (const k of Object.keys(r)) if (!hasOwn(l, k)) setOwn(out, k, r[k]);
     return out;
   }
   const itemType = itemsOf(t);
@@ -68,9 +69,9 @@ function mergeLists(l: IndexedItem[], r: IndexedItem[], lhsRaw: unknown[], itemT
   // Items the walk could not name are kept where they were.
   const named = new Set(l.map((it) => it.position));
   const unnamed = lhsRaw.map((_, i) => i).filter((i) => !named.has(i));
-  let li = 0, ri = 0;
+  let li = 0, ri = 0, ui = 0;
   const emitUnnamedBefore = (position: number) => {
-    while (unnamed.length > 0 && unnamed[0] < position) out.push(lhsRaw[unnamed.shift()!]);
+    while (ui < unnamed.length && unnamed[ui] < position) out.push(lhsRaw[unnamed[ui++]]);
   };
   while (li < l.length || ri < r.length) {
     if (li < l.length) emitUnnamedBefore(l[li].position);
@@ -107,7 +108,7 @@ function mergeLists(l: IndexedItem[], r: IndexedItem[], lhsRaw: unknown[], itemT
       if (nextShared() === id) next++;
     }
   }
-  for (const i of unnamed) out.push(lhsRaw[i]);
+  for (; ui < unnamed.length; ui++) out.push(lhsRaw[unnamed[ui]]);
   return out;
 }
 
@@ -119,12 +120,14 @@ export interface Comparison {
 
 /** The fields added, modified and removed from `lhs` to `rhs`. */
 export function compareValues(lhs: unknown, rhs: unknown, t: TypeInfo): Comparison {
-  const c: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  const c: Writers = { added: new SetWriter(), modified: new SetWriter(), removed: new SetWriter() };
   walkCompare(lhs, rhs, t, [], c);
-  return c;
+  return { added: c.added.set, modified: c.modified.set, removed: c.removed.set };
 }
 
-function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], c: Comparison): void {
+type Writers = { [K in keyof Comparison]: SetWriter };
+
+function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], c: Writers): void {
   if (lhs === undefined && rhs === undefined) return;
   if (lhs === undefined) return collect(rhs, t, path, c.added);
   if (rhs === undefined) return collect(lhs, t, path, c.removed);
@@ -135,8 +138,8 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
   }
   if (shape.kind === 'map') {
     const l = isObject(lhs) ? lhs : {}, r = isObject(rhs) ? rhs : {};
-    for (const k of Object.keys(l)) walkChild(l[k], r[k], childOf(t, k), path, fieldPE(k), c);
-    for (const k of Object.keys(r)) if (!(k in l)) walkChild(undefined, r[k], childOf(t, k), path, fieldPE(k), c);
+    for (const k of Object.keys(l)) walkChild(l[k], ownValue(r, k), childOf(t, k), path, fieldPE(k), c);
+    for (const k of Object.keys(r)) if (!hasOwn(l, k)) walkChild(undefined, r[k], childOf(t, k), path, fieldPE(k), c);
     return;
   }
   const itemType = itemsOf(t);
@@ -170,14 +173,14 @@ function walkCompare(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[
 }
 
 // `path` is a stack shared by the walk: sets copy what they keep.
-function walkChild(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], pe: PathElement, c: Comparison): void {
+function walkChild(lhs: unknown, rhs: unknown, t: TypeInfo, path: PathElement[], pe: PathElement, c: Writers): void {
   path.push(pe);
   walkCompare(lhs, rhs, t, path, c);
   path.pop();
 }
 
 /** Every node of a value that appeared or disappeared, containers included. */
-function collect(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet): void {
+function collect(v: unknown, t: TypeInfo, path: PathElement[], set: SetWriter): void {
   if (path.length > 0) set.insert(path);
   const shape = shapeOf(v, t);
   if (shape.kind === 'map') {

@@ -3,6 +3,7 @@
 // its value (`v:`), or a list position (`i:`). The serialized form is the
 // FieldsV1 key, so it doubles as the identity of an element.
 
+import { jsonTextExceedsDepth } from '../limits.js';
 import { isObject } from '../patch/json.js';
 
 export type PathElement =
@@ -61,6 +62,8 @@ export function parsePE(s: string): PathElement {
   if (s.length < 2) throw new Error('key must be 2 characters long:');
   if (s[1] !== ':') throw new Error(`missing colon: ${s}`);
   const body = s.slice(2);
+  // A key is a string, so no depth check of the request saw the JSON inside it.
+  if ((s[0] === 'v' || s[0] === 'k') && jsonTextExceedsDepth(body)) throw new Error(`key nested too deeply: ${s.slice(0, 64)}`);
   switch (s[0]) {
     case 'f': return { field: body };
     case 'v': return { value: JSON.parse(body) };

@@ -2,11 +2,12 @@
 // which path element names each list item, which nodes are leaves (scalars,
 // atomic lists and maps), and the set of fields a value holds.
 
+import { hasOwn, setOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import {
   childOf, isAtomicMap, isNamedField, itemsOf, listSemantics, untyped, type ListSemantics, type TypeInfo,
 } from '../patch/typeinfo.js';
-import { FieldSet } from './fieldset.js';
+import { FieldSet, SetWriter } from './fieldset.js';
 import { fieldPE, keyPE, pathString, peString, serializePE, type Path, type PathElement } from './pathelement.js';
 
 /** How a node is walked: a leaf, a granular map or struct, or a granular (set or map) list. */
@@ -52,7 +53,7 @@ export function itemElement(item: unknown, sem: ListSemantics, itemType: TypeInf
     if (!isObject(item)) return 'associative list with keys may not have non-map elements';
     const fields: Array<[string, unknown]> = [];
     for (const name of sem.keys) {
-      if (Object.prototype.hasOwnProperty.call(item, name)) fields.push([name, item[name]]);
+      if (hasOwn(item, name)) fields.push([name, item[name]]);
       else {
         const def = itemType.kind === 'untyped' ? undefined : itemType.field(name)?.default;
         if (def === undefined) return `associative list with keys has an element that omits key field ${JSON.stringify(name)} (and doesn't have default value)`;
@@ -100,13 +101,13 @@ export interface ValidationError { path: Path; message: string }
  * reported (an applied configuration must have neither).
  */
 export function toFieldSet(v: unknown, t: TypeInfo, errors?: ValidationError[]): FieldSet {
-  const set = new FieldSet();
+  const set = new SetWriter();
   walkFields(v, t, [], set, errors);
-  return set;
+  return set.set;
 }
 
 // `path` is a stack shared by the whole walk: sets copy what they keep.
-function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: FieldSet, errors?: ValidationError[]): void {
+function walkFields(v: unknown, t: TypeInfo, path: PathElement[], set: SetWriter, errors?: ValidationError[]): void {
   const shape = shapeOf(v, t);
   if (shape.kind === 'leaf') {
     if (path.length > 0) set.insert(path);
@@ -201,7 +202,7 @@ export function removeItems(v: unknown, set: FieldSet, t: TypeInfo): unknown {
       if (set.hasMember(pe)) continue;
       const sub = set.child(pe);
       const nv = sub ? removeItems(obj[k], sub, childOf(t, k)) : obj[k];
-      if (nv !== undefined) out[k] = nv;
+      if (nv !== undefined) setOwn(out, k, nv);
     }
     return Object.keys(out).length > 0 ? out : undefined;
   }

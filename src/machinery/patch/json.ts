@@ -1,6 +1,9 @@
 // Small helpers over parsed JSON values shared by the patch and managed-fields
 // algorithms. Values are what JSON.parse yields: null, booleans, numbers,
-// strings, arrays and plain objects.
+// strings, arrays and plain objects. Keys are user data: `__proto__` and
+// `constructor` are ordinary keys here (see ownkeys.ts).
+
+import { setOwn } from '../ownkeys.js';
 
 export type JsonObject = Record<string, unknown>;
 
@@ -9,15 +12,51 @@ export function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** A deep copy of a JSON value; the algorithms mutate their copies, never the caller's values. */
+/**
+ * A deep copy of a JSON value; the algorithms mutate their copies, never the
+ * caller's values. Walks with its own stack, not the call stack: a JSON patch
+ * may copy values deeper than any recursion could before its result is
+ * measured.
+ */
 export function clone<T>(v: T): T {
-  if (Array.isArray(v)) return v.map(clone) as T;
-  if (isObject(v)) {
-    const out: JsonObject = {};
-    for (const k of Object.keys(v)) out[k] = clone(v[k]);
-    return out as T;
+  if (typeof v !== 'object' || v === null) return v;
+  const root = shallowContainer(v);
+  const from: unknown[] = [v], to: unknown[] = [root];
+  while (from.length > 0) {
+    const src = from.pop()!, dst = to.pop()!;
+    if (Array.isArray(src)) {
+      const out = dst as unknown[];
+      for (let i = 0; i < src.length; i++) {
+        const item = src[i];
+        if (typeof item === 'object' && item !== null) {
+          const copy = shallowContainer(item);
+          out[i] = copy;
+          from.push(item);
+          to.push(copy);
+        } else {
+          out[i] = item;
+        }
+      }
+    } else {
+      const obj = src as JsonObject, out = dst as JsonObject;
+      for (const k of Object.keys(obj)) {
+        const item = obj[k];
+        if (typeof item === 'object' && item !== null) {
+          const copy = shallowContainer(item);
+          setOwn(out, k, copy);
+          from.push(item);
+          to.push(copy);
+        } else {
+          setOwn(out, k, item);
+        }
+      }
+    }
   }
-  return v;
+  return root as T;
+}
+
+function shallowContainer(v: object): unknown[] | JsonObject {
+  return Array.isArray(v) ? new Array<unknown>(v.length) : {};
 }
 
 /** Whether a value is a JSON scalar (string, number, boolean). */
@@ -34,4 +73,53 @@ export function goFormat(v: unknown): string {
     return `map[${keys.map((k) => `${k}:${goFormat(v[k])}`).join(' ')}]`;
   }
   return String(v);
+}
+
+/**
+ * Bytes of a value as Go's encoder writes it (compact, `<`, `>`, `&` and line
+ * separators escaped), counted without building the text: upstream's size
+ * limits are in those bytes, and the values measured may be large.
+ */
+export function encodedSize(v: unknown): number {
+  let size = 0;
+  const stack: unknown[] = [v];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (Array.isArray(x)) {
+      size += 2 + Math.max(0, x.length - 1);
+      for (let i = 0; i < x.length; i++) stack.push(x[i]);
+    } else if (isObject(x)) {
+      const keys = Object.keys(x);
+      size += 2 + Math.max(0, keys.length - 1);
+      for (const k of keys) {
+        size += encodedStringSize(k) + 1;
+        stack.push(x[k]);
+      }
+    } else if (typeof x === 'string') {
+      size += encodedStringSize(x);
+    } else if (typeof x === 'number') {
+      size += String(x).length;
+    } else if (typeof x === 'boolean') {
+      size += x ? 4 : 5;
+    } else {
+      size += 4; // null
+    }
+  }
+  return size;
+}
+
+function encodedStringSize(s: string): number {
+  let n = 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22 || c === 0x5c || c === 0x0a || c === 0x0d || c === 0x09 || c === 0x08 || c === 0x0c) n += 2;
+    else if (c < 0x20 || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) n += 6;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3; // the rest of the BMP; a lone surrogate becomes U+FFFD
+  }
+  return n;
 }

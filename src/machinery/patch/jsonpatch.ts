@@ -2,10 +2,14 @@
 // uses (evanphx/json-patch v4), since clients rely on its quirks: `replace` of
 // a missing object key adds it, negative array indices count from the end, and
 // every failure while applying is a 422 whose cause carries the library's text.
+// Work is bounded as upstream bounds it: `copy` operations may add at most the
+// request body limit in bytes, and the result may not nest beyond the limit.
 
 import { ApiError } from '../errors.js';
+import { maxRequestBodyBytes, tooDeep, valueExceedsDepth } from '../limits.js';
+import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { badPatch, patchRejected } from './errors.js';
-import { clone, isObject, type JsonObject } from './json.js';
+import { clone, encodedSize, isObject, type JsonObject } from './json.js';
 import { deepEqual } from '../equal.js';
 
 export interface JsonPatchOperation {
@@ -22,17 +26,19 @@ export const maxJsonPatchOperations = 10000;
 
 /** Validates the decoded body of an `application/json-patch+json` request (400 when it is not a list of objects). */
 export function decodeJsonPatch(body: unknown): JsonPatchOperation[] {
+  if (valueExceedsDepth(body)) throw tooDeep();
   if (!Array.isArray(body)) {
     throw badPatch(`json: cannot unmarshal ${jsonKind(body)} into Go value of type jsonpatch.Patch`);
   }
   const ops = body.map((raw): JsonPatchOperation => {
     if (!isObject(raw)) throw badPatch(`json: cannot unmarshal ${jsonKind(raw)} into Go value of type jsonpatch.Operation`);
+    const op = ownValue(raw, 'op');
     return {
-      op: typeof raw.op === 'string' ? raw.op : 'unknown',
-      path: raw.path,
-      from: raw.from,
-      value: raw.value,
-      hasValue: Object.prototype.hasOwnProperty.call(raw, 'value'),
+      op: typeof op === 'string' ? op : 'unknown',
+      path: ownValue(raw, 'path'),
+      from: ownValue(raw, 'from'),
+      value: ownValue(raw, 'value'),
+      hasValue: hasOwn(raw, 'value'),
     };
   });
   if (ops.length > maxJsonPatchOperations) {
@@ -48,14 +54,31 @@ function jsonKind(v: unknown): string {
   return typeof v === 'object' ? 'object' : typeof v;
 }
 
-/** Applies decoded operations to a copy of `doc`; the caller's value is untouched. */
-export function applyJsonPatch(doc: unknown, ops: JsonPatchOperation[]): unknown {
-  const root: { value: unknown } = { value: clone(doc) };
+export interface JsonPatchOptions {
+  /** Bytes `copy` operations may add in total (upstream: the request body limit). */
+  copySizeLimit?: number;
+}
+
+/** The state of one application: the document and the bytes copied so far. */
+interface Run {
+  value: unknown;
+  copied: number;
+  copyLimit: number;
+}
+
+/**
+ * Applies decoded operations to a copy of `doc`; the caller's value is
+ * untouched. The operations run without recursion, so a document they nest
+ * too deeply is refused (400) once, at the end.
+ */
+export function applyJsonPatch(doc: unknown, ops: JsonPatchOperation[], opts: JsonPatchOptions = {}): unknown {
+  const run: Run = { value: clone(doc), copied: 0, copyLimit: opts.copySizeLimit ?? maxRequestBodyBytes };
   for (const op of ops) {
-    const failure = applyOne(root, op);
+    const failure = applyOne(run, op);
     if (failure) throw patchRejected(failure);
   }
-  return root.value;
+  if (valueExceedsDepth(run.value)) throw tooDeep('the patched object');
+  return run.value;
 }
 
 /** Decodes and applies in one step. */
@@ -72,7 +95,7 @@ function decodeToken(t: string): string {
 }
 
 /** Walks all tokens but the last, as the library does: the first token (before the leading '/') is skipped. */
-function locate(root: { value: unknown }, path: string): Location {
+function locate(root: Run, path: string): Location {
   const parts = path.split('/');
   if (parts.length < 2) return undefined;
   let cur = root.value;
@@ -100,12 +123,12 @@ function getChild(c: Container, key: string): { value: unknown } | { error: stri
     const idx = arrayIndex(key, c.length - 1, c.length);
     return typeof idx === 'string' ? { error: idx } : { value: c[idx] };
   }
-  return { value: Object.prototype.hasOwnProperty.call(c, key) ? c[key] : undefined };
+  return { value: ownValue(c, key) };
 }
 
 function add(c: Container, key: string, value: unknown): string | undefined {
   if (!Array.isArray(c)) {
-    c[key] = value;
+    setOwn(c, key, value);
     return undefined;
   }
   if (key === '-') {
@@ -122,7 +145,7 @@ function add(c: Container, key: string, value: unknown): string | undefined {
 
 function remove(c: Container, key: string): string | undefined {
   if (!Array.isArray(c)) {
-    if (!Object.prototype.hasOwnProperty.call(c, key)) return `Unable to remove nonexistent key: ${key}: missing value`;
+    if (!hasOwn(c, key)) return `Unable to remove nonexistent key: ${key}: missing value`;
     delete c[key];
     return undefined;
   }
@@ -138,7 +161,7 @@ function pathOf(op: JsonPatchOperation, field: 'path' | 'from'): string | undefi
 }
 
 /** Applies one operation in place; returns the failure text (the library's wording) or undefined. */
-function applyOne(root: { value: unknown }, op: JsonPatchOperation): string | undefined {
+function applyOne(root: Run, op: JsonPatchOperation): string | undefined {
   const path = pathOf(op, 'path');
   const value = op.hasValue ? clone(op.value) : null;
   switch (op.op) {
@@ -166,7 +189,7 @@ function applyOne(root: { value: unknown }, op: JsonPatchOperation): string | un
         loc.container[idx] = value;
       } else {
         // The library sets a missing object key instead of failing.
-        loc.container[loc.key] = value;
+        setOwn(loc.container, loc.key, value);
       }
       return undefined;
     }
@@ -195,6 +218,11 @@ function applyOne(root: { value: unknown }, op: JsonPatchOperation): string | un
       if (path === undefined) return 'copy operation failed to decode path: missing value';
       const dst = locate(root, path);
       if (!dst) return `copy operation does not apply: doc is missing destination path: ${path}: missing value`;
+      // Counted as the library counts: the encoded bytes of each copied value (a missing one is none).
+      root.copied += got.value === undefined ? 0 : encodedSize(got.value);
+      if (root.copied > root.copyLimit) {
+        return `Unable to complete the copy, the accumulated size increase of copy is ${root.copied}, exceeding the limit ${root.copyLimit}`;
+      }
       const err = add(dst.container, dst.key, clone(got.value ?? null));
       return err && `error while adding value during copy: ${err}`;
     }

@@ -1,12 +1,16 @@
 // RFC 7386 JSON merge patch, as upstream's library applies it: null removes a
 // key, objects merge recursively, anything else replaces; values added where
-// nothing (or null) was lose their null members.
+// nothing (or null) was lose their null members. The result is no larger than
+// the document and the patch together, and nests no deeper than either.
 
+import { tooDeep, valueExceedsDepth } from '../limits.js';
+import { ownValue, setOwn } from '../ownkeys.js';
 import { badPatch } from './errors.js';
 import { clone, isObject, type JsonObject } from './json.js';
 
 /** Applies a merge patch to a copy of `doc`. The patch must be a JSON object (400 otherwise). */
 export function applyMergePatch(doc: unknown, patch: unknown): JsonObject {
+  if (valueExceedsDepth(patch)) throw tooDeep();
   if (!isObject(patch)) throw badPatch('Invalid JSON Patch');
   const target = isObject(doc) ? clone(doc) : {};
   mergeInto(target, patch);
@@ -20,16 +24,10 @@ function mergeInto(target: JsonObject, patch: JsonObject): void {
       delete target[key];
       continue;
     }
-    const current = target[key];
-    if (current === undefined || current === null) {
-      target[key] = pruneNulls(clone(value));
-    } else if (isObject(current) && isObject(value)) {
-      mergeInto(current, value);
-    } else if (isObject(current)) {
-      target[key] = clone(value);
-    } else {
-      target[key] = pruneNulls(clone(value));
-    }
+    const current = ownValue(target, key);
+    if (isObject(current) && isObject(value)) mergeInto(current, value);
+    else if (isObject(current)) setOwn(target, key, clone(value));
+    else setOwn(target, key, pruneNulls(clone(value)));
   }
 }
 

@@ -1,8 +1,10 @@
 // List handling of strategic merge patch: merging lists with the `merge`
 // strategy (maps by their merge key, scalars as sets), `$patch` list items,
 // `$deleteFromPrimitiveList` and the order rules upstream applies (patch order
-// first, then the live order; items new to the list come first).
+// first, then the live order; items new to the list come first). Lookups go
+// through indexes built once per list, so the work stays linear in the lists.
 
+import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { badPatch, patchRejected } from './errors.js';
 import { goFormat, isObject, type JsonObject } from './json.js';
 import type { TypeInfo } from './typeinfo.js';
@@ -30,10 +32,10 @@ export function noMergeKey(m: unknown, key: string) {
 /** Strips `$patch` maps from a value about to be stored; false when the value itself is one. */
 export function removeDirectives(v: unknown): [unknown, boolean] {
   if (isObject(v)) {
-    if (directiveMarker in v) return [undefined, false];
+    if (hasOwn(v, directiveMarker)) return [undefined, false];
     for (const k of Object.keys(v)) {
       const [nv, keep] = removeDirectives(v[k]);
-      if (keep) v[k] = nv;
+      if (keep) setOwn(v, k, nv);
       else delete v[k];
     }
     return [v, true];
@@ -82,35 +84,65 @@ export function sliceElementKind(...lists: unknown[][]): string | undefined {
 /** The merge key value of a map item (or the item itself for scalars), as upstream's index lookups compare. */
 function keyOf(item: unknown, mergeKey: string, kind: string): unknown {
   if (kind !== 'map') return item;
-  return isObject(item) ? item[mergeKey] : undefined;
+  return isObject(item) ? ownValue(item, mergeKey) : undefined;
 }
 
-function indexIn(list: unknown[], item: unknown, mergeKey: string, kind: string): number {
-  const k = keyOf(item, mergeKey, kind);
-  return list.findIndex((v) => keyOf(v, mergeKey, kind) === k);
+/**
+ * First position of each key in a list (keys as `keyOf` reads them). A Map
+ * compares its keys as `===` does for JSON values.
+ */
+function positions(list: unknown[], mergeKey: string, kind: string): Map<unknown, number> {
+  const at = new Map<unknown, number>();
+  list.forEach((v, i) => {
+    const k = keyOf(v, mergeKey, kind);
+    if (!at.has(k)) at.set(k, i);
+  });
+  return at;
 }
 
-/** Finds the first map item whose merge key equals `value`. */
-function findByKey(list: unknown[], mergeKey: string, value: unknown): number {
-  for (let i = 0; i < list.length; i++) {
-    const item = list[i];
-    if (!isObject(item)) throw badPatch(`value for key ${i} is not a map.`);
-    if (Object.prototype.hasOwnProperty.call(item, mergeKey) && item[mergeKey] === value) return i;
+/**
+ * Finds map items by merge key value as a scan from the start would: the
+ * first item whose own key equals the value, and a 400 when an item that is
+ * not a map comes first.
+ */
+class KeyedItems {
+  private readonly at = new Map<unknown, number>();
+  private firstNonMap = -1;
+
+  constructor(list: unknown[], private readonly mergeKey: string) {
+    list.forEach((item, i) => this.note(item, i));
   }
-  return -1;
+
+  /** Records the item at position `i` (appended to the list after construction). */
+  note(item: unknown, i: number): void {
+    if (!isObject(item)) {
+      if (this.firstNonMap < 0) this.firstNonMap = i;
+    } else if (hasOwn(item, this.mergeKey)) {
+      const k = item[this.mergeKey];
+      if (!this.at.has(k)) this.at.set(k, i);
+    }
+  }
+
+  find(value: unknown): number {
+    const i = this.at.get(value) ?? -1;
+    if (this.firstNonMap >= 0 && (i < 0 || this.firstNonMap < i)) throw badPatch(`value for key ${this.firstNonMap} is not a map.`);
+    return i;
+  }
 }
 
 /** Splits `items` into those present in `by` and the server-only rest. */
 export function partition(items: unknown[], by: unknown[], mergeKey: string): [unknown[], unknown[]] {
   const inPatch: unknown[] = [], serverOnly: unknown[] = [];
+  const keyed = mergeKey ? new KeyedItems(by, mergeKey) : undefined;
+  const values = mergeKey ? undefined : new Set(by);
   for (const item of items) {
     let found: boolean;
-    if (mergeKey) {
+    if (keyed) {
       if (!isObject(item)) throw badArgType('map[string]interface {}', item);
-      if (!(mergeKey in item)) throw noMergeKey(item, mergeKey);
-      found = findByKey(by, mergeKey, item[mergeKey]) >= 0;
+      if (!hasOwn(item, mergeKey)) throw noMergeKey(item, mergeKey);
+      found = keyed.find(item[mergeKey]) >= 0;
     } else {
-      found = by.some((v) => v === item);
+      found = values!.has(item);
     }
     (found ? inPatch : serverOnly).push(item);
   }
@@ -118,7 +150,7 @@ export function partition(items: unknown[], by: unknown[], mergeKey: string): [u
 }
 
 function isDeleteItem(v: unknown): boolean {
-  return isObject(v) && v[directiveMarker] === 'delete';
+  return isObject(v) && ownValue(v, directiveMarker) === 'delete';
 }
 
 /** Sorts `toSort` by the positions of its items in `order` (stable; items not in `order` keep their place). */
@@ -127,12 +159,13 @@ function sortByOrder(toSort: unknown[], order: unknown[], mergeKey: string, kind
   if (kind === 'map') {
     for (const v of [...toSort, ...order]) {
       if (!isObject(v)) throw badArgType('map[string]interface {}', v);
-      if (!(mergeKey in v)) throw noMergeKey(v, mergeKey);
+      if (!hasOwn(v, mergeKey)) throw noMergeKey(v, mergeKey);
     }
     rest = toSort.filter((v) => !isDeleteItem(v));
     deletions = toSort.filter(isDeleteItem);
   }
-  const ranked = rest.map((v, i) => ({ v, i, at: indexIn(order, v, mergeKey, kind) }));
+  const inOrder = positions(order, mergeKey, kind);
+  const ranked = rest.map((v, i) => ({ v, i, at: inOrder.get(keyOf(v, mergeKey, kind)) ?? -1 }));
   ranked.sort((a, b) => (a.at >= 0 && b.at >= 0 ? a.at - b.at : 0) || a.i - b.i);
   return [...ranked.map((r) => r.v), ...deletions];
 }
@@ -146,14 +179,16 @@ export function normalizeElementOrder(patchItems: unknown[], serverOnly: unknown
   serverOrder: unknown[], mergeKey: string, kind: string): unknown[] {
   const right = sortByOrder(patchItems, patchOrder, mergeKey, kind);
   const left = sortByOrder(serverOnly, serverOrder, mergeKey, kind);
+  const inServer = positions(serverOrder, mergeKey, kind);
+  const indexIn = (item: unknown) => inServer.get(keyOf(item, mergeKey, kind)) ?? -1;
   const out: unknown[] = [];
   let i = 0, j = 0;
   while (i < left.length || j < right.length) {
     if (i >= left.length) out.push(right[j++]);
     else if (j >= right.length) out.push(left[i++]);
     else {
-      const li = indexIn(serverOrder, left[i], mergeKey, kind);
-      const ri = indexIn(serverOrder, right[j], mergeKey, kind);
+      const li = indexIn(left[i]);
+      const ri = indexIn(right[j]);
       if (li >= 0 && ri >= 0 && li < ri) out.push(left[i++]);
       else out.push(right[j++]);
     }
@@ -172,18 +207,25 @@ export function mergeList(original: unknown[], patch: unknown[], itemType: TypeI
   let merged: unknown[];
   let serverOrder = original, patchItems = patch;
   if (kind !== 'map') {
-    if (isDeleteList) return original.filter((v) => !patch.some((d) => d === v));
-    merged = [];
-    for (const v of [...original, ...patch]) if (!merged.some((m) => m === v)) merged.push(v);
+    if (isDeleteList) {
+      const deleted = new Set(patch);
+      return original.filter((v) => !deleted.has(v));
+    }
+    merged = [...new Set([...original, ...patch])];
   } else {
     if (!mergeKey) throw badPatch('cannot merge lists without merge key for type struct');
     [serverOrder, patchItems] = applyListItemDirectives(original, patch, mergeKey);
     merged = serverOrder.slice();
+    const keyed = new KeyedItems(merged, mergeKey);
     for (const v of patchItems as JsonObject[]) {
-      if (!(mergeKey in v)) throw noMergeKey(v, mergeKey);
-      const at = findByKey(merged, mergeKey, v[mergeKey]);
+      if (!hasOwn(v, mergeKey)) throw noMergeKey(v, mergeKey);
+      // Merging keeps the item's key (the patch item carries the same one), so the index stays true.
+      const at = keyed.find(v[mergeKey]);
       if (at >= 0) merged[at] = mergeMap(merged[at] as JsonObject, v, itemType);
-      else merged.push(removeDirectives(discardNulls(v))[0]);
+      else {
+        merged.push(removeDirectives(discardNulls(v))[0]);
+        keyed.note(merged[merged.length - 1], merged.length - 1);
+      }
     }
   }
   const [inPatch, serverOnly] = partition(merged, patchItems, kind === 'map' ? mergeKey : '');
@@ -196,21 +238,18 @@ export function mergeList(original: unknown[], patch: unknown[], itemType: TypeI
  * remaining original and the patch items without directives.
  */
 function applyListItemDirectives(original: unknown[], patch: unknown[], mergeKey: string): [unknown[], unknown[]] {
-  let remaining = original.slice();
+  const deleted = new Set<unknown>();
   const plain: unknown[] = [];
   let replace = false;
   for (const v of patch as JsonObject[]) {
-    if (!(directiveMarker in v)) {
+    if (!hasOwn(v, directiveMarker)) {
       plain.push(v);
       continue;
     }
     const directive = v[directiveMarker];
     if (directive === 'delete') {
-      if (!(mergeKey in v)) throw noMergeKey(v, mergeKey);
-      const key = v[mergeKey];
-      for (let at = findByKey(remaining, mergeKey, key); at >= 0; at = findByKey(remaining, mergeKey, key)) {
-        remaining.splice(at, 1);
-      }
+      if (!hasOwn(v, mergeKey)) throw noMergeKey(v, mergeKey);
+      deleted.add(v[mergeKey]);
     } else if (directive === 'replace') {
       replace = true;
     } else if (directive === 'merge') {
@@ -220,6 +259,8 @@ function applyListItemDirectives(original: unknown[], patch: unknown[], mergeKey
     }
   }
   if (replace) return [plain.map((v) => removeDirectives(v)[0]), []];
+  // Every item is a map here (the list's kind says so).
+  const remaining = original.filter((item) => !(hasOwn(item as JsonObject, mergeKey) && deleted.has((item as JsonObject)[mergeKey])));
   return [remaining, plain];
 }
 
@@ -234,7 +275,7 @@ export function validateSetElementOrder(patchList: unknown[], order: unknown[], 
   let pi = 0, si = 0;
   while (pi < items.length && si < order.length) {
     const item = items[pi];
-    if (isObject(item) && directiveMarker in item) {
+    if (isObject(item) && hasOwn(item, directiveMarker)) {
       pi++;
       continue;
     }
@@ -250,7 +291,7 @@ function sameKey(a: unknown, b: unknown, mergeKey: string): boolean {
   if (!mergeKey) return a === b;
   if (!isObject(a)) throw badArgType('map[string]interface {}', a);
   if (!isObject(b)) throw badArgType('map[string]interface {}', b);
-  if (!(mergeKey in a)) throw noMergeKey(a, mergeKey);
-  if (!(mergeKey in b)) throw noMergeKey(b, mergeKey);
+  if (!hasOwn(a, mergeKey)) throw noMergeKey(a, mergeKey);
+  if (!hasOwn(b, mergeKey)) throw noMergeKey(b, mergeKey);
   return a[mergeKey] === b[mergeKey];
 }

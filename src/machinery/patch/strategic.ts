@@ -3,9 +3,13 @@
 // read from the kind's TypeInfo and the directives upstream clients send —
 // `$patch: replace|delete` on maps and list items, `$retainKeys`,
 // `$deleteFromPrimitiveList/<field>` and `$setElementOrder/<field>`.
-// Lists without the `merge` strategy are replaced; null deletes a key.
+// Lists without the `merge` strategy are replaced; null deletes a key. The
+// result holds only values of the live object and the patch, at their own
+// paths: it is no larger than both together and nests no deeper than either.
 
 import { errors } from '../errors.js';
+import { tooDeep, valueExceedsDepth } from '../limits.js';
+import { hasOwn, ownValue, setOwn } from '../ownkeys.js';
 import { badPatch } from './errors.js';
 import { clone, goFormat, isObject, type JsonObject } from './json.js';
 import {
@@ -20,6 +24,7 @@ const setElementOrderPrefix = '$setElementOrder';
 
 /** Applies a strategic merge patch to a copy of `original` (the caller's values are untouched). */
 export function applyStrategicMergePatch(original: unknown, patch: unknown, type: TypeInfo): JsonObject {
+  if (valueExceedsDepth(patch)) throw tooDeep();
   if (!isObject(patch)) {
     const kind = Array.isArray(patch) ? 'array' : patch === null ? 'null' : typeof patch;
     throw badPatch(`json: cannot unmarshal ${kind} into Go value of type map[string]interface {}`);
@@ -30,7 +35,7 @@ export function applyStrategicMergePatch(original: unknown, patch: unknown, type
 
 /** Merges `patch` into `original` in place (both are the algorithm's own copies). */
 function mergeMap(original: JsonObject, patch: JsonObject, t: TypeInfo): JsonObject {
-  if (directiveMarker in patch) return mapDirective(patch[directiveMarker], patch);
+  if (hasOwn(patch, directiveMarker)) return mapDirective(patch[directiveMarker], patch);
   applyRetainKeys(original, patch);
   applySetElementOrders(original, patch, t);
   for (const patchKey of Object.keys(patch)) {
@@ -45,18 +50,18 @@ function mergeMap(original: JsonObject, patch: JsonObject, t: TypeInfo): JsonObj
       delete original[key];
       continue;
     }
-    const present = Object.prototype.hasOwnProperty.call(original, key);
-    if (!present || goTypeName(original[key]) !== goTypeName(patchV)) {
+    const present = hasOwn(original, key);
+    const current = ownValue(original, key);
+    if (!present || goTypeName(current) !== goTypeName(patchV)) {
       if (!isDeleteList) store(original, key, discardNulls(patchV));
       continue;
     }
     const child = childOf(t, key);
     const strategy = mergeStrategy(child);
-    const current = original[key];
     if (isObject(current)) {
-      original[key] = strategy === 'replace' ? patchV : mergeMap(current, patchV as JsonObject, child);
+      setOwn(original, key, strategy === 'replace' ? patchV : mergeMap(current, patchV as JsonObject, child));
     } else if (Array.isArray(current)) {
-      original[key] = mergeListField(current, patchV as unknown[], child, strategy, isDeleteList);
+      setOwn(original, key, mergeListField(current, patchV as unknown[], child, strategy, isDeleteList));
     } else {
       store(original, key, patchV);
     }
@@ -67,7 +72,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, t: TypeInfo): JsonObj
 /** Sets a key to a patch value stripped of directives; a value that is itself a directive removes the key. */
 function store(target: JsonObject, key: string, value: unknown): void {
   const [v, keep] = removeDirectives(value);
-  if (keep) target[key] = v;
+  if (keep) setOwn(target, key, v);
   else delete target[key];
 }
 
@@ -108,7 +113,7 @@ function extractKey(key: string, prefix: string, malformed: string): string {
  * every non-null patch key must be listed (400 otherwise).
  */
 function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
-  if (!(retainKeysDirective in patch)) return;
+  if (!hasOwn(patch, retainKeysDirective)) return;
   const list = patch[retainKeysDirective];
   delete patch[retainKeysDirective];
   if (!Array.isArray(list)) throw badPatch('invalid patch format of retainKeys');
@@ -132,8 +137,8 @@ function applySetElementOrders(original: JsonObject, patch: JsonObject, t: TypeI
     delete patch[directiveKey];
     if (!Array.isArray(order)) throw badArgType('[]interface {}', order);
     const key = extractKey(directiveKey, setElementOrderPrefix, 'invalid patch format of setElementOrder list');
-    const hasOriginal = Object.prototype.hasOwnProperty.call(original, key);
-    const hasPatch = Object.prototype.hasOwnProperty.call(patch, key);
+    const hasOriginal = hasOwn(original, key);
+    const hasPatch = hasOwn(patch, key);
     const originalList = hasOriginal ? original[key] : [];
     const patchList = hasPatch ? patch[key] : [];
     if (!Array.isArray(originalList)) throw badArgType('[]interface {}', originalList);
@@ -150,7 +155,7 @@ function applySetElementOrders(original: JsonObject, patch: JsonObject, t: TypeI
     const [inOrder, serverOnly] = partition(merged, order, mergeKey);
     const kind = sliceElementKind(originalList, patchList);
     if (kind === undefined) throw badPatch('no elements in any of the given slices');
-    original[key] = normalizeElementOrder(inOrder, serverOnly, order, originalList, mergeKey, kind);
+    setOwn(original, key, normalizeElementOrder(inOrder, serverOnly, order, originalList, mergeKey, kind));
     delete patch[key];
   }
 }

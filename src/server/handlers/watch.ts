@@ -3,14 +3,21 @@
 // encoding is kept on the cache event, so N watchers share one encoding.
 
 import type { ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { ApiError, errors } from '../../machinery/errors.js';
 import { definition } from '../../api/schema.js';
 import { Status, WatchEvent } from '../../api/meta/v1.js';
-import { apiVersionOf, type KubeObject } from '../../api/kind.js';
-import type { ResourceStore, ListOptions } from '../../registry/store.js';
-import type { ActiveWatch, ObjectEvent } from '../../registry/watch.js';
+import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
+import type { ListOptions } from '../../registry/store.js';
+import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.js';
 import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
+
+/** What a watch stream reads from: a kind's events, by namespace. */
+export interface WatchSource {
+  kind: KindDefinition;
+  watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<ActiveWatch>;
+}
 
 export interface WatchParams {
   namespace?: string;
@@ -19,6 +26,8 @@ export interface WatchParams {
   /** End the stream cleanly after this many seconds. */
   timeoutSeconds?: number;
   include: IncludeObject;
+  /** Where failures after the stream began are reported (the response can no longer carry them). */
+  log?: Logger;
 }
 
 /** How often a watch that allows bookmarks gets one. */
@@ -28,8 +37,18 @@ const defaultTimeoutMs = () => (30 + Math.random() * 30) * 60_000;
 
 type Frame = Buffer;
 
+/** namespace/name of an event's object, for messages; the object may be the very thing that is broken. */
+function describe(e: ObjectEvent): string {
+  try {
+    const meta = e.object.object.metadata ?? {};
+    return meta.namespace ? `${meta.namespace}/${meta.name}` : String(meta.name);
+  } catch {
+    return 'object';
+  }
+}
+
 class WatchEncoder {
-  constructor(private readonly store: ResourceStore, private readonly rep: Representation, private readonly include: IncludeObject) {}
+  constructor(private readonly store: WatchSource, private readonly rep: Representation, private readonly include: IncludeObject, private readonly log?: Logger) {}
 
   private frameOf(type: string, object: KubeObject | Buffer): Frame {
     const kind = this.store.kind;
@@ -55,13 +74,31 @@ class WatchEncoder {
     return this.frameOf(e.type, e.object.json());
   }
 
+  /**
+   * An object that cannot be encoded (a stored value its schema cannot
+   * carry, written before the value was checked) must not end the process
+   * or the other watchers' streams: it is logged and an ERROR event with a
+   * 500 Status goes out in its place, and the stream goes on.
+   */
+  private encodeOrError(e: ObjectEvent): Frame {
+    try {
+      return this.encodeUncached(e);
+    } catch (err) {
+      const kind = this.store.kind.kind;
+      const what = describe(e);
+      this.log?.error({ err, kind, object: what, format: this.rep.format }, 'unable to encode watch event');
+      return this.error(errors.internal(`unable to encode watch object ${kind} ${what}: ${(err as Error)?.message ?? String(err)}`));
+    }
+  }
+
   event(e: ObjectEvent): Frame {
     // Tables carry ages that depend on the moment: not shared.
-    if (!e.source || this.rep.view === 'Table') return this.encodeUncached(e);
+    if (!e.source || this.rep.view === 'Table') return this.encodeOrError(e);
     const key = `watch:${this.rep.format}:${this.rep.view}:${this.rep.viewApiVersion}:${e.type}`;
     let frame = e.source.memo.get(key) as Frame | undefined;
     if (!frame) {
-      frame = this.encodeUncached(e);
+      // A failure is kept too: every watcher gets the same ERROR frame, and it is logged once.
+      frame = this.encodeOrError(e);
       e.source.memo.set(key, frame);
     }
     return frame;
@@ -77,8 +114,8 @@ class WatchEncoder {
   }
 }
 
-export async function serveWatch(store: ResourceStore, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
-  const encoder = new WatchEncoder(store, rep, params.include);
+export async function serveWatch(store: WatchSource, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
+  const encoder = new WatchEncoder(store, rep, params.include, params.log);
   let watch: ActiveWatch | undefined;
   let ended = false;
   let timeout: NodeJS.Timeout | undefined;
@@ -104,8 +141,16 @@ export async function serveWatch(store: ResourceStore, res: ServerResponse, rep:
   };
 
   // Errors before the stream starts (bad selectors, 504 for future versions) answer as normal Status responses.
+  // The sink runs in the watch cache's callbacks, outside this request: nothing may escape it.
   watch = await store.watch(params.namespace, params.list, {
-    onEvents: (events) => { for (const e of events) write(encoder.event(e)); },
+    onEvents: (events) => {
+      try {
+        for (const e of events) write(encoder.event(e));
+      } catch (err) {
+        params.log?.error({ err, kind: store.kind.kind }, 'watch stream failed');
+        end(encoder.error(errors.internal('the watch stream could not continue')));
+      }
+    },
     onEnd: (err) => end(encoder.error(err.code === 410 ? err : errors.gone(err.message))),
   });
   const contentType = rep.format === 'protobuf' ? `${rep.contentType};stream=watch` : rep.contentType;

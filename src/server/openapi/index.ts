@@ -4,7 +4,8 @@
 // encoded bytes, so start-up pays nothing for them.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KindDefinition, Verb } from '../../api/kind.js';
+import type { KindDefinition } from '../../api/kind.js';
+import type { RestObject } from '../../registry/rest.js';
 import { ApiError, errors } from '../../machinery/errors.js';
 import type { DocumentInfo } from './common.js';
 import { sendError, sendRedirect, sendRepresentation, negotiate, Representation } from './http.js';
@@ -19,11 +20,12 @@ export interface OpenApiOptions {
   title?: string;
   /** `info.version`: the server's version, e.g. v1.32.0. */
   version?: string;
-  /**
-   * Verbs the REST handlers serve; operations of other verbs are left out so
-   * that the documents and discovery agree. All of each kind's verbs by default.
-   */
-  servedVerbs?: ReadonlySet<Verb>;
+}
+
+/** What the documents describe: the REST objects served now, and a number that moves when they change. */
+export interface OpenApiSource {
+  restObjects(): RestObject[];
+  readonly generation: number;
 }
 
 /** Media types the server's REST handlers produce and accept; listed in the operations. */
@@ -43,22 +45,24 @@ interface V2Cache { json: Representation; doc: Record<string, unknown>; proto?: 
 interface V3Cache { index: Representation; docs: Map<string, Representation> }
 
 export class OpenApiService {
-  private kinds: KindDefinition[] = [];
   private readonly info: DocumentInfo;
-  private readonly servedVerbs?: ReadonlySet<Verb>;
+  private built = -1;
+  private rests: RestObject[] = [];
+  private kinds: KindDefinition[] = [];
   private v2?: V2Cache;
   private v3?: V3Cache;
 
-  constructor(kinds: KindDefinition[], options: OpenApiOptions = {}) {
+  constructor(private readonly source: OpenApiSource, options: OpenApiOptions = {}) {
     this.info = { title: options.title ?? documentTitle, version: options.version ?? 'unversioned' };
-    this.servedVerbs = options.servedVerbs;
-    this.setKinds(kinds);
   }
 
-  /** Replaces the served kinds (e.g. when custom resources change); documents are rebuilt on the next request. */
-  setKinds(kinds: KindDefinition[]): void {
-    const served = this.servedVerbs;
-    this.kinds = served ? kinds.map((k) => ({ ...k, verbs: k.verbs.filter((v) => served.has(v)) })) : [...kinds];
+  /** Drops the documents when what is served changed since they were built; they are rebuilt on the next request. */
+  private refresh(): void {
+    if (this.built === this.source.generation) return;
+    this.built = this.source.generation;
+    this.rests = this.source.restObjects();
+    // Every kind a REST object takes or answers with has its definition in the documents.
+    this.kinds = [...new Set(this.rests.flatMap((r) => [r.describe.parentKind, r.describe.kind]))];
     this.v2 = undefined;
     this.v3 = undefined;
   }
@@ -80,8 +84,9 @@ export class OpenApiService {
 
   /** The v2 document as JSON text and object (built on first use). */
   v2Document(): V2Cache {
+    this.refresh();
     if (!this.v2) {
-      const doc = buildV2(this.kinds, allRoutes(this.kinds, restMediaTypes), this.info);
+      const doc = buildV2(this.kinds, allRoutes(this.rests, restMediaTypes), this.info);
       this.v2 = { doc, json: new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json) };
     }
     return this.v2;
@@ -89,10 +94,11 @@ export class OpenApiService {
 
   /** The v3 index and per-group-version documents (built on first use). */
   v3Documents(): V3Cache {
+    this.refresh();
     if (!this.v3) {
       const docs = new Map<string, Representation>();
       const index: Record<string, { serverRelativeURL: string }> = {};
-      for (const [key, doc] of buildV3(this.kinds, allRoutes(this.kinds, restMediaTypes), this.info)) {
+      for (const [key, doc] of buildV3(this.kinds, allRoutes(this.rests, restMediaTypes), this.info)) {
         const rep = new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json);
         docs.set(key, rep);
         index[key] = { serverRelativeURL: hashedUrl(key, rep.hash) };

@@ -2,7 +2,8 @@
 // v3 document builders both render. Paths, operation ids and actions follow
 // the upstream shapes so that clients find what they expect.
 
-import type { KindDefinition } from '../../api/kind.js';
+import type { KindDefinition, Verb } from '../../api/kind.js';
+import { verbsOf, type RestObject } from '../../registry/rest.js';
 import * as meta from '../../api/meta/v1.js';
 import { groupVersionPath, operationGroupVersion, operationTag } from './names.js';
 import type { PathParam, QueryParam } from './parameters.js';
@@ -53,16 +54,22 @@ export function basePath(group: string, version: string): string {
   return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
 }
 
-/** All routes of one kind. */
-export function kindRoutes(k: KindDefinition, media: MediaTypes): Route[] {
-  const base = basePath(k.group, k.version);
-  const doc = groupVersionPath(k.group, k.version);
+/** The routes of one REST object: which operations follow from its capabilities. */
+export function restRoutes(rest: RestObject, media: MediaTypes): Route[] {
+  const d = rest.describe;
+  const parent = d.parentKind;
+  const k = d.kind;
+  const base = basePath(d.group, d.version);
+  const doc = groupVersionPath(d.group, d.version);
   const gvk: GroupVersionKind = { group: k.group, version: k.version, kind: k.kind };
-  const gv = operationGroupVersion(k.group, k.version);
-  const tag = operationTag(k.group, k.version);
-  const namespaced = k.scope === 'Namespaced';
-  const scoped = namespaced ? 'Namespaced' : '';
-  const has = (v: string) => (k.verbs as string[]).includes(v);
+  const gv = operationGroupVersion(d.group, d.version);
+  const tag = operationTag(d.group, d.version);
+  const scoped = d.namespaced ? 'Namespaced' : '';
+  const verbs = new Set(verbsOf(rest));
+  const has = (v: Verb) => verbs.has(v);
+  // Operation ids name the parent kind, then the sub-resource: readCoreV1NamespaceStatus.
+  const subject = `${parent.kind}${d.subresource === undefined ? '' : capitalize(d.subresource)}`;
+  const of = d.subresource === undefined ? '' : ` ${d.subresource} of the`;
   const objectResponse = (codes: Response['code'][]): Response[] =>
     [...codes.map((code) => ({ code, definition: k.definitionName })), { code: '401' as const }];
 
@@ -75,24 +82,37 @@ export function kindRoutes(k: KindDefinition, media: MediaTypes): Route[] {
     ...extra,
   });
 
-  const collectionPath = namespaced ? `${base}/namespaces/{namespace}/${k.plural}` : `${base}/${k.plural}`;
+  const collectionPath = d.namespaced ? `${base}/namespaces/{namespace}/${d.resource}` : `${base}/${d.resource}`;
   const objectPath = `${collectionPath}/{name}`;
-  const nsParams: PathParam[] = namespaced ? ['namespace'] : [];
+  const nsParams: PathParam[] = d.namespaced ? ['namespace'] : [];
   const routes: Route[] = [];
   const route = (path: string, pathParams: PathParam[], operations: Operation[]) => {
-    if (operations.length > 0) routes.push({ path, doc, kind: k.kind, pathParams, operations });
+    if (operations.length > 0) routes.push({ path, doc, kind: parent.kind, pathParams, operations });
   };
+  const createOp = (operationId: string, description: string) => op('post', 'post', operationId, description, {
+    body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201', '202']),
+  });
 
-  const deleteResponse = k.deleteReturnsObject ? k.definitionName : meta.Status;
+  if (d.subresource !== undefined) {
+    const operations: Operation[] = [];
+    if (has('get')) operations.push(op('get', 'get', `read${gv}${scoped}${subject}`, `read the${of} named ${parent.kind}`));
+    if (has('create')) operations.push(createOp(`create${gv}${scoped}${subject}`, `create the${of} named ${parent.kind}`));
+    if (has('update')) operations.push(op('put', 'put', `replace${gv}${scoped}${subject}`, `replace the${of} named ${parent.kind}`, {
+      body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201']),
+    }));
+    if (has('patch')) operations.push(patchOp(op, `patch${gv}${scoped}${subject}`, `partially update the${of} named ${parent.kind}`, objectResponse(['200', '201']), media));
+    route(`${objectPath}/${d.subresource}`, [...nsParams, 'name'], operations);
+    return routes;
+  }
+
+  const deleteResponse = d.deleteAnswersObject ? k.definitionName : meta.Status;
   const deleteOptions = { definition: meta.DeleteOptions, required: false };
   const collection: Operation[] = [];
   if (has('list')) collection.push(op('get', 'list', `list${gv}${scoped}${k.kind}`, `list or watch objects of kind ${k.kind}`, {
     produces: [...media.produces, ...media.watchProduces],
     responses: [{ code: '200', definition: k.listDefinitionName }, { code: '401' }],
   }));
-  if (has('create')) collection.push(op('post', 'post', `create${gv}${scoped}${k.kind}`, `create a ${k.kind}`, {
-    body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201', '202']),
-  }));
+  if (has('create')) collection.push(createOp(`create${gv}${scoped}${k.kind}`, `create a ${k.kind}`));
   if (has('deletecollection')) collection.push(op('delete', 'deletecollection', `delete${gv}Collection${scoped}${k.kind}`, `delete a collection of ${k.kind} objects`, {
     body: deleteOptions, responses: [{ code: '200', definition: meta.Status }, { code: '401' }],
   }));
@@ -110,25 +130,19 @@ export function kindRoutes(k: KindDefinition, media: MediaTypes): Route[] {
   }));
   route(objectPath, [...nsParams, 'name'], object);
 
-  if (namespaced && has('list')) {
-    route(`${base}/${k.plural}`, [], [op('get', 'list', `list${gv}${k.kind}ForAllNamespaces`, `list or watch objects of kind ${k.kind} in every namespace`, {
+  if (d.namespaced && has('list')) {
+    route(`${base}/${d.resource}`, [], [op('get', 'list', `list${gv}${k.kind}ForAllNamespaces`, `list or watch objects of kind ${k.kind} in every namespace`, {
       produces: [...media.produces, ...media.watchProduces],
       responses: [{ code: '200', definition: k.listDefinitionName }, { code: '401' }],
     })]);
   }
 
-  if (k.subresources.status) {
-    const status: Operation[] = [];
-    if (has('get')) status.push(op('get', 'get', `read${gv}${scoped}${k.kind}Status`, `read the status of the named ${k.kind}`));
-    if (has('update')) status.push(op('put', 'put', `replace${gv}${scoped}${k.kind}Status`, `replace the status of the named ${k.kind}`, {
-      body: { definition: k.definitionName, required: true }, responses: objectResponse(['200', '201']),
-    }));
-    if (has('patch')) status.push(patchOp(op, `patch${gv}${scoped}${k.kind}Status`, `partially update the status of the named ${k.kind}`, objectResponse(['200', '201']), media));
-    route(`${objectPath}/status`, [...nsParams, 'name'], status);
-  }
-
   if (has('watch')) routes.push(...watchRoutes(k, op, media));
   return routes;
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 type OpFactory = (method: Method, action: Action, operationId: string, description: string, extra?: Partial<Operation>) => Operation;
@@ -165,7 +179,7 @@ function watchRoutes(k: KindDefinition, op: OpFactory, media: MediaTypes): Route
 }
 
 /** The discovery documents of a group version (`/api/v1/`), a group (`/apis/<g>/`) and the roots. */
-export function discoveryRoutes(kinds: KindDefinition[], media: MediaTypes): Route[] {
+export function discoveryRoutes(rests: RestObject[], media: MediaTypes): Route[] {
   const routes: Route[] = [];
   const plain = (path: string, doc: string, id: string, description: string, tag: string, definition: string): Route => ({
     path, doc, pathParams: [],
@@ -175,7 +189,7 @@ export function discoveryRoutes(kinds: KindDefinition[], media: MediaTypes): Rou
     }],
   });
   const groupVersions = new Map<string, { group: string; version: string }>();
-  for (const k of kinds) groupVersions.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
+  for (const { describe: d } of rests) groupVersions.set(`${d.group}/${d.version}`, { group: d.group, version: d.version });
   const groups = new Set<string>();
   for (const { group, version } of groupVersions.values()) {
     const gv = operationGroupVersion(group, version);
@@ -193,8 +207,8 @@ export function discoveryRoutes(kinds: KindDefinition[], media: MediaTypes): Rou
   return routes;
 }
 
-/** Every route of every kind plus discovery, sorted by path. */
-export function allRoutes(kinds: KindDefinition[], media: MediaTypes): Route[] {
-  const routes = [...discoveryRoutes(kinds, media), ...kinds.flatMap((k) => kindRoutes(k, media))];
+/** Every route of every REST object plus discovery, sorted by path. */
+export function allRoutes(rests: RestObject[], media: MediaTypes): Route[] {
+  const routes = [...discoveryRoutes(rests, media), ...rests.flatMap((r) => restRoutes(r, media))];
   return routes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

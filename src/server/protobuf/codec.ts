@@ -9,7 +9,9 @@
 
 import { definitions, resolve, type Schema } from '../../api/schema.js';
 import { ProtobufError, Reader, WireType, Writer } from './wire.js';
-import { formatTimestamp, parseTimestamp, zeroTimeSeconds } from './timestamp.js';
+import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
+import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';
+import { setOwn } from '../../machinery/ownkeys.js';
 import { presenceOf, type FieldShape, type Presence } from './presence.js';
 
 type Json = Record<string, unknown>;
@@ -160,7 +162,7 @@ function writeValue(w: Writer, number: number, kind: WireKind, v: unknown, name:
       return;
     case 'time':
     case 'microTime':
-      w.tag(number, WireType.lengthDelimited).bytes(encodeTime(v, kind.k === 'time'));
+      w.tag(number, WireType.lengthDelimited).bytes(encodeTime(v, kind.k === 'time', name));
       return;
     case 'fieldsV1':
     case 'rawExtension':
@@ -188,9 +190,15 @@ function toInteger(v: unknown, name: string): number {
 }
 
 /** A Time message: seconds and nanos always written; the zero (absent) time is an empty message. */
-function encodeTime(v: unknown, isTime: boolean): Buffer {
+function encodeTime(v: unknown, isTime: boolean, name: string): Buffer {
   if (typeof v !== 'string' || v === '') return Buffer.alloc(0);
-  const t = parseTimestamp(v);
+  let t: Instant;
+  try {
+    // Any RFC 3339 text is read, whatever its fraction: a stored value need not be canonical.
+    t = parseGoTime(v);
+  } catch (e) {
+    throw new Error(`cannot encode field ${name} as protobuf: ${(e as Error).message}`);
+  }
   if (t.seconds === zeroTimeSeconds && t.nanos === 0) return Buffer.alloc(0);
   return new Writer()
     .tag(1, WireType.varint).int(t.seconds)
@@ -223,12 +231,17 @@ function encodeIntOrString(v: unknown, name: string): Buffer {
 
 export function decodeMessage(bytes: Uint8Array, schema: Schema): Json {
   const out: Json = {};
-  readFields(new Reader(bytes), schema, out);
+  readFields(new Reader(bytes), schema, out, 1);
   return out;
 }
 
-/** Reads fields into `out`; a message seen twice merges, as proto does. */
-function readFields(r: Reader, schema: Schema, out: Json): void {
+/**
+ * Reads fields into `out`; a message seen twice merges, as proto does.
+ * `depth` counts nested messages, so that a schema that refers to itself
+ * cannot be made to recurse without end.
+ */
+function readFields(r: Reader, schema: Schema, out: Json, depth: number): void {
+  if (depth > maxNestingDepth) throw tooDeep();
   const { byNumber } = fieldsOf(schema);
   while (!r.done) {
     const { field, wireType } = r.tag();
@@ -237,11 +250,11 @@ function readFields(r: Reader, schema: Schema, out: Json): void {
       r.skip(wireType);
       continue;
     }
-    readField(r, f, wireType, out);
+    readField(r, f, wireType, out, depth);
   }
 }
 
-function readField(r: Reader, f: Field, wireType: number, out: Json): void {
+function readField(r: Reader, f: Field, wireType: number, out: Json, depth: number): void {
   const { kind } = f;
   if (kind.k === 'repeated') {
     const list = Array.isArray(out[f.name]) ? (out[f.name] as unknown[]) : [];
@@ -253,26 +266,26 @@ function readField(r: Reader, f: Field, wireType: number, out: Json): void {
       while (!sub.done) list.push(readScalar(sub, item));
     } else {
       expectWireType(wireType, item, f.name);
-      list.push(readValue(r, item, undefined));
+      list.push(readValue(r, item, undefined, depth));
     }
-    setKey(out, f.name, list);
+    setOwn(out, f.name, list);
     return;
   }
   if (kind.k === 'map') {
     expectWireType(wireType, kind, f.name);
     const map = isObject(out[f.name]) ? (out[f.name] as Json) : {};
-    const [key, value] = readMapEntry(r.bytes(), kind.value, f.name);
-    setKey(map, key, value);
-    setKey(out, f.name, map);
+    const [key, value] = readMapEntry(r.bytes(), kind.value, f.name, depth);
+    setOwn(map, key, value);
+    setOwn(out, f.name, map);
     return;
   }
   expectWireType(wireType, kind, f.name);
-  const value = readValue(r, kind, out[f.name]);
+  const value = readValue(r, kind, out[f.name], depth);
   if (value === undefined || (f.presence === 'always' && isZero(value))) delete out[f.name];
-  else setKey(out, f.name, value);
+  else setOwn(out, f.name, value);
 }
 
-function readMapEntry(bytes: Uint8Array, kind: WireKind, name: string): [string, unknown] {
+function readMapEntry(bytes: Uint8Array, kind: WireKind, name: string, depth: number): [string, unknown] {
   const r = new Reader(bytes);
   let key = '';
   let value: unknown;
@@ -283,7 +296,7 @@ function readMapEntry(bytes: Uint8Array, kind: WireKind, name: string): [string,
       key = r.string();
     } else if (field === 2) {
       expectWireType(wireType, kind, `${name} value`);
-      value = readValue(r, kind, value);
+      value = readValue(r, kind, value, depth);
     } else {
       r.skip(wireType);
     }
@@ -292,7 +305,7 @@ function readMapEntry(bytes: Uint8Array, kind: WireKind, name: string): [string,
 }
 
 /** One value of a field; `previous` is what an earlier occurrence left, for message merging. */
-function readValue(r: Reader, kind: WireKind, previous: unknown): unknown {
+function readValue(r: Reader, kind: WireKind, previous: unknown, depth: number): unknown {
   switch (kind.k) {
     case 'string': return r.string();
     case 'bytes': {
@@ -307,7 +320,7 @@ function readValue(r: Reader, kind: WireKind, previous: unknown): unknown {
     case 'message': {
       const target = isObject(previous) ? previous : {};
       const b = r.bytes();
-      readFields(new Reader(b), kind.schema, target);
+      readFields(new Reader(b), kind.schema, target, depth + 1);
       return target;
     }
     default: return readScalar(r, kind);
@@ -339,7 +352,7 @@ function decodeTime(bytes: Uint8Array, wholeSeconds: boolean): string | undefine
   if (wholeSeconds) nanos = 0;
   if (seconds === zeroTimeSeconds && nanos === 0) return undefined;
   try {
-    return formatTimestamp({ seconds, nanos }, wholeSeconds ? 0 : 6);
+    return formatInstant({ seconds, nanos }, wholeSeconds ? 0 : 6);
   } catch (e) {
     throw new ProtobufError(`proto: ${(e as Error).message}`);
   }
@@ -405,10 +418,4 @@ function isZero(v: unknown): boolean {
 
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Sets a key that came off the wire; `__proto__` becomes a plain property, never a prototype. */
-function setKey(target: Json, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
 }

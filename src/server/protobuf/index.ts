@@ -3,6 +3,7 @@
 // the write path never knows which format the client spoke.
 
 import { errors, isApiError } from '../../machinery/errors.js';
+import { tooDeep, valueExceedsDepth } from '../../machinery/limits.js';
 import { upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
 import { p, t, definition, type Schema } from '../../api/schema.js';
 import { DeleteOptions, ListMeta, Status } from '../../api/meta/v1.js';
@@ -68,6 +69,8 @@ export function decodeProtobufObject(body: Buffer, schemaOf: SchemaLookup): Kube
     const obj: KubeObject = { apiVersion: env.apiVersion, kind: env.kind, ...fields };
     // `items` of a list is not omitempty: an empty list still carries it.
     if (isListSchema.has(schema) && !Array.isArray(obj.items)) obj.items = [];
+    // Messages nest only as deep as the schema, but the JSON they embed (fieldsV1) may nest further.
+    if (valueExceedsDepth(obj)) throw tooDeep();
     return obj;
   } catch (e) {
     if (isApiError(e)) throw e;

@@ -73,7 +73,7 @@ describe('parseFlags', () => {
 
   it('has a sample for every flag in the table', () => {
     const named = new Set(samples.map(([flag]) => flag));
-    for (const flag of serverFlags) if (flag.name !== 'help') assert.ok(named.has(flag.name), flag.name);
+    for (const flag of serverFlags) if (flag.name !== 'help' && flag.name !== 'version') assert.ok(named.has(flag.name), flag.name);
   });
 
   /** A boolean flag's separate form is the bare flag, as with pflag: `--flag` means true. */
@@ -225,7 +225,7 @@ describe('help', () => {
       const line = help.split('\n').find((text) => text.includes(`--${flag.name} `) || text.endsWith(`--${flag.name}`));
       assert.ok(line, `--${flag.name} listed`);
       assert.ok(line.includes(flag.help), `--${flag.name} described`);
-      if (flag.name !== 'help') assert.match(line, /\(default .+\)$/, `--${flag.name} default`);
+      if (flag.name !== 'help' && flag.name !== 'version') assert.match(line, /\(default .+\)$/, `--${flag.name} default`);
     }
     const lineOf = (name: string) => help.split('\n').find((text) => text.includes(`--${name} `))!;
     assert.match(lineOf('secure-port'), /--secure-port int .*\(default 6443\)$/);
@@ -364,5 +364,14 @@ describe('cluster store flags', () => {
     assert.throws(() => parseFlags(['--request-timeout', '0s']), /--request-timeout must be positive/);
     assert.throws(() => parseFlags(['--storage-backend', 'etcd2']), /must be one of sqlite, memory, etcd3/);
     assert.throws(() => parseFlags(['--leader-elect-retry-period', '9s']), /must be greater than --leader-elect-renew-deadline/);
+  });
+});
+
+describe('--version', () => {
+  it('answers version (help still wins), and --version=false starts the server', () => {
+    assert.deepEqual(parseFlags(['--version']), { version: true });
+    assert.deepEqual(parseFlags(['--secure-port', '1', '--version']), { version: true });
+    assert.ok('help' in parseFlags(['--version', '--help']));
+    assert.ok('options' in parseFlags(['--version=false']));
   });
 });

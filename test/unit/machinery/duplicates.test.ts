@@ -1,9 +1,42 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDuplicateFields } from '../../../src/machinery/duplicates.js';
+import { findDuplicateFields, jsonPointer, numberLiterals, numberTextOf } from '../../../src/machinery/duplicates.js';
+import { maxNestingDepth } from '../../../src/machinery/limits.js';
+import type { ApiError } from '../../../src/machinery/errors.js';
 
 test('duplicate keys are found with their paths, at any depth', () => {
   assert.deepEqual(findDuplicateFields('{"a":1,"b":{"c":"x","c":"y"},"a":[{"k":1,"k":2}],"s":"\\"a\\":1"}'), ['b.c', 'a', 'a[0].k']);
   assert.deepEqual(findDuplicateFields('{"a":{},"b":[],"c":[1,2,{"d":null}],"e":true}'), []);
   assert.deepEqual(findDuplicateFields(' { "x\\u0041" : 1 , "xA" : 2 } '), ['xA']);
+});
+
+test('prototype names are ordinary keys', () => {
+  assert.deepEqual(findDuplicateFields('{"__proto__":1,"constructor":2,"__proto__":3,"toString":{"valueOf":1,"valueOf":2}}'), ['__proto__', 'toString.valueOf']);
+});
+
+test('number literals a double does not hold as written are kept by JSON pointer', () => {
+  const text = '{"count":1e10,"n":{"a/b":18446744073709551616,"c~d":[1,1.0,-0.5,123456789012345,1234567890123456]},"s":"1.5","ok":12}';
+  assert.deepEqual([...numberLiterals(text)], [
+    ['/count', '1e10'],
+    ['/n/a~1b', '18446744073709551616'],
+    ['/n/c~0d/1', '1.0'],
+    ['/n/c~0d/2', '-0.5'],
+    ['/n/c~0d/4', '1234567890123456'],
+  ]);
+  // A repeated key keeps its last literal, as JSON.parse keeps its last value.
+  assert.deepEqual([...numberLiterals('{"a":1.5,"a":2,"b":2,"b":2.5}')], [['/b', '2.5']]);
+  assert.equal(jsonPointer(['metadata', 'labels', 'a/b~c', 0]), '/metadata/labels/a~1b~0c/0');
+});
+
+test('the literal text is walked once, on the first question', () => {
+  const lookup = numberTextOf('{"a":[1E2]}');
+  assert.equal(lookup('/a/0'), '1E2');
+  assert.equal(lookup('/a/1'), undefined);
+});
+
+test('text nested deeper than the limit is refused, not recursed into', () => {
+  const deep = `${'['.repeat(maxNestingDepth + 1)}${']'.repeat(maxNestingDepth + 1)}`;
+  assert.throws(() => findDuplicateFields(deep), (e: ApiError) => e.code === 400);
+  const limit = `${'['.repeat(maxNestingDepth)}1.5${']'.repeat(maxNestingDepth)}`;
+  assert.equal(numberLiterals(limit).size, 1);
 });

@@ -4,7 +4,7 @@ import { parseRequestInfo } from '../../../src/server/requestinfo.js';
 import { decodeContinue, encodeContinue } from '../../../src/registry/continue.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 
-const info = (method: string, path: string, q = '') => parseRequestInfo(method, path, new URLSearchParams(q));
+const info = (method: string, path: string, q = '') => parseRequestInfo(method, path, new URLSearchParams(q), new Set(['status', 'finalize']));
 
 test('request info from paths', () => {
   assert.deepEqual(

@@ -7,12 +7,13 @@ import { builtinKinds } from '../../../src/api/catalog.js';
 import * as meta from '../../../src/api/meta/v1.js';
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
+import { catalogRegistry } from '../../support/catalog.js';
 import { translateSchema, collectRefs } from '../../../src/server/openapi/translate.js';
 import { operationGroupVersion, operationTag } from '../../../src/server/openapi/names.js';
 
 type J = Record<string, any>;
 const ours = (name: string) => `${vocabulary.openapiExtensionPrefix}${name}`;
-const doc = new OpenApiService(builtinKinds, { version: 'v1.32.0' }).v2Document().doc as J;
+const doc = new OpenApiService(catalogRegistry(), { version: 'v1.32.0' }).v2Document().doc as J;
 const sa = builtinKinds.find((k) => k.kind === 'ServiceAccount')!;
 const ns = builtinKinds.find((k) => k.kind === 'Namespace')!;
 
@@ -159,13 +160,17 @@ test('enums and required fields survive translation', () => {
   assert.deepEqual(doc.definitions[meta.OwnerReference].required, ['apiVersion', 'kind', 'name', 'uid']);
 });
 
-test('servedVerbs leaves out the operations of verbs the handlers do not serve', () => {
-  const limited = new OpenApiService(builtinKinds, { servedVerbs: new Set(['get', 'list', 'create']) }).v2Document().doc as J;
-  const obj = limited.paths['/api/v1/namespaces/{namespace}/serviceaccounts/{name}'];
-  assert.ok(obj.get);
-  assert.equal(obj.patch, undefined);
-  assert.equal(obj.delete, undefined);
-  assert.ok(limited.paths['/api/v1/namespaces/{namespace}/serviceaccounts'].post);
-  assert.equal(limited.paths['/api/v1/watch/serviceaccounts'], undefined);
-  assert.ok(sa.verbs.includes('patch'), 'the declaration itself is untouched');
+test('operations follow the capabilities: namespaces offer no deletecollection, a sub-resource only its verbs', () => {
+  const namespaces = doc.paths['/api/v1/namespaces'];
+  assert.ok(namespaces.get && namespaces.post);
+  assert.equal(namespaces.delete, undefined, 'no deletecollection on namespaces, as upstream');
+  const finalize = doc.paths['/api/v1/namespaces/{name}/finalize'];
+  assert.ok(finalize.put, 'finalize is described as it is served');
+  assert.equal(finalize.put.operationId, 'replaceCoreV1NamespaceFinalize');
+  assert.equal(finalize.get, undefined);
+  assert.equal(finalize.patch, undefined);
+  const status = doc.paths['/api/v1/namespaces/{name}/status'];
+  assert.deepEqual(['get', 'patch', 'put'].filter((m) => status[m]), ['get', 'patch', 'put']);
+  assert.equal(status.get.operationId, 'readCoreV1NamespaceStatus');
+  assert.ok(sa.verbs.includes('patch'));
 });

@@ -8,10 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { builtinKinds } from '../../../src/api/catalog.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
+import { catalogRegistry } from '../../support/catalog.js';
 import { negotiate } from '../../../src/server/openapi/http.js';
 
 const protobufV2 = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf';
-const service = new OpenApiService(builtinKinds, { version: 'v1.32.0' });
+const service = new OpenApiService(catalogRegistry(), { version: 'v1.32.0' });
 let server: http.Server;
 let base: string;
 

@@ -5,12 +5,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinKinds } from '../../../src/api/catalog.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
+import { catalogRegistry } from '../../support/catalog.js';
 import { encodeDocument } from '../../../src/server/openapi/v2-proto.js';
 import { ProtoWriter } from '../../../src/server/openapi/proto-writer.js';
 import { all, bool, one, readFields, str, strs } from './proto-reader.js';
 
 type J = Record<string, any>;
-const json = new OpenApiService(builtinKinds, { version: 'v1.32.0' }).v2Document().doc as J;
+const json = new OpenApiService(catalogRegistry(), { version: 'v1.32.0' }).v2Document().doc as J;
 const bytes = encodeDocument(json);
 
 /** `Any.yaml` holds JSON text (valid YAML); parse it back. */

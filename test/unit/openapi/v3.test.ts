@@ -9,6 +9,7 @@ import { defineKind } from '../../../src/api/kind.js';
 import * as meta from '../../../src/api/meta/v1.js';
 import { productGroup } from '../../../src/machinery/vocabulary.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
+import { catalogRegistry } from '../../support/catalog.js';
 import { collectRefs } from '../../../src/server/openapi/translate.js';
 
 type J = Record<string, any>;
@@ -27,7 +28,7 @@ const widgets = defineKind({
   group: productGroup('widgets'), version: 'v1alpha1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
   definitionName: 'test.widgets.v1alpha1.Widget', schema: widgetSchema,
 });
-const service = new OpenApiService([...builtinKinds, widgets]);
+const service = new OpenApiService(catalogRegistry([...builtinKinds, widgets]));
 const { index, docs } = service.v3Documents();
 const parse = (key: string) => JSON.parse(docs.get(key)!.body.toString()) as J;
 
@@ -103,10 +104,11 @@ test('v3 operations are what kubectl checks before server-side validation', () =
   assert.ok(list.responses['200'].content['application/json'].schema.$ref.endsWith('ServiceAccountList'));
 });
 
-test('documents are rebuilt after setKinds', () => {
-  const s = new OpenApiService(builtinKinds);
+test('documents are rebuilt after the registry changes', () => {
+  const registry = catalogRegistry();
+  const s = new OpenApiService(registry);
   const before = s.v3Documents();
-  s.setKinds([...builtinKinds, widgets]);
+  registry.addKind(widgets);
   const after = s.v3Documents();
   assert.notEqual(before, after);
   assert.ok(after.docs.has(`apis/${widgets.group}/v1alpha1`));

@@ -5,6 +5,7 @@ import {
 } from '../../../src/server/protobuf/index.js';
 import { coreV1Kinds } from '../../../src/api/core/v1/index.js';
 import { ApiError } from '../../../src/machinery/errors.js';
+import { maxNestingDepth } from '../../../src/machinery/limits.js';
 import { samples } from './fixtures.js';
 
 const lookup = builtinSchemaLookup(coreV1Kinds);
@@ -90,4 +91,35 @@ test('mangled bytes never escape as anything but a 400', () => {
       }
     }
   }
+});
+
+test('map keys named like Object.prototype members come off the wire as own keys', () => {
+  const names = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty'];
+  const labels = JSON.parse(`{${names.map((n) => `${JSON.stringify(n)}:"v-${n}"`).join(',')}}`);
+  const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', labels }, data: labels };
+  const decoded = decodeProtobufObject(encodeProtobufObject(cm, lookup('v1', 'ConfigMap')!), lookup);
+  for (const map of [decoded.metadata!.labels, decoded.data]) {
+    assert.equal(Object.getPrototypeOf(map), Object.prototype);
+    assert.deepEqual(Object.keys(map).sort(), [...names].sort());
+    for (const n of names) assert.equal(Object.getOwnPropertyDescriptor(map, n)?.value, `v-${n}`);
+  }
+});
+
+test('JSON embedded in a message (fieldsV1) counts towards the nesting limit', () => {
+  // The object (1), metadata (2), managedFields (3), an entry (4), fieldsV1 (5) and below.
+  const fields = (levels: number) => {
+    let v: Record<string, unknown> = {};
+    for (let i = 1; i < levels; i++) v = { 'f:a': v };
+    return v;
+  };
+  const cm = (levels: number) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'd', managedFields: [{ manager: 'm', fieldsType: 'FieldsV1', fieldsV1: fields(levels) }] } });
+  const schema = lookup('v1', 'ConfigMap')!;
+  assert.ok(decodeProtobufObject(encodeProtobufObject(cm(maxNestingDepth - 4), schema), lookup));
+  assertBadRequest(encodeProtobufObject(cm(maxNestingDepth - 3), schema), /nested too deeply/);
+});
+
+test('an object whose time cannot be read fails to encode with a plain error naming the field', () => {
+  const event = { apiVersion: 'v1', kind: 'Event', metadata: { name: 'e' }, involvedObject: { name: 'x' }, firstTimestamp: 'x' };
+  assert.throws(() => encodeProtobufObject(event, lookup('v1', 'Event')!), (e: unknown) =>
+    !(e instanceof ApiError) && /cannot encode field firstTimestamp as protobuf: parsing time "x"/.test((e as Error).message));
 });

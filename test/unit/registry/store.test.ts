@@ -2,12 +2,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineKind } from '../../../src/api/kind.js';
+import { defineKind, statusSubresource } from '../../../src/api/kind.js';
 import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
 import { ResourceStore, WriteOptions } from '../../../src/registry/store.js';
 import { MemoryBackend } from '../../../src/storage/memory.js';
 import { ApiError } from '../../../src/machinery/errors.js';
+import { vocabulary } from '../../../src/machinery/vocabulary.js';
+import { requestKind, requestResource, type Admission, type AdmissionRequest } from '../../../src/admission/types.js';
 
 const widgetSchema = kindSchema('A test kind with spec and status.', {
   spec: t.object({ size: t.int32('How big.') }),
@@ -16,7 +18,7 @@ const widgetSchema = kindSchema('A test kind with spec and status.', {
 const widgets = defineKind({
   group: 'test.example', version: 'v1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
   definitionName: define('test.example.v1.Widget', widgetSchema), schema: widgetSchema,
-  subresources: { status: true }, tracksGeneration: true,
+  subresources: { status: statusSubresource }, tracksGeneration: true,
 });
 
 const opts = (): WriteOptions => ({ dryRun: false, fieldValidation: 'Strict', warnings: [] });
@@ -38,7 +40,7 @@ test('generation starts at 1 and moves only when the spec changes', async () => 
 test('main-resource writes keep status; the status sub-resource writes only status', async () => {
   const store = newStore();
   const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
-  const withStatus = await store.update(undefined, 'w', { ...created, spec: { size: 9 }, status: { ready: true } }, opts(), 'status');
+  const withStatus = await store.update(undefined, 'w', { ...created, spec: { size: 9 }, status: { ready: true } }, opts(), { subresource: 'status' });
   assert.deepEqual(withStatus.object.status, { ready: true });
   assert.deepEqual(withStatus.object.spec, { size: 1 }, 'a status write leaves spec alone');
   const main = await store.update(undefined, 'w', { ...withStatus.object, status: { ready: false } }, opts());
@@ -88,4 +90,30 @@ test('delete preconditions and paging', async () => {
   assert.equal(odd.metadata!.remainingItemCount, undefined);
   const oddRest = await store.list(undefined, { limit: 2, labelSelector: 'odd=1', continue: odd.metadata!.continue });
   assert.deepEqual(oddRest.items.map((i: any) => i.metadata.name), ['p5', 'p7']);
+});
+
+test('admission requests carry what an AdmissionReview needs', async () => {
+  const seen: AdmissionRequest[] = [];
+  const recorder: Admission = { mutate: async (r) => { seen.push(r); }, validate: async () => {} };
+  const store = new ResourceStore(widgets, new MemoryBackend(), recorder);
+  const user = { username: 'alice', groups: ['devs'] };
+  const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, { ...opts(), user, manager: 'kubectl' });
+  await store.update(undefined, 'w', { ...created, status: { ready: true } }, { ...opts(), user, dryRun: true }, { subresource: 'status' });
+  await store.patch(undefined, 'w', 'merge', { spec: { size: 2 } }, { ...opts(), user }, { force: false });
+  await store.delete(undefined, 'w', { propagationPolicy: 'Background' }, { ...opts(), user });
+  assert.deepEqual(seen.map((r) => [r.operation, r.subresource, r.dryRun, r.options.kind]), [
+    ['CREATE', undefined, false, 'CreateOptions'],
+    ['UPDATE', 'status', true, 'UpdateOptions'],
+    ['UPDATE', undefined, false, 'PatchOptions'],
+    ['DELETE', undefined, false, 'DeleteOptions'],
+  ]);
+  assert.equal(new Set(seen.map((r) => r.uid)).size, 4, 'each request has a uid of its own');
+  assert.ok(seen.every((r) => r.name === 'w' && r.user === user));
+  assert.deepEqual(seen[0].options, { kind: 'CreateOptions', apiVersion: `${vocabulary.metaGroup}/v1`, fieldManager: 'kubectl' });
+  assert.deepEqual(seen[1].options.dryRun, ['All']);
+  assert.deepEqual(seen[3].options.propagationPolicy, 'Background');
+  assert.equal(seen[1].oldObject?.metadata?.name, 'w');
+  assert.equal(seen[3].object, undefined);
+  assert.deepEqual(requestKind(seen[0]), { group: 'test.example', version: 'v1', kind: 'Widget' });
+  assert.deepEqual(requestResource(seen[0]), { group: 'test.example', version: 'v1', resource: 'widgets' });
 });

@@ -115,20 +115,24 @@ describe('sqlite backend on disk', () => {
     removeScratch();
   });
 
-  test('opening a file with 10,000 keys is fast', async () => {
+  // How long the open takes is measured by bench/storage.ts, never asserted here.
+  test('a file with 10,000 keys reopens with its revision and every key', async () => {
     const path = join(scratchDir(), 'store.db');
     const store = openSqliteBackend(path);
     const writes = [];
     for (let i = 0; i < 10_000; i++) writes.push(store.create(`/registry/things/ns/item-${i}`, buf(JSON.stringify({ i, pad: 'x'.repeat(200) }))));
     await Promise.all(writes);
     await store.close();
-    const started = performance.now();
     const reopened = openSqliteBackend(path);
-    const elapsed = performance.now() - started;
-    assert.equal(await reopened.currentRevision(), 10_000);
-    await reopened.close();
-    assert.ok(elapsed < 100, `open took ${elapsed.toFixed(1)} ms`);
-    removeScratch();
+    try {
+      assert.equal(await reopened.currentRevision(), 10_000);
+      const all = await reopened.range('/registry/things/');
+      assert.equal(all.items.length, 10_000);
+      assert.equal(JSON.parse(text(await reopened.get('/registry/things/ns/item-9999'))!).i, 9999);
+    } finally {
+      await reopened.close();
+      removeScratch();
+    }
   });
 
   test('every acknowledged write survives kill -9 of the writer', async () => {

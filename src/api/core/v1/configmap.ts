@@ -3,6 +3,7 @@ import { defineKind, KubeObject } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, isConfigMapKey, keyPath } from '../../../machinery/validation.js';
 import { deepEqual } from '../../../machinery/equal.js';
+import { hasOwn } from '../../../machinery/ownkeys.js';
 import { core, kindSchema, nameColumn, ageColumn, maxDataSize } from './common.js';
 import { immutableDataMessage } from './secret.js';
 
@@ -19,7 +20,7 @@ function validateConfigMap(c: KubeObject): FieldError[] {
   let size = 0;
   for (const [key, value] of Object.entries(data)) {
     errs.push(...checkName(isConfigMapKey, keyPath('data', key), key));
-    if (key in binary) errs.push(fieldErrors.invalid(keyPath('data', key), key, 'duplicate of key present in binaryData'));
+    if (hasOwn(binary, key)) errs.push(fieldErrors.invalid(keyPath('data', key), key, 'duplicate of key present in binaryData'));
     size += key.length + Buffer.byteLength(String(value), 'utf8');
   }
   for (const [key, value] of Object.entries(binary)) {
@@ -32,6 +33,7 @@ function validateConfigMap(c: KubeObject): FieldError[] {
 
 export const configMaps = defineKind({
   group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('ConfigMap'), schema),
   schema,
@@ -49,7 +51,7 @@ export const configMaps = defineKind({
   },
   printerColumns: [
     nameColumn,
-    { name: 'Data', type: 'integer', description: 'Number of keys in data and binaryData.', value: (c) => Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length },
+    { name: 'Data', type: 'string', description: 'Number of keys in data and binaryData.', value: (c) => Object.keys(c.data ?? {}).length + Object.keys(c.binaryData ?? {}).length },
     ageColumn,
   ],
 });

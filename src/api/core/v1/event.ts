@@ -46,12 +46,33 @@ function validateEvent(e: KubeObject): FieldError[] {
 
 const ref = (field: string) => (e: KubeObject) => String(e.involvedObject?.[field] ?? '');
 
+/** First and last seen, as upstream prints them: eventTime stands in for a missing firstTimestamp, a series' last observation wins. */
+function eventTimes(e: KubeObject): { first: string; last: string } {
+  const first = e.firstTimestamp ? ageOf(e.firstTimestamp) : ageOf(e.eventTime);
+  const last = e.series ? ageOf(e.series.lastObservedTime) : e.lastTimestamp ? ageOf(e.lastTimestamp) : first;
+  return { first, last };
+}
+
+function eventTarget(e: KubeObject): string {
+  const kind = String(e.involvedObject?.kind ?? '').toLowerCase();
+  return e.involvedObject?.name ? `${kind}/${e.involvedObject.name}` : kind;
+}
+
+/** component (or reportingComponent), then ", host" (or reportingInstance) when there is one. */
+function eventSource(e: KubeObject): string {
+  const component = e.source?.component || e.reportingComponent || '';
+  const instance = e.source?.host || e.reportingInstance || '';
+  return instance ? `${component}, ${instance}` : component;
+}
+
 export const events = defineKind({
   group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('Event'), schema),
   schema,
   strategy: { validate: validateEvent, validateUpdate: (e) => validateEvent(e) },
+  createOnUpdate: true,
   fieldSelectors: {
     'involvedObject.kind': ref('kind'),
     'involvedObject.namespace': ref('namespace'),
@@ -66,10 +87,15 @@ export const events = defineKind({
     type: (e) => e.type ?? '',
   },
   printerColumns: [
-    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => ageOf(e.lastTimestamp ?? e.eventTime ?? e.metadata?.creationTimestamp) },
+    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => eventTimes(e).last },
     { name: 'Type', type: 'string', description: 'Type of the event.', value: (e) => e.type },
     { name: 'Reason', type: 'string', description: 'Reason of the event.', value: (e) => e.reason },
-    { name: 'Object', type: 'string', description: 'The object the event is about.', value: (e) => `${String(e.involvedObject?.kind ?? '').toLowerCase()}/${e.involvedObject?.name ?? ''}` },
-    { name: 'Message', type: 'string', description: 'The message of the event.', value: (e) => e.message },
+    { name: 'Object', type: 'string', description: 'The object the event is about.', value: eventTarget },
+    { name: 'Subobject', type: 'string', priority: 1, description: 'The part of the object the event is about.', value: (e) => e.involvedObject?.fieldPath },
+    { name: 'Source', type: 'string', priority: 1, description: 'Who reported the event.', value: eventSource },
+    { name: 'Message', type: 'string', description: 'The message of the event.', value: (e) => String(e.message ?? '').trim() },
+    { name: 'First Seen', type: 'string', priority: 1, description: 'Time since the first occurrence.', value: (e) => eventTimes(e).first },
+    { name: 'Count', type: 'string', priority: 1, description: 'How often the event occurred.', value: (e) => (e.series ? e.series.count : e.count) || 1 },
+    { name: 'Name', type: 'string', format: 'name', priority: 1, description: 'Name of the event object.', value: (e) => e.metadata?.name },
   ],
 });

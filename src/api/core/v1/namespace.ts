@@ -1,5 +1,5 @@
 import { define, p, t } from '../../schema.js';
-import { allVerbs, defineKind, KubeObject } from '../../kind.js';
+import { allVerbs, defineKind, KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { isDns1123Label, isQualifiedName, checkName, fieldPath } from '../../../machinery/validation.js';
 import { vocabulary } from '../../../machinery/vocabulary.js';
@@ -51,11 +51,16 @@ function labelWithName(ns: KubeObject): void {
 
 export const namespaces = defineKind({
   group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', shortNames: ['ns'],
+  protobuf: true,
   scope: 'Cluster',
   definitionName: define(core('Namespace'), schema),
   schema,
   nameCheck: isDns1123Label,
-  subresources: { status: true, finalize: true },
+  subresources: {
+    status: statusSubresource,
+    // finalize changes spec.finalizers and nothing else; no other write changes them.
+    finalize: { owns: ['spec.finalizers'], verbs: ['update'] },
+  },
   deleteReturnsObject: true,
   // As upstream: namespaces are deleted one at a time, never as a collection.
   verbs: allVerbs.filter((v) => v !== 'deletecollection'),
@@ -71,20 +76,6 @@ export const namespaces = defineKind({
       const finalizers: string[] = ns.spec.finalizers ?? [];
       if (!finalizers.includes(vocabulary.namespaceFinalizer)) finalizers.push(vocabulary.namespaceFinalizer);
       ns.spec.finalizers = finalizers;
-    },
-    prepareForUpdate(ns, old, subresource) {
-      if (subresource === 'finalize') {
-        // finalize changes spec.finalizers and nothing else.
-        const finalizers = ns.spec?.finalizers;
-        Object.assign(ns, structuredClone(old));
-        ns.spec = { ...(old.spec ?? {}), finalizers };
-        if (finalizers === undefined) delete ns.spec.finalizers;
-        return;
-      }
-      // Elsewhere spec.finalizers stays: it changes only through finalize.
-      ns.spec = { ...(ns.spec ?? {}), finalizers: old.spec?.finalizers };
-      if (ns.spec.finalizers === undefined) delete ns.spec.finalizers;
-      if (subresource !== 'status') ns.status = old.status;
     },
     holdsDeletion: (ns) => (ns.spec?.finalizers ?? []).length > 0,
     markDeleting(ns) {

@@ -3,6 +3,7 @@ import { defineKind, KubeObject } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, isConfigMapKey, keyPath } from '../../../machinery/validation.js';
 import { deepEqual } from '../../../machinery/equal.js';
+import { hasOwn, ownValue, setOwn } from '../../../machinery/ownkeys.js';
 import { vocabulary } from '../../../machinery/vocabulary.js';
 import { core, kindSchema, nameColumn, ageColumn, maxDataSize } from './common.js';
 
@@ -33,13 +34,13 @@ function validateSecret(s: KubeObject): FieldError[] {
   for (const key of Object.keys(data)) errs.push(...checkName(isConfigMapKey, keyPath('data', key), key));
   if (dataSize(data) > maxDataSize) errs.push(fieldErrors.tooLong('data', maxDataSize));
   const type: string = s.type;
-  for (const key of requiredKeys[type] ?? []) {
-    if (!(key in data)) errs.push(fieldErrors.required(keyPath('data', key)));
+  for (const key of ownValue(requiredKeys, type) ?? []) {
+    if (!hasOwn(data, key)) errs.push(fieldErrors.required(keyPath('data', key)));
   }
   if (type === vocabulary.serviceAccountTokenSecretType && !s.metadata?.annotations?.[vocabulary.serviceAccountNameAnnotation]) {
     errs.push(fieldErrors.required(keyPath('metadata.annotations', vocabulary.serviceAccountNameAnnotation)));
   }
-  if (type === vocabulary.basicAuthSecretType && !('username' in data) && !('password' in data)) {
+  if (type === vocabulary.basicAuthSecretType && !hasOwn(data, 'username') && !hasOwn(data, 'password')) {
     errs.push(fieldErrors.required(keyPath('data', 'username'), 'either username or password is required'));
   }
   return errs;
@@ -49,7 +50,7 @@ function validateSecret(s: KubeObject): FieldError[] {
 function foldStringData(s: KubeObject): void {
   if (!s.stringData) return;
   s.data ??= {};
-  for (const [k, v] of Object.entries(s.stringData as Record<string, string>)) s.data[k] = Buffer.from(String(v), 'utf8').toString('base64');
+  for (const [k, v] of Object.entries(s.stringData as Record<string, string>)) setOwn(s.data, k, Buffer.from(String(v), 'utf8').toString('base64'));
   delete s.stringData;
 }
 
@@ -57,6 +58,7 @@ export const immutableDataMessage = 'field is immutable when `immutable` is set'
 
 export const secrets = defineKind({
   group: '', version: 'v1', kind: 'Secret', plural: 'secrets',
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('Secret'), schema),
   schema,
@@ -79,7 +81,7 @@ export const secrets = defineKind({
   printerColumns: [
     nameColumn,
     { name: 'Type', type: 'string', description: 'The type of the secret.', value: (s) => s.type },
-    { name: 'Data', type: 'integer', description: 'Number of keys in data.', value: (s) => Object.keys(s.data ?? {}).length },
+    { name: 'Data', type: 'string', description: 'Number of keys in data.', value: (s) => Object.keys(s.data ?? {}).length },
     ageColumn,
   ],
 });

@@ -13,6 +13,7 @@ const schema = kindSchema('Binds a name, a principal that can be authenticated a
 
 export const serviceAccounts = defineKind({
   group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'],
+  protobuf: true,
   scope: 'Namespaced',
   definitionName: define(core('ServiceAccount'), schema),
   schema,
@@ -20,7 +21,7 @@ export const serviceAccounts = defineKind({
   deleteReturnsObject: true,
   printerColumns: [
     nameColumn,
-    { name: 'Secrets', type: 'integer', description: 'Number of secrets listed.', value: (o) => (o.secrets ?? []).length },
+    { name: 'Secrets', type: 'string', description: 'Number of secrets listed.', value: (o) => (o.secrets ?? []).length },
     ageColumn,
   ],
 });

@@ -1,0 +1,204 @@
+// REST objects: what one resource path or one sub-resource path serves, as
+// small capabilities (get, list, watch, create, update, patch, delete,
+// deletecollection). Routes, discovery verbs and OpenAPI operations all
+// follow from which capabilities an object has, so they cannot disagree.
+//
+// Built here: a stored kind's main resource, its sub-resources (a part of the
+// object such as status, or a view of it as another kind such as scale), and
+// objects that store nothing: reviews (a create answered in `status`) and
+// create sub-resources answering with another kind (a token request).
+
+import { errors } from '../machinery/errors.js';
+import type { UserInfo } from '../machinery/user.js';
+import { allVerbs, apiVersionOf, type KindDefinition, type KubeObject, type PartSubresource, type Verb, type ViewSubresource } from '../api/kind.js';
+import type { DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
+import type { StoredList, StoredObject } from './objects.js';
+import type { ActiveWatch, WatchSink } from './watch.js';
+import { decodeObject } from './decode.js';
+import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
+
+/** Where a request points: the namespace and name of the path (sub-resources: the parent's name). */
+export interface RestPath {
+  namespace?: string;
+  name?: string;
+}
+
+/** What discovery and OpenAPI say of a REST object. */
+export interface RestDescription {
+  group: string;
+  version: string;
+  /** The resource's plural (a sub-resource's parent's). */
+  resource: string;
+  subresource?: string;
+  namespaced: boolean;
+  /** The kind requests send and answers carry. */
+  kind: KindDefinition;
+  /** The kind whose objects the path names (a sub-resource's parent); `kind` otherwise. */
+  parentKind: KindDefinition;
+  /** A DELETE answers with the object (true) or with a Success Status. */
+  deleteAnswersObject: boolean;
+  /** Objects of this resource are stored (discovery gives them a storage version hash). */
+  stored: boolean;
+}
+
+export interface Written { object: KubeObject; created: boolean }
+
+export interface Capabilities {
+  get(path: RestPath, resourceVersion: string | null): Promise<StoredObject | KubeObject>;
+  list(path: RestPath, opts: ListOptions): Promise<StoredList>;
+  watch(path: RestPath, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch>;
+  create(path: RestPath, body: unknown, opts: WriteOptions): Promise<KubeObject>;
+  update(path: RestPath, body: unknown, opts: WriteOptions): Promise<Written>;
+  patch(path: RestPath, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions): Promise<Written>;
+  delete(path: RestPath, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult>;
+  deleteCollection(path: RestPath, listOpts: ListOptions, options: DeleteOptions, opts: WriteOptions): Promise<KubeObject>;
+}
+
+export type RestObject = { readonly describe: RestDescription } & Partial<Capabilities>;
+
+/** The capability that serves each verb. */
+export const capabilityOf: Record<Verb, keyof Capabilities> = {
+  get: 'get', list: 'list', watch: 'watch', create: 'create', update: 'update', patch: 'patch', delete: 'delete', deletecollection: 'deleteCollection',
+};
+
+/** The verbs a REST object serves: exactly its capabilities. */
+export function verbsOf(rest: RestObject): Verb[] {
+  return allVerbs.filter((v) => typeof rest[capabilityOf[v]] === 'function');
+}
+
+/** Identifies a REST object in the registry: group/version/resource[/subresource]. */
+export function restId(group: string, version: string, resource: string, subresource?: string): string {
+  return subresource === undefined ? `${group}/${version}/${resource}` : `${group}/${version}/${resource}/${subresource}`;
+}
+
+export function idOf(rest: RestObject): string {
+  const d = rest.describe;
+  return restId(d.group, d.version, d.resource, d.subresource);
+}
+
+function describeKind(kind: KindDefinition, extra: Partial<RestDescription> = {}): RestDescription {
+  return {
+    group: kind.group, version: kind.version, resource: kind.plural, namespaced: kind.scope === 'Namespaced',
+    kind, parentKind: kind, deleteAnswersObject: kind.deleteReturnsObject, stored: true, ...extra,
+  };
+}
+
+/** Keeps only the capabilities whose verbs are listed. */
+function only(verbs: readonly Verb[], all: Partial<Capabilities>): Partial<Capabilities> {
+  const kept: Partial<Capabilities> = {};
+  for (const verb of verbs) {
+    const name = capabilityOf[verb];
+    if (all[name]) (kept as Record<string, unknown>)[name] = all[name];
+  }
+  return kept;
+}
+
+/** The main resource of a stored kind: the verbs the kind declares. */
+export function storedResource(store: ResourceStore): RestObject {
+  return {
+    describe: describeKind(store.kind),
+    ...only(store.kind.verbs, {
+      get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
+      list: (p, opts) => store.listStored(p.namespace, opts),
+      watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
+      create: (p, body, opts) => store.create(p.namespace, body, opts),
+      update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts),
+      patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts),
+      delete: (p, options, opts) => store.delete(p.namespace, p.name!, options, opts),
+      deleteCollection: (p, listOpts, options, opts) => store.deleteCollection(p.namespace, listOpts, options, opts),
+    }),
+  };
+}
+
+/** A sub-resource that is part of the parent (status, finalize): writes change only what it owns. */
+export function partSubresource(store: ResourceStore, name: string, declaration: PartSubresource): RestObject {
+  const target = { subresource: name };
+  return {
+    describe: describeKind(store.kind, { subresource: name, deleteAnswersObject: false }),
+    ...only(declaration.verbs, {
+      get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
+      update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts, target),
+      patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts, target),
+    }),
+  };
+}
+
+/** A sub-resource that shows the parent as another kind (scale): writes go back through `applyView`. */
+export function viewSubresource(store: ResourceStore, name: string, declaration: ViewSubresource): RestObject {
+  const target = { subresource: name };
+  const viewKind = declaration.kind;
+  const decodeView = (body: unknown, opts: WriteOptions) => decodeObject(viewKind, body, opts);
+  return {
+    describe: describeKind(store.kind, { subresource: name, kind: viewKind, deleteAnswersObject: false }),
+    ...only(declaration.verbs, {
+      get: async (p, rv) => declaration.view(await store.get(p.namespace, p.name!, rv)),
+      update: async (p, body, opts) => {
+        const sent = decodeView(body, opts);
+        const pinned = sent.metadata?.resourceVersion;
+        const written = await store.updateWith(p.namespace, p.name!, (live) => {
+          if (pinned && pinned !== live.metadata?.resourceVersion) throw errors.staleObject(store.qualified, p.name!);
+          return declaration.applyView(live, sent);
+        }, opts, target);
+        return { object: declaration.view(written), created: false };
+      },
+      patch: async (p, type, patch, opts) => {
+        if (type === 'apply') throw errors.unsupportedMediaType('application/apply-patch+yaml', ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+        const written = await store.updateWith(p.namespace, p.name!, (live) => {
+          const view = declaration.view(live);
+          const patched = decodeView(applyPatch(type, viewKind, structuredClone(view), patch), opts);
+          const pinned = patchPrecondition(type, patch, view, patched);
+          if (pinned !== undefined && pinned !== live.metadata?.resourceVersion) throw errors.staleObject(store.qualified, p.name!);
+          return declaration.applyView(live, patched);
+        }, opts, target);
+        return { object: declaration.view(written), created: false };
+      },
+    }),
+  };
+}
+
+/** Answers a review: the `status` of the reviewed object, from its spec and who asks. */
+export type Reviewer = (review: KubeObject, user: UserInfo | undefined, path: RestPath) => Promise<Record<string, unknown>> | Record<string, unknown>;
+
+/**
+ * A review (TokenReview, SubjectAccessReview, ...): a create that decodes and
+ * validates the object like any other, answers it with `status` filled in
+ * (201), and stores nothing.
+ */
+export function reviewResource(kind: KindDefinition, reviewer: Reviewer): RestObject {
+  return {
+    describe: describeKind(kind, { stored: false }),
+    create: async (path, body, opts) => {
+      const review = decodeObject(kind, body, opts);
+      const errs = kind.strategy.validate?.(review) ?? [];
+      if (errs.length) throw errors.invalid(kind.group, kind.kind, review.metadata?.name ?? '', errs);
+      if (kind.scope === 'Namespaced') {
+        if (review.metadata!.namespace && path.namespace && review.metadata!.namespace !== path.namespace) {
+          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+        }
+        review.metadata!.namespace = path.namespace;
+      }
+      review.status = await reviewer(review, opts.user, path);
+      return review;
+    },
+  };
+}
+
+/** Answers a create sub-resource (a token request): an object of `kind`, made for the parent named in the path. */
+export type SubresourceCreator = (parent: KubeObject, request: KubeObject, opts: WriteOptions) => Promise<KubeObject> | KubeObject;
+
+/** A sub-resource whose POST takes and answers another kind than its parent's, and stores nothing itself. */
+export function createSubresource(store: ResourceStore, name: string, kind: KindDefinition, creator: SubresourceCreator): RestObject {
+  return {
+    describe: describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false }),
+    create: async (p, body, opts) => {
+      const request = decodeObject(kind, body, opts);
+      const errs = kind.strategy.validate?.(request) ?? [];
+      if (errs.length) throw errors.invalid(kind.group, kind.kind, request.metadata?.name ?? '', errs);
+      const parent = await store.get(p.namespace, p.name!);
+      const answer = await creator(parent, request, opts);
+      answer.apiVersion ??= apiVersionOf(kind);
+      answer.kind ??= kind.kind;
+      return answer;
+    },
+  };
+}

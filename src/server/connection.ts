@@ -1,0 +1,62 @@
+// Answers at the level of the HTTP connection, where Node's own parser would
+// otherwise reply in plain text or not at all: malformed requests, headers
+// over the limit, unknown Expect values and CONNECT. Clients get a Status
+// object like every other failure.
+
+import { ServerResponse, type IncomingMessage, STATUS_CODES } from 'node:http';
+import type { Server } from 'node:https';
+import type { Duplex } from 'node:stream';
+import { ApiError, errors } from '../machinery/errors.js';
+
+/** Upstream's request header limit (Go's DefaultMaxHeaderBytes, 1 MiB); Node's default is 16 KiB. */
+export const maxHeaderBytes = 1 << 20;
+
+/** The Status a protocol error from Node's parser stands for. */
+function protocolStatus(err: NodeJS.ErrnoException): ApiError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ApiError(431, '', `request header fields too large: the limit is ${maxHeaderBytes} bytes`);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ApiError(408, '', 'the request was not received in time');
+    default:
+      return errors.badRequest(`malformed HTTP request: ${err.code ?? 'parse error'}`);
+  }
+}
+
+/** Writes a Status as a whole HTTP response on a raw socket, then closes it. */
+function writeRawStatus(socket: Duplex, err: ApiError): void {
+  const body = JSON.stringify(err.toStatus());
+  socket.end(
+    `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? 'Error'}\r\n`
+    + 'Content-Type: application/json\r\n'
+    + `Content-Length: ${Buffer.byteLength(body)}\r\n`
+    + 'Connection: close\r\n\r\n'
+    + body,
+  );
+}
+
+/**
+ * Hooks the connection-level answers onto a server whose requests `app`
+ * serves. CONNECT goes through `app` like any request (so it is
+ * authenticated, and answered 405 where nothing serves it).
+ */
+export function handleConnectionLevel(server: Server, app: (req: IncomingMessage, res: ServerResponse) => void): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    // A reset or half-written request has nobody left to answer.
+    if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    writeRawStatus(socket, protocolStatus(err));
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const err = new ApiError(417, '', `unsupported Expect header: ${JSON.stringify(req.headers.expect ?? '')} (only 100-continue is understood)`);
+    const body = JSON.stringify(err.toStatus());
+    res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
+    res.end(body);
+  });
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Parameters<ServerResponse['assignSocket']>[0]);
+    res.on('finish', () => { res.detachSocket(socket as Parameters<ServerResponse['detachSocket']>[0]); socket.end(); });
+    app(req, res);
+  });
+}

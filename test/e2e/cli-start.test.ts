@@ -1,0 +1,91 @@
+// The command as a newcomer meets it: --version, the welcome lines, one clear
+// line and exit 1 when the port or the store is taken, and a clean stop on
+// Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { startChildServer, tempDir } from '../support/server.js';
+import { TestClient } from '../support/client.js';
+
+const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function portOf(kubeconfigText: string): string {
+  return /server: https:\/\/127\.0\.0\.1:(\d+)/.exec(kubeconfigText)![1];
+}
+
+test('--version prints the version and exits 0', () => {
+  const r = run(['--version']);
+  assert.equal(r.code, 0);
+  assert.match(r.stdout, /^plat-apiserver v\d+\.\d+\.\d+\+plat\.\d+\.\d+\.\d+\n$/);
+});
+
+test('a taken port and a locked store are one line and exit 1; the welcome names URL, kubeconfig and a command', async () => {
+  const dir = tempDir();
+  const other = tempDir();
+  const first = await startChildServer([], dir);
+  try {
+    assert.match(first.output(), /plat-apiserver is serving at https:\/\/127\.0\.0\.1:\d+\n  admin kubeconfig: .*admin\.kubeconfig\n  try: export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces/);
+    const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
+
+    const busyPort = run(['--secure-port', port, '--data-dir', other, '--log-level', 'warn']);
+    assert.equal(busyPort.code, 1);
+    assert.equal(busyPort.stderr, `plat-apiserver: port ${port} on 127.0.0.1 is already in use (is another server running?); choose another with --secure-port\n`);
+
+    const locked = run(['--secure-port', '0', '--data-dir', dir, '--log-level', 'warn']);
+    assert.equal(locked.code, 1);
+    assert.match(locked.stderr, /^plat-apiserver: .*store\.db is locked: another process has the store open \(--data-dir .*\)\n$/);
+  } finally {
+    first.process.kill('SIGTERM');
+    await new Promise((r) => first.process.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(other, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl-C with the output pipe gone still stops cleanly: exit 0, no WAL left', async () => {
+  const dir = tempDir();
+  try {
+    const server = await startChildServer(['--log-level', 'info'], dir);
+    // The reader of the pipe (tee) is gone, as after Ctrl-C in `npm start 2>&1 | tee log`.
+    server.process.stdout!.destroy();
+    server.process.stderr!.destroy();
+    const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
+    server.process.kill('SIGINT');
+    assert.equal(await exited, 0);
+    assert.equal(existsSync(join(dir, 'store.db-wal')), false, 'the WAL is checkpointed and removed on a clean stop');
+    assert.equal(existsSync(join(dir, 'store.db')), true);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a process-level guard keeps the server up after a stray exception', async () => {
+  // An exception outside any request (here: thrown from a callback on SIGUSR2) is logged, and the server goes on.
+  const dir = tempDir();
+  const strayOnSignal = 'data:text/javascript,process.on("SIGUSR2", () => setImmediate(() => { throw new Error("stray") }))';
+  const server = await startChildServer(['--log-level', 'error'], dir, ['--import', strayOnSignal]);
+  try {
+    server.process.kill('SIGUSR2');
+    const client = TestClient.fromKubeconfig(server.kubeconfigPath);
+    try {
+      for (let i = 0; i < 100 && !/uncaught exception/.test(server.output()); i++) await new Promise((r) => setTimeout(r, 50));
+      assert.match(server.output(), /uncaught exception; the server goes on/);
+      assert.equal(server.process.exitCode, null, `the server exited: ${server.output()}`);
+      assert.equal((await client.get('/readyz')).status, 200);
+    } finally {
+      client.close();
+    }
+  } finally {
+    server.process.kill('SIGTERM');
+    await new Promise((r) => server.process.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
