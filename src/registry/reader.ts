@@ -112,15 +112,19 @@ export class CollectionReader {
    * store at the plan's revision.
    */
   private async readSource(plan: ReadPlan): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
-    const cache = this.caches && (plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')
-      ? await this.caches.cacheFor(this.keyRoot) : undefined;
-    if (cache) {
-      if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
-      else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
-      return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
-    }
+    const cache = await this.freshCache(plan);
+    if (cache) return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
     const revision = await this.readRevision(plan);
     return { inMemory: false, range: (prefix, o) => this.backend.range(prefix, { ...o, revision: o.revision ?? revision }) };
+  }
+
+  /** The watch cache once it has caught up as far as `plan` asks; undefined when the plan reads the store itself. */
+  private async freshCache(plan: ReadPlan): Promise<WatchCache | undefined> {
+    if (!this.caches || !(plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')) return undefined;
+    const cache = await this.caches.cacheFor(this.keyRoot);
+    if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
+    else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
+    return cache;
   }
 
   /** The revision to read at for a plan (undefined: the latest). */
@@ -142,9 +146,12 @@ export class CollectionReader {
     return (await this.getStored(namespace, name, resourceVersion)).object;
   }
 
+  /** One object, from the watch cache as lists are (so a shared store is asked at most for its head). */
   async getStored(namespace: string | undefined, name: string, resourceVersion?: string | null): Promise<StoredObject> {
-    await this.readRevision(planGet(resourceVersion));
-    const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
+    const plan = planGet(resourceVersion);
+    const key = this.key(namespace, name);
+    const cache = await this.freshCache(plan).catch(storageFailure);
+    const kv = cache ? cache.get(key) : await this.readRevision(plan).then(() => this.backend.get(key)).catch(storageFailure);
     if (!kv) throw errors.notFound(this.qualified, name);
     return this.stored(kv);
   }
