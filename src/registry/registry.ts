@@ -5,6 +5,7 @@
 // the server runs; routes, discovery and OpenAPI read them from here and hear
 // of every change.
 
+import { ApiError } from '../machinery/errors.js';
 import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
 import type { Backend } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
@@ -106,9 +107,18 @@ export class Registry {
     return names;
   }
 
-  /** A namespace by name, or undefined (for admission plugins and controllers). */
-  findNamespace(name: string): Promise<KubeObject | undefined> {
-    return this.namespaces().find(undefined, name);
+  /**
+   * A namespace by name, or undefined (for admission plugins and controllers):
+   * a consistent read, from the watch cache like any GET, so that a create
+   * on a shared store costs one round trip to it for the namespace at most.
+   */
+  async findNamespace(name: string): Promise<KubeObject | undefined> {
+    try {
+      return await this.namespaces().get(undefined, name);
+    } catch (e) {
+      if (e instanceof ApiError && e.code === 404) return undefined;
+      throw e;
+    }
   }
 
   namespaces(): ResourceStore {

@@ -42,6 +42,9 @@ export class EtcdWatchStream {
   /** Highest revision seen on the stream (events or progress). */
   private seen = 0;
   private progressRequested = false;
+  /** Watches whose creation etcd has not confirmed yet, and writers waiting for that. */
+  private readonly unconfirmed = new Set<number>();
+  private confirmWaiters: (() => void)[] = [];
 
   constructor(
     private readonly client: Etcd3,
@@ -64,6 +67,7 @@ export class EtcdWatchStream {
       return cancel;
     }
     this.watchers.set(watcher.id, watcher);
+    this.unconfirmed.add(watcher.id);
     if (this.stream) this.create(this.stream, watcher);
     else this.open();
     return cancel;
@@ -80,9 +84,38 @@ export class EtcdWatchStream {
     this.stream.write({ progress_request: {} });
   }
 
+  /** True while some watch waits for etcd to confirm its creation. */
+  get confirming(): boolean {
+    return this.unconfirmed.size > 0;
+  }
+
+  /**
+   * Resolves once etcd confirmed every watch created so far (at most after
+   * `maxMs`). A write that waits for this is seen by those watches at once:
+   * etcd puts a watch that starts past its head among the live ones, but
+   * replays to one created after the write on a 100 ms tick.
+   */
+  confirmed(maxMs: number): Promise<void> {
+    if (this.unconfirmed.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.confirmWaiters.push(resolve);
+      setTimeout(resolve, maxMs).unref();
+    });
+  }
+
+  private confirm(id: number | undefined): void {
+    if (id === undefined) this.unconfirmed.clear();
+    else this.unconfirmed.delete(id);
+    if (this.unconfirmed.size > 0) return;
+    const waiters = this.confirmWaiters;
+    this.confirmWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
   /** Ends every watch with `reason`; the stream is closed. */
   close(reason: StorageError): void {
     this.closedWith = reason;
+    this.confirm(undefined);
     clearTimeout(this.retryTimer);
     const stream = this.stream;
     this.stream = undefined;
@@ -98,6 +131,7 @@ export class EtcdWatchStream {
     if (!watcher.active) return;
     watcher.active = false;
     this.watchers.delete(watcher.id);
+    this.confirm(watcher.id);
     if (watcher.created && this.stream) this.stream.write({ cancel_request: { watch_id: watcher.id } });
   }
 
@@ -118,6 +152,8 @@ export class EtcdWatchStream {
       for (const watcher of this.watchers.values()) this.create(stream, watcher);
     }, () => {
       this.connecting = false;
+      // Writers do not wait on a store that cannot be reached.
+      this.confirm(undefined);
       this.scheduleReopen();
     });
   }
@@ -142,6 +178,7 @@ export class EtcdWatchStream {
     this.stream = undefined;
     stream.cancel();
     for (const watcher of this.watchers.values()) watcher.created = false;
+    this.confirm(undefined);
     this.scheduleReopen();
   }
 
@@ -176,6 +213,7 @@ export class EtcdWatchStream {
       if (watcher) this.progress(watcher, headerRevision);
       return;
     }
+    if (res.created || res.canceled) this.confirm(id);
     const watcher = this.watchers.get(id);
     if (!watcher) return; // cancelled meanwhile
     if (res.created && !res.canceled) {

@@ -79,6 +79,15 @@ export class EtcdWatches {
     };
   }
 
+  /** True while a watch just made waits for etcd's confirmation (see EtcdWatchStream.confirmed). */
+  get confirming(): boolean {
+    return this.stream.confirming;
+  }
+
+  confirmed(maxMs: number): Promise<void> {
+    return this.stream.confirmed(maxMs);
+  }
+
   /** A watch on etcd itself, bypassing the ring (used to probe etcd's compaction). */
   watchEtcd(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {
     return this.stream.watch(prefix, options, handlers);

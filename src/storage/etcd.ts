@@ -28,6 +28,8 @@ export interface EtcdBackendOptions extends EtcdConnectionOptions {
 /** A key no object uses, read by health checks and to learn the head revision. */
 const probeKey = '/\u0000health';
 const healthTimeoutMs = 2_000;
+/** Longest a write waits for etcd to confirm the watches made just before it. */
+const watchConfirmWaitMs = 500;
 /** Pauses between attempts of a call that failed on its way (a member down, an election under way). */
 const retryDelaysMs = [20, 50, 100, 200, 400, 800, 1600];
 
@@ -311,9 +313,14 @@ export class EtcdBackend implements Backend {
     return new StorageError('RevisionMismatch', `${key} has mod revision ${current.modRevision}`, current);
   }
 
-  /** Runs `op` after the writes to `key` called before it. */
+  /** Runs `op` after the writes to `key` called before it (and after etcd confirmed the watches made before it). */
   private write(key: string, op: () => Promise<KeyValue>): Promise<KeyValue> {
     if (this.closed) return Promise.reject(closedError(this.name));
+    if (this.watches.confirming) {
+      const confirmed = this.watches.confirmed(watchConfirmWaitMs);
+      const run = op;
+      op = () => confirmed.then(run);
+    }
     const before = this.keyChains.get(key);
     const run = before ? before.then(op, op) : op();
     const settled = run.catch(() => undefined);
