@@ -11,7 +11,7 @@ import type { KeySpace } from './etcd-client.js';
 import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
 
-/** Most events kept in memory (each holds its value and the previous one). */
+/** Events kept in memory: between this and twice as many (each holds its value and the previous one). */
 const ringLimit = 4_096;
 /** How long the root may lag behind a revision someone saw before etcd is asked for progress. */
 const progressDelayMs = 50;
@@ -145,8 +145,9 @@ export class EtcdWatches {
   private publish(events: WatchEvent[]): void {
     this.ring.push(...events);
     this.head = Math.max(this.head, events[events.length - 1]!.revision);
-    const excess = this.ring.length - ringLimit;
-    if (excess > 0) {
+    // Trimmed in steps of the limit, not on every event.
+    if (this.ring.length > 2 * ringLimit) {
+      const excess = this.ring.length - ringLimit;
       this.ringFrom = this.ring[excess - 1]!.revision;
       this.ring = this.ring.slice(excess);
     }

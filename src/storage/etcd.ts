@@ -259,8 +259,9 @@ export class EtcdBackend implements Backend {
 
   /**
    * Runs `run`, again after a pause when a member failed or the cluster was
-   * electing a leader. `run` is told whether an earlier attempt may have been
-   * applied; unless `repeatable`, such a failure is not retried by default.
+   * electing a leader. A failure that may have been applied is retried only
+   * when the call is `repeatable` (a read) or recognises its own effect (a
+   * write told `afterAmbiguous`, which then finds its own bytes in place).
    */
   private async call<T>(run: (afterAmbiguous: boolean) => Promise<T>, repeatable = true, recognisesOwnEffect = false): Promise<T> {
     let ambiguous = false;
