@@ -4,8 +4,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { startEtcd, EtcdCluster } from '../support/etcd.js';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startEtcd, EtcdCluster, EtcdTls } from '../support/etcd.js';
+import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
+import { EtcdBackend } from '../../src/storage/etcd.js';
+import type { StorageError } from '../../src/storage/backend.js';
 import { startTestServer, tempDir, TestServer } from '../support/server.js';
 
 const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
@@ -134,6 +138,69 @@ describe('compaction on etcd', () => {
     } finally {
       await server.close();
       await etcd.stop();
+    }
+  });
+});
+
+interface TestCertificates extends EtcdTls {
+  clientCertFile: string;
+  clientKeyFile: string;
+}
+
+/** A CA, a serving certificate for 127.0.0.1 and a client certificate, as PEM files in `dir`. */
+async function etcdCertificates(dir: string): Promise<TestCertificates> {
+  const ca = await generateEcKeyPair();
+  const caCert = await issueCertificate({ commonName: 'etcd-ca', isCA: true, usages: ['cert sign', 'digital signature'], publicKey: ca.publicKeyPem, issuerKeyPem: ca.privateKeyPem });
+  const leaf = async (commonName: string, usages: ('server auth' | 'client auth')[]) => {
+    const key = await generateEcKeyPair();
+    const cert = await issueCertificate({
+      commonName, ipAddresses: ['127.0.0.1'], usages: ['digital signature', 'key encipherment', ...usages],
+      publicKey: key.publicKeyPem, issuerKeyPem: ca.privateKeyPem, issuerCertPem: caCert,
+    });
+    return { key: key.privateKeyPem, cert };
+  };
+  const server = await leaf('etcd', ['server auth', 'client auth']);
+  const client = await leaf('plat-apiserver', ['client auth']);
+  const files: TestCertificates = {
+    caFile: join(dir, 'ca.pem'), certFile: join(dir, 'etcd.pem'), keyFile: join(dir, 'etcd-key.pem'),
+    clientCertFile: join(dir, 'client.pem'), clientKeyFile: join(dir, 'client-key.pem'),
+  };
+  writeFileSync(files.caFile, caCert);
+  writeFileSync(files.certFile, server.cert);
+  writeFileSync(files.keyFile, server.key);
+  writeFileSync(files.clientCertFile, client.cert);
+  writeFileSync(files.clientKeyFile, client.key);
+  return files;
+}
+
+describe('etcd over TLS', () => {
+  test('the server reaches etcd with --etcd-cafile, --etcd-certfile and --etcd-keyfile; without a client certificate it cannot', async () => {
+    const dir = tempDir();
+    const certs = await etcdCertificates(dir);
+    const etcd = await startEtcd(1, undefined, certs);
+    let server: TestServer | undefined;
+    try {
+      assert.match(etcd.endpoints, /^https:/);
+      server = await startTestServer({
+        storageBackend: 'etcd3', etcdServers: etcd.endpoints.split(','),
+        etcdCaFile: certs.caFile, etcdCertFile: certs.clientCertFile, etcdKeyFile: certs.clientKeyFile,
+      });
+      const made = await server.kubectl(['create', 'configmap', 'over-tls', '--from-literal=a=b']);
+      assert.equal(made.code, 0, made.stderr);
+      const got = await server.kubectl(['get', 'configmap', 'over-tls', '-o', 'jsonpath={.data.a}']);
+      assert.equal(got.stdout, 'b');
+      const ready = await server.client.get('/readyz/etcd');
+      assert.equal(ready.status, 200, ready.text);
+      const anonymous = new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 3000, tls: { ca: readFileSync(certs.caFile) } });
+      try {
+        await assert.rejects(anonymous.check(), (err: StorageError) => err.code === 'Unavailable' || err.code === 'Timeout');
+      } finally {
+        await anonymous.close();
+      }
+    } finally {
+      await server?.close();
+      await etcd.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

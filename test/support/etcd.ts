@@ -3,7 +3,9 @@
 // stops them. Needs the `etcd` binary on the PATH (Debian's etcd-server).
 
 import { spawn, ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { get as httpsGet } from 'node:https';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,15 +44,23 @@ export async function freePorts(n: number): Promise<number[]> {
 // tmpfs when there is one: etcd fsyncs every commit, and the tests measure behaviour, not disks.
 const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
-/** `size` members; their data under `dataRoot` (default: tmpfs when there is one). */
-export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdCluster> {
+/** PEM files for clients over TLS: members require a client certificate signed by `caFile`. */
+export interface EtcdTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
+
+/** `size` members; their data under `dataRoot` (default: tmpfs when there is one); clients over TLS when `tls` is given. */
+export async function startEtcd(size = 1, dataRoot = scratchRoot, tls?: EtcdTls): Promise<EtcdCluster> {
   const root = mkdtempSync(join(dataRoot, 'etcd-test-'));
+  const scheme = tls ? 'https' : 'http';
   const members: EtcdMember[] = [];
   const ports = await freePorts(2 * size);
   for (let i = 0; i < size; i++) {
     members.push({
       name: `m${i}`,
-      clientUrl: `http://127.0.0.1:${ports[2 * i]}`,
+      clientUrl: `${scheme}://127.0.0.1:${ports[2 * i]}`,
       peerUrl: `http://127.0.0.1:${ports[2 * i + 1]}`,
       dataDir: join(root, `m${i}`),
       process: undefined,
@@ -72,6 +82,7 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdC
       '--election-timeout', '500',
       '--logger', 'zap',
       '--log-level', 'error',
+      ...(tls ? ['--cert-file', tls.certFile, '--key-file', tls.keyFile, '--trusted-ca-file', tls.caFile, '--client-cert-auth'] : []),
     ], { stdio: ['ignore', 'ignore', 'pipe'] });
     let errors = '';
     child.stderr!.on('data', (d) => { errors = (errors + String(d)).slice(-4000); });
@@ -97,7 +108,7 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdC
     async restart(index) {
       const m = members[index]!;
       launch(m);
-      await waitHealthy([m]);
+      await waitHealthy([m], tls);
     },
     async stop() {
       for (let i = 0; i < members.length; i++) await cluster.kill(i);
@@ -105,7 +116,7 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdC
     },
   };
   try {
-    await waitHealthy(members);
+    await waitHealthy(members, tls);
   } catch (err) {
     await cluster.stop();
     throw err;
@@ -113,15 +124,28 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot): Promise<EtcdC
   return cluster;
 }
 
+/** GET /health of a member, with the client certificate when it wants one. */
+function health(url: string, tls: EtcdTls | undefined): Promise<string> {
+  const options = tls ? { ca: readFileSync(tls.caFile), cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } : {};
+  return new Promise((resolve, reject) => {
+    const req = (tls ? httpsGet : httpGet)(`${url}/health`, options, (res) => {
+      let body = '';
+      res.on('data', (d) => { body += d; });
+      res.on('end', () => resolve(body));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+  });
+}
+
 /** Waits until each member answers /health with a leader elected. */
-async function waitHealthy(members: EtcdMember[], ms = 20_000): Promise<void> {
+async function waitHealthy(members: EtcdMember[], tls?: EtcdTls, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (const m of members) {
     for (;;) {
       if (m.process?.exitCode !== null && m.process?.exitCode !== undefined) throw new Error(`etcd ${m.name} exited with ${m.process.exitCode}`);
       try {
-        const res = await fetch(`${m.clientUrl}/health`);
-        const body = await res.json() as { health?: string };
+        const body = JSON.parse(await health(m.clientUrl, tls)) as { health?: string };
         if (body.health === 'true') break;
       } catch { /* not up yet */ }
       if (Date.now() > deadline) throw new Error(`etcd ${m.name} did not become healthy`);
