@@ -1,11 +1,6 @@
 // The connection to an etcd cluster (the etcd3 package over gRPC) and the
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
-//
-// Revisions: a new etcd cluster is at revision 1 before its first write,
-// while a Backend starts at 0 and numbers its first write 1 (the shared
-// conformance suite holds every backend to that). So a Backend revision is
-// the etcd revision minus one, the same for every server on the cluster.
 
 import { Etcd3, IKeyValue, isRecoverableError, GRPCDeadlineExceededError } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
@@ -19,12 +14,6 @@ export interface EtcdConnectionOptions {
   /** Deadline of each call; a call past it fails with 'Timeout'. */
   requestTimeoutMs: number;
 }
-
-/** etcd's first revision: its state before any write, which a Backend calls 0. */
-const revisionBase = 1;
-
-export const toEtcdRevision = (revision: number): number => revision + revisionBase;
-export const fromEtcdRevision = (revision: string | number): number => Number(revision) - revisionBase;
 
 export function connect(options: EtcdConnectionOptions): Etcd3 {
   const { tls } = options;
@@ -48,12 +37,26 @@ export function connect(options: EtcdConnectionOptions): Etcd3 {
   });
 }
 
-/** Maps Backend keys to etcd keys under `prefix` and back. */
-export class KeySpace {
+/**
+ * Maps Backend keys to etcd keys under `prefix` and back, and revisions:
+ * a Backend revision is the etcd revision less `revisionOffset`. The server
+ * uses 0 (resourceVersions are etcd revisions, as upstream). A new etcd is
+ * at revision 1 before its first write; an offset of 1 makes it start at 0,
+ * as every other store does (the shared conformance suite runs that way).
+ */
+export class EtcdCodec {
   private readonly prefix: Buffer;
 
-  constructor(prefix: string) {
+  constructor(prefix: string, private readonly revisionOffset = 0) {
     this.prefix = Buffer.from(prefix);
+  }
+
+  toEtcd(revision: number): number {
+    return revision + this.revisionOffset;
+  }
+
+  fromEtcd(revision: string | number): number {
+    return Number(revision) - this.revisionOffset;
   }
 
   key(key: string): Buffer {
@@ -76,8 +79,8 @@ export class KeySpace {
     return {
       key: this.unkey(kv.key),
       value: kv.value,
-      createRevision: fromEtcdRevision(kv.create_revision),
-      modRevision: fromEtcdRevision(kv.mod_revision),
+      createRevision: this.fromEtcd(kv.create_revision),
+      modRevision: this.fromEtcd(kv.mod_revision),
     };
   }
 }

@@ -7,7 +7,7 @@
 
 import type { Etcd3, IWatchResponse, IDuplexStream, IWatchRequest, IEvent } from 'etcd3';
 import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
-import { fromEtcdRevision, KeySpace, toEtcdRevision } from './etcd-client.js';
+import { EtcdCodec } from './etcd-client.js';
 import { compactedError } from './revisions.js';
 
 interface Watcher {
@@ -48,7 +48,7 @@ export class EtcdWatchStream {
 
   constructor(
     private readonly client: Etcd3,
-    private readonly keys: KeySpace,
+    private readonly codec: EtcdCodec,
     /** Told of each compaction revision etcd reports. */
     private readonly learnCompacted: (revision: number) => void,
     /** Told the store's revision when etcd answers a progress request (not in order with events). */
@@ -159,13 +159,13 @@ export class EtcdWatchStream {
   }
 
   private create(stream: Stream, watcher: Watcher): void {
-    const range = this.keys.range(watcher.prefix);
+    const range = this.codec.range(watcher.prefix);
     watcher.created = true;
     stream.write({
       create_request: {
         ...range,
         watch_id: watcher.id,
-        start_revision: toEtcdRevision(watcher.cursor) + 1,
+        start_revision: this.codec.toEtcd(watcher.cursor) + 1,
         // Always: a delete event carries the deleted value only through it.
         prev_kv: true,
         progress_notify: true,
@@ -197,7 +197,7 @@ export class EtcdWatchStream {
     if (this.stream !== stream) return;
     this.retryMs = firstRetryMs;
     const id = Number(res.watch_id);
-    const headerRevision = fromEtcdRevision(res.header.revision);
+    const headerRevision = this.codec.fromEtcd(res.header.revision);
     if (id === -1) {
       // The answer to a progress request. etcd 3.4 sends it apart from the
       // watchers' own queues, so events up to it may still be on their way:
@@ -224,7 +224,7 @@ export class EtcdWatchStream {
       const compactRevision = Number(res.compact_revision);
       this.watchers.delete(id);
       if (compactRevision > 0) {
-        const compacted = fromEtcdRevision(compactRevision);
+        const compacted = this.codec.fromEtcd(compactRevision);
         this.learnCompacted(compacted);
         this.end(watcher, compactedError(watcher.cursor, compacted));
       } else {
@@ -270,8 +270,8 @@ export class EtcdWatchStream {
   }
 
   private event(raw: IEvent, withPrevKv: boolean): WatchEvent {
-    const kv = this.keys.keyValue(raw.kv);
-    const prevKv = raw.prev_kv ? this.keys.keyValue(raw.prev_kv) : undefined;
+    const kv = this.codec.keyValue(raw.kv);
+    const prevKv = raw.prev_kv ? this.codec.keyValue(raw.prev_kv) : undefined;
     const revision = kv.modRevision;
     if (raw.type === 'Delete') {
       // etcd's delete event has the key only; the Backend shows the last value at the delete's revision.

@@ -7,7 +7,7 @@
 
 import type { Etcd3 } from 'etcd3';
 import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
-import type { KeySpace } from './etcd-client.js';
+import type { EtcdCodec } from './etcd-client.js';
 import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
 
@@ -43,14 +43,14 @@ export class EtcdWatches {
 
   constructor(
     client: Etcd3,
-    keys: KeySpace,
+    codec: EtcdCodec,
     /** The known compacted revision; a watch from below it is refused at once. */
     private readonly compacted: () => number,
     learnCompacted: (revision: number) => void,
     /** True when no key under the root changed after `after` up to `through` (both readable). */
     private readonly quietBetween: (after: number, through: number) => Promise<boolean>,
   ) {
-    this.stream = new EtcdWatchStream(client, keys, learnCompacted, (revision) => void this.broadcastProgress(revision));
+    this.stream = new EtcdWatchStream(client, codec, learnCompacted, (revision) => void this.broadcastProgress(revision));
   }
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {

@@ -11,7 +11,7 @@ import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
 import {
-  callFailure, connect, failureKind, EtcdConnectionOptions, fromEtcdRevision, isCompactedError, isFutureRevisionError, KeySpace, toEtcdRevision,
+  callFailure, connect, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
 } from './etcd-client.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
@@ -23,6 +23,8 @@ export interface EtcdBackendOptions extends EtcdConnectionOptions {
   keyPrefix?: string;
   /** Keys that etcd deletes a while after their last write (Events). */
   expiring?: ExpiringPrefix[];
+  /** Backend revision = etcd revision - this; 0 (the default) keeps etcd's revisions (see EtcdCodec). */
+  revisionOffset?: number;
 }
 
 /** A key no object uses, read by health checks and to learn the head revision. */
@@ -36,7 +38,7 @@ const retryDelaysMs = [20, 50, 100, 200, 400, 800, 1600];
 export class EtcdBackend implements Backend {
   readonly name = 'etcd';
   private readonly client: Etcd3;
-  private readonly keys: KeySpace;
+  private readonly codec: EtcdCodec;
   private readonly watches: EtcdWatches;
   /** The highest compacted revision known to this process. */
   private compacted = 0;
@@ -53,8 +55,8 @@ export class EtcdBackend implements Backend {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.client = connect(options);
     this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
-    this.keys = new KeySpace(options.keyPrefix ?? '');
-    this.watches = new EtcdWatches(this.client, this.keys, () => this.compacted, (revision) => this.learnCompacted(revision),
+    this.codec = new EtcdCodec(options.keyPrefix ?? '', options.revisionOffset);
+    this.watches = new EtcdWatches(this.client, this.codec, () => this.compacted, (revision) => this.learnCompacted(revision),
       (after, through) => this.quietBetween(after, through));
   }
 
@@ -76,8 +78,8 @@ export class EtcdBackend implements Backend {
     const waiters = this.headWaiters;
     this.headWaiters = [];
     this.headInFlight = true;
-    this.call(() => this.client.kv.range({ key: this.keys.key(probeKey), count_only: true })).then((res) => {
-      const revision = fromEtcdRevision(res.header.revision);
+    this.call(() => this.client.kv.range({ key: this.codec.key(probeKey), count_only: true })).then((res) => {
+      const revision = this.codec.fromEtcd(res.header.revision);
       this.watches.requestProgress(revision);
       for (const waiter of waiters) waiter.resolve(revision);
     }, (err: unknown) => {
@@ -113,20 +115,20 @@ export class EtcdBackend implements Backend {
   async get(key: string, revision?: number): Promise<KeyValue | undefined> {
     this.ensureOpen();
     const at = checkRevision(revision);
-    const res = await this.read(() => this.client.kv.range({ key: this.keys.key(key), revision: at }));
+    const res = await this.read(() => this.client.kv.range({ key: this.codec.key(key), revision: at === undefined ? undefined : this.codec.toEtcd(at) }));
     const kv = res.kvs[0];
-    return kv ? this.keys.keyValue(kv) : undefined;
+    return kv ? this.codec.keyValue(kv) : undefined;
   }
 
   async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
     this.ensureOpen();
     const at = checkRevision(options.revision);
     const limit = options.limit && options.limit > 0 ? options.limit : 0;
-    const bounds = this.keys.range(prefix, rangeStart(prefix, options.startKey));
-    const res = await this.read(() => this.client.kv.range({ ...bounds, revision: at, limit }));
+    const bounds = this.codec.range(prefix, rangeStart(prefix, options.startKey));
+    const res = await this.read(() => this.client.kv.range({ ...bounds, revision: at === undefined ? undefined : this.codec.toEtcd(at), limit }));
     return {
-      items: res.kvs.map((kv) => this.keys.keyValue(kv)),
-      revision: at === undefined ? fromEtcdRevision(res.header.revision) : options.revision!,
+      items: res.kvs.map((kv) => this.codec.keyValue(kv)),
+      revision: at ?? this.codec.fromEtcd(res.header.revision),
       more: res.more,
       count: Number(res.count),
     };
@@ -135,7 +137,7 @@ export class EtcdBackend implements Backend {
   create(key: string, value: Buffer): Promise<KeyValue> {
     const copy = Buffer.from(value);
     return this.write(key, async () => {
-      const etcdKey = this.keys.key(key);
+      const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
       return this.call(async (afterAmbiguous) => {
         const res = await this.txn(
@@ -149,7 +151,7 @@ export class EtcdBackend implements Backend {
           if (afterAmbiguous && current?.value.equals(copy)) return current;
           throw new StorageError('KeyExists', `${key} already exists`, current);
         }
-        const revision = fromEtcdRevision(res.header.revision);
+        const revision = this.codec.fromEtcd(res.header.revision);
         return { key, value: copy, createRevision: revision, modRevision: revision };
       }, false, true);
     });
@@ -158,11 +160,11 @@ export class EtcdBackend implements Backend {
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
     const copy = Buffer.from(value);
     return this.write(key, async () => {
-      const etcdKey = this.keys.key(key);
+      const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
       return this.call(async (afterAmbiguous) => {
         const res = await this.txn(
-          [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }],
+          [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: this.codec.toEtcd(expectedModRevision) }],
           [{ request_put: { key: etcdKey, value: copy, prev_kv: true, lease } }],
           etcdKey,
         );
@@ -172,24 +174,24 @@ export class EtcdBackend implements Backend {
           throw this.guardFailure(key, res);
         }
         const prev = res.responses[0]?.response_put?.prev_kv;
-        const revision = fromEtcdRevision(res.header.revision);
-        return { key, value: copy, createRevision: prev ? fromEtcdRevision(prev.create_revision) : revision, modRevision: revision };
+        const revision = this.codec.fromEtcd(res.header.revision);
+        return { key, value: copy, createRevision: prev ? this.codec.fromEtcd(prev.create_revision) : revision, modRevision: revision };
       }, false, true);
     });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     return this.write(key, async () => {
-      const etcdKey = this.keys.key(key);
+      const etcdKey = this.codec.key(key);
       const guard = expectedModRevision === undefined
         ? [{ key: etcdKey, target: CompareTarget.Version, result: CompareResult.Greater, version: 0 }]
-        : [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: toEtcdRevision(expectedModRevision) }];
+        : [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: this.codec.toEtcd(expectedModRevision) }];
       // A delete cannot tell its own lost success from another's: it repeats only unsent attempts.
       const res = await this.call(() => this.txn(guard, [{ request_delete_range: { key: etcdKey, prev_kv: true } }], etcdKey), false);
       if (!res.succeeded) throw this.guardFailure(key, res);
       const prev = res.responses[0]?.response_delete_range?.prev_kvs?.[0];
       if (!prev) throw new StorageError('KeyNotFound', `${key} not found`);
-      return { ...this.keys.keyValue(prev), modRevision: fromEtcdRevision(res.header.revision) };
+      return { ...this.codec.keyValue(prev), modRevision: this.codec.fromEtcd(res.header.revision) };
     });
   }
 
@@ -204,7 +206,7 @@ export class EtcdBackend implements Backend {
     }
     if (revision <= this.compacted) return;
     try {
-      await this.call(() => this.client.kv.compact({ revision: toEtcdRevision(revision), physical: false }));
+      await this.call(() => this.client.kv.compact({ revision: this.codec.toEtcd(revision), physical: false }));
       this.learnCompacted(revision);
     } catch (err) {
       // Already compacted further, by this server or another: nothing to do.
@@ -223,7 +225,7 @@ export class EtcdBackend implements Backend {
     const deadline = Date.now() + Math.min(healthTimeoutMs, this.requestTimeoutMs);
     try {
       // No retries: a health check answers for this moment.
-      await this.client.kv.range({ key: this.keys.key(probeKey), count_only: true }, { deadline });
+      await this.client.kv.range({ key: this.codec.key(probeKey), count_only: true }, { deadline });
     } catch (err) {
       throw callFailure(err);
     }
@@ -244,11 +246,11 @@ export class EtcdBackend implements Backend {
    * themselves are read, without values.)
    */
   private async quietBetween(after: number, through: number): Promise<boolean> {
-    const bounds = this.keys.range('');
+    const bounds = this.codec.range('');
     const [changed, before, kept] = await Promise.all([
-      this.client.kv.range({ ...bounds, revision: toEtcdRevision(through), keys_only: true, min_mod_revision: toEtcdRevision(after) + 1 }),
-      this.client.kv.range({ ...bounds, revision: toEtcdRevision(after), count_only: true }),
-      this.client.kv.range({ ...bounds, revision: toEtcdRevision(through), keys_only: true, max_create_revision: toEtcdRevision(after) }),
+      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(through), keys_only: true, min_mod_revision: this.codec.toEtcd(after) + 1 }),
+      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(after), count_only: true }),
+      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(through), keys_only: true, max_create_revision: this.codec.toEtcd(after) }),
     ]);
     return changed.kvs.length === 0 && kept.kvs.length === Number(before.count);
   }
@@ -305,7 +307,7 @@ export class EtcdBackend implements Backend {
 
   private current(res: ITxnResponse): KeyValue | undefined {
     const kv = res.responses[0]?.response_range?.kvs?.[0];
-    return kv ? this.keys.keyValue(kv) : undefined;
+    return kv ? this.codec.keyValue(kv) : undefined;
   }
 
   private guardFailure(key: string, res: ITxnResponse): StorageError {
@@ -337,11 +339,11 @@ export class EtcdBackend implements Backend {
   }
 }
 
-/** The etcd revision to read at; undefined reads the current one. */
+/** The revision to read at; undefined reads the current one. */
 function checkRevision(revision: number | undefined): number | undefined {
   if (revision === undefined || revision === 0) return undefined;
   if (!Number.isSafeInteger(revision) || revision < 0) {
     throw new TypeError(`revision must be a non-negative integer, got ${revision}`);
   }
-  return toEtcdRevision(revision);
+  return revision;
 }

@@ -6,11 +6,12 @@ import { startEtcd, EtcdCluster } from '../../support/etcd.js';
 import { buf, recordWatch, rejectsWith, runConformance, settle, text } from './conformance.js';
 
 // A fresh etcd for each test: etcd's revision is global, and the suite expects an empty store.
+// A new etcd is at revision 1 before its first write; the offset makes that 0, as in every store.
 let cluster: EtcdCluster | undefined;
 runConformance('etcd', {
   async open() {
     cluster = await startEtcd(1);
-    return new EtcdBackend({ endpoints: cluster.endpoints.split(','), requestTimeoutMs: 5000 });
+    return new EtcdBackend({ endpoints: cluster.endpoints.split(','), requestTimeoutMs: 5000, revisionOffset: 1 });
   },
   async cleanup() {
     await cluster?.stop();
@@ -19,6 +20,15 @@ runConformance('etcd', {
 });
 
 describe('etcd backend beyond the shared suite', () => {
+  test('revisions are etcd\'s own: a new etcd is at 1, its first write at 2', async () => {
+    // The first test on this describe's fresh etcd.
+    const b = backend();
+    assert.equal(await b.currentRevision(), 1);
+    const kv = await b.create('/first/key', buf('1'));
+    assert.deepEqual([kv.createRevision, kv.modRevision], [2, 2]);
+    assert.equal((await b.get('/first/key', 2))?.modRevision, 2);
+  });
+
   let etcd: EtcdCluster;
   const open: EtcdBackend[] = [];
   const backend = (options: Partial<ConstructorParameters<typeof EtcdBackend>[0]> = {}): EtcdBackend => {
