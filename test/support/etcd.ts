@@ -8,6 +8,7 @@ import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
+import { Etcd3 } from 'etcd3';
 import { join } from 'node:path';
 
 export interface EtcdMember {
@@ -24,6 +25,8 @@ export interface EtcdCluster {
   endpoints: string;
   /** SIGKILL one member. */
   kill(index: number): Promise<void>;
+  /** The index of the member that leads now (asked of the running members). */
+  leaderIndex(): Promise<number>;
   /** Start a killed member again on its old ports and data. */
   restart(index: number): Promise<void>;
   stop(): Promise<void>;
@@ -104,6 +107,29 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot, tls?: EtcdTls)
         child.kill('SIGKILL');
         await gone;
       }
+    },
+    async leaderIndex() {
+      for (const m of members) {
+        if (!m.process) continue;
+        const client = new Etcd3({ hosts: m.clientUrl });
+        try {
+          const ids = await Promise.all(members.map(async (other) => {
+            if (!other.process) return undefined;
+            const c = new Etcd3({ hosts: other.clientUrl });
+            try {
+              return (await c.maintenance.status()).header.member_id;
+            } finally {
+              c.close();
+            }
+          }));
+          const { leader } = await client.maintenance.status();
+          const index = ids.indexOf(leader);
+          if (index >= 0) return index;
+        } finally {
+          client.close();
+        }
+      }
+      throw new Error('no member knows a leader');
     },
     async restart(index) {
       const m = members[index]!;
