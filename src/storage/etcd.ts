@@ -247,10 +247,13 @@ export class EtcdBackend implements Backend {
    */
   private async quietBetween(after: number, through: number): Promise<boolean> {
     const bounds = this.codec.range('');
+    // etcd reads revision 0 as "now"; before its first write, at 1, nothing existed either.
+    const from = Math.max(1, this.codec.toEtcd(after));
+    const to = this.codec.toEtcd(through);
     const [changed, before, kept] = await Promise.all([
-      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(through), keys_only: true, min_mod_revision: this.codec.toEtcd(after) + 1 }),
-      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(after), count_only: true }),
-      this.client.kv.range({ ...bounds, revision: this.codec.toEtcd(through), keys_only: true, max_create_revision: this.codec.toEtcd(after) }),
+      this.client.kv.range({ ...bounds, revision: to, keys_only: true, min_mod_revision: from + 1 }),
+      this.client.kv.range({ ...bounds, revision: from, count_only: true }),
+      this.client.kv.range({ ...bounds, revision: to, keys_only: true, max_create_revision: from }),
     ]);
     return changed.kvs.length === 0 && kept.kvs.length === Number(before.count);
   }
