@@ -142,7 +142,8 @@ export class LeaderElector {
         leaseDurationSeconds: durationSeconds,
         renewTime: nowText,
         acquireTime: heldByMe ? spec.acquireTime : nowText,
-        leaseTransitions: heldByMe ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + (holder ? 1 : 0),
+        // As upstream: every change of holder counts, also taking a released lease.
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (heldByMe ? 0 : 1),
       },
     };
     return this.write(() => this.client.update(this.leases, namespace, next));

@@ -75,6 +75,7 @@ test('two candidates: one leads; when it stops, the other takes over at once', a
   const held = (await lease(client))!;
   assert.equal(held.spec.holderIdentity, 'b');
   assert.equal(held.spec.leaseDurationSeconds, 1);
+  assert.equal(held.spec.leaseTransitions, 1, 'taking the released lease is a transition, as upstream counts it');
   assert.deepEqual(log, ['a started', 'a stopped', 'b started']);
 });
 
