@@ -10,6 +10,7 @@ import { parseMigrateFlags, runMigrate } from './migrate.js';
 import { packageVersion, startServer, type RunningServer } from '../server/start.js';
 import { versionInfo } from '../server/discovery.js';
 import { StorageError } from '../storage/backend.js';
+import { ApiError } from '../machinery/errors.js';
 import type { ServerOptions } from '../server/options.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
@@ -20,6 +21,8 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   if (code === 'EACCES' && (e as NodeJS.ErrnoException).syscall === 'listen') return `not allowed to listen on port ${options.securePort} (ports below 1024 need privileges); choose another with --secure-port`;
   if (code === 'EACCES' || code === 'EROFS') return `cannot write ${(e as NodeJS.ErrnoException).path ?? options.dataDir}: ${(e as Error).message} (--data-dir)`;
   if (e instanceof StorageError) return `${e.message} (--data-dir ${options.dataDir})`;
+  // The store answered 503/504 while the server set itself up: it cannot be reached.
+  if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
   return undefined;
 }
 

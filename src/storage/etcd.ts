@@ -7,6 +7,7 @@
 
 import type { Etcd3, IRangeResponse, ITxnResponse, IRequestOp } from 'etcd3';
 import { CompareResult, CompareTarget } from 'etcd3';
+import { isBrokenCircuitError } from 'cockatiel';
 import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
@@ -50,6 +51,8 @@ export class EtcdBackend implements Backend {
   /** Callers of currentRevision waiting for the next read of the head, and whether one is on its way. */
   private headWaiters: { resolve(revision: number): void; reject(err: unknown): void }[] = [];
   private headInFlight = false;
+  /** The last failure to reach a member (a member skipped after one fails without saying why). */
+  private lastCause: unknown;
 
   constructor(options: EtcdBackendOptions) {
     this.requestTimeoutMs = options.requestTimeoutMs;
@@ -270,16 +273,22 @@ export class EtcdBackend implements Backend {
    */
   private async call<T>(run: (afterAmbiguous: boolean) => Promise<T>, repeatable = true, recognisesOwnEffect = false): Promise<T> {
     let ambiguous = false;
+    // A member skipped after failing says only that; the failure that made it skipped says why.
+    let cause: unknown;
     const started = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         return await run(ambiguous);
       } catch (err) {
         const kind = failureKind(err);
+        if (!isBrokenCircuitError(err)) {
+          cause = err;
+          if (kind !== 'final') this.lastCause = err;
+        }
         const delay = retryDelaysMs[attempt];
         const mayRetry = kind === 'unsent' || (kind === 'ambiguous' && (repeatable || recognisesOwnEffect));
         // Retries stay well inside the request's deadline.
-        if (!mayRetry || delay === undefined || this.closed || Date.now() - started + delay > this.requestTimeoutMs / 2) throw callFailure(err);
+        if (!mayRetry || delay === undefined || this.closed || Date.now() - started + delay > this.requestTimeoutMs / 2) throw callFailure(cause ?? this.lastCause ?? err);
         if (kind === 'ambiguous') ambiguous = true;
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
