@@ -14,8 +14,10 @@ export interface Schema {
   required?: string[];
   items?: Schema;
   additionalProperties?: Schema;
-  /** Name of a shared definition (see `definitions`). */
-  ref?: string;
+  /** The shared named schema this one stands for (ObjectMeta, ObjectReference, ...). */
+  ref?: Schema;
+  /** Definition name of a named schema (made by `define`), e.g. `io.plat.api.core.v1.Namespace`. */
+  name?: string;
   enum?: string[];
   default?: unknown;
   /** Accepts an integer or a string. */
@@ -42,28 +44,36 @@ export interface Schema {
 }
 
 
-/** Shared named schemas (ObjectMeta, ObjectReference, …), keyed by definition name. */
-const definitionTable = new Map<string, Schema>();
-
-export function define(name: string, schema: Schema): string {
-  if (definitionTable.has(name)) throw new Error(`schema definition ${name} declared twice`);
-  definitionTable.set(name, schema);
-  return name;
+/**
+ * Names a schema, so that documents share it as one definition and others
+ * refer to it with `t.ref`. Nothing is registered anywhere: a named schema
+ * travels with whatever uses it, so kinds added at run time bring their own.
+ */
+export function define(name: string, schema: Schema): Schema {
+  return { ...schema, name };
 }
 
-export function definition(name: string): Schema {
-  const s = definitionTable.get(name);
-  if (!s) throw new Error(`unknown schema definition ${name}`);
-  return s;
-}
-
-export function definitions(): ReadonlyMap<string, Schema> {
-  return definitionTable;
-}
-
-/** Follows `ref` to the named definition. */
+/** Follows `ref` to the named schema. */
 export function resolve(s: Schema): Schema {
-  return s.ref ? resolve(definition(s.ref)) : s;
+  return s.ref ? resolve(s.ref) : s;
+}
+
+/** Every named schema reachable from `roots` (through refs, properties, items and map values), by name. */
+export function namedSchemas(roots: Iterable<Schema>): Map<string, Schema> {
+  const found = new Map<string, Schema>();
+  const seen = new Set<Schema>();
+  const stack = [...roots];
+  while (stack.length) {
+    const s = stack.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    if (s.name && !found.has(s.name)) found.set(s.name, s);
+    if (s.ref) stack.push(s.ref);
+    if (s.items) stack.push(s.items);
+    if (s.additionalProperties) stack.push(s.additionalProperties);
+    if (s.properties) stack.push(...Object.values(s.properties));
+  }
+  return found;
 }
 
 // Builders: short names keep declarations readable.
@@ -75,7 +85,7 @@ export const t = {
   int64: (description?: string): Schema => ({ type: 'integer', format: 'int64', description }),
   bool: (description?: string): Schema => ({ type: 'boolean', description }),
   intOrString: (description?: string): Schema => ({ intOrString: true, format: 'int-or-string', description }),
-  ref: (name: string, description?: string): Schema => ({ ref: name, description }),
+  ref: (target: Schema, description?: string): Schema => ({ ref: target, description }),
   array: (items: Schema, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, description, ...extra }),
   map: (values: Schema, description?: string): Schema => ({ type: 'object', additionalProperties: values, description }),
   object: (properties: Record<string, Schema>, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'object', properties, description, ...extra }),

@@ -7,7 +7,7 @@
 // written even when empty (see presence.ts). Decoding yields the JSON shape the
 // JSON decoder would: empty value fields are dropped, as `omitempty` would.
 
-import { definitions, resolve, type Schema } from '../../api/schema.js';
+import { resolve, type Schema } from '../../api/schema.js';
 import { ProtobufError, Reader, WireType, Writer } from './wire.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
 import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';
@@ -75,17 +75,9 @@ function shapeOf(kind: WireKind): FieldShape {
   }
 }
 
-// Definition names (group.version.Kind) by schema object, to apply presence exceptions.
-const messageNames = new WeakMap<Schema, string>();
-let namesIndexed = 0;
-
+/** The message name (group.version.Kind) of a named schema, to apply presence exceptions. */
 function messageNameOf(s: Schema): string | undefined {
-  const defs = definitions();
-  if (defs.size !== namesIndexed) {
-    for (const [name, d] of defs) messageNames.set(d, name.split('.').slice(-3).join('.'));
-    namesIndexed = defs.size;
-  }
-  return messageNames.get(s);
+  return s.name?.split('.').slice(-3).join('.');
 }
 
 const fieldCache = new WeakMap<Schema, { ordered: Field[]; byNumber: Map<number, Field> }>();

@@ -69,8 +69,7 @@ export const events = defineKind({
   group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
   protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(core('Event'), schema),
-  schema,
+  schema: define(core('Event'), schema),
   strategy: { validate: validateEvent, validateUpdate: (e) => validateEvent(e) },
   createOnUpdate: true,
   fieldSelectors: {

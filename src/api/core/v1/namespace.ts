@@ -53,8 +53,7 @@ export const namespaces = defineKind({
   group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', shortNames: ['ns'],
   protobuf: true,
   scope: 'Cluster',
-  definitionName: define(core('Namespace'), schema),
-  schema,
+  schema: define(core('Namespace'), schema),
   nameCheck: isDns1123Label,
   subresources: {
     status: statusSubresource,
