@@ -36,6 +36,12 @@ export interface Schema {
   /** Field number of this property in the protobuf wire form (as upstream's generated.proto). */
   proto?: number;
   /**
+   * Whether the protobuf form writes the field when empty, where upstream's Go
+   * type decides it otherwise than its JSON type would suggest (see
+   * server/protobuf/presence.ts): `always` for a value field, `whenSet` for a pointer.
+   */
+  protoPresence?: 'always' | 'whenSet';
+  /**
    * Wire shape where it is not the JSON one: `time` and `microTime` are
    * {seconds, nanos} messages, `fieldsV1` and `rawExtension` a message holding
    * JSON bytes, `intOrString` the IntOrString message.
@@ -92,7 +98,7 @@ export const t = {
   freeForm: (description?: string): Schema => ({ type: 'object', preserveUnknownFields: true, description }),
 };
 
-/** Marks a property with its protobuf field number. */
-export function p(fieldNumber: number, schema: Schema): Schema {
-  return { ...schema, proto: fieldNumber };
+/** Marks a property with its protobuf field number (and, where the default rule does not hold, its presence). */
+export function p(fieldNumber: number, schema: Schema, protoPresence?: Schema['protoPresence']): Schema {
+  return protoPresence ? { ...schema, proto: fieldNumber, protoPresence } : { ...schema, proto: fieldNumber };
 }

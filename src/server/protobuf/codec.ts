@@ -75,23 +75,17 @@ function shapeOf(kind: WireKind): FieldShape {
   }
 }
 
-/** The message name (group.version.Kind) of a named schema, to apply presence exceptions. */
-function messageNameOf(s: Schema): string | undefined {
-  return s.name?.split('.').slice(-3).join('.');
-}
-
 const fieldCache = new WeakMap<Schema, { ordered: Field[]; byNumber: Map<number, Field> }>();
 
 function fieldsOf(schema: Schema): { ordered: Field[]; byNumber: Map<number, Field> } {
   const message = resolve(schema);
   let cached = fieldCache.get(message);
   if (cached) return cached;
-  const name = messageNameOf(message);
   const ordered: Field[] = [];
   for (const [prop, ps] of Object.entries(message.properties ?? {})) {
     if (ps.proto === undefined) continue;
     const kind = classify(ps);
-    ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(name, prop, shapeOf(kind)) });
+    ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(ps, prop, shapeOf(kind)) });
   }
   ordered.sort((a, b) => a.number - b.number);
   cached = { ordered, byNumber: new Map(ordered.map((f) => [f.number, f])) };
