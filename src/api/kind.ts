@@ -89,7 +89,7 @@ export interface KindDefinition {
   scope: Scope;
   /** Rule for metadata.name (most kinds: a DNS subdomain). */
   nameCheck: NameCheck;
-  /** Name of the OpenAPI definition of the kind (its schema is registered with `define`). */
+  /** Name of the OpenAPI definition of the kind: its schema's name (see `define`) unless given. */
   definitionName: string;
   listDefinitionName: string;
   schema: Schema;
@@ -118,11 +118,14 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName'>
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName' | 'definitionName'>
   & Partial<KindDefinition>;
 
 export function defineKind(d: KindDeclaration): KindDefinition {
+  const definitionName = d.definitionName ?? d.schema.name;
+  if (!definitionName) throw new Error(`kind ${d.kind}: its schema needs a name (define) or a definitionName`);
   return {
+    definitionName,
     listKind: `${d.kind}List`,
     singular: d.kind.toLowerCase(),
     shortNames: [],
@@ -138,7 +141,7 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     createOnUpdate: false,
     tracksGeneration: false,
     verbs: allVerbs,
-    listDefinitionName: `${d.definitionName}List`,
+    listDefinitionName: `${definitionName}List`,
     ...d,
   };
 }

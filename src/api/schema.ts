@@ -14,8 +14,10 @@ export interface Schema {
   required?: string[];
   items?: Schema;
   additionalProperties?: Schema;
-  /** Name of a shared definition (see `definitions`). */
-  ref?: string;
+  /** The shared named schema this one stands for (ObjectMeta, ObjectReference, ...). */
+  ref?: Schema;
+  /** Definition name of a named schema (made by `define`), e.g. `io.plat.api.core.v1.Namespace`. */
+  name?: string;
   enum?: string[];
   default?: unknown;
   /** Accepts an integer or a string. */
@@ -34,6 +36,12 @@ export interface Schema {
   /** Field number of this property in the protobuf wire form (as upstream's generated.proto). */
   proto?: number;
   /**
+   * Whether the protobuf form writes the field when empty, where upstream's Go
+   * type decides it otherwise than its JSON type would suggest (see
+   * server/protobuf/presence.ts): `always` for a value field, `whenSet` for a pointer.
+   */
+  protoPresence?: 'always' | 'whenSet';
+  /**
    * Wire shape where it is not the JSON one: `time` and `microTime` are
    * {seconds, nanos} messages, `fieldsV1` and `rawExtension` a message holding
    * JSON bytes, `intOrString` the IntOrString message.
@@ -42,28 +50,36 @@ export interface Schema {
 }
 
 
-/** Shared named schemas (ObjectMeta, ObjectReference, …), keyed by definition name. */
-const definitionTable = new Map<string, Schema>();
-
-export function define(name: string, schema: Schema): string {
-  if (definitionTable.has(name)) throw new Error(`schema definition ${name} declared twice`);
-  definitionTable.set(name, schema);
-  return name;
+/**
+ * Names a schema, so that documents share it as one definition and others
+ * refer to it with `t.ref`. Nothing is registered anywhere: a named schema
+ * travels with whatever uses it, so kinds added at run time bring their own.
+ */
+export function define(name: string, schema: Schema): Schema {
+  return { ...schema, name };
 }
 
-export function definition(name: string): Schema {
-  const s = definitionTable.get(name);
-  if (!s) throw new Error(`unknown schema definition ${name}`);
-  return s;
-}
-
-export function definitions(): ReadonlyMap<string, Schema> {
-  return definitionTable;
-}
-
-/** Follows `ref` to the named definition. */
+/** Follows `ref` to the named schema. */
 export function resolve(s: Schema): Schema {
-  return s.ref ? resolve(definition(s.ref)) : s;
+  return s.ref ? resolve(s.ref) : s;
+}
+
+/** Every named schema reachable from `roots` (through refs, properties, items and map values), by name. */
+export function namedSchemas(roots: Iterable<Schema>): Map<string, Schema> {
+  const found = new Map<string, Schema>();
+  const seen = new Set<Schema>();
+  const stack = [...roots];
+  while (stack.length) {
+    const s = stack.pop()!;
+    if (seen.has(s)) continue;
+    seen.add(s);
+    if (s.name && !found.has(s.name)) found.set(s.name, s);
+    if (s.ref) stack.push(s.ref);
+    if (s.items) stack.push(s.items);
+    if (s.additionalProperties) stack.push(s.additionalProperties);
+    if (s.properties) stack.push(...Object.values(s.properties));
+  }
+  return found;
 }
 
 // Builders: short names keep declarations readable.
@@ -75,14 +91,14 @@ export const t = {
   int64: (description?: string): Schema => ({ type: 'integer', format: 'int64', description }),
   bool: (description?: string): Schema => ({ type: 'boolean', description }),
   intOrString: (description?: string): Schema => ({ intOrString: true, format: 'int-or-string', description }),
-  ref: (name: string, description?: string): Schema => ({ ref: name, description }),
+  ref: (target: Schema, description?: string): Schema => ({ ref: target, description }),
   array: (items: Schema, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, description, ...extra }),
   map: (values: Schema, description?: string): Schema => ({ type: 'object', additionalProperties: values, description }),
   object: (properties: Record<string, Schema>, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'object', properties, description, ...extra }),
   freeForm: (description?: string): Schema => ({ type: 'object', preserveUnknownFields: true, description }),
 };
 
-/** Marks a property with its protobuf field number. */
-export function p(fieldNumber: number, schema: Schema): Schema {
-  return { ...schema, proto: fieldNumber };
+/** Marks a property with its protobuf field number (and, where the default rule does not hold, its presence). */
+export function p(fieldNumber: number, schema: Schema, protoPresence?: Schema['protoPresence']): Schema {
+  return protoPresence ? { ...schema, proto: fieldNumber, protoPresence } : { ...schema, proto: fieldNumber };
 }

@@ -7,7 +7,6 @@ import YAML from 'yaml';
 import { ApiError, errors } from '../machinery/errors.js';
 import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import { ageOf } from '../machinery/time.js';
-import { definition } from '../api/schema.js';
 import { Status } from '../api/meta/v1.js';
 import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
 import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
@@ -133,7 +132,7 @@ export interface RespondOptions {
 export function encodeIn(obj: KubeObject, format: WireFormat, opts: RespondOptions): Buffer {
   if (format === 'yaml') return Buffer.from(YAML.stringify(obj));
   if (format === 'protobuf') {
-    if (obj.kind === 'Status') return encodeProtobufObject(obj, definition(Status));
+    if (obj.kind === 'Status') return encodeProtobufObject(obj, Status);
     if (!opts.kind) throw errors.internal('no protobuf schema for this answer');
     return encodeProtobufObject(obj, opts.kind.schema);
   }

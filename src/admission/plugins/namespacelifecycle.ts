@@ -1,5 +1,7 @@
-// NamespaceLifecycle: no new content in a namespace that is missing or being
-// terminated, and the reserved namespaces cannot be deleted.
+// NamespaceLifecycle: no writes into a namespace that does not exist, no new
+// content in one being terminated, and the reserved namespaces cannot be
+// deleted. As upstream, it runs in the mutating phase, so these answers come
+// before the object is validated.
 
 import { ApiError, errors } from '../../machinery/errors.js';
 import { reservedNamespaces } from '../../machinery/vocabulary.js';
@@ -8,28 +10,29 @@ import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 
 export type NamespaceGetter = (name: string) => Promise<KubeObject | undefined>;
 
+const namespacesResource = { group: '', resource: 'namespaces' };
+
 export class NamespaceLifecycle implements AdmissionPlugin {
   readonly name = 'NamespaceLifecycle';
   constructor(private readonly getNamespace: NamespaceGetter) {}
 
-  async validate(r: AdmissionRequest): Promise<void> {
-    const isNamespace = r.kind.group === '' && r.kind.plural === 'namespaces';
-    if (isNamespace) {
+  async mutate(r: AdmissionRequest): Promise<void> {
+    if (r.kind.group === '' && r.kind.kind === 'Namespace') {
       if (r.operation === 'DELETE' && reservedNamespaces.includes(r.name)) {
-        throw errors.forbidden({ group: '', resource: 'namespaces' }, r.name, 'this namespace may not be deleted');
+        throw errors.forbidden(namespacesResource, r.name, 'this namespace may not be deleted');
       }
-      return;
+      return; // every other operation on namespaces themselves is allowed
     }
-    if (r.operation !== 'CREATE' || r.kind.scope !== 'Namespaced' || !r.namespace) return;
+    // Cluster-scoped objects, and deletions anywhere, pass.
+    if (!r.namespace || r.operation === 'DELETE') return;
     const ns = await this.getNamespace(r.namespace);
-    if (!ns) throw errors.notFound({ group: '', resource: 'namespaces' }, r.namespace);
-    if (ns.status?.phase === 'Terminating' || ns.metadata?.deletionTimestamp) {
-      const message = `unable to create new content in namespace ${r.namespace} because it is being terminated`;
-      const err = errors.forbidden({ group: r.kind.group, resource: r.kind.plural }, r.name, message);
-      throw new ApiError(err.code, err.reason, err.message, {
-        ...err.details,
-        causes: [{ reason: 'NamespaceTerminating', message, field: 'metadata.namespace' }],
-      });
-    }
+    if (!ns) throw errors.notFound(namespacesResource, r.namespace);
+    if (r.operation !== 'CREATE' || ns.status?.phase !== 'Terminating') return;
+    const err = errors.forbidden({ group: r.kind.group, resource: r.kind.plural }, r.name,
+      `unable to create new content in namespace ${r.namespace} because it is being terminated`);
+    throw new ApiError(err.code, err.reason, err.message, {
+      ...err.details,
+      causes: [{ reason: 'NamespaceTerminating', message: `namespace ${r.namespace} is being terminated`, field: 'metadata.namespace' }],
+    });
   }
 }

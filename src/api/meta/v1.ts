@@ -39,8 +39,8 @@ export const ObjectMeta = define(meta('ObjectMeta'), t.object({
   selfLink: p(4, t.string('Deprecated and never set.')),
   uid: p(5, t.string('Unique identity of the object over time, set by the server on create. Read-only.')),
   resourceVersion: p(6, t.string('Opaque version of the object, used for optimistic concurrency, watches and consistent reads. Read-only.')),
-  generation: p(7, t.int64('Sequence number of changes to the desired state. Read-only.')),
-  creationTimestamp: p(8, t.ref(Time, 'When the object was created. Read-only.')),
+  generation: p(7, t.int64('Sequence number of changes to the desired state. Read-only.'), 'always'),
+  creationTimestamp: p(8, t.ref(Time, 'When the object was created. Read-only.'), 'always'),
   deletionTimestamp: p(9, t.ref(Time, 'When the object will be removed; set by the server when deletion is requested. Read-only.')),
   deletionGracePeriodSeconds: p(10, t.int64('Seconds the object is given to terminate gracefully. Read-only.')),
   labels: p(11, t.map(t.string(), 'Key/value pairs for organising and selecting objects.')),
@@ -73,7 +73,7 @@ export const StatusDetails = define(meta('StatusDetails'), t.object({
   kind: p(3, t.string('Kind (or resource) the status is about.')),
   uid: p(6, t.string('UID of the resource.')),
   causes: p(4, t.array(t.ref(StatusCause), 'Detailed causes.')),
-  retryAfterSeconds: p(5, t.int32('Seconds to wait before retrying.')),
+  retryAfterSeconds: p(5, t.int32('Seconds to wait before retrying.'), 'always'),
 }, 'Extra data about a Status.'));
 
 export const Status = define(meta('Status'), t.object({
@@ -84,12 +84,12 @@ export const Status = define(meta('Status'), t.object({
   message: p(3, t.string('Human-readable description.')),
   reason: p(4, t.string('Machine-readable reason; empty when none applies.')),
   details: p(5, t.ref(StatusDetails, 'Data about the reason.')),
-  code: p(6, t.int32('HTTP status code.')),
+  code: p(6, t.int32('HTTP status code.'), 'always'),
 }, 'The result of an operation that returns no object.'));
 
 export const Preconditions = define(meta('Preconditions'), t.object({
-  uid: p(1, t.string('The object must have this UID.')),
-  resourceVersion: p(2, t.string('The object must have this resourceVersion.')),
+  uid: p(1, t.string('The object must have this UID.'), 'whenSet'),
+  resourceVersion: p(2, t.string('The object must have this resourceVersion.'), 'whenSet'),
 }, 'Conditions the object must meet for the operation to happen.'));
 
 export const DeleteOptions = define(meta('DeleteOptions'), t.object({
@@ -98,7 +98,7 @@ export const DeleteOptions = define(meta('DeleteOptions'), t.object({
   gracePeriodSeconds: p(1, t.int64('Seconds before the object is removed; 0 means at once.')),
   preconditions: p(2, t.ref(Preconditions, 'Must hold for the delete to happen.')),
   orphanDependents: p(3, t.bool('Deprecated: use propagationPolicy. True orphans the dependents.')),
-  propagationPolicy: p(4, t.string('Orphan, Background or Foreground: what happens to dependents.')),
+  propagationPolicy: p(4, t.string('Orphan, Background or Foreground: what happens to dependents.'), 'whenSet'),
   dryRun: p(5, t.array(t.string(), 'All: run every stage but do not persist.')),
   ignoreStoreReadErrorWithClusterBreakingPotential: p(6, t.bool('Delete an object that cannot be read from the store.')),
 }, 'Options of a delete request.'));
@@ -107,7 +107,7 @@ export const Patch = define(meta('Patch'), t.object({}, 'A patch body; its forma
 
 export const WatchEvent = define(meta('WatchEvent'), t.object({
   type: p(1, t.string('ADDED, MODIFIED, DELETED, BOOKMARK or ERROR.')),
-  object: p(2, { ...t.freeForm('The object of the event, or a Status for ERROR.'), protoMessage: 'rawExtension' }),
+  object: p(2, { ...t.freeForm('The object of the event, or a Status for ERROR.'), protoMessage: 'rawExtension' }, 'always'),
 }, 'One event of a watch stream.', { required: ['type', 'object'] }));
 
 export const GroupVersionForDiscovery = define(meta('GroupVersionForDiscovery'), t.object({

@@ -22,9 +22,10 @@ export interface UnionOptions {
   anonymous: boolean;
 }
 
-/** Adds system:authenticated as upstream does for every authenticated user. */
+/** Adds system:authenticated as upstream does, to every user not already in it or in system:unauthenticated. */
 function withAuthenticatedGroup(user: UserInfo): UserInfo {
-  if (user.groups.includes(systemGroups.authenticated) || user.username === anonymousUser.username) return user;
+  if (user.username === anonymousUser.username) return user;
+  if (user.groups.includes(systemGroups.authenticated) || user.groups.includes(systemGroups.unauthenticated)) return user;
   return { ...user, groups: [...user.groups, systemGroups.authenticated] };
 }
 

@@ -30,7 +30,8 @@ export class X509Authenticator implements Authenticator {
     }
     const cn = cert.subject?.CN;
     const username = Array.isArray(cn) ? cn[0] : cn;
-    if (!username) return { kind: 'rejected', reason: 'client certificate has no common name' };
+    // A verified certificate naming nobody is no credential for a user: no opinion, as upstream.
+    if (!username) return { kind: 'none' };
     const o = cert.subject?.O;
     const groups = o === undefined ? [] : Array.isArray(o) ? o : [o];
     return { kind: 'user', user: { username, groups } };

@@ -4,7 +4,6 @@
 
 import { errors, fieldErrors, type FieldError } from '../../machinery/errors.js';
 import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
-import { definition } from '../../api/schema.js';
 import { DeleteOptions as DeleteOptionsSchema } from '../../api/meta/v1.js';
 import { pruneObject } from '../../api/prune.js';
 import type { DeleteOptions, FieldValidation, ListOptions, WriteOptions } from '../../registry/store.js';
@@ -68,7 +67,7 @@ export async function deleteOptions(scope: RequestContext, protobufSchemas: Sche
       if (kind !== undefined && kind !== '' && kind !== 'DeleteOptions') {
         throw errors.badRequest(`${typeof kind === 'string' ? kind : JSON.stringify(kind)} is not suitable for converting to "DeleteOptions": the object provided is unrecognized (must be of type DeleteOptions)`);
       }
-      body = pruneObject(decoded as Record<string, unknown>, definition(DeleteOptionsSchema), 'DeleteOptions', 'v1').object;
+      body = pruneObject(decoded as Record<string, unknown>, DeleteOptionsSchema, 'DeleteOptions', 'v1').object;
     }
   }
   const query = scope.query;

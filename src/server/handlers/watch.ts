@@ -5,7 +5,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, errors } from '../../machinery/errors.js';
-import { definition } from '../../api/schema.js';
 import { Status, WatchEvent } from '../../api/meta/v1.js';
 import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
 import type { ListOptions } from '../../registry/store.js';
@@ -53,8 +52,8 @@ class WatchEncoder {
   private frameOf(type: string, object: KubeObject | Buffer): Frame {
     const kind = this.store.kind;
     if (this.rep.format === 'protobuf') {
-      const raw = Buffer.isBuffer(object) ? object : encodeProtobufObject(object, object.kind === 'Status' ? definition(Status) : kind.schema);
-      const event = encodeEnvelope(apiVersionOf(kind), 'WatchEvent', encodeMessage({ type, object: raw }, definition(WatchEvent)));
+      const raw = Buffer.isBuffer(object) ? object : encodeProtobufObject(object, object.kind === 'Status' ? Status : kind.schema);
+      const event = encodeEnvelope(apiVersionOf(kind), 'WatchEvent', encodeMessage({ type, object: raw }, WatchEvent));
       const length = Buffer.alloc(4);
       length.writeUInt32BE(event.length);
       return Buffer.concat([length, event]);

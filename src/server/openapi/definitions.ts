@@ -1,9 +1,9 @@
-// The definitions table of a document: every shared named schema, each kind
-// and its List kind, with the group-version-kind extensions clients use to
-// find a kind's schema.
+// The definitions table of a document: the meta definitions, each kind and
+// its List kind and every named schema they reach, with the
+// group-version-kind extensions clients use to find a kind's schema.
 
 import type { KindDefinition } from '../../api/kind.js';
-import { definitions as sharedDefinitions, type Schema } from '../../api/schema.js';
+import { define, namedSchemas, type Schema } from '../../api/schema.js';
 import * as meta from '../../api/meta/v1.js';
 import { ext, upstreamExt } from './names.js';
 import type { GroupVersionKind } from './routes.js';
@@ -19,20 +19,22 @@ export function listSchema(k: KindDefinition): Schema {
       apiVersion: { type: 'string', description: 'Schema version of this representation; the server converts to its own.' },
       kind: { type: 'string', description: 'REST resource this object represents; CamelCase.' },
       metadata: { ref: meta.ListMeta, description: 'Standard list metadata.' },
-      items: { type: 'array', items: { ref: k.definitionName }, description: `The ${k.kind} objects.` },
+      items: { type: 'array', items: { ref: namedKindSchema(k) }, description: `The ${k.kind} objects.` },
     },
   };
 }
 
+/** A kind's schema under its definition name (kinds made at run time may give the name apart from the schema). */
+function namedKindSchema(k: KindDefinition): Schema {
+  return k.schema.name === k.definitionName ? k.schema : define(k.definitionName, k.schema);
+}
+
+/** The meta definitions every document offers (Status, DeleteOptions, WatchEvent, discovery documents, ...). */
+const metaSchemas = Object.values(meta).filter((v): v is Schema => typeof v === 'object' && v !== null && typeof (v as Schema).name === 'string');
+
 /** Definition name -> schema, for every definition a document may need. */
 export function definitionSchemas(kinds: KindDefinition[]): Map<string, Schema> {
-  const out = new Map<string, Schema>(sharedDefinitions());
-  for (const k of kinds) {
-    // Kinds made at run time (custom resources) bring their schema along instead of the shared table.
-    if (!out.has(k.definitionName)) out.set(k.definitionName, k.schema);
-    if (!out.has(k.listDefinitionName)) out.set(k.listDefinitionName, listSchema(k));
-  }
-  return out;
+  return namedSchemas([...metaSchemas, ...kinds.flatMap((k) => [namedKindSchema(k), define(k.listDefinitionName, listSchema(k))])]);
 }
 
 /** Definition name -> the kinds it is the schema of. */
@@ -50,11 +52,11 @@ export function groupVersionKinds(kinds: KindDefinition[]): Map<string, GroupVer
     groupVersions.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
   }
   // Status is a core kind; DeleteOptions and WatchEvent travel in every group version.
-  add(meta.Status, { group: '', version: 'v1', kind: 'Status' });
+  add(meta.Status.name!, { group: '', version: 'v1', kind: 'Status' });
   const sorted = [...groupVersions.values()].sort((a, b) => `${a.group}/${a.version}`.localeCompare(`${b.group}/${b.version}`));
   for (const { group, version } of sorted) {
-    add(meta.DeleteOptions, { group, version, kind: 'DeleteOptions' });
-    add(meta.WatchEvent, { group, version, kind: 'WatchEvent' });
+    add(meta.DeleteOptions.name!, { group, version, kind: 'DeleteOptions' });
+    add(meta.WatchEvent.name!, { group, version, kind: 'WatchEvent' });
   }
   return out;
 }

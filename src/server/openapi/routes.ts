@@ -105,8 +105,8 @@ export function restRoutes(rest: RestObject, media: MediaTypes): Route[] {
     return routes;
   }
 
-  const deleteResponse = d.deleteAnswersObject ? k.definitionName : meta.Status;
-  const deleteOptions = { definition: meta.DeleteOptions, required: false };
+  const deleteResponse = d.deleteAnswersObject ? k.definitionName : meta.Status.name!;
+  const deleteOptions = { definition: meta.DeleteOptions.name!, required: false };
   const collection: Operation[] = [];
   if (has('list')) collection.push(op('get', 'list', `list${gv}${scoped}${k.kind}`, `list or watch objects of kind ${k.kind}`, {
     produces: [...media.produces, ...media.watchProduces],
@@ -114,7 +114,7 @@ export function restRoutes(rest: RestObject, media: MediaTypes): Route[] {
   }));
   if (has('create')) collection.push(createOp(`create${gv}${scoped}${k.kind}`, `create a ${k.kind}`));
   if (has('deletecollection')) collection.push(op('delete', 'deletecollection', `delete${gv}Collection${scoped}${k.kind}`, `delete a collection of ${k.kind} objects`, {
-    body: deleteOptions, responses: [{ code: '200', definition: meta.Status }, { code: '401' }],
+    body: deleteOptions, responses: [{ code: '200', definition: meta.Status.name! }, { code: '401' }],
   }));
   route(collectionPath, nsParams, collection);
 
@@ -148,7 +148,7 @@ function capitalize(s: string): string {
 type OpFactory = (method: Method, action: Action, operationId: string, description: string, extra?: Partial<Operation>) => Operation;
 
 function patchOp(op: OpFactory, id: string, description: string, responses: Response[], media: MediaTypes): Operation {
-  return op('patch', 'patch', id, description, { body: { definition: meta.Patch, required: true }, consumes: media.patch, responses });
+  return op('patch', 'patch', id, description, { body: { definition: meta.Patch.name!, required: true }, consumes: media.patch, responses });
 }
 
 /** The deprecated `/watch/` prefix routes; they stream WatchEvents. */
@@ -159,7 +159,7 @@ function watchRoutes(k: KindDefinition, op: OpFactory, media: MediaTypes): Route
   const scoped = namespaced ? 'Namespaced' : '';
   const extra: Partial<Operation> = {
     produces: [...media.produces, ...media.watchProduces],
-    responses: [{ code: '200', definition: meta.WatchEvent }, { code: '401' }],
+    responses: [{ code: '200', definition: meta.WatchEvent.name! }, { code: '401' }],
     deprecated: true,
   };
   const hint = 'deprecated: use the watch parameter of a list request, narrowed to one object with a fieldSelector on metadata.name.';
@@ -194,15 +194,15 @@ export function discoveryRoutes(rests: RestObject[], media: MediaTypes): Route[]
   for (const { group, version } of groupVersions.values()) {
     const gv = operationGroupVersion(group, version);
     routes.push(plain(`${basePath(group, version)}/`, groupVersionPath(group, version), `get${gv}APIResources`, 'get available resources',
-      operationTag(group, version), meta.APIResourceList));
+      operationTag(group, version), meta.APIResourceList.name!));
     if (group !== '') groups.add(group);
   }
-  routes.push(plain('/api/', 'api', 'getCoreAPIVersions', 'get available API versions', 'core', meta.APIVersions));
-  routes.push(plain('/apis/', 'apis', 'getAPIVersions', 'get available API versions', 'apis', meta.APIGroupList));
+  routes.push(plain('/api/', 'api', 'getCoreAPIVersions', 'get available API versions', 'core', meta.APIVersions.name!));
+  routes.push(plain('/apis/', 'apis', 'getAPIVersions', 'get available API versions', 'apis', meta.APIGroupList.name!));
   for (const group of groups) {
     const stem = operationGroupVersion(group, '');
     routes.push(plain(`/apis/${group}/`, `apis/${group}`, `get${stem}APIGroup`, 'get information of a group',
-      operationTag(group, '').replace(/_$/, ''), meta.APIGroup));
+      operationTag(group, '').replace(/_$/, ''), meta.APIGroup.name!));
   }
   return routes;
 }

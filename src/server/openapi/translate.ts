@@ -75,7 +75,7 @@ export function translateSchema(s: Schema, dialect: Dialect): Json {
  * readers, so upstream wraps the reference in a one-element `allOf`.
  */
 function translateRef(s: Schema, dialect: Dialect): Json {
-  const ref = { $ref: refPrefix(dialect) + s.ref };
+  const ref = { $ref: refPrefix(dialect) + s.ref!.name };
   const extra = markers(s);
   if (dialect === 'v2') {
     const out: Json = { ...ref };

@@ -7,7 +7,7 @@
 // written even when empty (see presence.ts). Decoding yields the JSON shape the
 // JSON decoder would: empty value fields are dropped, as `omitempty` would.
 
-import { definitions, resolve, type Schema } from '../../api/schema.js';
+import { resolve, type Schema } from '../../api/schema.js';
 import { ProtobufError, Reader, WireType, Writer } from './wire.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
 import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';
@@ -75,31 +75,17 @@ function shapeOf(kind: WireKind): FieldShape {
   }
 }
 
-// Definition names (group.version.Kind) by schema object, to apply presence exceptions.
-const messageNames = new WeakMap<Schema, string>();
-let namesIndexed = 0;
-
-function messageNameOf(s: Schema): string | undefined {
-  const defs = definitions();
-  if (defs.size !== namesIndexed) {
-    for (const [name, d] of defs) messageNames.set(d, name.split('.').slice(-3).join('.'));
-    namesIndexed = defs.size;
-  }
-  return messageNames.get(s);
-}
-
 const fieldCache = new WeakMap<Schema, { ordered: Field[]; byNumber: Map<number, Field> }>();
 
 function fieldsOf(schema: Schema): { ordered: Field[]; byNumber: Map<number, Field> } {
   const message = resolve(schema);
   let cached = fieldCache.get(message);
   if (cached) return cached;
-  const name = messageNameOf(message);
   const ordered: Field[] = [];
   for (const [prop, ps] of Object.entries(message.properties ?? {})) {
     if (ps.proto === undefined) continue;
     const kind = classify(ps);
-    ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(name, prop, shapeOf(kind)) });
+    ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(ps, prop, shapeOf(kind)) });
   }
   ordered.sort((a, b) => a.number - b.number);
   cached = { ordered, byNumber: new Map(ordered.map((f) => [f.number, f])) };

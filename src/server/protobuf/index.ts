@@ -5,7 +5,7 @@
 import { errors, isApiError } from '../../machinery/errors.js';
 import { tooDeep, valueExceedsDepth } from '../../machinery/limits.js';
 import { upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
-import { p, t, definition, type Schema } from '../../api/schema.js';
+import { p, t, type Schema } from '../../api/schema.js';
 import { DeleteOptions, ListMeta, Status } from '../../api/meta/v1.js';
 import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
 import { decodeMessage, encodeMessage } from './codec.js';
@@ -104,8 +104,8 @@ export function builtinSchemaLookup(kinds: readonly KindDefinition[]): SchemaLoo
     table.set(key(apiVersion, k.listKind), listSchemaOf(k.schema));
   }
   for (const v of versions) {
-    table.set(key(v, 'Status'), definition(Status));
-    table.set(key(v, 'DeleteOptions'), definition(DeleteOptions));
+    table.set(key(v, 'Status'), Status);
+    table.set(key(v, 'DeleteOptions'), DeleteOptions);
   }
   return (apiVersion, kind) => table.get(key(apiVersion, kind));
 }

@@ -76,7 +76,7 @@ test('operations carry the parameters of their verb', () => {
   assert.deepEqual(obj.patch.consumes, ['application/json-patch+json', 'application/merge-patch+json',
     'application/strategic-merge-patch+json', 'application/apply-patch+yaml']);
   assert.equal(obj.patch.parameters[0].in, 'body');
-  assert.equal(obj.patch.parameters[0].schema.$ref, `#/definitions/${meta.Patch}`);
+  assert.equal(obj.patch.parameters[0].schema.$ref, `#/definitions/${meta.Patch.name!}`);
   assert.equal(coll.post.parameters[0].schema.$ref, `#/definitions/${sa.definitionName}`);
 });
 
@@ -85,12 +85,12 @@ test('responses reference the right definitions', () => {
   const coll = doc.paths['/api/v1/namespaces/{namespace}/serviceaccounts'];
   assert.equal(coll.get.responses['200'].schema.$ref, ref(sa.listDefinitionName));
   assert.deepEqual(Object.keys(coll.post.responses), ['200', '201', '202', '401']);
-  assert.equal(coll.delete.responses['200'].schema.$ref, ref(meta.Status));
+  assert.equal(coll.delete.responses['200'].schema.$ref, ref(meta.Status.name!));
   const secretObj = doc.paths['/api/v1/namespaces/{namespace}/secrets/{name}'];
-  assert.equal(secretObj.delete.responses['200'].schema.$ref, ref(meta.Status), 'secrets answer delete with a Status');
+  assert.equal(secretObj.delete.responses['200'].schema.$ref, ref(meta.Status.name!), 'secrets answer delete with a Status');
   const saObj = doc.paths['/api/v1/namespaces/{namespace}/serviceaccounts/{name}'];
   assert.equal(saObj.delete.responses['200'].schema.$ref, ref(sa.definitionName), 'service accounts answer with the object');
-  assert.equal(doc.paths['/api/v1/watch/namespaces'].get.responses['200'].schema.$ref, ref(meta.WatchEvent));
+  assert.equal(doc.paths['/api/v1/watch/namespaces'].get.responses['200'].schema.$ref, ref(meta.WatchEvent.name!));
 });
 
 test('every kind and list kind is defined with its group-version-kind', () => {
@@ -103,9 +103,9 @@ test('every kind and list kind is defined with its group-version-kind', () => {
     assert.deepEqual(list['x-kubernetes-group-version-kind'], [{ group: k.group, kind: k.listKind, version: k.version }]);
     assert.deepEqual(list.required, ['items']);
     assert.equal(list.properties.items.items.$ref, `#/definitions/${k.definitionName}`);
-    assert.equal(list.properties.metadata.$ref, `#/definitions/${meta.ListMeta}`);
+    assert.equal(list.properties.metadata.$ref, `#/definitions/${meta.ListMeta.name!}`);
   }
-  assert.deepEqual(doc.definitions[meta.Status]['x-kubernetes-group-version-kind'], [{ group: '', kind: 'Status', version: 'v1' }]);
+  assert.deepEqual(doc.definitions[meta.Status.name!]['x-kubernetes-group-version-kind'], [{ group: '', kind: 'Status', version: 'v1' }]);
 });
 
 test('every reference resolves', () => {
@@ -125,19 +125,19 @@ test('merge markers appear under our names and the upstream ones', () => {
   assert.equal(secrets[ours('patch-strategy')], 'merge');
   assert.equal(secrets[ours('list-type')], 'map');
   assert.deepEqual(secrets[ours('list-map-keys')], ['name']);
-  const owners = doc.definitions[meta.ObjectMeta].properties.ownerReferences;
+  const owners = doc.definitions[meta.ObjectMeta.name!].properties.ownerReferences;
   assert.equal(owners['x-kubernetes-patch-merge-key'], 'uid');
-  assert.equal(doc.definitions[meta.OwnerReference][ours('map-type')], 'atomic');
+  assert.equal(doc.definitions[meta.OwnerReference.name!][ours('map-type')], 'atomic');
   const conditions = doc.definitions[`${ns.definitionName}Status`].properties.conditions;
   assert.equal(conditions['x-kubernetes-patch-merge-key'], 'type');
 });
 
 test('a reference with a description: siblings in v2, allOf in v3', () => {
   const v2 = translateSchema({ ref: meta.ObjectMeta, description: 'Standard object metadata.' }, 'v2');
-  assert.deepEqual(v2, { $ref: `#/definitions/${meta.ObjectMeta}`, description: 'Standard object metadata.' });
+  assert.deepEqual(v2, { $ref: `#/definitions/${meta.ObjectMeta.name!}`, description: 'Standard object metadata.' });
   const v3 = translateSchema({ ref: meta.ObjectMeta, description: 'Standard object metadata.', default: {} }, 'v3');
-  assert.deepEqual(v3, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta}` }], description: 'Standard object metadata.', default: {} });
-  assert.deepEqual(translateSchema({ ref: meta.ObjectMeta }, 'v3'), { $ref: `#/components/schemas/${meta.ObjectMeta}` });
+  assert.deepEqual(v3, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta.name!}` }], description: 'Standard object metadata.', default: {} });
+  assert.deepEqual(translateSchema({ ref: meta.ObjectMeta }, 'v3'), { $ref: `#/components/schemas/${meta.ObjectMeta.name!}` });
 });
 
 test('int-or-string, free-form and nullable schemas', () => {
@@ -157,7 +157,7 @@ test('int-or-string, free-form and nullable schemas', () => {
 test('enums and required fields survive translation', () => {
   const phase = doc.definitions[`${ns.definitionName}Status`].properties.phase;
   assert.deepEqual(phase.enum, ['Active', 'Terminating']);
-  assert.deepEqual(doc.definitions[meta.OwnerReference].required, ['apiVersion', 'kind', 'name', 'uid']);
+  assert.deepEqual(doc.definitions[meta.OwnerReference.name!].required, ['apiVersion', 'kind', 'name', 'uid']);
 });
 
 test('operations follow the capabilities: namespaces offer no deletecollection, a sub-resource only its verbs', () => {

@@ -80,7 +80,7 @@ test('components are exactly the schemas reachable from the paths', () => {
     assert.equal(JSON.stringify(d).match(/"\$ref":"(?!#\/components\/schemas\/)/g), null, key);
   }
   const named = parse(`apis/${widgets.group}/v1alpha1`).components.schemas as J;
-  assert.ok(named['test.widgets.v1alpha1.Widget'] && named[meta.ObjectMeta] && named[meta.DeleteOptions]);
+  assert.ok(named['test.widgets.v1alpha1.Widget'] && named[meta.ObjectMeta.name!] && named[meta.DeleteOptions.name!]);
   assert.ok(!named[builtinKinds.find((k) => k.kind === 'Secret')!.definitionName], 'no schemas of other group versions');
   assert.equal(named['test.widgets.v1alpha1.Widget'].properties.spec.properties.size['x-kubernetes-int-or-string'], true);
 });
@@ -98,7 +98,7 @@ test('v3 operations are what kubectl checks before server-side validation', () =
   }
   const kindSchema = core.components.schemas[builtinKinds.find((k) => k.kind === 'ServiceAccount')!.definitionName];
   assert.deepEqual(kindSchema['x-kubernetes-group-version-kind'], [{ group: '', kind: 'ServiceAccount', version: 'v1' }]);
-  assert.deepEqual(kindSchema.properties.metadata, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta}` }], description: 'Standard object metadata.' });
+  assert.deepEqual(kindSchema.properties.metadata, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta.name!}` }], description: 'Standard object metadata.' });
   assert.equal(kindSchema.properties.secrets['x-kubernetes-patch-merge-key'], 'name');
   const list = core.paths['/api/v1/namespaces/{namespace}/serviceaccounts'].get;
   assert.ok(list.responses['200'].content['application/json'].schema.$ref.endsWith('ServiceAccountList'));

@@ -17,7 +17,7 @@ const widgetSchema = kindSchema('A test kind with spec and status.', {
 });
 const widgets = defineKind({
   group: 'test.example', version: 'v1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
-  definitionName: define('test.example.v1.Widget', widgetSchema), schema: widgetSchema,
+  schema: define('test.example.v1.Widget', widgetSchema),
   subresources: { status: statusSubresource }, tracksGeneration: true,
 });
 

@@ -8,7 +8,8 @@ import { kindSchema, nameColumn, ageColumn } from '../../core/v1/common.js';
 const coordination = (name: string) => `${definitionPrefix}.api.coordination.v1.${name}`;
 
 const LeaseSpec = define(coordination('LeaseSpec'), t.object({
-  holderIdentity: p(1, t.string('Identity of the current holder of the lease.')),
+  // Every field is a pointer upstream: written only when set.
+  holderIdentity: p(1, t.string('Identity of the current holder of the lease.'), 'whenSet'),
   leaseDurationSeconds: p(2, t.int32('How long candidates wait after the last renewal before they may take the lease.')),
   acquireTime: p(3, t.ref(MicroTime, 'When the current holder acquired the lease.')),
   renewTime: p(4, t.ref(MicroTime, 'When the current holder last renewed the lease.')),
@@ -16,7 +17,7 @@ const LeaseSpec = define(coordination('LeaseSpec'), t.object({
 }, 'The specification of a Lease.'));
 
 const schema = kindSchema('A lease: a time-bound claim by one holder, used for leader election and heartbeats.', {
-  spec: p(2, t.ref(LeaseSpec, 'The specification of the Lease.')),
+  spec: p(2, t.ref(LeaseSpec, 'The specification of the Lease.'), 'always'),
 });
 
 function validateLease(lease: KubeObject): FieldError[] {
@@ -33,9 +34,9 @@ function validateLease(lease: KubeObject): FieldError[] {
 
 export const leases = defineKind({
   group: vocabulary.coordinationGroup, version: 'v1', kind: 'Lease', plural: 'leases',
+  protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(coordination('Lease'), schema),
-  schema,
+  schema: define(coordination('Lease'), schema),
   strategy: { validate: validateLease, validateUpdate: (lease) => validateLease(lease) },
   printerColumns: [
     nameColumn,

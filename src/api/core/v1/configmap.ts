@@ -35,8 +35,7 @@ export const configMaps = defineKind({
   group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', shortNames: ['cm'],
   protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(core('ConfigMap'), schema),
-  schema,
+  schema: define(core('ConfigMap'), schema),
   strategy: {
     validate: validateConfigMap,
     validateUpdate(c, old) {

@@ -11,20 +11,20 @@ const EventSource = define(core('EventSource'), t.object({
 }, 'Who reported an event.'));
 
 const EventSeries = define(core('EventSeries'), t.object({
-  count: p(1, t.int32('Occurrences in this series up to lastObservedTime.')),
-  lastObservedTime: p(2, t.ref(MicroTime, 'When the last occurrence was seen.')),
+  count: p(1, t.int32('Occurrences in this series up to lastObservedTime.'), 'always'),
+  lastObservedTime: p(2, t.ref(MicroTime, 'When the last occurrence was seen.'), 'always'),
 }, 'A series of repeated events.'));
 
 const schema = kindSchema('A report of something that happened somewhere in the cluster.', {
-  involvedObject: p(2, t.ref(ObjectReference, 'The object this event is about.')),
+  involvedObject: p(2, t.ref(ObjectReference, 'The object this event is about.'), 'always'),
   reason: p(3, t.string('Short, machine-understandable reason for the transition into the object\'s current status.')),
   message: p(4, t.string('Human-readable description of the status of this operation.')),
-  source: p(5, t.ref(EventSource, 'Component reporting this event.')),
-  firstTimestamp: p(6, t.ref(Time, 'When the event was first recorded.')),
-  lastTimestamp: p(7, t.ref(Time, 'When the most recent occurrence was recorded.')),
-  count: p(8, t.int32('How many times the event has occurred.')),
+  source: p(5, t.ref(EventSource, 'Component reporting this event.'), 'always'),
+  firstTimestamp: p(6, t.ref(Time, 'When the event was first recorded.'), 'always'),
+  lastTimestamp: p(7, t.ref(Time, 'When the most recent occurrence was recorded.'), 'always'),
+  count: p(8, t.int32('How many times the event has occurred.'), 'always'),
   type: p(9, t.string('Type of the event: Normal or Warning; new types may come.')),
-  eventTime: p(10, t.ref(MicroTime, 'When the event was first observed.')),
+  eventTime: p(10, t.ref(MicroTime, 'When the event was first observed.'), 'always'),
   series: p(11, t.ref(EventSeries, 'Data about the series this event belongs to, if any.')),
   action: p(12, t.string('What action was taken or failed regarding the object.')),
   related: p(13, t.ref(ObjectReference, 'A second object involved, if any.')),
@@ -69,8 +69,7 @@ export const events = defineKind({
   group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
   protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(core('Event'), schema),
-  schema,
+  schema: define(core('Event'), schema),
   strategy: { validate: validateEvent, validateUpdate: (e) => validateEvent(e) },
   createOnUpdate: true,
   fieldSelectors: {

@@ -9,7 +9,7 @@ import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 const NamespaceCondition = define(core('NamespaceCondition'), t.object({
   type: p(1, t.string('Type of the condition, e.g. NamespaceContentRemaining.')),
   status: p(2, t.string('True, False or Unknown.')),
-  lastTransitionTime: p(4, t.ref(Time, 'When the status last changed.')),
+  lastTransitionTime: p(4, t.ref(Time, 'When the status last changed.'), 'always'),
   reason: p(5, t.string('Machine-readable reason of the last change.')),
   message: p(6, t.string('Human-readable details.')),
 }, 'The state of a namespace at one point.', { required: ['type', 'status'] }));
@@ -26,8 +26,8 @@ const NamespaceStatus = define(core('NamespaceStatus'), t.object({
 }, 'Observed state of a namespace.'));
 
 const schema = kindSchema('A scope for names; namespaced objects disappear with their namespace.', {
-  spec: p(2, t.ref(NamespaceSpec, 'Desired state.')),
-  status: p(3, t.ref(NamespaceStatus, 'Observed state; read-only for clients.')),
+  spec: p(2, t.ref(NamespaceSpec, 'Desired state.'), 'always'),
+  status: p(3, t.ref(NamespaceStatus, 'Observed state; read-only for clients.'), 'always'),
 });
 
 function validateFinalizers(ns: KubeObject): FieldError[] {
@@ -53,8 +53,7 @@ export const namespaces = defineKind({
   group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', shortNames: ['ns'],
   protobuf: true,
   scope: 'Cluster',
-  definitionName: define(core('Namespace'), schema),
-  schema,
+  schema: define(core('Namespace'), schema),
   nameCheck: isDns1123Label,
   subresources: {
     status: statusSubresource,

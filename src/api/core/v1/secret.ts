@@ -60,8 +60,7 @@ export const secrets = defineKind({
   group: '', version: 'v1', kind: 'Secret', plural: 'secrets',
   protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(core('Secret'), schema),
-  schema,
+  schema: define(core('Secret'), schema),
   strategy: {
     defaults(s) { s.type ||= 'Opaque'; },
     prepareForCreate: foldStringData,

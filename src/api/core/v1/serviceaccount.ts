@@ -15,8 +15,7 @@ export const serviceAccounts = defineKind({
   group: '', version: 'v1', kind: 'ServiceAccount', plural: 'serviceaccounts', shortNames: ['sa'],
   protobuf: true,
   scope: 'Namespaced',
-  definitionName: define(core('ServiceAccount'), schema),
-  schema,
+  schema: define(core('ServiceAccount'), schema),
   nameCheck: isDns1123Subdomain,
   deleteReturnsObject: true,
   printerColumns: [
