@@ -214,6 +214,36 @@ export const versionFlag: Flag = {
   apply: () => {},
 };
 
+// Identity: who a request comes from (tokens, anonymous requests).
+
+/** Repeatable, and each occurrence may list several values separated by commas (pflag's stringSlice). */
+export const stringSliceType: FlagType<string[]> = {
+  label: 'strings',
+  parse: (raw, previous) => [...(previous ?? []), ...raw.split(',').map((v) => v.trim()).filter((v) => v !== '')],
+  format: (values) => `[${values.join(',')}]`,
+};
+
+const hourMs = 3600_000;
+const maxTokenSeconds = 2 ** 32;
+
+/** 0 (no cap) or between an hour and 2^32 seconds, as upstream checks it. */
+export const tokenExpirationType: FlagType<number> = {
+  ...durationType,
+  parse(raw) {
+    const ms = durationType.parse(raw, undefined);
+    if (ms !== 0 && (ms < hourMs || ms > maxTokenSeconds * 1000)) throw new Error('must be between 1 hour and 2^32 seconds');
+    return ms;
+  },
+};
+
+const identityFlags: readonly Flag[] = [
+  option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.', 'true unless the authorization mode is AlwaysAllow'),
+  option('token-auth-file', stringType, 'tokenAuthFile', 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].', 'none'),
+  option('api-audiences', stringSliceType, 'apiAudiences', 'Audiences a token must be meant for to authenticate to this server; comma-separated, repeatable.', 'the first --service-account-issuer'),
+  option('service-account-max-token-expiration', tokenExpirationType, 'serviceAccountMaxTokenExpirationMs', 'Longest lifetime a token request may get (0: no cap; else 1h to 2^32 s).'),
+  option('service-account-extend-token-expiration', boolType, 'serviceAccountExtendTokenExpiration', 'Extend pod-bound tokens of the admission-injected lifetime to a year (warning after the requested one).'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -226,8 +256,8 @@ export const serverFlags: readonly Flag[] = [
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
-  option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
+  ...identityFlags,
   helpFlag,
   versionFlag,
 ];
@@ -322,6 +352,7 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     ...options,
     serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
     serviceAccountIssuer: [...options.serviceAccountIssuer],
+    apiAudiences: [...options.apiAudiences],
   };
 }
 

@@ -67,7 +67,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
   };
 
   const handle = chain(
-    [recovery(parts.log), requestInfo(namespaceSubresourcesNow), authentication(parts.authenticator), authorization(parts.authorizer)],
+    [recovery(parts.log), requestInfo(namespaceSubresourcesNow), authentication(parts.authenticator, parts.log), authorization(parts.authorizer)],
     route,
   );
 

@@ -57,10 +57,14 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>): F
   };
 }
 
-export function authentication(authenticator: UnionAuthenticator): Filter {
+/** 401 for a request no authenticator accepts; the client learns nothing of which one refused or why (the log does). */
+export function authentication(authenticator: UnionAuthenticator, log?: Logger): Filter {
   return async (ctx, next) => {
     const result = await authenticator.authenticate(ctx.req);
-    if (result.kind !== 'user') throw errors.unauthorized();
+    if (result.kind !== 'user') {
+      if (result.kind === 'rejected') log?.debug({ reason: result.reason, path: ctx.path }, 'unable to authenticate the request');
+      throw errors.unauthorized();
+    }
     ctx.user = result.user;
     await next();
   };

@@ -27,8 +27,19 @@ export interface ServerOptions {
   etcdCompactionIntervalMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
-  /** Unauthenticated requests become system:anonymous instead of 401. Off while every authenticated request is allowed. */
-  anonymousAuth: boolean;
+  /**
+   * Unauthenticated requests become system:anonymous instead of 401.
+   * Unset: on unless the authorization mode is AlwaysAllow (so off today).
+   */
+  anonymousAuth?: boolean;
+  /** CSV file of static bearer tokens: token,user,uid[,"group1,group2"]. */
+  tokenAuthFile?: string;
+  /** Audiences the server accepts tokens for; empty: the first service-account issuer. */
+  apiAudiences: string[];
+  /** Longest lifetime of a requested service-account token, in ms; 0: no cap. */
+  serviceAccountMaxTokenExpirationMs: number;
+  /** Pod-bound tokens of the admission-injected lifetime are valid for a year, as upstream's safe transition. */
+  serviceAccountExtendTokenExpiration: boolean;
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
 }
@@ -42,6 +53,8 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountIssuer: [`https://${product.name}.default.svc.cluster.local`],
   etcdCompactionIntervalMs: 5 * 60 * 1000,
   watchMaxBufferedEvents: 10_000,
-  anonymousAuth: false,
+  apiAudiences: [],
+  serviceAccountMaxTokenExpirationMs: 0,
+  serviceAccountExtendTokenExpiration: true,
   logLevel: 'info',
 };

@@ -15,9 +15,9 @@ import { Registry } from '../registry/registry.js';
 import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
-import { UnionAuthenticator } from '../auth/authn/authenticator.js';
-import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
+import { alwaysAllowMode } from '../auth/authn/anonymous.js';
+import { buildAuthentication, readIdentityFiles } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
@@ -66,6 +66,7 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
+  const identityFiles = await readIdentityFiles(options, log);
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const backend = openBackend(options.storageBackend, options.dataDir);
@@ -88,8 +89,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
+  // The authorization issue brings --authorization-mode; until then AlwaysAllow is the one mode.
+  const authorizationModes = [alwaysAllowMode];
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  const { authenticator } = buildAuthentication(options, identityFiles, authorizationModes);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';

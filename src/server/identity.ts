@@ -1,0 +1,57 @@
+// Who a request comes from: the authenticators of the server's options, in
+// upstream's order (client certificates, then bearer tokens: static tokens,
+// service-account tokens), with anonymous requests as the options say.
+
+import type { Logger } from 'pino';
+import { UnionAuthenticator, type Authenticator } from '../auth/authn/authenticator.js';
+import { X509Authenticator } from '../auth/authn/x509.js';
+import { BearerTokenAuthenticator } from '../auth/authn/bearer.js';
+import { AudienceAgnostic, UnionTokenAuthenticator, type TokenAuthenticator } from '../auth/authn/token.js';
+import { loadTokenFile, TokenFileAuthenticator, type TokenFile } from '../auth/authn/tokenfile.js';
+import { anonymousAuthEnabled } from '../auth/authn/anonymous.js';
+import type { ServerOptions } from './options.js';
+
+/** What is read from the options' files before anything else starts, so a bad file stops the start early. */
+export interface IdentityFiles {
+  tokenFile?: TokenFile;
+}
+
+export async function readIdentityFiles(options: ServerOptions, log: Logger): Promise<IdentityFiles> {
+  if (!options.tokenAuthFile) return {};
+  const tokenFile = await loadTokenFile(options.tokenAuthFile);
+  for (const warning of tokenFile.warnings) log.warn(warning);
+  return { tokenFile };
+}
+
+/** The audiences this server's tokens are for: --api-audiences, else the first issuer. */
+export function apiAudiencesOf(options: ServerOptions): string[] {
+  if (options.apiAudiences.length > 0) return [...options.apiAudiences];
+  return options.serviceAccountIssuer.slice(0, 1);
+}
+
+export interface IdentityParts {
+  authenticator: UnionAuthenticator;
+  /** Token authentication alone, for TokenReviews. */
+  bearer: BearerTokenAuthenticator;
+  apiAudiences: string[];
+}
+
+export function buildAuthentication(
+  options: ServerOptions,
+  files: IdentityFiles,
+  /** The modes of the authorizer, which decide whether anonymous requests are on by default. */
+  authorizationModes: readonly string[],
+  extraTokenAuthenticators: readonly TokenAuthenticator[] = [],
+): IdentityParts {
+  const apiAudiences = apiAudiencesOf(options);
+  const tokenAuthenticators: TokenAuthenticator[] = [];
+  if (files.tokenFile) tokenAuthenticators.push(new AudienceAgnostic(new TokenFileAuthenticator(files.tokenFile.tokens), apiAudiences));
+  tokenAuthenticators.push(...extraTokenAuthenticators);
+  const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
+  const requestAuthenticators: Authenticator[] = [new X509Authenticator(), bearer];
+  const authenticator = new UnionAuthenticator(requestAuthenticators, {
+    anonymous: anonymousAuthEnabled(options.anonymousAuth, authorizationModes),
+    apiAudiences,
+  });
+  return { authenticator, bearer, apiAudiences };
+}
