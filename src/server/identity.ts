@@ -9,6 +9,7 @@ import { BearerTokenAuthenticator } from '../auth/authn/bearer.js';
 import { AudienceAgnostic, UnionTokenAuthenticator, type TokenAuthenticator } from '../auth/authn/token.js';
 import { loadTokenFile, TokenFileAuthenticator, type TokenFile } from '../auth/authn/tokenfile.js';
 import { anonymousAuthEnabled } from '../auth/authn/anonymous.js';
+import { ServiceAccountTokenAuthenticator, type TokenObjects } from '../auth/authn/serviceaccount.js';
 import type { ServerOptions } from './options.js';
 
 /** What is read from the options' files before anything else starts, so a bad file stops the start early. */
@@ -36,21 +37,29 @@ export interface IdentityParts {
   apiAudiences: string[];
 }
 
-export function buildAuthentication(
-  options: ServerOptions,
-  files: IdentityFiles,
+export interface AuthenticationInputs {
   /** The modes of the authorizer, which decide whether anonymous requests are on by default. */
-  authorizationModes: readonly string[],
-  extraTokenAuthenticators: readonly TokenAuthenticator[] = [],
-): IdentityParts {
+  authorizationModes: readonly string[];
+  /** Keys that verify service-account tokens. */
+  serviceAccountPublicKeyPems: readonly string[];
+  /** The objects service-account tokens depend on. */
+  objects: TokenObjects;
+}
+
+export function buildAuthentication(options: ServerOptions, files: IdentityFiles, inputs: AuthenticationInputs): IdentityParts {
   const apiAudiences = apiAudiencesOf(options);
   const tokenAuthenticators: TokenAuthenticator[] = [];
   if (files.tokenFile) tokenAuthenticators.push(new AudienceAgnostic(new TokenFileAuthenticator(files.tokenFile.tokens), apiAudiences));
-  tokenAuthenticators.push(...extraTokenAuthenticators);
+  tokenAuthenticators.push(new ServiceAccountTokenAuthenticator({
+    issuers: options.serviceAccountIssuer,
+    publicKeyPems: inputs.serviceAccountPublicKeyPems,
+    apiAudiences,
+    objects: inputs.objects,
+  }));
   const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
   const requestAuthenticators: Authenticator[] = [new X509Authenticator(), bearer];
   const authenticator = new UnionAuthenticator(requestAuthenticators, {
-    anonymous: anonymousAuthEnabled(options.anonymousAuth, authorizationModes),
+    anonymous: anonymousAuthEnabled(options.anonymousAuth, inputs.authorizationModes),
     apiAudiences,
   });
   return { authenticator, bearer, apiAudiences };

@@ -12,6 +12,7 @@ import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.j
 import { openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
+import { ObjectLookup } from '../registry/lookup.js';
 import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
@@ -92,7 +93,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // The authorization issue brings --authorization-mode; until then AlwaysAllow is the one mode.
   const authorizationModes = [alwaysAllowMode];
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
-  const { authenticator } = buildAuthentication(options, identityFiles, authorizationModes);
+  const lookup = new ObjectLookup(registry, caches);
+  const { authenticator } = buildAuthentication(options, identityFiles, {
+    authorizationModes,
+    serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
+    objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
+  });
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
