@@ -10,6 +10,12 @@ import { AudienceAgnostic, UnionTokenAuthenticator, type TokenAuthenticator } fr
 import { loadTokenFile, TokenFileAuthenticator, type TokenFile } from '../auth/authn/tokenfile.js';
 import { anonymousAuthEnabled } from '../auth/authn/anonymous.js';
 import { ServiceAccountTokenAuthenticator, type TokenObjects } from '../auth/authn/serviceaccount.js';
+import { invalidBearerToken } from '../auth/authn/bearer.js';
+import { withAuthenticatedGroup } from '../auth/authn/authenticator.js';
+import { createTokenSigner } from '../pki/index.js';
+import { legacyServiceAccountIssuer, type TokenSigner } from '../machinery/serviceaccount.js';
+import { authenticationRests, type TokenReviewer } from '../registry/authentication.js';
+import type { Registry } from '../registry/registry.js';
 import type { ServerOptions } from './options.js';
 
 /** What is read from the options' files before anything else starts, so a bad file stops the start early. */
@@ -63,4 +69,34 @@ export function buildAuthentication(options: ServerOptions, files: IdentityFiles
     apiAudiences,
   });
   return { authenticator, bearer, apiAudiences };
+}
+
+/** Signers of service-account tokens: bound ones (the first issuer) and legacy ones (for token secrets). */
+export interface TokenSigners {
+  bound: TokenSigner;
+  legacy: TokenSigner;
+}
+
+export async function tokenSigners(options: ServerOptions, signingKeyPem: string): Promise<TokenSigners> {
+  const [bound, legacy] = await Promise.all([
+    createTokenSigner(signingKeyPem, options.serviceAccountIssuer[0]!),
+    createTokenSigner(signingKeyPem, legacyServiceAccountIssuer),
+  ]);
+  return { bound, legacy };
+}
+
+/** Serves authentication/v1: token requests, token reviews (by the same token authenticators as requests) and self reviews. */
+export function serveAuthentication(registry: Registry, options: ServerOptions, parts: IdentityParts, signers: TokenSigners): void {
+  const review: TokenReviewer = async (token, audiences) => {
+    const r = await parts.bearer.authenticateToken(token, audiences);
+    if (r.kind === 'user') return { user: withAuthenticatedGroup(r.user), audiences: r.audiences };
+    return { error: r.kind === 'rejected' ? r.reason : invalidBearerToken };
+  };
+  const issuing = {
+    signer: signers.bound,
+    apiAudiences: parts.apiAudiences,
+    maxExpirationSeconds: Math.floor(options.serviceAccountMaxTokenExpirationMs / 1000),
+    extendExpiration: options.serviceAccountExtendTokenExpiration,
+  };
+  for (const rest of authenticationRests(registry, issuing, review)) registry.addRest(rest);
 }

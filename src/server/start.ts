@@ -18,7 +18,7 @@ import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { alwaysAllowMode } from '../auth/authn/anonymous.js';
-import { buildAuthentication, readIdentityFiles } from './identity.js';
+import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
@@ -94,11 +94,14 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authorizationModes = [alwaysAllowMode];
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
   const lookup = new ObjectLookup(registry, caches);
-  const { authenticator } = buildAuthentication(options, identityFiles, {
+  const identity = buildAuthentication(options, identityFiles, {
     authorizationModes,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
   });
+  const authenticator = identity.authenticator;
+  const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
+  serveAuthentication(registry, options, identity, signers);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
