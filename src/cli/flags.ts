@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { product } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions, type StorageBackendName } from '../server/options.js';
+import { badControllerEntry, controllerNames } from '../controllers/index.js';
 
 export const commandName = `${product.name}-apiserver`;
 
@@ -236,12 +237,26 @@ export const tokenExpirationType: FlagType<number> = {
   },
 };
 
+/** `--controllers`: a list of `*`, `name` and `-name` entries, each naming a known controller. */
+export const controllersType: FlagType<string[]> = {
+  ...stringSliceType,
+  parse(raw, previous) {
+    const values = stringSliceType.parse(raw, previous);
+    for (const value of values) {
+      const bad = badControllerEntry(value);
+      if (bad) throw new Error(bad);
+    }
+    return values;
+  },
+};
+
 const identityFlags: readonly Flag[] = [
   option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.', 'true unless the authorization mode is AlwaysAllow'),
   option('token-auth-file', stringType, 'tokenAuthFile', 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].', 'none'),
   option('api-audiences', stringSliceType, 'apiAudiences', 'Audiences a token must be meant for to authenticate to this server; comma-separated, repeatable.', 'the first --service-account-issuer'),
   option('service-account-max-token-expiration', tokenExpirationType, 'serviceAccountMaxTokenExpirationMs', 'Longest lifetime a token request may get (0: no cap; else 1h to 2^32 s).'),
   option('service-account-extend-token-expiration', boolType, 'serviceAccountExtendTokenExpiration', 'Extend pod-bound tokens of the admission-injected lifetime to a year (warning after the requested one).'),
+  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
 ];
 
 export const serverFlags: readonly Flag[] = [
@@ -353,6 +368,7 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
     serviceAccountIssuer: [...options.serviceAccountIssuer],
     apiAudiences: [...options.apiAudiences],
+    controllers: [...options.controllers],
   };
 }
 

@@ -40,6 +40,8 @@ export interface ServerOptions {
   serviceAccountMaxTokenExpirationMs: number;
   /** Pod-bound tokens of the admission-injected lifetime are valid for a year, as upstream's safe transition. */
   serviceAccountExtendTokenExpiration: boolean;
+  /** In-process controllers to run, as upstream's --controllers: `*`, `name`, `-name`; the first entry naming one decides. */
+  controllers: string[];
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
 }
@@ -56,5 +58,6 @@ export const defaultServerOptions: ServerOptions = {
   apiAudiences: [],
   serviceAccountMaxTokenExpirationMs: 0,
   serviceAccountExtendTokenExpiration: true,
+  controllers: ['*'],
   logLevel: 'info',
 };

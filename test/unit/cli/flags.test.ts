@@ -53,6 +53,7 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['api-audiences', 'api,other', { apiAudiences: ['api', 'other'] }],
   ['service-account-max-token-expiration', '48h', { serviceAccountMaxTokenExpirationMs: 48 * 3600_000 }],
   ['service-account-extend-token-expiration', 'true', { serviceAccountExtendTokenExpiration: true }],
+  ['controllers', '*,-root-ca-cert-publisher', { controllers: ['*', '-root-ca-cert-publisher'] }],
 ];
 
 describe('parseFlags', () => {
@@ -127,6 +128,7 @@ describe('parseFlags', () => {
     assert.deepEqual(options(['--api-audiences=a, b', '--api-audiences', 'c']).apiAudiences, ['a', 'b', 'c']);
     assert.equal(options(['--service-account-max-token-expiration=0']).serviceAccountMaxTokenExpirationMs, 0);
     assert.equal(options(['--service-account-max-token-expiration=1h']).serviceAccountMaxTokenExpirationMs, 3600_000);
+    rejects(['--controllers=*,-tokencleaner'], /"-tokencleaner" is not in the list of known controllers/, '--controllers', '*,-tokencleaner');
     for (const bad of ['59m', '1193047h']) {
       rejects([`--service-account-max-token-expiration=${bad}`], /must be between 1 hour and 2\^32 seconds$/, '--service-account-max-token-expiration', bad);
     }
