@@ -29,6 +29,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
 import { benchReads } from './reads.js';
 import { benchStorage } from './storage.js';
+import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
@@ -234,11 +235,14 @@ async function main(): Promise<void> {
   const readsDir = mkdtempSync(join(tmpdir(), 'plat-bench-reads-'));
   const removeReadsDir = () => { if (!keep) rmSync(readsDir, { recursive: true, force: true }); };
   process.on('exit', removeReadsDir);
+  const tokensDir = mkdtempSync(join(tmpdir(), 'plat-bench-tokens-'));
+  process.on('exit', () => { if (!keep) rmSync(tokensDir, { recursive: true, force: true }); });
   let rows: Row[];
   try {
     const figures = await benchServer(dataDir);
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    rows.push(...(await benchBearerTokens(tokensDir, { quick, concurrency: CONCURRENCY, progress })));
     if (withReads) {
       const profDir = join(readsDir, 'profiles');
       rows.push(...(await benchReads(readsDir, { quick, progress, nodeArgs: cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] })));

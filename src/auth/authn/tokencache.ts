@@ -3,10 +3,11 @@
 // entry goes first) and never kept past the token's own expiry. The token
 // itself is not kept: a heap dump does not hand out credentials.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  // The one-shot form: about half the cost of createHash on every request.
+  return hash('sha256', token, 'base64url');
 }
 
 export class VerifiedTokenCache<V> {
