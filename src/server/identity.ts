@@ -3,16 +3,14 @@
 // service-account tokens), with anonymous requests as the options say.
 
 import type { Logger } from 'pino';
-import { UnionAuthenticator, type Authenticator } from '../auth/authn/authenticator.js';
+import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
-import { BearerTokenAuthenticator } from '../auth/authn/bearer.js';
+import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
 import { AudienceAgnostic, UnionTokenAuthenticator, type TokenAuthenticator } from '../auth/authn/token.js';
 import { loadTokenFile, TokenFileAuthenticator, type TokenFile } from '../auth/authn/tokenfile.js';
 import { anonymousAuthEnabled } from '../auth/authn/anonymous.js';
 import { ServiceAccountTokenAuthenticator, type TokenObjects } from '../auth/authn/serviceaccount.js';
-import { invalidBearerToken } from '../auth/authn/bearer.js';
-import { withAuthenticatedGroup } from '../auth/authn/authenticator.js';
-import { createTokenSigner } from '../pki/index.js';
+import { createTokenSigner, KeyMaterialError } from '../pki/index.js';
 import { legacyServiceAccountIssuer, type TokenSigner } from '../machinery/serviceaccount.js';
 import { authenticationRests, type TokenReviewer } from '../registry/authentication.js';
 import type { Registry } from '../registry/registry.js';
@@ -78,11 +76,16 @@ export interface TokenSigners {
 }
 
 export async function tokenSigners(options: ServerOptions, signingKeyPem: string): Promise<TokenSigners> {
-  const [bound, legacy] = await Promise.all([
-    createTokenSigner(signingKeyPem, options.serviceAccountIssuer[0]!),
-    createTokenSigner(signingKeyPem, legacyServiceAccountIssuer),
-  ]);
-  return { bound, legacy };
+  try {
+    const [bound, legacy] = await Promise.all([
+      createTokenSigner(signingKeyPem, options.serviceAccountIssuer[0]!),
+      createTokenSigner(signingKeyPem, legacyServiceAccountIssuer),
+    ]);
+    return { bound, legacy };
+  } catch (e) {
+    // A key of a type tokens are not signed with (Ed25519, an odd curve): a start-up failure to report in one line.
+    throw new KeyMaterialError(`--service-account-signing-key-file: ${(e as Error).message}`);
+  }
 }
 
 /** Serves authentication/v1: token requests, token reviews (by the same token authenticators as requests) and self reviews. */

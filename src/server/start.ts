@@ -70,6 +70,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const identityFiles = await readIdentityFiles(options, log);
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
+  const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const backend = openBackend(options.storageBackend, options.dataDir);
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // Plugins read through the registry they guard, so the chain gets it late.
@@ -100,7 +101,6 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
   });
   const authenticator = identity.authenticator;
-  const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   serveAuthentication(registry, options, identity, signers);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
