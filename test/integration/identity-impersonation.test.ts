@@ -14,7 +14,7 @@ import { openBackend, type Backend } from '../../src/storage/index.js';
 import { CacheSet } from '../../src/storage/cache/index.js';
 import { Registry } from '../../src/registry/registry.js';
 import { builtinKinds } from '../../src/api/catalog.js';
-import { selfSubjectReviewRest } from '../../src/registry/authentication.js';
+import { selfSubjectReviewRest, tokenReviewRest } from '../../src/registry/authentication.js';
 import { Health } from '../../src/server/health.js';
 import { createApp } from '../../src/server/app.js';
 import { UnionAuthenticator } from '../../src/auth/authn/authenticator.js';
@@ -34,6 +34,7 @@ class TestAuthorizer implements Authorizer {
   readonly asked: Attributes[] = [];
   authorize(a: Attributes): Decision {
     this.asked.push(a);
+    if (a.verb === 'create' && a.resource === 'tokenreviews' && a.user.username === 'jane') return { decision: 'deny', reason: '' };
     if (a.verb !== 'impersonate') return { decision: 'allow', reason: '' };
     const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
     const name = a.namespace ? `${a.namespace}/${a.name}` : a.name;
@@ -54,6 +55,7 @@ before(async () => {
   caches = new CacheSet(backend);
   const registry = new Registry(builtinKinds, backend, undefined, caches);
   registry.addRest(selfSubjectReviewRest());
+  registry.addRest(tokenReviewRest(async () => ({ error: 'no token is valid here' }), []));
   const app = createApp({
     registry, health: new Health(), authorizer, log: pino({ level: 'silent' }), packageVersion: '0.0.0', serverAddress: () => '',
     authenticator: new UnionAuthenticator([new X509Authenticator()], { anonymous: false }),
@@ -142,4 +144,14 @@ test('groups, extras or a uid without a user answer 400', async () => {
     assertStatus(r, 400, 'BadRequest');
     assert.match(r.json.message, /without impersonating a user$/);
   }
+});
+
+test('a TokenReview needs create on tokenreviews, as the configured authorizer decides', async () => {
+  const body = { apiVersion: `${group}/v1`, kind: 'TokenReview', spec: { token: 'x' } };
+  const allowed = await client.post(`/apis/${group}/v1/tokenreviews`, body);
+  assert.equal(allowed.status, 201, allowed.text);
+  assert.deepEqual(allowed.json.status, { authenticated: false, user: {}, error: 'no token is valid here' });
+  const denied = await client.post(`/apis/${group}/v1/tokenreviews`, body, { 'Impersonate-User': 'jane' });
+  assertStatus(denied, 403, 'Forbidden');
+  assert.equal(denied.json.message, `tokenreviews.${group} is forbidden: User "jane" cannot create resource "tokenreviews" in API group "${group}" at the cluster scope`);
 });
