@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
+import { product } from '../../src/machinery/vocabulary.js';
 
 let open: TestServer;
 let closed: TestServer;
@@ -45,7 +46,8 @@ test('a static token authenticates', async () => {
 
 test('a garbage bearer token answers 401 with no hint, even with anonymous requests on', async () => {
   for (const c of [anonymousOpen, anonymousClosed]) {
-    for (const token of ['garbage', 't-alice2', 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln']) {
+    const deepPayload = Buffer.from(`{"iss":"https://${product.name}.default.svc.cluster.local","x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`).toString('base64url');
+    for (const token of ['garbage', 't-alice2', 'eyJhbGciOiJSUzI1NiJ9.e30.c2ln', '..', 'a.b.c.d', 'x'.repeat(400_000), `e30.${deepPayload}.c2ln`]) {
       const r = await c.get('/api/v1/namespaces', bearer(token));
       assertStatus(r, 401, 'Unauthorized');
       assert.equal(r.json.message, 'Unauthorized');

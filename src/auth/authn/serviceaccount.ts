@@ -9,6 +9,7 @@ import { createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
 import type { UserInfo } from '../../machinery/user.js';
 import { setOwn } from '../../machinery/ownkeys.js';
+import { jsonTextExceedsDepth } from '../../machinery/limits.js';
 import {
   checkClaimTimes, claimLeewaySeconds, legacyServiceAccountIssuer, readServiceAccountClaims, serviceAccountExtraKeys,
   serviceAccountGroups, serviceAccountUsername, type ObjectRef, type ServiceAccountClaims,
@@ -54,7 +55,9 @@ export function claimedIssuer(token: string): string | undefined {
   const parts = token.split('.');
   if (parts.length !== 3) return undefined;
   try {
-    const payload = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+    const text = Buffer.from(parts[1]!, 'base64url').toString('utf8');
+    if (jsonTextExceedsDepth(text)) return undefined;
+    const payload = JSON.parse(text);
     return typeof payload?.iss === 'string' ? payload.iss : undefined;
   } catch {
     return undefined;

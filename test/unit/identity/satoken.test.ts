@@ -11,7 +11,7 @@ import { product } from '../../../src/machinery/vocabulary.js';
 import {
   boundTokenClaims, legacyServiceAccountIssuer, legacyTokenClaims, readServiceAccountClaims, splitServiceAccountUsername,
 } from '../../../src/machinery/serviceaccount.js';
-import { ServiceAccountTokenAuthenticator, type ObjectState } from '../../../src/auth/authn/serviceaccount.js';
+import { claimedIssuer, ServiceAccountTokenAuthenticator, type ObjectState } from '../../../src/auth/authn/serviceaccount.js';
 
 const issuer = 'https://issuer.test';
 const pem = (type: 'rsa' | 'ec', curve?: string) => {
@@ -186,4 +186,15 @@ test('verified tokens are cached by hash, boundedly', async () => {
   for (const t of tokens) assert.equal((await auth.authenticateToken(t, [])).kind, 'user');
   assert.equal(auth.cachedTokens, 2);
   assert.equal((await auth.authenticateToken(`${tokens[0]}x`, [])).kind, 'rejected', 'a changed token is checked again');
+});
+
+test('the issuer is read before any signature check, and hostile payloads are simply not ours', async () => {
+  const part = (v: string) => Buffer.from(v).toString('base64url');
+  assert.equal(claimedIssuer(`${part('{}')}.${part('{"iss":"https://issuer.test"}')}.sig`), 'https://issuer.test');
+  assert.equal(claimedIssuer(`${part('{}')}.${part(`{"iss":"x","d":${'['.repeat(100_000)}${']'.repeat(100_000)}}`)}.sig`), undefined);
+  assert.equal(claimedIssuer(`a.${part('not json')}.c`), undefined);
+  assert.equal(claimedIssuer(`a.${part('{"iss":7}')}.c`), undefined);
+  const auth = authenticator(objects({}), { now: t0 });
+  const deep = `${part('{"alg":"RS256"}')}.${part(`{"iss":"${issuer}","x":${'['.repeat(5000)}${']'.repeat(5000)}}`)}.c2ln`;
+  assert.deepEqual(await auth.authenticateToken(deep, []), { kind: 'none' });
 });
