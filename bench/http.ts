@@ -8,9 +8,9 @@ export interface Reply {
   body: Buffer;
 }
 
-export function sendJson(agent: Agent, port: number, method: string, path: string, body: unknown, timeoutMs: number): Promise<Reply> {
+export function sendJson(agent: Agent, port: number, method: string, path: string, body: unknown, timeoutMs: number, extraHeaders?: Record<string, string>): Promise<Reply> {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers: Record<string, string> = { Accept: 'application/json' };
+  const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
   if (payload) {
     headers['Content-Type'] = 'application/json';
     headers['Content-Length'] = String(payload.length);

@@ -7,6 +7,8 @@ export interface LoadWorkerData {
   creds: Credentials;
   /** Concurrent keep-alive clients (= the agent's maxSockets). */
   concurrency: number;
+  /** Sent as `Authorization: Bearer` on every request; the agent then presents no client certificate. */
+  bearerToken?: string;
 }
 
 export type PhaseSpec =

@@ -12,14 +12,15 @@ import { seededRandom } from '../test/support/random.js';
 
 const data = workerData as LoadWorkerData;
 const base = new URL(data.url);
+const bearer = data.bearerToken === undefined ? undefined : { Authorization: `Bearer ${data.bearerToken}` };
 const agent = new Agent({
   keepAlive: true, maxSockets: data.concurrency, maxFreeSockets: data.concurrency,
-  ca: data.creds.ca, cert: data.creds.cert, key: data.creds.key,
+  ca: data.creds.ca, ...(bearer ? {} : { cert: data.creds.cert, key: data.creds.key }),
 });
 const REQUEST_TIMEOUT_MS = 30_000;
 
 function send(method: string, path: string, body?: unknown): Promise<Reply> {
-  return sendJson(agent, Number(base.port), method, path, body, REQUEST_TIMEOUT_MS);
+  return sendJson(agent, Number(base.port), method, path, body, REQUEST_TIMEOUT_MS, bearer);
 }
 
 class UnexpectedStatus extends Error {

@@ -32,6 +32,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
 import { benchReads } from './reads.js';
 import { benchStorage } from './storage.js';
+import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { benchEtcd } from './etcd.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
@@ -251,11 +252,14 @@ async function main(): Promise<void> {
   const readsDir = mkdtempSync(join(tmpdir(), 'plat-bench-reads-'));
   const removeReadsDir = () => { if (!keep) rmSync(readsDir, { recursive: true, force: true }); };
   process.on('exit', removeReadsDir);
+  const tokensDir = mkdtempSync(join(tmpdir(), 'plat-bench-tokens-'));
+  process.on('exit', () => { if (!keep) rmSync(tokensDir, { recursive: true, force: true }); });
   let rows: Row[];
   try {
     const figures = await benchServer(dataDir);
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    rows.push(...(await benchBearerTokens(tokensDir, { quick, concurrency: CONCURRENCY, progress })));
     if (onEtcd) {
       rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
     }

@@ -44,9 +44,10 @@ export interface Schema {
   /**
    * Wire shape where it is not the JSON one: `time` and `microTime` are
    * {seconds, nanos} messages, `fieldsV1` and `rawExtension` a message holding
-   * JSON bytes, `intOrString` the IntOrString message.
+   * JSON bytes, `intOrString` the IntOrString message, `stringList` a list of
+   * strings wrapped in a message of its own (a user's ExtraValue).
    */
-  protoMessage?: 'time' | 'microTime' | 'fieldsV1' | 'rawExtension' | 'intOrString';
+  protoMessage?: 'time' | 'microTime' | 'fieldsV1' | 'rawExtension' | 'intOrString' | 'stringList';
 }
 
 

@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { product } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions, type StorageBackendName } from '../server/options.js';
+import { badControllerEntry, controllerNames } from '../controllers/index.js';
 
 export const commandName = `${product.name}-apiserver`;
 
@@ -239,6 +240,50 @@ export const versionFlag: Flag = {
   apply: () => {},
 };
 
+// Identity: who a request comes from (tokens, anonymous requests).
+
+/** Repeatable, and each occurrence may list several values separated by commas (pflag's stringSlice). */
+export const stringSliceType: FlagType<string[]> = {
+  label: 'strings',
+  parse: (raw, previous) => [...(previous ?? []), ...raw.split(',').map((v) => v.trim()).filter((v) => v !== '')],
+  format: (values) => `[${values.join(',')}]`,
+};
+
+const hourMs = 3600_000;
+const maxTokenSeconds = 2 ** 32;
+
+/** 0 (no cap) or between an hour and 2^32 seconds, as upstream checks it. */
+export const tokenExpirationType: FlagType<number> = {
+  ...durationType,
+  parse(raw) {
+    const ms = durationType.parse(raw, undefined);
+    if (ms !== 0 && (ms < hourMs || ms > maxTokenSeconds * 1000)) throw new Error('must be between 1 hour and 2^32 seconds');
+    return ms;
+  },
+};
+
+/** `--controllers`: a list of `*`, `name` and `-name` entries, each naming a known controller. */
+export const controllersType: FlagType<string[]> = {
+  ...stringSliceType,
+  parse(raw, previous) {
+    const values = stringSliceType.parse(raw, previous);
+    for (const value of values) {
+      const bad = badControllerEntry(value);
+      if (bad) throw new Error(bad);
+    }
+    return values;
+  },
+};
+
+const identityFlags: readonly Flag[] = [
+  option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.', 'true unless the authorization mode is AlwaysAllow'),
+  option('token-auth-file', stringType, 'tokenAuthFile', 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].', 'none'),
+  option('api-audiences', stringSliceType, 'apiAudiences', 'Audiences a token must be meant for to authenticate to this server; comma-separated, repeatable.', 'the first --service-account-issuer'),
+  option('service-account-max-token-expiration', tokenExpirationType, 'serviceAccountMaxTokenExpirationMs', 'Longest lifetime a token request may get (0: no cap; else 1h to 2^32 s).'),
+  option('service-account-extend-token-expiration', boolType, 'serviceAccountExtendTokenExpiration', 'Extend pod-bound tokens of the admission-injected lifetime to a year (warning after the requested one).'),
+  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -262,8 +307,8 @@ export const serverFlags: readonly Flag[] = [
   option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),
   option('leader-elect-renew-deadline', durationType, 'leaderElectRenewDeadlineMs', 'How long the leader retries renewing before it stops leading; less than the lease duration.'),
   option('leader-elect-retry-period', durationType, 'leaderElectRetryPeriodMs', 'Time between attempts to acquire or renew the leader lease.'),
-  option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
+  ...identityFlags,
   helpFlag,
   versionFlag,
 ];
@@ -372,6 +417,8 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
     serviceAccountIssuer: [...options.serviceAccountIssuer],
     etcdServers: [...options.etcdServers],
+    apiAudiences: [...options.apiAudiences],
+    controllers: [...options.controllers],
   };
 }
 

@@ -10,7 +10,9 @@ import { product, vocabulary } from '../machinery/vocabulary.js';
 import { NamespaceController } from './namespace.js';
 import { ServiceAccountController } from './serviceaccount.js';
 import { GarbageCollector } from './garbagecollector/index.js';
-import { LeaderElector, LeaderElectionTiming } from './leaderelection.js';
+import { TokensController, type TokenControllerOptions } from './tokens.js';
+import { RootCaPublisher } from './rootca.js';
+import { LeaderElector, type LeaderElectionTiming } from './leaderelection.js';
 import { IdentityLease } from './identitylease.js';
 
 export type { Controller } from './controller.js';
@@ -18,19 +20,59 @@ export type { LeaderElectionTiming } from './leaderelection.js';
 
 type Log = (msg: string, extra?: object) => void;
 
-/** The controllers, sharing one informer per resource type (stop `informers` after the controllers). */
-export function builtinControllers(client: ApiClient, log: Log): { controllers: Controller[]; informers: InformerFactory } {
+/** What the identity controllers need: the signer of legacy tokens and the CA bundle clients trust. */
+export type IdentityControllerOptions = TokenControllerOptions;
+
+/** Every controller by name (upstream's names), in start order; all are on by default. */
+const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFactory, identity: IdentityControllerOptions) => Controller> = {
+  namespace: (c, l, i) => new NamespaceController(c, l, i),
+  serviceaccount: (c, l, i) => new ServiceAccountController(c, l, i),
+  garbagecollector: (c, l, i) => new GarbageCollector(c, l, i),
+  'serviceaccount-token': (c, l, i, id) => new TokensController(c, l, i, id),
+  'root-ca-cert-publisher': (c, l, i, id) => new RootCaPublisher(c, l, i, id.rootCaPem),
+};
+
+export const controllerNames: readonly string[] = Object.keys(makers);
+
+/**
+ * Whether `--controllers` turns `name` on, as upstream's controller manager
+ * reads it: the first entry naming it (`name` or `-name`) decides, else `*`
+ * turns on every controller.
+ */
+export function controllerEnabled(name: string, selection: readonly string[]): boolean {
+  for (const entry of selection) {
+    if (entry === name) return true;
+    if (entry === `-${name}`) return false;
+  }
+  return selection.includes('*');
+}
+
+/** The reason an entry of `--controllers` is not one; undefined for a good one. */
+export function badControllerEntry(entry: string): string | undefined {
+  if (entry === '*' || controllerNames.includes(entry.replace(/^-/, ''))) return undefined;
+  return `"${entry}" is not in the list of known controllers (${controllerNames.join(', ')})`;
+}
+
+/** The selected controllers, sharing one informer per resource type (stop `informers` after the controllers). */
+export function builtinControllers(
+  client: ApiClient,
+  log: Log,
+  identity: IdentityControllerOptions,
+  selection: readonly string[] = ['*'],
+): { controllers: Controller[]; informers: InformerFactory } {
   const informers = new InformerFactory(client);
-  return {
-    controllers: [new NamespaceController(client, log, informers), new ServiceAccountController(client, log, informers), new GarbageCollector(client, log, informers)],
-    informers,
-  };
+  const controllers = controllerNames.filter((name) => controllerEnabled(name, selection)).map((name) => makers[name]!(client, log, informers, identity));
+  return { controllers, informers };
 }
 
 /** The lease the controller managers of all servers on one store compete for. */
 export const controllerManagerLease = { namespace: vocabulary.systemNamespace, name: `${product.name}-controller-manager` };
 
 export interface ControllerManagerOptions {
+  /** What the identity controllers need (token signer, CA bundle). */
+  identityControllers: IdentityControllerOptions;
+  /** `--controllers`: which controllers run (upstream's syntax); all by default. */
+  selection?: readonly string[];
   /** Compete for the leader lease, running the controllers only while holding it; absent: run them at once. */
   leaderElection?: LeaderElectionTiming;
   /** Publish this server's identity lease; `instance` tells it apart from other servers on the host. */
@@ -44,11 +86,11 @@ export interface ControllerManager {
   stop(): Promise<void>;
 }
 
-export function startControllerManager(client: ApiClient, log: Log, options: ControllerManagerOptions = {}): ControllerManager {
+export function startControllerManager(client: ApiClient, log: Log, options: ControllerManagerOptions): ControllerManager {
   const identity = `${hostname()}_${randomUUID()}`;
   let running: ReturnType<typeof builtinControllers> | undefined;
   const run = (): void => {
-    running = builtinControllers(client, log);
+    running = builtinControllers(client, log, options.identityControllers, options.selection);
     Promise.all(running.controllers.map((c) => c.start())).catch((err) => log('controllers failed to start', { err: String(err) }));
   };
   const halt = (): void => {

@@ -71,7 +71,23 @@ export const upstreamCompat = {
   groupVersionKindExtension: 'x-kubernetes-group-version-kind',
   metaGroup: 'meta.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
+  /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
+  groupDomain: 'k8s.io',
 } as const;
+
+/** Our group for an upstream-named one (`authentication.k8s.io` -> `authentication.plat.io`); undefined for other names. */
+export function productGroupForUpstream(group: string): string | undefined {
+  const suffix = `.${upstreamCompat.groupDomain}`;
+  return group.endsWith(suffix) && group.length > suffix.length ? productGroup(group.slice(0, -suffix.length)) : undefined;
+}
+
+/** `authentication.k8s.io/v1` -> `authentication.plat.io/v1`; undefined for an apiVersion not in an upstream-named group. */
+export function productApiVersionForUpstream(apiVersion: string): string | undefined {
+  const slash = apiVersion.indexOf('/');
+  if (slash < 0) return undefined;
+  const group = productGroupForUpstream(apiVersion.slice(0, slash));
+  return group === undefined ? undefined : `${group}${apiVersion.slice(slash)}`;
+}
 
 /** Reverse-domain prefix of OpenAPI definition names: `io.plat`. */
 export const definitionPrefix = product.domain.split('.').reverse().join('.');

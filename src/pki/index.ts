@@ -22,3 +22,4 @@ export {
 export type { KeyPairPem, SigningKey } from './keys.js';
 export { splitPem, toPem, certificatePems, joinPem } from './pem.js';
 export type { PemBlock } from './pem.js';
+export { createTokenSigner, tokenAlgorithmOf, tokenKeyId } from './tokens.js';

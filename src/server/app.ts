@@ -8,7 +8,9 @@ import type { KubeObject } from '../api/kind.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Authorizer } from '../auth/authz/authorizer.js';
 import type { Registry } from '../registry/registry.js';
-import { authentication, authorization, chain, recovery, RequestContext, requestInfo } from './filters.js';
+import { authentication, authorization, chain, impersonation, recovery, RequestContext, requestInfo } from './filters.js';
+import type { RequestInfo } from './requestinfo.js';
+import { productGroupForUpstream } from '../machinery/vocabulary.js';
 import { Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
 import { negotiate, respond, respondError } from './representation.js';
@@ -66,8 +68,24 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     throw errors.noSuchResource();
   };
 
+  // Typed upstream clients put upstream group names in paths (kubectl auth whoami posts to
+  // authentication.k8s.io): a resource we serve under our name answers them, unless the name itself is served.
+  const upstreamAlias = (info: RequestInfo): string | undefined => {
+    if (!info.isResourceRequest || info.apiPrefix !== 'apis' || info.resource === undefined) return undefined;
+    if (registry.rest(info.apiGroup, info.apiVersion, info.resource, info.subresource)) return undefined;
+    const ours = productGroupForUpstream(info.apiGroup);
+    return ours !== undefined && registry.rest(ours, info.apiVersion, info.resource, info.subresource) ? ours : undefined;
+  };
+
+  // DESIGN.md's order; audit and max-in-flight come with their issues.
   const handle = chain(
-    [recovery(parts.log), requestInfo(namespaceSubresourcesNow), authentication(parts.authenticator), authorization(parts.authorizer)],
+    [
+      recovery(parts.log),
+      requestInfo(namespaceSubresourcesNow, upstreamAlias),
+      authentication(parts.authenticator, parts.log),
+      impersonation(parts.authorizer),
+      authorization(parts.authorizer),
+    ],
     route,
   );
 

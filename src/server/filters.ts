@@ -5,8 +5,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { ApiError, errors, isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
+import { anonymousUser, systemGroups } from '../machinery/user.js';
+import { ownValue, setOwn } from '../machinery/ownkeys.js';
+import { vocabulary } from '../machinery/vocabulary.js';
+import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from '../machinery/serviceaccount.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
-import type { Authorizer } from '../auth/authz/authorizer.js';
+import type { Attributes, Authorizer } from '../auth/authz/authorizer.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
 
@@ -52,44 +56,167 @@ export function recovery(log: Logger): Filter {
   };
 }
 
-/** Request info; `namespaceSubresources` answers the sub-resources a namespace object has now. */
-export function requestInfo(namespaceSubresources: () => ReadonlySet<string>): Filter {
+/**
+ * Request info; `namespaceSubresources` answers the sub-resources a namespace
+ * object has now; `groupAlias` the group that serves a request naming another
+ * (an upstream group name), so that authorization and routing see the one served.
+ */
+export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, groupAlias?: (info: RequestInfo) => string | undefined): Filter {
   return async (ctx, next) => {
-    ctx.info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
+    const info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
+    const alias = groupAlias?.(info);
+    if (alias !== undefined) info.apiGroup = alias;
+    ctx.info = info;
     await next();
   };
 }
 
-export function authentication(authenticator: UnionAuthenticator): Filter {
+/** 401 for a request no authenticator accepts; the client learns nothing of which one refused or why (the log does). */
+export function authentication(authenticator: UnionAuthenticator, log?: Logger): Filter {
   return async (ctx, next) => {
     const result = await authenticator.authenticate(ctx.req);
-    if (result.kind !== 'user') throw errors.unauthorized();
+    if (result.kind !== 'user') {
+      if (result.kind === 'rejected') log?.debug({ reason: result.reason, path: ctx.path }, 'unable to authenticate the request');
+      throw errors.unauthorized();
+    }
     ctx.user = result.user;
     await next();
   };
 }
 
-function forbiddenMessage(info: RequestInfo, user: UserInfo): string {
-  if (!info.isResourceRequest) return `User "${user.username}" cannot ${info.verb} path "${info.path}"`;
-  const resource = info.subresource ? `${info.resource}/${info.subresource}` : info.resource;
-  let m = `User "${user.username}" cannot ${info.verb} resource "${resource}" in API group "${info.apiGroup}"`;
-  m += info.namespace ? ` in the namespace "${info.namespace}"` : ' at the cluster scope';
+/** Upstream's wording of a denial, for the request itself and for each impersonation check. */
+function forbiddenMessage(a: Attributes): string {
+  if (!a.isResourceRequest) return `User "${a.user.username}" cannot ${a.verb} path "${a.path}"`;
+  const resource = a.subresource ? `${a.resource}/${a.subresource}` : a.resource;
+  let m = `User "${a.user.username}" cannot ${a.verb} resource "${resource}" in API group "${a.apiGroup}"`;
+  m += a.namespace ? ` in the namespace "${a.namespace}"` : ' at the cluster scope';
   return m;
+}
+
+async function authorize(authorizer: Authorizer, attrs: Attributes): Promise<void> {
+  const d = await authorizer.authorize(attrs);
+  if (d.decision === 'allow') return;
+  const why = forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : '');
+  if (!attrs.isResourceRequest) throw new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
+  throw errors.forbidden({ group: attrs.apiGroup, resource: attrs.resource ?? '' }, attrs.name, why);
 }
 
 export function authorization(authorizer: Authorizer): Filter {
   return async (ctx, next) => {
     const info = ctx.info!;
-    const user = ctx.user!;
-    const d = await authorizer.authorize({
-      user, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
+    await authorize(authorizer, {
+      user: ctx.user!, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
       apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource,
       subresource: info.subresource, namespace: info.namespace, name: info.name,
     });
-    if (d.decision !== 'allow') {
-      const why = forbiddenMessage(info, user) + (d.reason ? `: ${d.reason}` : '');
-      if (!info.isResourceRequest) throw new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
-      throw errors.forbidden({ group: info.apiGroup, resource: info.resource ?? '' }, info.name, why);
+    await next();
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Impersonation
+
+const impersonateUser = 'impersonate-user';
+const impersonateGroup = 'impersonate-group';
+const impersonateUid = 'impersonate-uid';
+const impersonateExtraPrefix = 'impersonate-extra-';
+
+/** One thing a request asks to act as, and the resource the authorizer is asked about for it. */
+export interface ImpersonationRequest {
+  what: 'User' | 'ServiceAccount' | 'Group' | 'UserExtra' | 'UID';
+  name: string;
+  namespace?: string;
+  /** UserExtra: the key. */
+  extraKey?: string;
+}
+
+/** `Impersonate-Extra-<key>`: lowercase, percent-decoded when it decodes (kept as sent otherwise), as upstream. */
+function extraKeyOf(headerName: string): string {
+  const key = headerName.slice(impersonateExtraPrefix.length).toLowerCase();
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+}
+
+/** The impersonation headers of a request (names lowercase, every value); 400 when groups, extras or a uid come without a user. */
+export function impersonationRequests(headers: Readonly<Record<string, string[] | undefined>>): ImpersonationRequest[] {
+  const requests: ImpersonationRequest[] = [];
+  const user = headers[impersonateUser]?.[0] ?? '';
+  if (user) {
+    const account = splitServiceAccountUsername(user);
+    requests.push(account ? { what: 'ServiceAccount', ...account } : { what: 'User', name: user });
+  }
+  for (const group of headers[impersonateGroup] ?? []) requests.push({ what: 'Group', name: group });
+  for (const [header, values] of Object.entries(headers)) {
+    if (!header.startsWith(impersonateExtraPrefix)) continue;
+    const extraKey = extraKeyOf(header);
+    for (const value of values ?? []) requests.push({ what: 'UserExtra', name: value, extraKey });
+  }
+  const uid = headers[impersonateUid]?.[0] ?? '';
+  if (uid) requests.push({ what: 'UID', name: uid });
+  if (!user && requests.length > 0) {
+    const asked = requests.map((r) => (r.what === 'UserExtra' ? `UserExtra ${r.extraKey}=${r.name}` : `${r.what} ${r.name}`));
+    throw errors.badRequest(`requested [${asked.join(', ')}] without impersonating a user`);
+  }
+  return requests;
+}
+
+/** What the authorizer is asked for one impersonation request (verb impersonate, as the spec's table says). */
+function impersonationAttributes(requestor: UserInfo, r: ImpersonationRequest, path: string): Attributes {
+  const base = { user: requestor, verb: 'impersonate', isResourceRequest: true, path, name: r.name };
+  switch (r.what) {
+    case 'User': return { ...base, apiGroup: '', apiVersion: 'v1', resource: 'users' };
+    case 'ServiceAccount': return { ...base, apiGroup: '', apiVersion: 'v1', resource: 'serviceaccounts', namespace: r.namespace };
+    case 'Group': return { ...base, apiGroup: '', apiVersion: 'v1', resource: 'groups' };
+    case 'UserExtra': return { ...base, apiGroup: vocabulary.authenticationGroup, apiVersion: 'v1', resource: 'userextras', subresource: r.extraKey };
+    case 'UID': return { ...base, apiGroup: vocabulary.authenticationGroup, apiVersion: 'v1', resource: 'uids' };
+  }
+}
+
+/** The user a request acts as once every impersonation request is allowed. */
+export function impersonatedUser(requests: readonly ImpersonationRequest[]): UserInfo {
+  let username = '';
+  let uid: string | undefined;
+  const groups: string[] = [];
+  const extra: Record<string, string[]> = {};
+  const groupsGiven = requests.some((r) => r.what === 'Group');
+  for (const r of requests) {
+    if (r.what === 'User') username = r.name;
+    else if (r.what === 'ServiceAccount') {
+      username = serviceAccountUsername(r.namespace!, r.name);
+      // An account's groups follow from its name, unless the caller names groups itself.
+      if (!groupsGiven) groups.push(...serviceAccountGroups(r.namespace!));
+    } else if (r.what === 'Group') groups.push(r.name);
+    else if (r.what === 'UserExtra') setOwn(extra, r.extraKey!, [...(ownValue(extra, r.extraKey!) ?? []), r.name]);
+    else uid = r.name;
+  }
+  if (username === anonymousUser.username) {
+    if (!groups.includes(systemGroups.unauthenticated)) groups.push(systemGroups.unauthenticated);
+  } else if (!groups.includes(systemGroups.authenticated) && !groups.includes(systemGroups.unauthenticated)) {
+    groups.push(systemGroups.authenticated);
+  }
+  const user: UserInfo = { username, groups };
+  if (uid !== undefined) user.uid = uid;
+  if (Object.keys(extra).length) user.extra = extra;
+  return user;
+}
+
+/**
+ * Impersonation, after authentication: each Impersonate-* header is checked
+ * with the authorizer for the authenticated user; when all are allowed the
+ * request goes on as the impersonated user, without those headers.
+ */
+export function impersonation(authorizer: Authorizer): Filter {
+  return async (ctx, next) => {
+    const requests = impersonationRequests(ctx.req.headersDistinct);
+    if (requests.length === 0) return next();
+    for (const r of requests) await authorize(authorizer, impersonationAttributes(ctx.user!, r, ctx.path));
+    ctx.user = impersonatedUser(requests);
+    const headers = ctx.req.headers;
+    for (const name of Object.keys(headers)) {
+      if (name === impersonateUser || name === impersonateGroup || name === impersonateUid || name.startsWith(impersonateExtraPrefix)) delete headers[name];
     }
     await next();
   };

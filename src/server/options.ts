@@ -48,8 +48,21 @@ export interface ServerOptions {
   leaderElectRetryPeriodMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
-  /** Unauthenticated requests become system:anonymous instead of 401. Off while every authenticated request is allowed. */
-  anonymousAuth: boolean;
+  /**
+   * Unauthenticated requests become system:anonymous instead of 401.
+   * Unset: on unless the authorization mode is AlwaysAllow (so off today).
+   */
+  anonymousAuth?: boolean;
+  /** CSV file of static bearer tokens: token,user,uid[,"group1,group2"]. */
+  tokenAuthFile?: string;
+  /** Audiences the server accepts tokens for; empty: the first service-account issuer. */
+  apiAudiences: string[];
+  /** Longest lifetime of a requested service-account token, in ms; 0: no cap. */
+  serviceAccountMaxTokenExpirationMs: number;
+  /** Pod-bound tokens of the admission-injected lifetime are valid for a year, as upstream's safe transition. */
+  serviceAccountExtendTokenExpiration: boolean;
+  /** In-process controllers to run, as upstream's --controllers: `*`, `name`, `-name`; the first entry naming one decides. */
+  controllers: string[];
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
 }
@@ -71,6 +84,9 @@ export const defaultServerOptions: ServerOptions = {
   leaderElectRenewDeadlineMs: 8_000,
   leaderElectRetryPeriodMs: 2_000,
   watchMaxBufferedEvents: 10_000,
-  anonymousAuth: false,
+  apiAudiences: [],
+  serviceAccountMaxTokenExpirationMs: 0,
+  serviceAccountExtendTokenExpiration: true,
+  controllers: ['*'],
   logLevel: 'info',
 };

@@ -12,12 +12,13 @@ import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.j
 import { isSharedStore, openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
+import { ObjectLookup } from '../registry/lookup.js';
 import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
-import { UnionAuthenticator } from '../auth/authn/authenticator.js';
-import { X509Authenticator } from '../auth/authn/x509.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
+import { alwaysAllowMode } from '../auth/authn/anonymous.js';
+import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
@@ -68,8 +69,10 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
+  const identityFiles = await readIdentityFiles(options, log);
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
+  const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const backend = openBackend({
     kind: options.storageBackend, dataDir: options.dataDir,
     servers: options.etcdServers, prefix: options.etcdPrefix,
@@ -96,8 +99,17 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  const authenticator = new UnionAuthenticator([new X509Authenticator()], { anonymous: options.anonymousAuth });
+  // The authorization issue brings --authorization-mode; until then AlwaysAllow is the one mode.
+  const authorizationModes = [alwaysAllowMode];
   const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  const lookup = new ObjectLookup(registry, caches);
+  const identity = buildAuthentication(options, identityFiles, {
+    authorizationModes,
+    serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
+    objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
+  });
+  const authenticator = identity.authenticator;
+  serveAuthentication(registry, options, identity, signers);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
@@ -131,23 +143,27 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   reservedReady = true;
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
+  const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
+  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
+  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
   // Servers that may share their store elect one of them to run the controllers.
   const shared = options.leaderElect ?? isSharedStore(options.storageBackend);
   const controllerManager = startControllerManager(
     new InProcessClient(registry, `${product.name}-controller-manager`),
     (msg, extra) => log.warn(extra ?? {}, msg),
-    shared ? {
-      leaderElection: {
-        leaseDurationMs: options.leaderElectLeaseDurationMs,
-        renewDeadlineMs: options.leaderElectRenewDeadlineMs,
-        retryPeriodMs: options.leaderElectRetryPeriodMs,
-      },
-      identity: { instance: address },
-    } : {},
+    {
+      identityControllers: { signer: signers.legacy, rootCaPem: trustedPem },
+      selection: options.controllers,
+      ...(shared ? {
+        leaderElection: {
+          leaseDurationMs: options.leaderElectLeaseDurationMs,
+          renewDeadlineMs: options.leaderElectRenewDeadlineMs,
+          retryPeriodMs: options.leaderElectRetryPeriodMs,
+        },
+        identity: { instance: address },
+      } : {}),
+    },
   );
-  const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
-  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
-  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startServer } from '../../src/server/start.js';
+import { testControllers } from '../support/server.js';
 import { namespaces, secrets, serviceAccounts } from '../../src/api/core/v1/index.js';
 import { resolve, type Schema } from '../../src/api/schema.js';
 
@@ -20,7 +21,8 @@ let server: Awaited<ReturnType<typeof startServer>>;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'explain-e2e-'));
-  server = await startServer({ securePort: 0, storageBackend: 'memory', dataDir: join(dir, 'data'), logLevel: 'silent' });
+  // testControllers: no token controller adding its secret to the account's `secrets` this test merges.
+  server = await startServer({ securePort: 0, storageBackend: 'memory', dataDir: join(dir, 'data'), logLevel: 'silent', controllers: testControllers });
 });
 
 after(async () => {

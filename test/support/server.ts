@@ -36,9 +36,17 @@ export function runKubectl(kubeconfig: string, args: string[], input?: string): 
   });
 }
 
+/**
+ * Controllers of a test server unless a test names its own: all but the
+ * identity ones, which write into every namespace and account (token secrets,
+ * root CA ConfigMaps); tests that watch or count objects see only their own.
+ * Tests of those controllers ask for them with `controllers: ['*']`.
+ */
+export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher'];
+
 export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
-  const server = await startServer({ securePort: 0, storageBackend: 'memory', logLevel: 'silent', ...options, dataDir });
+  const server = await startServer({ securePort: 0, storageBackend: 'memory', logLevel: 'silent', controllers: testControllers, ...options, dataDir });
   const client = TestClient.fromKubeconfig(server.kubeconfigPath);
   return {
     ...server,

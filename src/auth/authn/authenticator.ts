@@ -5,9 +5,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../machinery/user.js';
 import { anonymousUser, systemGroups } from '../../machinery/user.js';
+import { audiencesAccepted, formatList } from './audiences.js';
 
 export type AuthnResult =
-  | { kind: 'user'; user: UserInfo }
+  /** `audiences`: those the credential is valid for, when its authenticator knows (tokens). */
+  | { kind: 'user'; user: UserInfo; audiences?: string[] }
   /** Credentials of this method were presented but are invalid. */
   | { kind: 'rejected'; reason: string }
   /** No credentials of this method. */
@@ -20,27 +22,46 @@ export interface Authenticator {
 
 export interface UnionOptions {
   anonymous: boolean;
+  /** The server's own audiences: a credential valid only for others is refused. Empty: any. */
+  apiAudiences?: readonly string[];
 }
 
-/** Adds system:authenticated as upstream does, to every user not already in it or in system:unauthenticated. */
-function withAuthenticatedGroup(user: UserInfo): UserInfo {
+/**
+ * Adds system:authenticated, as upstream does for every authenticated user,
+ * unless the user is anonymous or already names one of the two groups.
+ */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   if (user.username === anonymousUser.username) return user;
   if (user.groups.includes(systemGroups.authenticated) || user.groups.includes(systemGroups.unauthenticated)) return user;
   return { ...user, groups: [...user.groups, systemGroups.authenticated] };
+}
+
+/** Joins the reasons of several rejections the way upstream's error aggregate prints them. */
+export function joinReasons(reasons: readonly string[]): string {
+  const unique = [...new Set(reasons)];
+  return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
 export class UnionAuthenticator {
   constructor(private readonly authenticators: Authenticator[], private readonly options: UnionOptions) {}
 
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
-    let rejected: AuthnResult | undefined;
+    const reasons: string[] = [];
     for (const a of this.authenticators) {
       const r = await a.authenticate(req);
-      if (r.kind === 'user') return { kind: 'user', user: withAuthenticatedGroup(r.user) };
-      if (r.kind === 'rejected') rejected ??= r;
+      if (r.kind === 'user') return this.accepted(r);
+      if (r.kind === 'rejected') reasons.push(r.reason);
     }
-    if (rejected) return rejected;
+    if (reasons.length) return { kind: 'rejected', reason: joinReasons(reasons) };
     if (this.options.anonymous) return { kind: 'user', user: anonymousUser };
     return { kind: 'none' };
+  }
+
+  private accepted(r: Extract<AuthnResult, { kind: 'user' }>): AuthnResult {
+    const apiAudiences = this.options.apiAudiences ?? [];
+    if (!audiencesAccepted(apiAudiences, r.audiences)) {
+      return { kind: 'rejected', reason: `unable to match the audience: ${formatList(r.audiences ?? [])} , accepted: ${formatList(apiAudiences)}` };
+    }
+    return { ...r, user: withAuthenticatedGroup(r.user) };
   }
 }

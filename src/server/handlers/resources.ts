@@ -13,6 +13,7 @@ import type { WatchSink } from '../../registry/watch.js';
 import { builtinSchemaLookup, type SchemaLookup } from '../protobuf/index.js';
 import { bodyFormat, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
 import type { PatchType } from '../../registry/patch.js';
+import { productApiVersionForUpstream } from '../../machinery/vocabulary.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
@@ -56,12 +57,23 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
 
 /**
  * Protobuf bodies decode against the kinds that declare protobuf (and
- * DeleteOptions); custom kinds get 415, as upstream. Rebuilt when the
- * registry changes.
+ * DeleteOptions), stored or only answered (a token request), also when a
+ * typed upstream client names the kind's group by its upstream name; custom
+ * kinds get 415, as upstream. Rebuilt when the registry changes.
  */
 function protobufSchemas(registry: Registry): SchemaLookup {
   if (schemaCache?.generation !== registry.generation) {
-    schemaCache = { generation: registry.generation, lookup: builtinSchemaLookup(registry.kinds.filter((k) => k.protobuf)) };
+    const kinds = new Set([...registry.kinds, ...registry.restObjects().map((r) => r.describe.kind)]);
+    const lookup = builtinSchemaLookup([...kinds].filter((k) => k.protobuf));
+    schemaCache = {
+      generation: registry.generation,
+      lookup: (apiVersion, kind) => {
+        const ours = lookup(apiVersion, kind);
+        if (ours) return ours;
+        const aliased = productApiVersionForUpstream(apiVersion);
+        return aliased === undefined ? undefined : lookup(aliased, kind);
+      },
+    };
   }
   return schemaCache.lookup;
 }

@@ -19,7 +19,7 @@ type Json = Record<string, unknown>;
 /** How one value travels on the wire. */
 type WireKind =
   | { k: 'string' } | { k: 'bytes' } | { k: 'int32' } | { k: 'int64' } | { k: 'bool' } | { k: 'double' }
-  | { k: 'time' } | { k: 'microTime' } | { k: 'fieldsV1' } | { k: 'rawExtension' } | { k: 'intOrString' }
+  | { k: 'time' } | { k: 'microTime' } | { k: 'fieldsV1' } | { k: 'rawExtension' } | { k: 'intOrString' } | { k: 'stringList' }
   | { k: 'message'; schema: Schema }
   | { k: 'map'; value: WireKind }
   | { k: 'repeated'; item: WireKind }
@@ -157,6 +157,13 @@ function writeValue(w: Writer, number: number, kind: WireKind, v: unknown, name:
     case 'intOrString':
       w.tag(number, WireType.lengthDelimited).bytes(encodeIntOrString(v, name));
       return;
+    case 'stringList': {
+      // {repeated string items = 1}, as upstream's ExtraValue.
+      const items = new Writer();
+      for (const item of Array.isArray(v) ? v : []) items.tag(1, WireType.lengthDelimited).string(String(item));
+      w.tag(number, WireType.lengthDelimited).bytes(items.finish());
+      return;
+    }
     case 'message':
       w.tag(number, WireType.lengthDelimited).bytes(encodeMessage(isObject(v) ? v : {}, kind.schema));
       return;
@@ -303,6 +310,16 @@ function readValue(r: Reader, kind: WireKind, previous: unknown, depth: number):
     case 'fieldsV1':
     case 'rawExtension': return decodeRawJson(r.bytes());
     case 'intOrString': return decodeIntOrString(r.bytes());
+    case 'stringList': {
+      const list = Array.isArray(previous) ? previous : [];
+      const sub = new Reader(r.bytes());
+      while (!sub.done) {
+        const { field, wireType } = sub.tag();
+        if (field === 1 && wireType === WireType.lengthDelimited) list.push(sub.string());
+        else sub.skip(wireType);
+      }
+      return list;
+    }
     case 'message': {
       const target = isObject(previous) ? previous : {};
       const b = r.bytes();
@@ -394,6 +411,7 @@ function zeroOf(kind: WireKind): unknown {
     case 'bool': return false;
     case 'message': return {};
     case 'intOrString': return 0;
+    case 'stringList': return [];
     default: return undefined;
   }
 }

@@ -60,6 +60,11 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['leader-elect-retry-period', '1s', { leaderElectRetryPeriodMs: 1_000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
   ['anonymous-auth', 'true', { anonymousAuth: true }],
+  ['token-auth-file', '/etc/tokens.csv', { tokenAuthFile: '/etc/tokens.csv' }],
+  ['api-audiences', 'api,other', { apiAudiences: ['api', 'other'] }],
+  ['service-account-max-token-expiration', '48h', { serviceAccountMaxTokenExpirationMs: 48 * 3600_000 }],
+  ['service-account-extend-token-expiration', 'true', { serviceAccountExtendTokenExpiration: true }],
+  ['controllers', '*,-root-ca-cert-publisher', { controllers: ['*', '-root-ca-cert-publisher'] }],
 ];
 
 describe('parseFlags', () => {
@@ -124,6 +129,19 @@ describe('parseFlags', () => {
     assert.equal(options(['--storage-backend=sqlite']).storageBackend, 'sqlite');
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
       assert.equal(options([`--log-level=${level}`]).logLevel, level);
+    }
+  });
+
+  it('reads the identity flags: audiences as lists, token lifetimes within upstream\'s bounds, anonymous unset by default', () => {
+    assert.equal(options([]).anonymousAuth, undefined);
+    assert.equal(options(['--anonymous-auth=false']).anonymousAuth, false);
+    assert.equal(options(['--service-account-extend-token-expiration=false']).serviceAccountExtendTokenExpiration, false);
+    assert.deepEqual(options(['--api-audiences=a, b', '--api-audiences', 'c']).apiAudiences, ['a', 'b', 'c']);
+    assert.equal(options(['--service-account-max-token-expiration=0']).serviceAccountMaxTokenExpirationMs, 0);
+    assert.equal(options(['--service-account-max-token-expiration=1h']).serviceAccountMaxTokenExpirationMs, 3600_000);
+    rejects(['--controllers=*,-tokencleaner'], /"-tokencleaner" is not in the list of known controllers/, '--controllers', '*,-tokencleaner');
+    for (const bad of ['59m', '1193047h']) {
+      rejects([`--service-account-max-token-expiration=${bad}`], /must be between 1 hour and 2\^32 seconds$/, '--service-account-max-token-expiration', bad);
     }
   });
 

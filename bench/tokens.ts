@@ -1,0 +1,85 @@
+// Gets with a service-account bearer token beside gets with the admin client
+// certificate, on one server, alternating (certificate, token, ...) so that load from elsewhere falls on both alike. After its first
+// request a token costs a hash, a cache lookup and the account's existence
+// check from the watch cache: the two should be within 10 % of each other.
+
+import { Agent } from 'node:https';
+import { cpuMs, startBenchServer, type BenchServer } from './child.js';
+import { sendJson } from './http.js';
+import { LoadGenerator, type PhaseResult } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { fmtInt, fmtMs } from './stats.js';
+import { target, type Row } from './table.js';
+
+export interface TokenBenchOptions {
+  quick: boolean;
+  concurrency: number;
+  progress: (msg: string) => void;
+}
+
+const namespace = 'bench-token';
+const timeoutMs = 120_000;
+/** Alternating rounds of each; the best of each counts (the least disturbed by other processes). */
+const roundCount = 3;
+/** The row's target: the two rates within this share of each other. */
+const within = 0.1;
+
+/** A bound token for `account`, requested with the admin certificate. */
+async function tokenFor(server: BenchServer, account: string): Promise<string> {
+  const agent = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+  try {
+    const path = `/api/v1/namespaces/${namespace}/serviceaccounts/${account}/token`;
+    const r = await sendJson(agent, server.port, 'POST', path, { spec: {} }, 10_000);
+    if (r.status !== 201) throw new Error(`POST ${path}: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
+    return JSON.parse(r.body.toString('utf8')).status.token;
+  } finally {
+    agent.destroy();
+  }
+}
+
+export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): Promise<Row[]> {
+  const population = o.quick ? 1_000 : 5_000;
+  const count = o.quick ? 1_000 : 10_000;
+  // The identity controllers would sign a token secret per account meanwhile; this row measures requests only.
+  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher'] });
+  const generators: LoadGenerator[] = [];
+  try {
+    const cert = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency });
+    generators.push(cert);
+    await cert.run({ kind: 'namespaces', names: [namespace] }, timeoutMs);
+    o.progress(`tokens: ${fmtInt(population)} ServiceAccounts, gets with the certificate and with a bearer token, alternating…`);
+    await cert.run({ kind: 'create', namespace, prefix: 'sa-', count: population, remember: false }, timeoutMs);
+    const token = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: await tokenFor(server, 'sa-00000') });
+    generators.push(token);
+    const get = (seed: number, n = count): PhaseSpec => ({ kind: 'get', namespace, prefix: 'sa-', population, count: n, seed });
+    const phase = async (g: LoadGenerator, spec: PhaseSpec) => {
+      const cpu0 = cpuMs(server.pid);
+      const r = await g.run(spec, timeoutMs);
+      return { ...r, serverCpuMs: (cpuMs(server.pid) - cpu0) / r.requests };
+    };
+    // Untimed first: JIT, the token's one signature check, sockets.
+    await cert.run(get(1, count / 10), timeoutMs);
+    await token.run(get(2, count / 10), timeoutMs);
+    const rounds: { cert: PhaseResult & { serverCpuMs: number }; token: PhaseResult & { serverCpuMs: number } }[] = [];
+    for (let round = 0; round < roundCount; round++) {
+      rounds.push({ cert: await phase(cert, get(10 + round)), token: await phase(token, get(20 + round)) });
+    }
+    const best = (k: 'cert' | 'token') => rounds.map((r) => r[k]).reduce((a, b) => (b.perSec > a.perSec ? b : a));
+    const c = best('cert');
+    const t = best('token');
+    const share = t.perSec / c.perSec;
+    const cell = (r: typeof c) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+    o.progress(`tokens: certificate ${cell(c)}; bearer token ${cell(t)}; token/certificate ${share.toFixed(2)}`);
+    return [
+      { metric: `get ServiceAccount with the admin client certificate (best of ${roundCount} × ${fmtInt(count)}, alternating with the row below)`, result: cell(c), target: '—' },
+      {
+        metric: `get ServiceAccount with a service-account bearer token (best of ${roundCount} × ${fmtInt(count)})`,
+        result: `${cell(t)} · ${(share * 100).toFixed(0)} % of the certificate's rate`,
+        target: target(`within 10 % of the certificate's rate`, Math.abs(share - 1) <= within),
+      },
+    ];
+  } finally {
+    for (const g of generators) await g.close().catch(() => {});
+    await server.stop(2000).catch(() => {});
+  }
+}

@@ -1,0 +1,185 @@
+// Service-account tokens (JWTs). A token of one of our issuers, signed by one
+// of the verifying keys, authenticates its account while the account (same
+// uid), and the secret or pod it is bound to, still exist; a legacy token
+// (issuer `<product>/serviceaccount`, kept in a token secret) while its
+// secret still holds it. Verified tokens are cached by hash; the checks that
+// depend on time and on stored objects run on every use.
+
+import { createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { compactVerify } from 'jose';
+import type { UserInfo } from '../../machinery/user.js';
+import { setOwn } from '../../machinery/ownkeys.js';
+import { jsonTextExceedsDepth } from '../../machinery/limits.js';
+import {
+  checkClaimTimes, claimLeewaySeconds, legacyServiceAccountIssuer, readServiceAccountClaims, serviceAccountExtraKeys,
+  serviceAccountGroups, serviceAccountUsername, type ObjectRef, type ServiceAccountClaims,
+} from '../../machinery/serviceaccount.js';
+import type { TokenAuthenticator, TokenResult } from './token.js';
+import { formatList, intersect } from './audiences.js';
+import { tokenHash, VerifiedTokenCache } from './tokencache.js';
+
+/** The parts of a stored object the checks read. */
+export interface ObjectState {
+  metadata?: { uid?: string; deletionTimestamp?: string };
+  data?: Record<string, string>;
+  spec?: Record<string, unknown>;
+}
+
+/** Reads the objects tokens depend on as they are now; undefined when absent. */
+export interface TokenObjects {
+  get(resource: 'serviceaccounts' | 'secrets' | 'pods', namespace: string, name: string): Promise<ObjectState | undefined>;
+}
+
+export interface ServiceAccountAuthOptions {
+  /** Issuers of bound tokens; the first one signs. */
+  issuers: readonly string[];
+  /** SPKI (or any public key) PEMs that verify tokens. */
+  publicKeyPems: readonly string[];
+  /** The server's own audiences: those of legacy tokens (which name none) and of requests that ask for none. */
+  apiAudiences: readonly string[];
+  objects: TokenObjects;
+  /** Unix milliseconds; tests move the clock. */
+  now?: () => number;
+  cacheSize?: number;
+}
+
+const algorithmsOf = (key: KeyObject): string[] => {
+  if (key.asymmetricKeyType === 'rsa') return ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'];
+  const curve = key.asymmetricKeyDetails?.namedCurve;
+  if (key.asymmetricKeyType === 'ec' && curve) return [{ prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }[curve] ?? ''].filter(Boolean);
+  return [];
+};
+
+/** The issuer a compact JWS claims, read before any signature check (cheap, and tells whose token it is). */
+export function claimedIssuer(token: string): string | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3) return undefined;
+  try {
+    const text = Buffer.from(parts[1]!, 'base64url').toString('utf8');
+    if (jsonTextExceedsDepth(text)) return undefined;
+    const payload = JSON.parse(text);
+    return typeof payload?.iss === 'string' ? payload.iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type Check = string | undefined;
+
+export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
+  readonly name = 'serviceaccount';
+  private readonly keys: { key: KeyObject; algorithms: string[] }[];
+  private readonly issuers: Set<string>;
+  private readonly cache: VerifiedTokenCache<ServiceAccountClaims>;
+  private readonly now: () => number;
+
+  constructor(private readonly options: ServiceAccountAuthOptions) {
+    this.keys = options.publicKeyPems.map((pem) => {
+      const key = createPublicKey(pem);
+      return { key, algorithms: algorithmsOf(key) };
+    }).filter((k) => k.algorithms.length > 0);
+    this.issuers = new Set([...options.issuers, legacyServiceAccountIssuer]);
+    this.cache = new VerifiedTokenCache(options.cacheSize);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** How many verified tokens are kept (for metrics and tests). */
+  get cachedTokens(): number {
+    return this.cache.size;
+  }
+
+  async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResult> {
+    const hash = tokenHash(token);
+    const now = this.now();
+    let claims = this.cache.get(hash, now);
+    if (!claims) {
+      const verified = await this.verify(token);
+      if (verified === undefined) return { kind: 'none' };
+      if (typeof verified === 'string') return { kind: 'rejected', reason: verified };
+      claims = verified;
+      const until = claims.expiresAt === undefined ? Infinity : (claims.expiresAt + claimLeewaySeconds) * 1000;
+      if (until > now) this.cache.set(hash, claims, until);
+    }
+
+    const implicit = this.options.apiAudiences;
+    const tokenAudiences = claims.audiences.length ? claims.audiences : [...implicit];
+    const requested = audiences.length ? audiences : implicit;
+    const shared = intersect(tokenAudiences, requested);
+    if (shared.length === 0 && implicit.length !== 0) {
+      return { kind: 'rejected', reason: `token audiences ${formatList(tokenAudiences)} is invalid for the target audiences ${formatList(requested)}` };
+    }
+    const problem = checkClaimTimes(claims, Math.floor(now / 1000))
+      ?? await (claims.legacy ? this.checkLegacy(claims, token) : this.checkBound(claims, now)).catch((e: Error) => `unable to check the token: ${e.message}`);
+    if (problem) return { kind: 'rejected', reason: problem };
+    return { kind: 'user', user: userOf(claims), audiences: shared };
+  }
+
+  /** Claims of a token of ours with a good signature; undefined when the token is not ours at all; the reason when it is bad. */
+  private async verify(token: string): Promise<ServiceAccountClaims | string | undefined> {
+    const issuer = claimedIssuer(token);
+    if (issuer === undefined || !this.issuers.has(issuer)) return undefined;
+    const failures: string[] = [];
+    for (const { key, algorithms } of this.keys) {
+      let payload: Record<string, unknown>;
+      try {
+        payload = JSON.parse(new TextDecoder().decode((await compactVerify(token, key, { algorithms })).payload));
+      } catch (e) {
+        failures.push((e as Error).message);
+        continue;
+      }
+      if (payload.iss !== issuer) return `token issuer ${JSON.stringify(String(payload.iss))} is invalid`;
+      return readServiceAccountClaims(payload, issuer === legacyServiceAccountIssuer);
+    }
+    const unique = [...new Set(failures)];
+    return unique.length === 0 ? 'no key verifies service-account tokens' : unique.length === 1 ? unique[0] : `[${unique.join(', ')}]`;
+  }
+
+  /** A bound token: the account with the same uid, and its secret or pod, still exist. */
+  private async checkBound(c: ServiceAccountClaims, now: number): Promise<Check> {
+    // Objects deleted less than the leeway ago still count, as upstream.
+    const deletedLongAgo = (o: ObjectState) => {
+      const at = o.metadata?.deletionTimestamp;
+      return at !== undefined && Date.parse(at) < now - claimLeewaySeconds * 1000;
+    };
+    const objects = this.options.objects;
+    const account = await objects.get('serviceaccounts', c.namespace, c.account.name);
+    if (!account) return `serviceaccounts "${c.account.name}" not found`;
+    if (account.metadata?.uid !== c.account.uid) return `service account UID (${account.metadata?.uid ?? ''}) does not match claim (${c.account.uid})`;
+    if (deletedLongAgo(account)) return `service account ${c.namespace}/${c.account.name} has been deleted`;
+    for (const [resource, ref, what] of [['secrets', c.secret, 'secret'], ['pods', c.pod, 'pod']] as const) {
+      if (!ref) continue;
+      const bound = await objects.get(resource, c.namespace, ref.name);
+      if (!bound || deletedLongAgo(bound)) return 'service account token has been invalidated';
+      if (bound.metadata?.uid !== ref.uid) return `${what} UID (${bound.metadata?.uid ?? ''}) does not match service account ${what} ref claim (${ref.uid})`;
+    }
+    return undefined;
+  }
+
+  /** A legacy token: its secret still holds exactly this token, and the account (same uid) exists. */
+  private async checkLegacy(c: ServiceAccountClaims, token: string): Promise<Check> {
+    const objects = this.options.objects;
+    const secret = await objects.get('secrets', c.namespace, c.secret!.name);
+    if (!secret || secret.metadata?.deletionTimestamp) return 'token has been invalidated';
+    const kept = Buffer.from(typeof secret.data?.token === 'string' ? secret.data.token : '', 'base64');
+    const given = Buffer.from(token, 'utf8');
+    if (kept.length !== given.length || !timingSafeEqual(kept, given)) return "token does not match server's copy";
+    const account = await objects.get('serviceaccounts', c.namespace, c.account.name);
+    if (!account) return `serviceaccounts "${c.account.name}" not found`;
+    if (account.metadata?.deletionTimestamp) return `ServiceAccount ${c.namespace}/${c.account.name} has been deleted`;
+    if (account.metadata?.uid !== c.account.uid) return `ServiceAccount UID (${account.metadata?.uid ?? ''}) does not match claim (${c.account.uid})`;
+    return undefined;
+  }
+}
+
+function userOf(c: ServiceAccountClaims): UserInfo {
+  const user: UserInfo = { username: serviceAccountUsername(c.namespace, c.account.name), uid: c.account.uid, groups: serviceAccountGroups(c.namespace) };
+  const extra: Record<string, string[]> = {};
+  const pod: ObjectRef | undefined = c.pod;
+  if (pod?.name && pod.uid) {
+    setOwn(extra, serviceAccountExtraKeys.podName, [pod.name]);
+    setOwn(extra, serviceAccountExtraKeys.podUid, [pod.uid]);
+  }
+  if (!c.legacy && c.id) setOwn(extra, serviceAccountExtraKeys.credentialId, [`JTI=${c.id}`]);
+  if (Object.keys(extra).length) user.extra = extra;
+  return user;
+}

@@ -1,0 +1,105 @@
+// Who a request comes from: the authenticators of the server's options, in
+// upstream's order (client certificates, then bearer tokens: static tokens,
+// service-account tokens), with anonymous requests as the options say.
+
+import type { Logger } from 'pino';
+import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
+import { X509Authenticator } from '../auth/authn/x509.js';
+import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
+import { AudienceAgnostic, UnionTokenAuthenticator, type TokenAuthenticator } from '../auth/authn/token.js';
+import { loadTokenFile, TokenFileAuthenticator, type TokenFile } from '../auth/authn/tokenfile.js';
+import { anonymousAuthEnabled } from '../auth/authn/anonymous.js';
+import { ServiceAccountTokenAuthenticator, type TokenObjects } from '../auth/authn/serviceaccount.js';
+import { createTokenSigner, KeyMaterialError } from '../pki/index.js';
+import { legacyServiceAccountIssuer, type TokenSigner } from '../machinery/serviceaccount.js';
+import { authenticationRests, type TokenReviewer } from '../registry/authentication.js';
+import type { Registry } from '../registry/registry.js';
+import type { ServerOptions } from './options.js';
+
+/** What is read from the options' files before anything else starts, so a bad file stops the start early. */
+export interface IdentityFiles {
+  tokenFile?: TokenFile;
+}
+
+export async function readIdentityFiles(options: ServerOptions, log: Logger): Promise<IdentityFiles> {
+  if (!options.tokenAuthFile) return {};
+  const tokenFile = await loadTokenFile(options.tokenAuthFile);
+  for (const warning of tokenFile.warnings) log.warn(warning);
+  return { tokenFile };
+}
+
+/** The audiences this server's tokens are for: --api-audiences, else the first issuer. */
+export function apiAudiencesOf(options: ServerOptions): string[] {
+  if (options.apiAudiences.length > 0) return [...options.apiAudiences];
+  return options.serviceAccountIssuer.slice(0, 1);
+}
+
+export interface IdentityParts {
+  authenticator: UnionAuthenticator;
+  /** Token authentication alone, for TokenReviews. */
+  bearer: BearerTokenAuthenticator;
+  apiAudiences: string[];
+}
+
+export interface AuthenticationInputs {
+  /** The modes of the authorizer, which decide whether anonymous requests are on by default. */
+  authorizationModes: readonly string[];
+  /** Keys that verify service-account tokens. */
+  serviceAccountPublicKeyPems: readonly string[];
+  /** The objects service-account tokens depend on. */
+  objects: TokenObjects;
+}
+
+export function buildAuthentication(options: ServerOptions, files: IdentityFiles, inputs: AuthenticationInputs): IdentityParts {
+  const apiAudiences = apiAudiencesOf(options);
+  const tokenAuthenticators: TokenAuthenticator[] = [];
+  if (files.tokenFile) tokenAuthenticators.push(new AudienceAgnostic(new TokenFileAuthenticator(files.tokenFile.tokens), apiAudiences));
+  tokenAuthenticators.push(new ServiceAccountTokenAuthenticator({
+    issuers: options.serviceAccountIssuer,
+    publicKeyPems: inputs.serviceAccountPublicKeyPems,
+    apiAudiences,
+    objects: inputs.objects,
+  }));
+  const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
+  const requestAuthenticators: Authenticator[] = [new X509Authenticator(), bearer];
+  const authenticator = new UnionAuthenticator(requestAuthenticators, {
+    anonymous: anonymousAuthEnabled(options.anonymousAuth, inputs.authorizationModes),
+    apiAudiences,
+  });
+  return { authenticator, bearer, apiAudiences };
+}
+
+/** Signers of service-account tokens: bound ones (the first issuer) and legacy ones (for token secrets). */
+export interface TokenSigners {
+  bound: TokenSigner;
+  legacy: TokenSigner;
+}
+
+export async function tokenSigners(options: ServerOptions, signingKeyPem: string): Promise<TokenSigners> {
+  try {
+    const [bound, legacy] = await Promise.all([
+      createTokenSigner(signingKeyPem, options.serviceAccountIssuer[0]!),
+      createTokenSigner(signingKeyPem, legacyServiceAccountIssuer),
+    ]);
+    return { bound, legacy };
+  } catch (e) {
+    // A key of a type tokens are not signed with (Ed25519, an odd curve): a start-up failure to report in one line.
+    throw new KeyMaterialError(`--service-account-signing-key-file: ${(e as Error).message}`);
+  }
+}
+
+/** Serves authentication/v1: token requests, token reviews (by the same token authenticators as requests) and self reviews. */
+export function serveAuthentication(registry: Registry, options: ServerOptions, parts: IdentityParts, signers: TokenSigners): void {
+  const review: TokenReviewer = async (token, audiences) => {
+    const r = await parts.bearer.authenticateToken(token, audiences);
+    if (r.kind === 'user') return { user: withAuthenticatedGroup(r.user), audiences: r.audiences };
+    return { error: r.kind === 'rejected' ? r.reason : invalidBearerToken };
+  };
+  const issuing = {
+    signer: signers.bound,
+    apiAudiences: parts.apiAudiences,
+    maxExpirationSeconds: Math.floor(options.serviceAccountMaxTokenExpirationMs / 1000),
+    extendExpiration: options.serviceAccountExtendTokenExpiration,
+  };
+  for (const rest of authenticationRests(registry, issuing, review)) registry.addRest(rest);
+}

@@ -1,0 +1,16 @@
+// --controllers, as upstream's controller manager reads it.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { badControllerEntry, controllerEnabled, controllerNames } from '../../../src/controllers/index.js';
+
+test('the first entry naming a controller decides; * turns on the rest', () => {
+  assert.equal(controllerEnabled('namespace', ['*']), true);
+  assert.equal(controllerEnabled('namespace', ['-namespace', '*']), false);
+  assert.equal(controllerEnabled('namespace', ['namespace', '-namespace']), true);
+  assert.equal(controllerEnabled('namespace', ['serviceaccount']), false, 'without * only the named ones run');
+  assert.deepEqual(controllerNames, ['namespace', 'serviceaccount', 'garbagecollector', 'serviceaccount-token', 'root-ca-cert-publisher']);
+  assert.equal(badControllerEntry('-serviceaccount-token'), undefined);
+  assert.equal(badControllerEntry('*'), undefined);
+  assert.match(badControllerEntry('bogus')!, /"bogus" is not in the list of known controllers/);
+});
