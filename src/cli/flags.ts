@@ -3,7 +3,8 @@
 
 import { isIP } from 'node:net';
 import { product } from '../machinery/vocabulary.js';
-import { defaultServerOptions, type ServerOptions, type StorageBackendName } from '../server/options.js';
+import { defaultServerOptions, type ServerOptions } from '../server/options.js';
+import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames } from '../controllers/index.js';
 
 export const commandName = `${product.name}-apiserver`;
@@ -220,7 +221,7 @@ function option<K extends keyof ServerOptions>(
   };
 }
 
-const storageBackends: readonly StorageBackendName[] = ['sqlite', 'memory', 'etcd3'];
+const storageBackends = backendKinds;
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const helpFlag: Flag = {
@@ -401,8 +402,8 @@ function parseValue(token: FlagToken, previous: unknown): unknown {
 
 /** Flags that are valid alone but not together. */
 function checkCombinations(options: ServerOptions): void {
-  if (options.storageBackend === 'etcd3' && options.etcdServers.length === 0) {
-    throw new FlagError('--etcd-servers must be specified with --storage-backend etcd3', '--etcd-servers');
+  if (isSharedStore(options.storageBackend) && options.etcdServers.length === 0) {
+    throw new FlagError(`--etcd-servers must be specified with --storage-backend ${options.storageBackend}`, '--etcd-servers');
   }
   if (options.requestTimeoutMs <= 0) throw new FlagError('--request-timeout must be positive', '--request-timeout');
   const { leaderElectLeaseDurationMs: lease, leaderElectRenewDeadlineMs: renew, leaderElectRetryPeriodMs: retry } = options;

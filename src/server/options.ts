@@ -2,8 +2,10 @@
 // tests fill it directly through startServer().
 
 import { product } from '../machinery/vocabulary.js';
+import { defaultBackendKind, type BackendKind } from '../storage/index.js';
 
-export type StorageBackendName = 'sqlite' | 'memory' | 'etcd3';
+/** Which store: the names live in storage/. */
+export type StorageBackendName = BackendKind;
 
 export interface ServerOptions {
   /** Port to listen on; 0 picks a free one. Default 6443. */
@@ -71,7 +73,7 @@ export const defaultServerOptions: ServerOptions = {
   securePort: 6443,
   bindAddress: '127.0.0.1',
   dataDir: './data',
-  storageBackend: 'sqlite',
+  storageBackend: defaultBackendKind,
   serviceAccountKeyFiles: [],
   serviceAccountIssuer: [`https://${product.name}.default.svc.cluster.local`],
   etcdCompactionIntervalMs: 5 * 60 * 1000,

@@ -9,6 +9,12 @@ import { openSqliteBackend } from './sqlite.js';
 
 export type BackendKind = 'sqlite' | 'memory' | 'etcd3';
 
+/** Every store the server can run on, the embedded file first; the names appear nowhere outside storage/. */
+export const backendKinds: readonly BackendKind[] = ['sqlite', 'memory', 'etcd3'];
+
+/** The store a server uses when told nothing: the embedded file. */
+export const defaultBackendKind: BackendKind = 'sqlite';
+
 export interface StorageConfig {
   kind: BackendKind;
   /** The file-backed store lives at `${dataDir}/store.db`. */
