@@ -17,6 +17,16 @@ export type PhaseSpec =
   | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number }
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
+  /**
+   * `count` unconditional PUTs (no resourceVersion, as `kubectl replace` sends) of
+   * ServiceAccounts among the first `population`, each with labels of its own.
+   */
+  | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number }
+  /**
+   * Against the no-work server: `count` requests shaped as the create ('POST'),
+   * replace ('PUT') or get ('GET') phase sends them, each reply parsed.
+   */
+  | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
   /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */

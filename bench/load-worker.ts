@@ -37,6 +37,9 @@ function expect(r: Reply, method: string, path: string, ...codes: number[]): Rep
 const latest = new Map<string, any>();
 
 const nameOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(5, '0')}`;
+const serviceAccount = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, labels } });
+/** The labels of the i-th unconditional replace of a round. */
+const replaceLabels = (round: number, i: number) => ({ app: 'bench', 'bench-round': String(round), 'bench-seq': String(i) });
 const collection = (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`;
 const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 
@@ -101,7 +104,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
     case 'create': {
       const path = collection(spec.namespace);
       const r = await drive(spec.count, async (i) => {
-        const body = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: nameOf(spec.prefix, i), labels: { app: 'bench' } } };
+        const body = serviceAccount(nameOf(spec.prefix, i), { app: 'bench' });
         const reply = expect(await send('POST', path, body), 'POST', path, 201);
         if (spec.remember) latest.set(`${spec.namespace}/${body.metadata.name}`, JSON.parse(reply.body.toString('utf8')));
       });
@@ -146,6 +149,28 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       });
       notes.conflicts = conflicts;
       notes.refetches = fetched;
+      return { ...r, notes };
+    }
+    case 'replace': {
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, i % spec.population);
+        const path = `${collection(spec.namespace)}/${name}`;
+        const labels = replaceLabels(spec.round, i);
+        const obj = JSON.parse(expect(await send('PUT', path, serviceAccount(name, labels)), 'PUT', path, 200).body.toString('utf8'));
+        if (obj?.metadata?.labels?.['bench-seq'] !== labels['bench-seq']) throw new Error(`PUT ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
+        latest.set(`${spec.namespace}/${name}`, obj);
+      });
+      return { ...r, notes };
+    }
+    case 'nowork': {
+      const { method } = spec;
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, i % spec.population);
+        const path = method === 'POST' ? collection(spec.namespace) : `${collection(spec.namespace)}/${name}`;
+        const body = method === 'GET' ? undefined : serviceAccount(name, method === 'POST' ? { app: 'bench' } : replaceLabels(0, i));
+        const obj = JSON.parse(expect(await send(method, path, body), method, path, method === 'POST' ? 201 : 200).body.toString('utf8'));
+        if (obj?.kind !== 'ServiceAccount') throw new Error(`${method} ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
+      });
       return { ...r, notes };
     }
     case 'list': {

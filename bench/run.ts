@@ -4,6 +4,11 @@
 // table (metric | result | target) to stdout and to bench/results.md.
 // Progress goes to stderr.
 //
+// Beside it runs a no-work HTTPS server (bench/nowork-server.ts: fixed small
+// JSON answers) driven by the same load generator, each of its phases just
+// before the real phase it is the ceiling of, so the table can give each write
+// and read rate as a ratio of what HTTPS itself allows on this machine now.
+//
 // Then reading at scale on a second server (bench/reads.ts: lists of 10,000
 // ConfigMaps of 2 KiB, RSS with them cached, one event to 1,000 HTTP watchers,
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
@@ -23,7 +28,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminGet, BenchServer, cpuMs, readCredentials, rssBytes, startBenchServer } from './child.js';
+import { adminGet, BenchServer, cpuMs, NoWorkServer, readCredentials, rssBytes, startBenchServer, startNoWorkServer } from './child.js';
 import { LoadGenerator, PhaseResult as LoadResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
@@ -63,7 +68,7 @@ const GET_WARMUP = quick ? 200 : 1_000;
 const LIST_WARMUP = quick ? 20 : 100;
 const PHASE_TIMEOUT_MS = 120_000;
 
-const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350 };
+const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350, createRatio: 0.7, replaceRatio: 0.5 };
 
 const t0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -91,7 +96,10 @@ interface ServerFigures {
   create: PhaseResult;
   get: PhaseResult;
   update: PhaseResult;
+  replace: PhaseResult;
   list: PhaseResult;
+  /** The same load against the no-work server, just before each real phase. */
+  noWork: { post: PhaseResult; put: PhaseResult; get: PhaseResult };
   profiles: string[];
 }
 
@@ -100,6 +108,8 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
   const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
   let server: BenchServer | undefined;
   let load: LoadGenerator | undefined;
+  let noWorkServer: NoWorkServer | undefined;
+  let noWorkLoad: LoadGenerator | undefined;
   try {
     // 1. First start: empty data dir, so the key material is generated.
     server = await startBenchServer({ dataDir, nodeArgs });
@@ -111,20 +121,36 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
 
     // 2. Load, generated from a worker thread.
     load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: CONCURRENCY });
-    const pid = server.pid;
-    const gen = load;
-    const phase = async (spec: PhaseSpec, warmup?: PhaseSpec): Promise<PhaseResult> => {
+    const timed = async (gen: LoadGenerator, pid: number, spec: PhaseSpec, warmup?: PhaseSpec): Promise<PhaseResult> => {
       if (warmup) await gen.run(warmup, PHASE_TIMEOUT_MS);
       const cpu0 = cpuMs(pid);
       const r = await gen.run(spec, PHASE_TIMEOUT_MS);
       return { ...r, serverCpuMs: (cpuMs(pid) - cpu0) / r.requests };
     };
+    const srvPid = server.pid;
+    const gen = load;
+    const phase = (spec: PhaseSpec, warmup?: PhaseSpec) => timed(gen, srvPid, spec, warmup);
     await load.run({ kind: 'namespaces', names: ['bench', 'bench-list'] }, PHASE_TIMEOUT_MS);
 
+    // The no-work server serves with this server's key material, so the same credentials work.
+    noWorkServer = await startNoWorkServer(dataDir);
+    noWorkLoad = new LoadGenerator({ url: noWorkServer.url, creds: server.creds, concurrency: CONCURRENCY });
+    const noWorkPid = noWorkServer.pid;
+    const noWorkGen = noWorkLoad;
+    const noWork = async (method: 'POST' | 'PUT' | 'GET', count: number) => {
+      const spec = { kind: 'nowork', method, namespace: 'bench', prefix: 'sa-', population: OBJECTS } as const;
+      progress(`no-work server: ${fmtInt(count)} ${method}s (after ${fmtInt(GET_WARMUP)} untimed)…`);
+      const r = await timed(noWorkGen, noWorkPid, { ...spec, count }, { ...spec, count: GET_WARMUP });
+      progress(`no-work ${method}: ${phaseCell(r)}`);
+      return r;
+    };
+
+    const noWorkPost = await noWork('POST', OBJECTS);
     progress(`create ${fmtInt(OBJECTS)} ServiceAccounts in namespace bench…`);
     const create = await phase({ kind: 'create', namespace: 'bench', prefix: 'sa-', count: OBJECTS, remember: true });
     progress(`create: ${phaseCell(create)}${notes(create)}`);
 
+    const noWorkGet = await noWork('GET', GETS);
     progress(`get ${fmtInt(GETS)} at random (after ${fmtInt(GET_WARMUP)} untimed)…`);
     const get = await phase(
       { kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: GETS, seed: 42 },
@@ -134,6 +160,15 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     progress(`update ${fmtInt(UPDATES)} (PUT with a label change)…`);
     const update = await phase({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: UPDATES, round: 1 });
     progress(`update: ${phaseCell(update)}${notes(update)}`);
+
+    const noWorkPut = await noWork('PUT', UPDATES);
+    progress(`replace ${fmtInt(UPDATES)} (unconditional PUT: no resourceVersion, new labels)…`);
+    const replace = await phase({ kind: 'replace', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: UPDATES, round: 2 });
+    progress(`replace: ${phaseCell(replace)}${notes(replace)}`);
+    await noWorkLoad.close();
+    noWorkLoad = undefined;
+    await noWorkServer.stop();
+    noWorkServer = undefined;
 
     progress(`fill namespace bench-list with ${LIST_ITEMS} ServiceAccounts…`);
     await load.run({ kind: 'create', namespace: 'bench-list', prefix: 'item-', count: LIST_ITEMS, remember: false }, PHASE_TIMEOUT_MS);
@@ -159,9 +194,9 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     progress(`restart ready in ${fmtMs(restartMs)} (${server.polls} polls)`);
     await sleep(500);
     const restartRss = rssBytes(server.pid);
-    // The objects survived the restart: the last one written is there, with its update.
+    // The objects survived the restart: the last one written is there, with its replace.
     const last = await adminGet(server, `/api/v1/namespaces/bench/serviceaccounts/sa-${String(OBJECTS - 1).padStart(5, '0')}`);
-    if (last.status !== 200 || JSON.parse(last.text).metadata?.labels?.['bench-round'] !== '1') {
+    if (last.status !== 200 || JSON.parse(last.text).metadata?.labels?.['bench-round'] !== '2') {
       throw new Error(`after the restart the last ServiceAccount is missing or stale: HTTP ${last.status} ${last.text.slice(0, 300)}`);
     }
     progress(`idle RSS after restart ${fmtMB(restartRss)}`);
@@ -174,21 +209,39 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
         profiles = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => join(profDir, f));
       } catch { /* none written */ }
     }
-    return { firstStartMs, restartMs, stored, idleRss, loadedRss, restartRss, create, get, update, list, profiles };
+    return {
+      firstStartMs, restartMs, stored, idleRss, loadedRss, restartRss, create, get, update, replace, list, profiles,
+      noWork: { post: noWorkPost, put: noWorkPut, get: noWorkGet },
+    };
   } finally {
+    await noWorkLoad?.close().catch(() => {});
+    await noWorkServer?.stop().catch(() => {});
     await load?.close().catch(() => {});
     await server?.stop(2000).catch(() => {});
   }
 }
 
+/** A rate as a share of the no-work server's, with both figures. */
+function ratioCell(r: PhaseResult, noWork: PhaseResult): string {
+  return `${(r.perSec / noWork.perSec).toFixed(2)} (${fmtInt(r.perSec)} / ${fmtInt(noWork.perSec)} req/s)`;
+}
+
 function serverRows(f: ServerFigures): Row[] {
   const mb = (b: number) => b / (1024 * 1024);
+  const ratio = (r: PhaseResult, noWork: PhaseResult) => r.perSec / noWork.perSec;
   return [
     { metric: 'start-up to /readyz 200: first start (empty sqlite data dir, generates key material)', result: fmtMs(f.firstStartMs), target: '—' },
     { metric: `start-up to /readyz 200: restart (${fmtInt(f.stored)} ServiceAccounts stored)`, result: fmtMs(f.restartMs), target: target(`< ${goals.restartMs} ms`, f.restartMs < goals.restartMs) },
     { metric: `create ServiceAccount (${fmtInt(f.create.requests)} POSTs, ${CONCURRENCY} clients)`, result: phaseCell(f.create), target: target(`≥ ${fmtInt(goals.createPerSec)} req/s`, f.create.perSec >= goals.createPerSec) },
     { metric: `get ServiceAccount (${fmtInt(f.get.requests)} random GETs after ${fmtInt(GET_WARMUP)} untimed)`, result: phaseCell(f.get), target: target(`≥ ${fmtInt(goals.getPerSec)} req/s`, f.get.perSec >= goals.getPerSec) },
     { metric: `update ServiceAccount (${fmtInt(f.update.requests)} PUTs, label change${f.update.notes.conflicts ? `, ${f.update.notes.conflicts} conflicts retried` : ''})`, result: phaseCell(f.update), target: '—' },
+    { metric: `replace ServiceAccount (${fmtInt(f.replace.requests)} unconditional PUTs: no resourceVersion, as kubectl replace sends)`, result: phaseCell(f.replace), target: '—' },
+    { metric: `no-work HTTPS server: POST (${fmtInt(f.noWork.post.requests)}, same bodies and clients, fixed small JSON answer)`, result: phaseCell(f.noWork.post), target: '—' },
+    { metric: `no-work HTTPS server: PUT (${fmtInt(f.noWork.put.requests)})`, result: phaseCell(f.noWork.put), target: '—' },
+    { metric: `no-work HTTPS server: GET (${fmtInt(f.noWork.get.requests)})`, result: phaseCell(f.noWork.get), target: '—' },
+    { metric: 'ratio: creates / no-work POSTs (req/s, same run)', result: ratioCell(f.create, f.noWork.post), target: target(`≥ ${goals.createRatio}`, ratio(f.create, f.noWork.post) >= goals.createRatio) },
+    { metric: 'ratio: unconditional PUTs / no-work PUTs (req/s, same run)', result: ratioCell(f.replace, f.noWork.put), target: target(`≥ ${goals.replaceRatio}`, ratio(f.replace, f.noWork.put) >= goals.replaceRatio) },
+    { metric: 'ratio: gets / no-work GETs (req/s, same run)', result: ratioCell(f.get, f.noWork.get), target: '—' },
     { metric: `list ${LIST_ITEMS} ServiceAccounts (${fmtInt(f.list.requests)} lists after ${LIST_WARMUP} untimed)`, result: phaseCell(f.list), target: target(`≥ ${fmtInt(goals.listPerSec)} req/s`, f.list.perSec >= goals.listPerSec) },
     { metric: 'server RSS idle (0.5 s after first ready)', result: fmtMB(f.idleRss), target: target(`< ${goals.idleRssMB} MB`, mb(f.idleRss) < goals.idleRssMB) },
     { metric: 'server RSS after the load', result: fmtMB(f.loadedRss), target: '—' },
@@ -260,7 +313,9 @@ async function main(): Promise<void> {
     '',
     `\`npm run bench${quick ? ' -- --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
-      `${CONCURRENCY} keep-alive clients in a worker thread. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
+      `${CONCURRENCY} keep-alive clients in a worker thread. The no-work rows are an HTTPS server with the same TLS set-up that only reads ` +
+      `each body and answers fixed small JSON (bench/nowork-server.ts), driven the same way just before the real phase they are the ceiling of; ` +
+      `the ratio rows divide the two rates of this run. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
       `watch streams held by 2 worker threads (one TLS connection per watch), writes from the main thread or the load worker. ` +
       `\`cache:\` rows are bench/watchcache.ts and \`store:\` rows bench/storage.ts (in-process, no HTTP). ` +
       `Load average before the run ${loadBefore}, after ${fmtLoad()}; "server CPU" is the child's user + system time per request ` +
