@@ -4,6 +4,8 @@ import type { Credentials } from './child.js';
 
 export interface LoadWorkerData {
   url: string;
+  /** The no-work server (bench/nowork-server.ts) that `nowork` phases drive, on the same agent. */
+  noWorkUrl?: string;
   creds: Credentials;
   /** Concurrent keep-alive clients (= the agent's maxSockets). */
   concurrency: number;
@@ -23,7 +25,7 @@ export type PhaseSpec =
    */
   | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number }
   /**
-   * Against the no-work server: `count` requests shaped as the create ('POST'),
+   * Against the no-work server (`noWorkUrl`): `count` requests shaped as the create ('POST'),
    * replace ('PUT') or get ('GET') phase sends them, each reply parsed.
    */
   | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }

@@ -2,7 +2,8 @@
 // parsing responses does not share the benchmark's main event loop. It keeps
 // one keep-alive https.Agent (maxSockets = concurrency) for its whole life and
 // runs one phase per message from the main thread, answering with the
-// per-request latencies.
+// per-request latencies. The same agent (16 sockets per server) also drives the
+// no-work server, so both see the same warm client.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { Agent } from 'node:https';
@@ -18,8 +19,10 @@ const agent = new Agent({
 });
 const REQUEST_TIMEOUT_MS = 30_000;
 
-function send(method: string, path: string, body?: unknown): Promise<Reply> {
-  return sendJson(agent, Number(base.port), method, path, body, REQUEST_TIMEOUT_MS);
+const noWorkPort = data.noWorkUrl ? Number(new URL(data.noWorkUrl).port) : undefined;
+
+function send(method: string, path: string, body?: unknown, port = Number(base.port)): Promise<Reply> {
+  return sendJson(agent, port, method, path, body, REQUEST_TIMEOUT_MS);
 }
 
 class UnexpectedStatus extends Error {
@@ -164,11 +167,12 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
     }
     case 'nowork': {
       const { method } = spec;
+      if (noWorkPort === undefined) throw new Error('a nowork phase needs noWorkUrl');
       const r = await drive(spec.count, async (i) => {
         const name = nameOf(spec.prefix, i % spec.population);
         const path = method === 'POST' ? collection(spec.namespace) : `${collection(spec.namespace)}/${name}`;
         const body = method === 'GET' ? undefined : serviceAccount(name, method === 'POST' ? { app: 'bench' } : replaceLabels(0, i));
-        const obj = JSON.parse(expect(await send(method, path, body), method, path, method === 'POST' ? 201 : 200).body.toString('utf8'));
+        const obj = JSON.parse(expect(await send(method, path, body, noWorkPort), method, path, method === 'POST' ? 201 : 200).body.toString('utf8'));
         if (obj?.kind !== 'ServiceAccount') throw new Error(`${method} ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
       });
       return { ...r, notes };
