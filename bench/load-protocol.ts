@@ -13,17 +13,18 @@ export interface LoadWorkerData {
 
 export type PhaseSpec =
   | { kind: 'namespaces'; names: string[] }
-  /** POST `count` ServiceAccounts named <prefix>00000… */
-  | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean }
+  /** POST `count` ServiceAccounts named <prefix>00000… (from <prefix><first> when given). */
+  | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean; first?: number }
   /** `count` GETs of names picked at random (seeded) among the first `population`. */
   | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number }
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
   /**
    * `count` unconditional PUTs (no resourceVersion, as `kubectl replace` sends) of
-   * ServiceAccounts among the first `population`, each with labels of its own.
+   * ServiceAccounts among the first `population`, each with labels of its own;
+   * the i-th replaces number (first + i) % population.
    */
-  | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number }
+  | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number; first?: number }
   /**
    * Against the no-work server (`noWorkUrl`): `count` requests shaped as the create ('POST'),
    * replace ('PUT') or get ('GET') phase sends them, each reply parsed.

@@ -107,7 +107,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
     case 'create': {
       const path = collection(spec.namespace);
       const r = await drive(spec.count, async (i) => {
-        const body = serviceAccount(nameOf(spec.prefix, i), { app: 'bench' });
+        const body = serviceAccount(nameOf(spec.prefix, (spec.first ?? 0) + i), { app: 'bench' });
         const reply = expect(await send('POST', path, body), 'POST', path, 201);
         if (spec.remember) latest.set(`${spec.namespace}/${body.metadata.name}`, JSON.parse(reply.body.toString('utf8')));
       });
@@ -155,7 +155,8 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       return { ...r, notes };
     }
     case 'replace': {
-      const r = await drive(spec.count, async (i) => {
+      const r = await drive(spec.count, async (j) => {
+        const i = (spec.first ?? 0) + j;
         const name = nameOf(spec.prefix, i % spec.population);
         const path = `${collection(spec.namespace)}/${name}`;
         const labels = replaceLabels(spec.round, i);
