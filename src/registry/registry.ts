@@ -107,8 +107,9 @@ export class Registry {
   }
 
   /** A namespace by name, or undefined (for admission plugins and controllers). */
+  /** A namespace as recently seen (admission asks on every namespaced create): from the watch cache when it has it. */
   findNamespace(name: string): Promise<KubeObject | undefined> {
-    return this.namespaces().find(undefined, name);
+    return this.namespaces().findRecent(undefined, name);
   }
 
   namespaces(): ResourceStore {
