@@ -106,8 +106,10 @@ export class Registry {
     return names;
   }
 
-  /** A namespace by name, or undefined (for admission plugins and controllers). */
-  /** A namespace as recently seen (admission asks on every namespaced create): from the watch cache when it has it. */
+  /**
+   * A namespace by name, or undefined, as recently seen: admission asks on
+   * every namespaced create, so the watch cache answers when it has it.
+   */
   findNamespace(name: string): Promise<KubeObject | undefined> {
     return this.namespaces().findRecent(undefined, name);
   }

@@ -191,12 +191,14 @@ export class SqliteBackend implements Backend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer);
-    this.flushTimer = undefined;
     // What was asked before the close is still written (new writes are refused from here on).
     while (this.syncing || this.queue.length > 0) {
-      if (this.syncing) await this.afterSync();
-      else this.flush();
+      if (this.syncing) {
+        await this.afterSync();
+        continue;
+      }
+      clearImmediate(this.flushTimer);
+      this.flush();
     }
     await this.compaction;
     this.hub.close(closedError(this.name));
