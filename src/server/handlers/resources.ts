@@ -69,8 +69,11 @@ let schemaCache: { generation: number; lookup: SchemaLookup } | undefined;
 async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions): Promise<unknown> {
   const raw = await readBody(scope.req);
   const format = bodyFormat(scope.req.headers['content-type']);
-  const body = decodeBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined);
-  if (format === 'json') noteDuplicates(raw.toString('utf8'), opts);
+  if (format !== 'json') return decodeBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined);
+  // JSON: the text is read once, for the parse and for the repeated keys.
+  const text = raw.toString('utf8');
+  const body = parseJson(text);
+  noteDuplicates(text, opts);
   return body;
 }
 
