@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 
 const cliPath = new URL('../src/cli/main.js', import.meta.url).pathname;
+const noWorkPath = new URL('./nowork-server.js', import.meta.url).pathname;
 
 export interface Credentials {
   ca: string;
@@ -159,6 +160,50 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
   } finally {
     agent?.destroy();
   }
+}
+
+export interface NoWorkServer {
+  pid: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The no-work HTTPS server (bench/nowork-server.ts) as a child process, serving
+ * with the key material of the real server's data dir, so the admin
+ * credentials of that server work against it too.
+ */
+export async function startNoWorkServer(dataDir: string, timeoutMs = 10_000): Promise<NoWorkServer> {
+  installExitHooks();
+  const port = await freePort();
+  const child = spawn(process.execPath, [noWorkPath, join(dataDir, 'pki'), String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  live.add(child);
+  let out = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => { live.delete(child); resolve(); }));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no-work server did not start within ${timeoutMs} ms: ${out}`)), timeoutMs);
+      const keep = (d: Buffer) => {
+        out = (out + d.toString()).slice(-20_000);
+        if (out.includes(`listening ${port}`)) { clearTimeout(timer); resolve(); }
+      };
+      child.stdout!.on('data', keep);
+      child.stderr!.on('data', keep);
+      void exited.then(() => { clearTimeout(timer); reject(new Error(`no-work server exited: ${out}`)); });
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { pid: child.pid!, url: `https://127.0.0.1:${port}`, stop };
 }
 
 /** One GET with the admin certificate; resolves with status and body text. */

@@ -4,6 +4,8 @@ import type { Credentials } from './child.js';
 
 export interface LoadWorkerData {
   url: string;
+  /** The no-work server (bench/nowork-server.ts) that `nowork` phases drive, on the same agent. */
+  noWorkUrl?: string;
   creds: Credentials;
   /** Concurrent keep-alive clients (= the agent's maxSockets). */
   concurrency: number;
@@ -13,12 +15,23 @@ export interface LoadWorkerData {
 
 export type PhaseSpec =
   | { kind: 'namespaces'; names: string[] }
-  /** POST `count` ServiceAccounts named <prefix>00000… */
-  | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean }
+  /** POST `count` ServiceAccounts named <prefix>00000… (from <prefix><first> when given). */
+  | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean; first?: number }
   /** `count` GETs of names picked at random (seeded) among the first `population`; `anyVersion`: with resourceVersion=0. */
   | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean }
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
+  /**
+   * `count` unconditional PUTs (no resourceVersion, as `kubectl replace` sends) of
+   * ServiceAccounts among the first `population`, each with labels of its own;
+   * the i-th replaces number (first + i) % population.
+   */
+  | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number; first?: number }
+  /**
+   * Against the no-work server (`noWorkUrl`): `count` requests shaped as the create ('POST'),
+   * replace ('PUT') or get ('GET') phase sends them, each reply parsed.
+   */
+  | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
   /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */

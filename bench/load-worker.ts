@@ -2,7 +2,8 @@
 // parsing responses does not share the benchmark's main event loop. It keeps
 // one keep-alive https.Agent (maxSockets = concurrency) for its whole life and
 // runs one phase per message from the main thread, answering with the
-// per-request latencies.
+// per-request latencies. The same agent (16 sockets per server) also drives the
+// no-work server, so both see the same warm client.
 
 import { parentPort, workerData } from 'node:worker_threads';
 import { Agent } from 'node:https';
@@ -19,8 +20,10 @@ const agent = new Agent({
 });
 const REQUEST_TIMEOUT_MS = 30_000;
 
-function send(method: string, path: string, body?: unknown): Promise<Reply> {
-  return sendJson(agent, Number(base.port), method, path, body, REQUEST_TIMEOUT_MS, bearer);
+const noWorkPort = data.noWorkUrl ? Number(new URL(data.noWorkUrl).port) : undefined;
+
+function send(method: string, path: string, body?: unknown, port = Number(base.port)): Promise<Reply> {
+  return sendJson(agent, port, method, path, body, REQUEST_TIMEOUT_MS, bearer);
 }
 
 class UnexpectedStatus extends Error {
@@ -38,6 +41,9 @@ function expect(r: Reply, method: string, path: string, ...codes: number[]): Rep
 const latest = new Map<string, any>();
 
 const nameOf = (prefix: string, i: number) => `${prefix}${String(i).padStart(5, '0')}`;
+const serviceAccount = (name: string, labels: Record<string, string>) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, labels } });
+/** The labels of the i-th unconditional replace of a round. */
+const replaceLabels = (round: number, i: number) => ({ app: 'bench', 'bench-round': String(round), 'bench-seq': String(i) });
 const collection = (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`;
 const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 
@@ -102,7 +108,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
     case 'create': {
       const path = collection(spec.namespace);
       const r = await drive(spec.count, async (i) => {
-        const body = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: nameOf(spec.prefix, i), labels: { app: 'bench' } } };
+        const body = serviceAccount(nameOf(spec.prefix, (spec.first ?? 0) + i), { app: 'bench' });
         const reply = expect(await send('POST', path, body), 'POST', path, 201);
         if (spec.remember) latest.set(`${spec.namespace}/${body.metadata.name}`, JSON.parse(reply.body.toString('utf8')));
       });
@@ -147,6 +153,30 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       });
       notes.conflicts = conflicts;
       notes.refetches = fetched;
+      return { ...r, notes };
+    }
+    case 'replace': {
+      const r = await drive(spec.count, async (j) => {
+        const i = (spec.first ?? 0) + j;
+        const name = nameOf(spec.prefix, i % spec.population);
+        const path = `${collection(spec.namespace)}/${name}`;
+        const labels = replaceLabels(spec.round, i);
+        const obj = JSON.parse(expect(await send('PUT', path, serviceAccount(name, labels)), 'PUT', path, 200).body.toString('utf8'));
+        if (obj?.metadata?.labels?.['bench-seq'] !== labels['bench-seq']) throw new Error(`PUT ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
+        latest.set(`${spec.namespace}/${name}`, obj);
+      });
+      return { ...r, notes };
+    }
+    case 'nowork': {
+      const { method } = spec;
+      if (noWorkPort === undefined) throw new Error('a nowork phase needs noWorkUrl');
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, i % spec.population);
+        const path = method === 'POST' ? collection(spec.namespace) : `${collection(spec.namespace)}/${name}`;
+        const body = method === 'GET' ? undefined : serviceAccount(name, method === 'POST' ? { app: 'bench' } : replaceLabels(0, i));
+        const obj = JSON.parse(expect(await send(method, path, body, noWorkPort), method, path, method === 'POST' ? 201 : 200).body.toString('utf8'));
+        if (obj?.kind !== 'ServiceAccount') throw new Error(`${method} ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
+      });
       return { ...r, notes };
     }
     case 'list': {

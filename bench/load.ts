@@ -20,9 +20,15 @@ export class LoadGenerator {
 
   /** Runs one phase; rejects on the first failed request or after `timeoutMs`. */
   async run(spec: PhaseSpec, timeoutMs: number): Promise<PhaseResult> {
+    const reply = await this.runRaw(spec, timeoutMs);
+    return { ...summarise(reply.latencies, reply.elapsedMs), notes: reply.notes, values: reply.values };
+  }
+
+  /** Runs one phase and answers its latencies unsorted, for callers that merge phases. */
+  async runRaw(spec: PhaseSpec, timeoutMs: number): Promise<{ latencies: Float64Array; elapsedMs: number; notes: Record<string, number>; values?: Float64Array }> {
     const reply = await this.rpc.call({ spec }, timeoutMs, `phase ${spec.kind}`);
     if (!reply.ok) throw new Error(`phase ${spec.kind} failed: ${reply.error}`);
-    return { ...summarise(reply.latencies, reply.elapsedMs), notes: reply.notes, values: reply.values };
+    return reply;
   }
 
   async close(): Promise<void> {

@@ -4,6 +4,13 @@
 // table (metric | result | target) to stdout and to bench/results.md.
 // Progress goes to stderr.
 //
+// Beside it runs a no-work HTTPS server (bench/nowork-server.ts: fixed small
+// JSON answers) driven by the same load generator. Creates, gets and
+// unconditional PUTs alternate with the same requests to the no-work server in
+// slices of one phase, so that both sides of each ratio (real rate / no-work
+// rate) are measured under the same load from whatever else runs on the
+// machine: the ratios say how far the server is from what HTTPS allows here.
+//
 // Then reading at scale on a second server (bench/reads.ts: lists of 10,000
 // ConfigMaps of 2 KiB, RSS with them cached, one event to 1,000 HTTP watchers,
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
@@ -26,7 +33,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminGet, BenchServer, cpuMs, readCredentials, rssBytes, startBenchServer } from './child.js';
+import { adminGet, BenchServer, cpuMs, NoWorkServer, readCredentials, rssBytes, startBenchServer, startNoWorkServer } from './child.js';
 import { LoadGenerator, PhaseResult as LoadResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { formatProfile } from './profile.js';
@@ -35,7 +42,7 @@ import { benchStorage } from './storage.js';
 import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { benchEtcd } from './etcd.js';
-import { fmtInt, fmtMB, fmtMs } from './stats.js';
+import { fmtInt, fmtMB, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
 const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
@@ -76,12 +83,16 @@ const GETS = quick ? 1_000 : 10_000;
 const UPDATES = quick ? 1_000 : 10_000;
 const LIST_ITEMS = 500;
 const LISTS = quick ? 100 : 1_000;
-/** Untimed requests before the timed read phases, so that they measure a JIT-warm server. */
-const GET_WARMUP = quick ? 200 : 1_000;
+/** Untimed requests before the timed create, get, replace and list phases (of each server), so that they measure JIT-warm servers and client. */
+const WARMUP = quick ? 200 : 1_000;
 const LIST_WARMUP = quick ? 20 : 100;
+/** Untimed requests of each method to the no-work server before anything is timed. */
+const CLIENT_WARMUP = quick ? 1_000 : 5_000;
+/** Slices a side-by-side phase is cut into; the real and the no-work server take turns. */
+const SLICES = quick ? 5 : 10;
 const PHASE_TIMEOUT_MS = 120_000;
 
-const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350 };
+const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350, createRatio: 0.7, replaceRatio: 0.5 };
 
 const t0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -90,6 +101,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface PhaseResult extends LoadResult {
   /** Server CPU time (user + system) per request, in ms. */
   serverCpuMs: number;
+}
+
+/** The slices of one side of a side-by-side phase, summed: all latencies, wall time and server CPU. */
+class Merged {
+  private readonly parts: Float64Array[] = [];
+  private elapsedMs = 0;
+  private cpuMs = 0;
+  private readonly notes: Record<string, number> = {};
+
+  add(r: { latencies: Float64Array; elapsedMs: number; notes: Record<string, number> }, serverCpuMs: number): void {
+    this.parts.push(r.latencies);
+    this.elapsedMs += r.elapsedMs;
+    this.cpuMs += serverCpuMs;
+    for (const [k, v] of Object.entries(r.notes)) this.notes[k] = (this.notes[k] ?? 0) + v;
+  }
+
+  result(): PhaseResult {
+    const all = new Float64Array(this.parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of this.parts) { all.set(p, at); at += p.length; }
+    return { ...summarise(all, this.elapsedMs), notes: this.notes, serverCpuMs: this.cpuMs / Math.max(1, all.length) };
+  }
 }
 
 const phaseCell = (r: PhaseResult) =>
@@ -109,7 +142,10 @@ interface ServerFigures {
   create: PhaseResult;
   get: PhaseResult;
   update: PhaseResult;
+  replace: PhaseResult;
   list: PhaseResult;
+  /** The same load against the no-work server, just before each real phase. */
+  noWork: { post: PhaseResult; put: PhaseResult; get: PhaseResult };
   profiles: string[];
 }
 
@@ -118,6 +154,7 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
   const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
   let server: BenchServer | undefined;
   let load: LoadGenerator | undefined;
+  let noWorkServer: NoWorkServer | undefined;
   try {
     // 1. First start: empty data dir, so the key material is generated.
     server = await startBenchServer({ dataDir, nodeArgs });
@@ -127,31 +164,75 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     const idleRss = rssBytes(server.pid);
     progress(`idle RSS ${fmtMB(idleRss)}`);
 
-    // 2. Load, generated from a worker thread.
-    load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: CONCURRENCY });
-    const pid = server.pid;
+    // 2. Load, generated from a worker thread, which also drives the no-work
+    // server (serving with this server's key material, so the same credentials work).
+    noWorkServer = await startNoWorkServer(dataDir);
+    load = new LoadGenerator({ url: server.url, noWorkUrl: noWorkServer.url, creds: server.creds, concurrency: CONCURRENCY });
     const gen = load;
+    const srvPid = server.pid;
     const phase = async (spec: PhaseSpec, warmup?: PhaseSpec): Promise<PhaseResult> => {
       if (warmup) await gen.run(warmup, PHASE_TIMEOUT_MS);
-      const cpu0 = cpuMs(pid);
+      const cpu0 = cpuMs(srvPid);
       const r = await gen.run(spec, PHASE_TIMEOUT_MS);
-      return { ...r, serverCpuMs: (cpuMs(pid) - cpu0) / r.requests };
+      return { ...r, serverCpuMs: (cpuMs(srvPid) - cpu0) / r.requests };
     };
-    await load.run({ kind: 'namespaces', names: ['bench', 'bench-list'] }, PHASE_TIMEOUT_MS);
+    const noWorkPid = noWorkServer.pid;
+    /**
+     * `total` requests to each server in SLICES turns (who goes first alternates);
+     * `real` gives the real server's slice of `count` requests from number `first` on.
+     */
+    const sideBySide = async (method: 'POST' | 'PUT' | 'GET', total: number, real: (first: number, count: number, slice: number) => PhaseSpec) => {
+      const sides = { real: new Merged(), noWork: new Merged() };
+      const noWorkSpec = (count: number): PhaseSpec => ({ kind: 'nowork', method, namespace: 'bench', prefix: 'sa-', population: OBJECTS, count });
+      for (let slice = 0; slice < SLICES; slice++) {
+        const first = Math.floor((total * slice) / SLICES);
+        const count = Math.floor((total * (slice + 1)) / SLICES) - first;
+        const turn = async (side: Merged, pid: number, spec: PhaseSpec) => {
+          const cpu0 = cpuMs(pid);
+          const r = await gen.runRaw(spec, PHASE_TIMEOUT_MS);
+          side.add(r, cpuMs(pid) - cpu0);
+        };
+        const turns = [() => turn(sides.real, srvPid, real(first, count, slice)), () => turn(sides.noWork, noWorkPid, noWorkSpec(count))];
+        if (slice % 2 === 1) turns.reverse();
+        for (const turn of turns) await turn();
+      }
+      const result = { real: sides.real.result(), noWork: sides.noWork.result() };
+      progress(`${method}: real ${phaseCell(result.real)}${notes(result.real)}; no-work ${phaseCell(result.noWork)}`);
+      return result;
+    };
+    const noWorkWarmup = (method: 'POST' | 'PUT' | 'GET') =>
+      gen.run({ kind: 'nowork', method, namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: WARMUP }, PHASE_TIMEOUT_MS);
+    await load.run({ kind: 'namespaces', names: ['bench', 'bench-list', 'bench-warm'] }, PHASE_TIMEOUT_MS);
+    // The client's JIT warms over some thousands of requests: warm it on the
+    // no-work server first, so the first timed phase does not pay for it.
+    progress(`warm the load generator: ${fmtInt(3 * CLIENT_WARMUP)} requests to the no-work server…`);
+    for (const method of ['POST', 'PUT', 'GET'] as const) {
+      await gen.run({ kind: 'nowork', method, namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: CLIENT_WARMUP }, PHASE_TIMEOUT_MS);
+    }
 
-    progress(`create ${fmtInt(OBJECTS)} ServiceAccounts in namespace bench…`);
-    const create = await phase({ kind: 'create', namespace: 'bench', prefix: 'sa-', count: OBJECTS, remember: true });
-    progress(`create: ${phaseCell(create)}${notes(create)}`);
+    progress(`create ${fmtInt(OBJECTS)} ServiceAccounts in namespace bench beside as many no-work POSTs, in ${SLICES} turns ` +
+      `(after ${fmtInt(WARMUP)} untimed of each; the real ones in bench-warm)…`);
+    await gen.run({ kind: 'create', namespace: 'bench-warm', prefix: 'warm-', count: WARMUP, remember: false }, PHASE_TIMEOUT_MS);
+    await noWorkWarmup('POST');
+    const { real: create, noWork: noWorkPost } = await sideBySide('POST', OBJECTS,
+      (first, count) => ({ kind: 'create', namespace: 'bench', prefix: 'sa-', count, first, remember: true }));
 
-    progress(`get ${fmtInt(GETS)} at random (after ${fmtInt(GET_WARMUP)} untimed)…`);
-    const get = await phase(
-      { kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: GETS, seed: 42 },
-      { kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: GET_WARMUP, seed: 7 });
-    progress(`get: ${phaseCell(get)}${notes(get)}`);
+    progress(`get ${fmtInt(GETS)} at random beside as many no-work GETs (after ${fmtInt(WARMUP)} untimed of each)…`);
+    await gen.run({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: WARMUP, seed: 7 }, PHASE_TIMEOUT_MS);
+    await noWorkWarmup('GET');
+    const { real: get, noWork: noWorkGet } = await sideBySide('GET', GETS,
+      (_first, count, slice) => ({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count, seed: 42 + slice }));
 
     progress(`update ${fmtInt(UPDATES)} (PUT with a label change)…`);
     const update = await phase({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count: UPDATES, round: 1 });
     progress(`update: ${phaseCell(update)}${notes(update)}`);
+
+    progress(`replace ${fmtInt(UPDATES)} (unconditional PUTs: no resourceVersion, new labels) beside as many no-work PUTs…`);
+    await noWorkWarmup('PUT');
+    const { real: replace, noWork: noWorkPut } = await sideBySide('PUT', UPDATES,
+      (first, count) => ({ kind: 'replace', namespace: 'bench', prefix: 'sa-', population: OBJECTS, count, first, round: 2 }));
+    await noWorkServer.stop();
+    noWorkServer = undefined;
 
     progress(`fill namespace bench-list with ${LIST_ITEMS} ServiceAccounts…`);
     await load.run({ kind: 'create', namespace: 'bench-list', prefix: 'item-', count: LIST_ITEMS, remember: false }, PHASE_TIMEOUT_MS);
@@ -169,7 +250,7 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     server = undefined;
 
     // 3. Restart on the same data dir, which now holds the objects above.
-    const stored = OBJECTS + LIST_ITEMS;
+    const stored = OBJECTS + WARMUP + LIST_ITEMS;
     progress(`restart with ${fmtInt(stored)} ServiceAccounts stored…`);
     const creds = readCredentials(join(dataDir, 'admin.kubeconfig'));
     server = await startBenchServer({ dataDir, creds, nodeArgs });
@@ -177,9 +258,9 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
     progress(`restart ready in ${fmtMs(restartMs)} (${server.polls} polls)`);
     await sleep(500);
     const restartRss = rssBytes(server.pid);
-    // The objects survived the restart: the last one written is there, with its update.
+    // The objects survived the restart: the last one written is there, with its replace.
     const last = await adminGet(server, `/api/v1/namespaces/bench/serviceaccounts/sa-${String(OBJECTS - 1).padStart(5, '0')}`);
-    if (last.status !== 200 || JSON.parse(last.text).metadata?.labels?.['bench-round'] !== '1') {
+    if (last.status !== 200 || JSON.parse(last.text).metadata?.labels?.['bench-round'] !== '2') {
       throw new Error(`after the restart the last ServiceAccount is missing or stale: HTTP ${last.status} ${last.text.slice(0, 300)}`);
     }
     progress(`idle RSS after restart ${fmtMB(restartRss)}`);
@@ -192,21 +273,38 @@ async function benchServer(dataDir: string): Promise<ServerFigures> {
         profiles = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => join(profDir, f));
       } catch { /* none written */ }
     }
-    return { firstStartMs, restartMs, stored, idleRss, loadedRss, restartRss, create, get, update, list, profiles };
+    return {
+      firstStartMs, restartMs, stored, idleRss, loadedRss, restartRss, create, get, update, replace, list, profiles,
+      noWork: { post: noWorkPost, put: noWorkPut, get: noWorkGet },
+    };
   } finally {
+    await noWorkServer?.stop().catch(() => {});
     await load?.close().catch(() => {});
     await server?.stop(2000).catch(() => {});
   }
 }
 
+/** A rate as a share of the no-work server's, with both figures. */
+function ratioCell(r: PhaseResult, noWork: PhaseResult): string {
+  return `${(r.perSec / noWork.perSec).toFixed(2)} (${fmtInt(r.perSec)} / ${fmtInt(noWork.perSec)} req/s)`;
+}
+
 function serverRows(f: ServerFigures): Row[] {
   const mb = (b: number) => b / (1024 * 1024);
+  const ratio = (r: PhaseResult, noWork: PhaseResult) => r.perSec / noWork.perSec;
   return [
     { metric: 'start-up to /readyz 200: first start (empty sqlite data dir, generates key material)', result: fmtMs(f.firstStartMs), target: '—' },
     { metric: `start-up to /readyz 200: restart (${fmtInt(f.stored)} ServiceAccounts stored)`, result: fmtMs(f.restartMs), target: target(`< ${goals.restartMs} ms`, f.restartMs < goals.restartMs) },
-    { metric: `create ServiceAccount (${fmtInt(f.create.requests)} POSTs, ${CONCURRENCY} clients)`, result: phaseCell(f.create), target: target(`≥ ${fmtInt(goals.createPerSec)} req/s`, f.create.perSec >= goals.createPerSec) },
-    { metric: `get ServiceAccount (${fmtInt(f.get.requests)} random GETs after ${fmtInt(GET_WARMUP)} untimed)`, result: phaseCell(f.get), target: target(`≥ ${fmtInt(goals.getPerSec)} req/s`, f.get.perSec >= goals.getPerSec) },
+    { metric: `create ServiceAccount (${fmtInt(f.create.requests)} POSTs after ${fmtInt(WARMUP)} untimed, ${CONCURRENCY} clients, in ${SLICES} turns with the no-work POSTs)`, result: phaseCell(f.create), target: target(`≥ ${fmtInt(goals.createPerSec)} req/s`, f.create.perSec >= goals.createPerSec) },
+    { metric: `get ServiceAccount (${fmtInt(f.get.requests)} random GETs after ${fmtInt(WARMUP)} untimed, in turns with the no-work GETs)`, result: phaseCell(f.get), target: target(`≥ ${fmtInt(goals.getPerSec)} req/s`, f.get.perSec >= goals.getPerSec) },
     { metric: `update ServiceAccount (${fmtInt(f.update.requests)} PUTs, label change${f.update.notes.conflicts ? `, ${f.update.notes.conflicts} conflicts retried` : ''})`, result: phaseCell(f.update), target: '—' },
+    { metric: `replace ServiceAccount (${fmtInt(f.replace.requests)} unconditional PUTs: no resourceVersion, as kubectl replace sends; in turns with the no-work PUTs)`, result: phaseCell(f.replace), target: '—' },
+    { metric: `no-work HTTPS server: POST (${fmtInt(f.noWork.post.requests)} after ${fmtInt(WARMUP)} untimed; same bodies, clients and TLS, fixed small JSON answer)`, result: phaseCell(f.noWork.post), target: '—' },
+    { metric: `no-work HTTPS server: PUT (${fmtInt(f.noWork.put.requests)})`, result: phaseCell(f.noWork.put), target: '—' },
+    { metric: `no-work HTTPS server: GET (${fmtInt(f.noWork.get.requests)})`, result: phaseCell(f.noWork.get), target: '—' },
+    { metric: 'ratio: creates / no-work POSTs (req/s, side by side)', result: ratioCell(f.create, f.noWork.post), target: target(`≥ ${goals.createRatio}`, ratio(f.create, f.noWork.post) >= goals.createRatio) },
+    { metric: 'ratio: unconditional PUTs / no-work PUTs (req/s, side by side)', result: ratioCell(f.replace, f.noWork.put), target: target(`≥ ${goals.replaceRatio}`, ratio(f.replace, f.noWork.put) >= goals.replaceRatio) },
+    { metric: 'ratio: gets / no-work GETs (req/s, side by side)', result: ratioCell(f.get, f.noWork.get), target: '—' },
     { metric: `list ${LIST_ITEMS} ServiceAccounts (${fmtInt(f.list.requests)} lists after ${LIST_WARMUP} untimed)`, result: phaseCell(f.list), target: target(`≥ ${fmtInt(goals.listPerSec)} req/s`, f.list.perSec >= goals.listPerSec) },
     { metric: 'server RSS idle (0.5 s after first ready)', result: fmtMB(f.idleRss), target: target(`< ${goals.idleRssMB} MB`, mb(f.idleRss) < goals.idleRssMB) },
     { metric: 'server RSS after the load', result: fmtMB(f.loadedRss), target: '—' },
@@ -284,7 +382,9 @@ async function main(): Promise<void> {
     '',
     `\`npm run bench${onEtcd || quick ? ' --' : ''}${onEtcd ? ' --backend etcd3' : ''}${quick ? ' --quick' : ''}\` on ${new Date().toISOString().slice(0, 10)}: Node ${process.version}, ` +
       `${availableParallelism()} × ${cpu.trim()}; server = built CLI child process, sqlite store, HTTPS on 127.0.0.1, ` +
-      `${CONCURRENCY} keep-alive clients in a worker thread. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
+      `${CONCURRENCY} keep-alive clients in a worker thread. The no-work rows are an HTTPS server with the same TLS set-up that only reads ` +
+      `each body and answers fixed small JSON (bench/nowork-server.ts), driven by the same client in turns with the real phase it is the ceiling of; ` +
+      `the ratio rows divide the two rates. The ConfigMap rows (bench/reads.ts) run on a second server: lists from one client, ` +
       `watch streams held by 2 worker threads (one TLS connection per watch), writes from the main thread or the load worker. ` +
       `\`cache:\` rows are bench/watchcache.ts and \`store:\` rows bench/storage.ts (in-process, no HTTP). ` +
       (onEtcd ? 'The `etcd3` rows (bench/etcd.ts) repeat the load on a local etcd 3.4 member (data on disk), with one API server and then two on the same etcd, 8 of the 16 clients on each. ' : '') +

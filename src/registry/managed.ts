@@ -12,8 +12,19 @@ import { typeInfoOf } from '../api/typeinfo.js';
  * Fields a write does not take ownership of, because it cannot change them:
  * on the main resource those its sub-resources own (status), through a
  * sub-resource every top-level field but its own (spec, for /status).
+ * Worked out once per kind and sub-resource (a kind's declaration does not change).
  */
 function ignoredFields(kind: KindDefinition, subresource: string | undefined): FieldSet | undefined {
+  let perKind = ignoredByKind.get(kind);
+  if (!perKind) ignoredByKind.set(kind, (perKind = new Map()));
+  const key = subresource ?? '';
+  if (!perKind.has(key)) perKind.set(key, computeIgnoredFields(kind, subresource));
+  return perKind.get(key);
+}
+
+const ignoredByKind = new WeakMap<KindDefinition, Map<string, FieldSet | undefined>>();
+
+function computeIgnoredFields(kind: KindDefinition, subresource: string | undefined): FieldSet | undefined {
   let paths: string[];
   if (subresource === undefined) {
     paths = Object.values(kind.subresources).flatMap((d) => (isViewSubresource(d) ? [] : d.owns));

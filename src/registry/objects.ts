@@ -30,6 +30,26 @@ export function encodedWithVersionParts(kv: KeyValue): Buffer[] {
   return [kv.value.subarray(0, cut), rv, kv.value.subarray(cut)];
 }
 
+/**
+ * The stored form of objects a write has just stored, so that its answer goes
+ * out from the bytes written instead of from a second encoding. Weak, keyed by
+ * the object the store hands back; only answers check it, and only while the
+ * object's resourceVersion is still the stored one.
+ */
+const storedForms = new WeakMap<KubeObject, KeyValue>();
+
+/** Records that `obj` (with its resourceVersion set) is stored as `kv`; returns `obj`. */
+export function noteStored(obj: KubeObject, kv: KeyValue): KubeObject {
+  storedForms.set(obj, kv);
+  return obj;
+}
+
+/** The stored form of an object a write has just stored, if it is still that object. */
+export function storedFormOf(obj: KubeObject): KeyValue | undefined {
+  const kv = storedForms.get(obj);
+  return kv && obj.metadata?.resourceVersion === String(kv.modRevision) ? kv : undefined;
+}
+
 export function fromKeyValue(kv: KeyValue): KubeObject {
   const obj = JSON.parse(kv.value.toString('utf8')) as KubeObject;
   obj.metadata ??= {};

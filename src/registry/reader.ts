@@ -30,6 +30,8 @@ const futureRevisionWaitMs = 3000;
 export class CollectionReader {
   readonly qualified: Qualified;
   readonly keyRoot: string;
+  /** The watch cache of this collection, once a read or a watch has started it (writes never start one). */
+  private knownCache: WatchCache | undefined;
 
   constructor(
     readonly kind: KindDefinition,
@@ -58,6 +60,16 @@ export class CollectionReader {
   async find(namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const kv = await this.backend.get(this.key(namespace, name)).catch(storageFailure);
     return kv ? this.decodeStored(kv) : undefined;
+  }
+
+  /**
+   * The watch cache's value of a key, if a cache of this collection runs and
+   * holds it: possibly a little behind the store, so only a first guess for
+   * callers that check it (a compare-and-swap) or accept a recent state.
+   */
+  cachedValue(key: string): KeyValue | undefined {
+    const cache = this.knownCache;
+    return cache?.isReady ? cache.get(key) : undefined;
   }
 
   stored(kv: KeyValue): StoredObject {
@@ -121,7 +133,7 @@ export class CollectionReader {
   /** The watch cache once it has caught up as far as `plan` asks; undefined when the plan reads the store itself. */
   private async freshCache(plan: ReadPlan): Promise<WatchCache | undefined> {
     if (!this.caches || !(plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')) return undefined;
-    const cache = await this.caches.cacheFor(this.keyRoot);
+    const cache = (this.knownCache = await this.caches.cacheFor(this.keyRoot));
     if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
     return cache;
@@ -227,7 +239,7 @@ export class CollectionReader {
       ]);
     }
     const rv = parseVersionParam(opts.resourceVersion);
-    const cache = await this.caches.cacheFor(this.keyRoot);
+    const cache = (this.knownCache = await this.caches.cacheFor(this.keyRoot));
     if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (rv > 0) await this.awaitFresh(cache, rv);
     return startWatch(cache, {

@@ -25,7 +25,7 @@ import type { ActiveWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
 import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
-import { parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
+import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
 
 export type { ListOptions } from './reader.js';
@@ -199,13 +199,27 @@ export class ResourceStore {
   /**
    * Runs `attempt` on the stored value (undefined when absent) until it
    * answers something other than `retry`, which it does when its
-   * compare-and-swap lost to another writer.
+   * compare-and-swap lost to another writer. The first round starts from the
+   * watch cache's copy when it has one, as upstream's GuaranteedUpdate does
+   * with a cached object: no read, and often no decoding. That copy may be a
+   * little behind, so whatever the round concludes from it, a failure as
+   * well as a lost race, is concluded again from the store.
    */
   private async updateLoop<T>(key: string, name: string, attempt: (current: KeyValue | undefined) => Promise<Attempt<T>>): Promise<T> {
+    let current = this.reader.cachedValue(key);
+    let fresh = current === undefined;
+    if (fresh) current = await this.backend.get(key).catch(storageFailure);
     for (let round = 0; round < maxUpdateRetries; round++) {
-      const current = await this.backend.get(key).catch(storageFailure);
-      const result = await attempt(current);
+      let result: Attempt<T>;
+      try {
+        result = await attempt(current);
+      } catch (e) {
+        if (fresh) throw e;
+        result = retry;
+      }
       if (result !== retry) return result;
+      current = await this.backend.get(key).catch(storageFailure);
+      fresh = true;
     }
     throw errors.staleObject(this.qualified, name);
   }
@@ -219,14 +233,17 @@ export class ResourceStore {
     const bytes = toStoredBytes(next);
     if (opts.dryRun || (!finishDeletion && bytes.equals(current.value))) {
       meta.resourceVersion = String(current.modRevision); // nothing to write (or a dry run): as upstream, no new version
-      return next;
+      return opts.dryRun ? next : noteStored(next, current);
     }
     try {
-      const kv = finishDeletion
-        ? await this.backend.delete(key, current.modRevision)
-        : await this.backend.update(key, bytes, current.modRevision);
+      if (finishDeletion) {
+        const kv = await this.backend.delete(key, current.modRevision);
+        meta.resourceVersion = String(kv.modRevision);
+        return next;
+      }
+      const kv = await this.backend.update(key, bytes, current.modRevision);
       meta.resourceVersion = String(kv.modRevision);
-      return next;
+      return noteStored(next, { ...kv, value: bytes });
     } catch (e) {
       if (lostRace(e)) return retry;
       return storageFailure(e);
@@ -282,9 +299,10 @@ export class ResourceStore {
       return obj;
     }
     try {
-      const kv = await this.backend.create(key, toStoredBytes(obj));
+      const bytes = toStoredBytes(obj);
+      const kv = await this.backend.create(key, bytes);
       meta.resourceVersion = String(kv.modRevision);
-      return obj;
+      return noteStored(obj, { ...kv, value: bytes });
     } catch (e) {
       if (lostRace(e)) return retry;
       return storageFailure(e);
@@ -312,7 +330,8 @@ export class ResourceStore {
         return created === retry ? retry : { object: created, created: true };
       }
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
-      const old = this.reader.decodeStored(current);
+      // Read-only here (a cached value's decoding is shared); the new object is built from the request.
+      const old = this.reader.stored(current).object;
       const next = await this.prepareUpdate(structuredClone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
       const written = await this.commit(current.key, next, current, opts);
       return written === retry ? retry : { object: written, created: false };
@@ -327,7 +346,7 @@ export class ResourceStore {
   async updateWith(namespace: string | undefined, name: string, change: (live: KubeObject) => KubeObject | Promise<KubeObject>, opts: WriteOptions, target: WriteTarget = {}): Promise<KubeObject> {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) throw errors.notFound(this.qualified, name);
-      const live = this.reader.decodeStored(current);
+      const live = this.reader.stored(current).object; // read-only: `change` gets a copy
       const changed = await change(structuredClone(live));
       this.placeAtName(changed, name);
       this.placeInNamespace(changed, namespace);
@@ -406,7 +425,7 @@ export class ResourceStore {
         const created = await this.insert(namespace, applied, opts, true);
         return created === retry ? retry : { object: created, created: true };
       }
-      const live = this.reader.decodeStored(current);
+      const live = this.reader.stored(current).object; // read-only: patches apply to a copy
       let next: KubeObject;
       if (config) {
         const pinned = config.metadata?.resourceVersion;

@@ -10,7 +10,7 @@ import { ageOf } from '../machinery/time.js';
 import { Status } from '../api/meta/v1.js';
 import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
 import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
-import { encodeListJsonParts, materializeList, StoredList, StoredObject } from '../registry/objects.js';
+import { encodedWithVersionParts, encodeListJsonParts, materializeList, storedFormOf, StoredList, StoredObject } from '../registry/objects.js';
 import { parseAccept, warningHeader } from './negotiation.js';
 
 export type WireFormat = 'json' | 'yaml' | 'protobuf';
@@ -174,6 +174,9 @@ export function respond(res: ServerResponse, code: number, obj: KubeObject, rep:
   let out = obj;
   let contentType = rep.contentType;
   if (obj.kind === 'Status' || rep.view === 'object') {
+    // An object a write just stored goes out as the bytes stored, not encoded again.
+    const stored = rep.format === 'json' && rep.view === 'object' && !opts.pretty ? storedFormOf(obj) : undefined;
+    if (stored) return sendBytes(res, code, encodedWithVersionParts(stored), contentType, opts);
     if (rep.view !== 'object') contentType = 'application/json';
   } else if (rep.view === 'Table') {
     out = toTable(obj, opts.kind!, rep.viewApiVersion, opts.include ?? 'Metadata');

@@ -1,12 +1,19 @@
-// A Backend on one SQLite file (WAL, synchronous=FULL). Writes are queued and
-// committed together, one transaction per event-loop turn (group commit), so
-// one fsync serves every caller of that turn; each caller's guard is checked
-// inside the transaction against the state its predecessors in the batch left.
+// A Backend on one SQLite file (WAL). Writes are queued and committed
+// together, one transaction per event-loop turn (group commit); each caller's
+// guard is checked inside the transaction against the state its predecessors
+// in the batch left. The commit only hands the WAL frames to the OS; the WAL
+// is then made durable by an fdatasync on libuv's thread pool, so the event
+// loop keeps serving while the disk works, and the writes that arrive
+// meanwhile wait to be committed together once it is done. Callers get their
+// answers, readers see the writes and watchers their events only once the
+// writes are durable, in commit order: what can be observed is what survives
+// a crash (as with synchronous=FULL, the fallback when the WAL file cannot be
+// opened).
 // This process is the file's only writer (the file is locked exclusively), so
 // watchers are fed in-process after each commit, from memory while the events
 // are recent and from the table for older revisions.
 
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -36,12 +43,33 @@ interface QueuedWrite {
   reject(err: unknown): void;
 }
 
+/** A committed transaction whose callers wait for it to be durable. */
+interface CommittedBatch {
+  writes: QueuedWrite[];
+  outcomes: (WritePlan | StorageError)[];
+  events: WatchEvent[];
+  /** The latest revision once this batch is applied. */
+  revision: number;
+}
+
 export class SqliteBackend implements Backend {
   readonly name = 'sqlite';
   private readonly db: Database.Database;
   private readonly sql: Statements;
-  /** Latest committed revision. */
+  /** Latest durable revision: what reads are served at and watchers have seen. */
   private revision: number;
+  /** Latest revision in the file, durable or not; writes are planned on it. */
+  private committed: number;
+  /** The WAL file, synced after commits; undefined: every commit syncs itself (synchronous=FULL). */
+  private walFd: number | undefined;
+  /** A committed batch is on its way to the disk (an fdatasync of the WAL runs). */
+  private syncing = false;
+  /** Keys that batch wrote: their newest row is not durable yet. */
+  private readonly undurable = new Set<string>();
+  /** Callers waiting for that batch to be durable. */
+  private syncWaiters: (() => void)[] = [];
+  /** Set when the WAL could not be synced: nothing written since can be trusted, so the store stops. */
+  private failure: StorageError | undefined;
   private compacted: number;
   private readonly hub: WatchHub;
   private queue: QueuedWrite[] = [];
@@ -65,9 +93,13 @@ export class SqliteBackend implements Backend {
       this.db.exec('BEGIN IMMEDIATE; COMMIT');
       this.sql = prepareStatements(this.db);
       this.initMeta();
-      this.revision = this.sql.lastRevision.get()!.rev;
+      this.revision = this.committed = this.sql.lastRevision.get()!.rev;
       this.compacted = this.readMeta(metaKeys.compacted);
+      this.walFd = openWal(`${path}-wal`);
+      // We sync the WAL ourselves after each commit (off the event loop); SQLite still syncs around checkpoints.
+      if (this.walFd !== undefined) this.db.pragma('synchronous = NORMAL');
     } catch (err) {
+      if (this.walFd !== undefined) closeSync(this.walFd);
       this.db.close();
       if ((err as { code?: string }).code === 'SQLITE_BUSY') {
         throw new StorageError('Unavailable', `${path} is locked: another process has the store open`);
@@ -94,8 +126,15 @@ export class SqliteBackend implements Backend {
 
   async get(key: string, revision?: number): Promise<KeyValue | undefined> {
     this.ensureOpen();
+    // A key with a write on its way to the disk: wait for it (about one fsync), so
+    // that an update loop reads what its compare-and-swap will be checked against.
+    if (this.undurable.has(key)) {
+      await this.afterSync();
+      this.ensureOpen();
+    }
     const at = readRevision(revision, this.revision, this.compacted);
-    const row = at === this.revision ? this.sql.latest.get(key) : this.sql.atRevision.get(key, at);
+    // The newest row is durable unless the key was written again meanwhile.
+    const row = at === this.revision && !this.undurable.has(key) ? this.sql.latest.get(key) : this.sql.atRevision.get(key, at);
     return toLiveValue(key, row);
   }
 
@@ -140,6 +179,7 @@ export class SqliteBackend implements Backend {
 
   async check(): Promise<void> {
     this.ensureOpen();
+    if (this.failure) throw this.failure;
     try {
       this.sql.ping.get();
     } catch (err) {
@@ -147,35 +187,51 @@ export class SqliteBackend implements Backend {
     }
   }
 
-  /** Commits queued writes, ends watches, and releases the file. */
+  /** Commits queued writes and waits for them to be durable, ends watches, and releases the file. */
   async close(): Promise<void> {
     if (this.closed) return;
-    if (this.flushTimer !== undefined) {
+    this.closed = true;
+    // What was asked before the close is still written (new writes are refused from here on).
+    while (this.syncing || this.queue.length > 0) {
+      if (this.syncing) {
+        await this.afterSync();
+        continue;
+      }
       clearImmediate(this.flushTimer);
       this.flush();
     }
-    this.closed = true;
     await this.compaction;
     this.hub.close(closedError(this.name));
+    if (this.walFd !== undefined) closeSync(this.walFd);
     this.db.close();
   }
 
   private enqueue(op: WriteOp): Promise<KeyValue> {
     if (this.closed) return Promise.reject(closedError(this.name));
+    if (this.failure) return Promise.reject(this.failure);
     return new Promise<KeyValue>((resolve, reject) => {
       this.queue.push({ op, resolve, reject });
-      this.flushTimer ??= setImmediate(() => this.flush());
+      this.scheduleFlush();
     });
   }
 
-  /** Apply every queued write in one transaction, then answer each caller. */
+  /** Writes queue up while a batch is on its way to the disk; they go together once it is there. */
+  private scheduleFlush(): void {
+    if (!this.syncing && this.queue.length > 0) this.flushTimer ??= setImmediate(() => this.flush());
+  }
+
+  /** Apply every queued write in one transaction; each caller is answered once it is durable. */
   private flush(): void {
     this.flushTimer = undefined;
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    if (this.failure) {
+      for (const write of batch) write.reject(this.failure);
+      return;
+    }
     const outcomes: (WritePlan | StorageError)[] = [];
-    let revision = this.revision;
+    let revision = this.committed;
     try {
       this.db.transaction(() => {
         for (const { op } of batch) {
@@ -198,18 +254,60 @@ export class SqliteBackend implements Backend {
       for (const write of batch) write.reject(failure);
       return;
     }
-    this.revision = revision;
+    this.committed = revision;
     const events: WatchEvent[] = [];
-    batch.forEach((write, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome instanceof StorageError) {
-        write.reject(outcome);
-      } else {
-        events.push(outcome.event);
-        write.resolve(outcome.result);
-      }
+    for (const outcome of outcomes) {
+      if (outcome instanceof StorageError) continue;
+      events.push(outcome.event);
+      this.undurable.add(outcome.event.kv.key);
+    }
+    const committed: CommittedBatch = { writes: batch, outcomes, events, revision };
+    if (this.walFd === undefined) {
+      this.settle(committed); // synchronous=FULL: the commit was durable when it returned
+      return;
+    }
+    // One batch on its way to the disk at a time: the sync covers this commit, and
+    // what arrives meanwhile is committed after it, in one transaction of its own.
+    this.syncing = true;
+    fdatasync(this.walFd, (err) => {
+      this.syncing = false;
+      if (err) this.fail(unavailable('the write-ahead log could not be synced', err), committed);
+      else this.settle(committed);
+      const waiting = this.syncWaiters;
+      this.syncWaiters = [];
+      for (const wake of waiting) wake();
+      this.scheduleFlush();
     });
-    this.hub.publish(events);
+  }
+
+  /** A durable batch: readers and watchers see it, its callers get their answers. */
+  private settle(b: CommittedBatch): void {
+    this.revision = b.revision;
+    this.undurable.clear();
+    b.writes.forEach((write, i) => {
+      const outcome = b.outcomes[i]!;
+      if (outcome instanceof StorageError) write.reject(outcome);
+      else write.resolve(outcome.result);
+    });
+    this.hub.publish(b.events);
+  }
+
+  /**
+   * The WAL could not be made durable: what was written since the last good
+   * sync may or may not be on disk, so every caller fails, watches end, and
+   * the store refuses further writes until it is opened again.
+   */
+  private fail(failure: StorageError, b: CommittedBatch): void {
+    this.failure = failure;
+    for (const write of [...b.writes, ...this.queue]) write.reject(failure);
+    this.queue = [];
+    this.hub.close(failure);
+  }
+
+  /** Resolves when the batch on its way to the disk is there (or failed). */
+  private afterSync(): Promise<void> {
+    if (!this.syncing) return Promise.resolve();
+    return new Promise((wake) => this.syncWaiters.push(wake));
   }
 
   private insertRow(op: WriteOp, plan: WritePlan, revision: number): void {
@@ -267,6 +365,15 @@ export class SqliteBackend implements Backend {
 
   private ensureOpen(): void {
     if (this.closed) throw closedError(this.name);
+  }
+}
+
+/** A descriptor of the WAL file to sync, or undefined when it cannot be opened (then SQLite syncs each commit). */
+function openWal(path: string): number | undefined {
+  try {
+    return openSync(path, 'r+');
+  } catch {
+    return undefined;
   }
 }
 

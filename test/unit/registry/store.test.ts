@@ -10,6 +10,8 @@ import { MemoryBackend } from '../../../src/storage/memory.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { requestKind, requestResource, type Admission, type AdmissionRequest } from '../../../src/admission/types.js';
+import { CacheSet } from '../../../src/storage/cache/index.js';
+import { encodedWithVersionParts, storedFormOf } from '../../../src/registry/objects.js';
 
 const widgetSchema = kindSchema('A test kind with spec and status.', {
   spec: t.object({ size: t.int32('How big.') }),
@@ -116,4 +118,64 @@ test('admission requests carry what an AdmissionReview needs', async () => {
   assert.equal(seen[3].object, undefined);
   assert.deepEqual(requestKind(seen[0]), { group: 'test.example', version: 'v1', kind: 'Widget' });
   assert.deepEqual(requestResource(seen[0]), { group: 'test.example', version: 'v1', resource: 'widgets' });
+});
+
+/** A store whose reads and update loops may use a watch cache, started by a first list. */
+async function cachedStore() {
+  const backend = new MemoryBackend();
+  const caches = new CacheSet(backend);
+  const store = new ResourceStore(widgets, backend, undefined, caches);
+  await store.listStored(undefined, {});
+  return { store, backend, caches };
+}
+
+test('an update that starts from a watch cache copy gone stale is made again from the store', async () => {
+  const { store, backend, caches } = await cachedStore();
+  try {
+    const created = await store.create(undefined, { metadata: { name: 'w' }, spec: { size: 1 } }, opts());
+    await store.listStored(undefined, {}); // the cache has caught up with the create
+    const key = store.key(undefined, 'w');
+    for (let round = 2; round < 6; round++) {
+      // Another writer goes straight to the store: until the feed delivers, the cache holds the older copy.
+      const stored = (await backend.get(key))!;
+      const other = { ...JSON.parse(stored.value.toString()), spec: { size: round * 10 } };
+      const written = await backend.update(key, Buffer.from(JSON.stringify(other)), stored.modRevision);
+      assert.notEqual(store.reader.cachedValue(key)?.modRevision, written.modRevision, 'the cache is behind here');
+      // Pinned to the store's version: the cached copy says otherwise, the store decides.
+      const pinned = await store.update(undefined, 'w', {
+        metadata: { name: 'w', resourceVersion: String(written.modRevision) }, spec: { size: round },
+      }, opts());
+      assert.deepEqual(pinned.object.spec, { size: round });
+      assert.equal(pinned.object.metadata!.uid, created.metadata!.uid);
+      assert.equal(Number(pinned.object.metadata!.resourceVersion), written.modRevision + 1);
+      // Unconditional, right after another direct write: applied on top of the newest version.
+      const again = (await backend.get(key))!;
+      const bumped = await backend.update(key, Buffer.from(again.value), again.modRevision);
+      const replaced = await store.update(undefined, 'w', { metadata: { name: 'w', labels: { round: String(round) } }, spec: { size: round } }, opts());
+      assert.equal(Number(replaced.object.metadata!.resourceVersion), bumped.modRevision + 1);
+      assert.deepEqual(replaced.object.metadata!.labels, { round: String(round) });
+    }
+    // A resourceVersion older than the store's is still a conflict once the store is asked.
+    await assert.rejects(
+      store.update(undefined, 'w', { metadata: { name: 'w', resourceVersion: created.metadata!.resourceVersion }, spec: { size: 0 } }, opts()),
+      (e: unknown) => e instanceof ApiError && e.code === 409,
+    );
+  } finally {
+    await caches.stopAll();
+  }
+});
+
+test('a write answers with the bytes it stored, the resourceVersion spliced in', async () => {
+  const store = newStore();
+  const created = await store.create(undefined, { metadata: { name: 'w', labels: { a: 'b' } }, spec: { size: 1 } }, opts());
+  const form = storedFormOf(created);
+  assert.ok(form, 'a created object carries its stored form');
+  assert.deepEqual(JSON.parse(Buffer.concat(encodedWithVersionParts(form)).toString()), JSON.parse(JSON.stringify(created)));
+  const updated = await store.update(undefined, 'w', { ...created, spec: { size: 2 } }, opts());
+  assert.deepEqual(JSON.parse(Buffer.concat(encodedWithVersionParts(storedFormOf(updated.object)!)).toString()), JSON.parse(JSON.stringify(updated.object)));
+  // Changed afterwards (another resourceVersion): no longer answered from the stored bytes.
+  updated.object.metadata!.resourceVersion = '999';
+  assert.equal(storedFormOf(updated.object), undefined);
+  const dry = await store.update(undefined, 'w', { metadata: { name: 'w' }, spec: { size: 3 } }, { ...opts(), dryRun: true });
+  assert.equal(storedFormOf(dry.object), undefined, 'a dry run stored nothing');
 });

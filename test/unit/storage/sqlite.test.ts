@@ -106,6 +106,75 @@ describe('sqlite backend on disk', () => {
     removeScratch();
   });
 
+  test('readers and watchers see a write only once its caller has its answer', async () => {
+    const store = openSqliteBackend(join(scratchDir(), 'store.db'));
+    const rev0 = await store.currentRevision();
+    const watcher = recordWatch(store, '/d/', { afterRevision: rev0 });
+    let answered = 0;
+    let writing = true;
+    const seenEarly: string[] = [];
+    // Between two turns of the event loop, nothing may be visible that was not answered.
+    const poller = (async () => {
+      while (writing) {
+        const rev = await store.currentRevision();
+        const { items } = await store.range('/d/');
+        if (rev - rev0 > answered) seenEarly.push(`revision ${rev} with ${answered} writes answered`);
+        if (items.length > answered) seenEarly.push(`${items.length} keys listed with ${answered} writes answered`);
+        if (watcher.events.length > answered) seenEarly.push(`${watcher.events.length} events with ${answered} writes answered`);
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    await Promise.all(Array.from({ length: 16 }, async (_, c) => {
+      for (let i = 0; i < 40; i++) {
+        await store.create(`/d/${c}-${i}`, buf('x'));
+        answered++;
+      }
+    }));
+    writing = false;
+    await poller;
+    assert.deepEqual(seenEarly, []);
+    await watcher.waitFor(640);
+    assert.equal(await store.currentRevision(), rev0 + 640);
+    watcher.cancel();
+    await store.close();
+    removeScratch();
+  });
+
+  test('a read of a key being written returns the write together with its answer', async () => {
+    const store = openSqliteBackend(join(scratchDir(), 'store.db'));
+    const first = await store.create('/k', buf('1'));
+    for (let round = 2; round < 50; round++) {
+      let answered = false;
+      const current = await store.get('/k');
+      const writing = store.update('/k', buf(String(round)), current!.modRevision).then(() => { answered = true; });
+      // The write is committed by now; it may still be on its way to the disk.
+      await new Promise((resolve) => setImmediate(resolve));
+      const read = await store.get('/k');
+      assert.equal(text(read), String(round));
+      assert.equal(answered, true, 'the reader saw a write whose caller had no answer yet');
+      assert.equal(read!.createRevision, first.modRevision);
+      await writing;
+    }
+    await store.close();
+    removeScratch();
+  });
+
+  test('close writes what was asked before it, and refuses what comes after', async () => {
+    const path = join(scratchDir(), 'store.db');
+    const store = openSqliteBackend(path);
+    await store.create('/c/first', buf('x'));
+    const asked = Array.from({ length: 100 }, (_, i) => store.create(`/c/${i}`, buf('x')));
+    const closing = store.close();
+    await assert.rejects(store.create('/c/late', buf('x')), /closed/);
+    await closing;
+    const outcomes = await Promise.allSettled(asked);
+    assert.deepEqual(outcomes.filter((o) => o.status === 'rejected'), []);
+    const reopened = openSqliteBackend(path);
+    assert.equal((await reopened.range('/c/')).items.length, 101);
+    await reopened.close();
+    removeScratch();
+  });
+
   test('a second store on the same file is refused while the first is open', async () => {
     const path = join(scratchDir(), 'store.db');
     const first = openSqliteBackend(path);
