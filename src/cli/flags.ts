@@ -214,6 +214,22 @@ export const versionFlag: Flag = {
   apply: () => {},
 };
 
+// ---------------------------------------------------------------------------
+// Admission flags
+
+/** Comma-separated names, repeatable: each occurrence adds its names (upstream's string slices). */
+export const commaListType: FlagType<string[]> = {
+  label: 'strings',
+  parse: (raw, previous) => [...(previous ?? []), ...raw.split(',').map((name) => name.trim()).filter((name) => name !== '')],
+  format: (values) => `[${values.join(',')}]`,
+};
+
+export const admissionFlags: readonly Flag[] = [
+  option('enable-admission-plugins', commaListType, 'enableAdmissionPlugins', 'Admission plugins to turn on beside the default ones (comma-separated; their order does not matter).'),
+  option('disable-admission-plugins', commaListType, 'disableAdmissionPlugins', 'Admission plugins to turn off, default ones included (comma-separated).'),
+  option('admission-control-config-file', stringType, 'admissionControlConfigFile', 'AdmissionConfiguration file (YAML or JSON) with the configuration of admission plugins.', 'none'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -228,6 +244,7 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
   option('anonymous-auth', boolType, 'anonymousAuth', 'Let requests without credentials in as system:anonymous (group system:unauthenticated) instead of answering 401.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
+  ...admissionFlags,
   helpFlag,
   versionFlag,
 ];
@@ -322,6 +339,8 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     ...options,
     serviceAccountKeyFiles: [...options.serviceAccountKeyFiles],
     serviceAccountIssuer: [...options.serviceAccountIssuer],
+    enableAdmissionPlugins: [...options.enableAdmissionPlugins],
+    disableAdmissionPlugins: [...options.disableAdmissionPlugins],
   };
 }
 

@@ -8,6 +8,7 @@ import { commandName, FlagError, parseFlags } from './flags.js';
 import { packageVersion, startServer, type RunningServer } from '../server/start.js';
 import { versionInfo } from '../server/discovery.js';
 import { StorageError } from '../storage/backend.js';
+import { AdmissionConfigError } from '../admission/index.js';
 import type { ServerOptions } from '../server/options.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
@@ -18,6 +19,7 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   if (code === 'EACCES' && (e as NodeJS.ErrnoException).syscall === 'listen') return `not allowed to listen on port ${options.securePort} (ports below 1024 need privileges); choose another with --secure-port`;
   if (code === 'EACCES' || code === 'EROFS') return `cannot write ${(e as NodeJS.ErrnoException).path ?? options.dataDir}: ${(e as Error).message} (--data-dir)`;
   if (e instanceof StorageError) return `${e.message} (--data-dir ${options.dataDir})`;
+  if (e instanceof AdmissionConfigError) return e.message;
   return undefined;
 }
 

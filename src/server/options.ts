@@ -31,6 +31,12 @@ export interface ServerOptions {
   anonymousAuth: boolean;
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** Admission plugins to turn on beside the default set (order irrelevant). */
+  enableAdmissionPlugins: string[];
+  /** Admission plugins to turn off, default ones included. */
+  disableAdmissionPlugins: string[];
+  /** AdmissionConfiguration file (YAML or JSON) with per-plugin configuration. */
+  admissionControlConfigFile?: string;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -44,4 +50,6 @@ export const defaultServerOptions: ServerOptions = {
   watchMaxBufferedEvents: 10_000,
   anonymousAuth: false,
   logLevel: 'info',
+  enableAdmissionPlugins: [],
+  disableAdmissionPlugins: [],
 };

@@ -8,12 +8,12 @@ import { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
+import { systemGroups, type UserInfo } from '../machinery/user.js';
 import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
 import { openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
-import { AdmissionChain } from '../admission/chain.js';
-import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
+import { buildAdmission } from '../admission/index.js';
 import { ApiError } from '../machinery/errors.js';
 import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
@@ -50,6 +50,9 @@ export async function packageVersion(): Promise<string> {
   }
 }
 
+/** The server's own identity for writes it makes itself (upstream's loopback user). */
+const apiserverUser: UserInfo = { username: 'system:apiserver', groups: [systemGroups.masters, systemGroups.authenticated] };
+
 /** Creates the reserved namespaces that do not exist yet. */
 async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   const namespaces = registry.namespaces();
@@ -66,15 +69,22 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
+  // Plugins read through the registry they guard, so they reach it late.
+  let registry: Registry | undefined;
+  const admission = await buildAdmission(
+    { enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile },
+    {
+      getNamespace: (name) => registry!.findNamespace(name),
+      createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
+      log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
+    },
+  );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const backend = openBackend(options.storageBackend, options.dataDir);
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
-  // Plugins read through the registry they guard, so the chain gets it late.
-  let registry: Registry | undefined;
-  const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
   const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
-  registry = new Registry(builtinKinds, backend, admission, caches);
+  registry = new Registry(builtinKinds, backend, admission.chain, caches);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -119,8 +129,19 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const url = `https://${address}`;
 
-  await ensureReservedNamespaces(registry);
-  reservedReady = true;
+  // Admission may refuse these writes (AlwaysDeny, a webhook that is not up
+  // yet): the server then serves, not ready, and tries again until they exist.
+  let reservedRetry: NodeJS.Timeout | undefined;
+  const createReserved = async (): Promise<void> => {
+    try {
+      await ensureReservedNamespaces(registry!);
+      reservedReady = true;
+    } catch (err) {
+      log.warn({ err }, 'could not create the reserved namespaces; trying again');
+      if (!shuttingDown) reservedRetry = setTimeout(() => void createReserved(), 2_000);
+    }
+  };
+  await createReserved();
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const { controllers, informers } = builtinControllers(new InProcessClient(registry, `${product.name}-controller-manager`), (msg, extra) => log.warn(extra ?? {}, msg));
@@ -135,6 +156,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     url, port, kubeconfigPath, options, log, registry,
     async stop() {
       shuttingDown = true;
+      clearTimeout(reservedRetry);
       for (const c of controllers) c.stop();
       informers.stopAll();
       compactor.stop();

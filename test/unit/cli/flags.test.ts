@@ -49,6 +49,9 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
   ['anonymous-auth', 'true', { anonymousAuth: true }],
+  ['enable-admission-plugins', 'AlwaysDeny,NamespaceExists', { enableAdmissionPlugins: ['AlwaysDeny', 'NamespaceExists'] }],
+  ['disable-admission-plugins', 'NamespaceLifecycle', { disableAdmissionPlugins: ['NamespaceLifecycle'] }],
+  ['admission-control-config-file', '/etc/admission.yaml', { admissionControlConfigFile: '/etc/admission.yaml' }],
 ];
 
 describe('parseFlags', () => {
@@ -97,6 +100,14 @@ describe('parseFlags', () => {
     ]);
     assert.deepEqual(parsed.serviceAccountIssuer, ['https://a', 'https://b']);
     assert.deepEqual(parsed.serviceAccountKeyFiles, ['one.pem', 'two.pem']);
+  });
+
+  it('splits admission plugin lists on commas and adds up repeated flags', () => {
+    const parsed = options(['--enable-admission-plugins=AlwaysDeny, NamespaceExists,', '--enable-admission-plugins', 'AlwaysAdmit', '--disable-admission-plugins=']);
+    assert.deepEqual(parsed.enableAdmissionPlugins, ['AlwaysDeny', 'NamespaceExists', 'AlwaysAdmit']);
+    assert.deepEqual(parsed.disableAdmissionPlugins, []);
+    parsed.enableAdmissionPlugins.push('mutated');
+    assert.deepEqual(options([]).enableAdmissionPlugins, []);
   });
 
   it('keeps the value after = whole, even with = or dashes in it', () => {
