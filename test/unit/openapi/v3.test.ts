@@ -35,7 +35,8 @@ const parse = (key: string) => JSON.parse(docs.get(key)!.body.toString()) as J;
 test('index lists every group version and the roots with content hashes', () => {
   const paths = JSON.parse(index.body.toString()).paths as Record<string, { serverRelativeURL: string }>;
   const widgetKey = `apis/${widgets.group}/v1alpha1`;
-  assert.deepEqual(Object.keys(paths).sort(), ['api', 'api/v1', 'apis', `apis/${widgets.group}`, widgetKey].sort());
+  const builtinGroups = [...new Set(builtinKinds.filter((k) => k.group).flatMap((k) => [`apis/${k.group}`, `apis/${k.group}/${k.version}`]))];
+  assert.deepEqual(Object.keys(paths).sort(), ['api', 'api/v1', 'apis', ...builtinGroups, `apis/${widgets.group}`, widgetKey].sort());
   for (const [key, { serverRelativeURL }] of Object.entries(paths)) {
     const hash = createHash('sha512').update(docs.get(key)!.body).digest('hex').toUpperCase();
     assert.equal(serverRelativeURL, `/openapi/v3/${key}?hash=${hash}`);
