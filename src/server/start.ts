@@ -13,7 +13,13 @@ import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.j
 import { openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
-import { buildAdmission } from '../admission/index.js';
+import { buildAdmission, type ConfigurationFeed, type EquivalentResources } from '../admission/index.js';
+import { AdmissionMetrics } from '../admission/metrics.js';
+import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../api/admissionregistration/v1/index.js';
+import type { KindDefinition } from '../api/kind.js';
+import { Informer } from '../client/informer.js';
+import type { ApiClient } from '../client/types.js';
+import { Metrics } from './metrics.js';
 import { ApiError } from '../machinery/errors.js';
 import { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
@@ -53,6 +59,38 @@ export async function packageVersion(): Promise<string> {
 /** The server's own identity for writes it makes itself (upstream's loopback user). */
 const apiserverUser: UserInfo = { username: 'system:apiserver', groups: [systemGroups.masters, systemGroups.authenticated] };
 
+/** The stored objects of a kind, as an informer holds them, for admission plugins; `start` lists them. */
+function informerFeed(kind: KindDefinition): { feed: ConfigurationFeed; start(client: ApiClient): Promise<void>; stop(): void } {
+  const listeners = new Set<() => void>();
+  const changed = () => { for (const listener of listeners) listener(); };
+  let informer: Informer | undefined;
+  return {
+    feed: { list: () => informer?.list() ?? [], onChange: (listener) => listeners.add(listener) },
+    start(client) {
+      const type = { group: kind.group, version: kind.version, resource: kind.plural, kind: kind.kind, namespaced: kind.scope === 'Namespaced', verbs: kind.verbs };
+      informer = new Informer(client, type, { onAdd: changed, onUpdate: changed, onDelete: changed });
+      return informer.start();
+    },
+    stop: () => informer?.stop(),
+  };
+}
+
+/** The other served versions of a request's resource (matchPolicy Equivalent), recomputed when the registry changes. */
+function equivalentResources(registry: () => Registry): EquivalentResources {
+  let cache = { generation: -1, byResource: new Map<string, KindDefinition[]>() };
+  return (request) => {
+    const r = registry();
+    if (cache.generation !== r.generation) {
+      const byResource = new Map<string, KindDefinition[]>();
+      for (const k of r.kinds) byResource.set(`${k.plural}.${k.group}`, [...(byResource.get(`${k.plural}.${k.group}`) ?? []), k]);
+      cache = { generation: r.generation, byResource };
+    }
+    return (cache.byResource.get(`${request.kind.plural}.${request.kind.group}`) ?? [])
+      .filter((k) => k.version !== request.kind.version)
+      .map((k) => ({ resource: { group: k.group, version: k.version, resource: k.plural }, kind: { group: k.group, version: k.version, kind: k.kind } }));
+  };
+}
+
 /** Creates the reserved namespaces that do not exist yet. */
 async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   const namespaces = registry.namespaces();
@@ -71,12 +109,17 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const log = pino({ level: options.logLevel, base: undefined });
   // Plugins read through the registry they guard, so they reach it late.
   let registry: Registry | undefined;
+  const metrics = new Metrics();
+  const webhookFeeds = { mutating: informerFeed(mutatingWebhookConfigurations), validating: informerFeed(validatingWebhookConfigurations) };
   const admission = await buildAdmission(
     { enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile },
     {
       getNamespace: (name) => registry!.findNamespace(name),
       createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
+      metrics: new AdmissionMetrics(metrics.registry),
+      webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
+      equivalents: equivalentResources(() => registry!),
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
@@ -85,6 +128,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
   registry = new Registry(builtinKinds, backend, admission.chain, caches);
+  // Webhook configurations are known before the first request is served.
+  const admissionClient = new InProcessClient(registry, `${product.name}-apiserver`);
+  await Promise.all([webhookFeeds.mutating.start(admissionClient), webhookFeeds.validating.start(admissionClient)]);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -108,6 +154,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     packageVersion: version,
     openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
     serverAddress: () => address,
+    metrics: (req, res) => metrics.serve(req, res),
   });
 
   const server: Server = createServer({
@@ -159,6 +206,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       clearTimeout(reservedRetry);
       for (const c of controllers) c.stop();
       informers.stopAll();
+      webhookFeeds.mutating.stop();
+      webhookFeeds.validating.stop();
+      admission.close();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {
