@@ -30,6 +30,7 @@ import { formatProfile } from './profile.js';
 import { benchReads } from './reads.js';
 import { benchStorage } from './storage.js';
 import { benchWatchCache } from './watchcache.js';
+import { benchAdmission } from './admission.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
@@ -251,6 +252,7 @@ async function main(): Promise<void> {
   }
   if (withCache) rows.push(...(await cacheRows()));
   if (withStore) rows.push(...(await storeRows()));
+  rows.push(...(await benchAdmission({ quick, progress })));
 
   const table = markdownTable(rows);
   process.stdout.write(table);

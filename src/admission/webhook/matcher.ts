@@ -11,7 +11,7 @@ import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from '.
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
 
-/** Another version at which the request's resource is served (same objects, other apiVersion). */
+/** Another version at which the request's resource is served: same group and resource name, same objects, another apiVersion. */
 export interface EquivalentResource {
   resource: GroupVersionResource;
   kind: GroupVersionKind;
@@ -57,21 +57,18 @@ export type NamespaceLabelCache = Map<string, Promise<Labels | undefined>>;
 export class WebhookMatcher {
   constructor(private readonly getNamespace: NamespaceGetter, private readonly equivalents?: EquivalentResources) {}
 
-  /** The invocation when `hook` is to be called; throws an ApiError when that cannot be decided (missing namespace, broken selector). */
+  /**
+   * The invocation when `hook` is to be called; throws an ApiError when that
+   * cannot be decided (missing namespace, broken selector). Rules are checked
+   * first and without waiting, so webhooks that do not match cost little.
+   */
   async invocation(hook: CompiledWebhook, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<Invocation | undefined> {
     const invocation = this.byRules(hook, request);
-    if (!invocation) return undefined;
-    // As upstream: a selector that does not match skips the webhook even when the other one could not be evaluated.
-    const ns = await this.namespaceMatches(hook, request, cache).then((matches) => ({ matches, error: undefined }), (error: Error) => ({ matches: false, error }));
-    if (!ns.matches && !ns.error) return undefined;
-    const obj = this.objectMatches(hook, request);
-    if (!obj.matches && !obj.error) return undefined;
-    if (ns.error) throw ns.error;
-    if (obj.error) throw obj.error;
-    return invocation;
+    return invocation && (await this.selected(invocation, request, cache)) ? invocation : undefined;
   }
 
-  private byRules(hook: CompiledWebhook, request: AdmissionRequest): Invocation | undefined {
+  /** The invocation when one of the hook's rules matches the request (at its own version or, for Equivalent, another). */
+  byRules(hook: CompiledWebhook, request: AdmissionRequest): Invocation | undefined {
     const own: GroupVersionResource = { group: request.kind.group, version: request.kind.version, resource: request.kind.plural };
     if (hook.rules.some((rule) => ruleMatches(rule, request, own))) {
       return { webhook: hook, resource: own, kind: { group: request.kind.group, version: request.kind.version, kind: request.kind.kind } };
@@ -84,6 +81,19 @@ export class WebhookMatcher {
       }
     }
     return undefined;
+  }
+
+  /** Whether the selectors of a rule-matched webhook select the request. */
+  async selected(invocation: Invocation, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<boolean> {
+    const hook = invocation.webhook;
+    // As upstream: a selector that does not match skips the webhook even when the other one could not be evaluated.
+    const ns = await this.namespaceMatches(hook, request, cache).then((matches) => ({ matches, error: undefined }), (error: Error) => ({ matches: false, error }));
+    if (!ns.matches && !ns.error) return false;
+    const obj = this.objectMatches(hook, request);
+    if (!obj.matches && !obj.error) return false;
+    if (ns.error) throw ns.error;
+    if (obj.error) throw obj.error;
+    return true;
   }
 
   private async namespaceMatches(hook: CompiledWebhook, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<boolean> {

@@ -48,16 +48,16 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
 
   async mutate(request: AdmissionRequest, round: MutationRound): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.webhooks();
+    const hooks = this.parts.source.candidates(request.kind.plural);
     if (hooks.length === 0) return;
     const state = round.state(pluginName, () => new Reinvocation());
     // Another plugin changed the object after our first round: webhooks that asked to see such changes run again.
     if (round.reinvoke && state.lastOutput !== undefined && !deepEqual(state.lastOutput, request.object)) state.requireReinvokingPrevious();
     const cache: NamespaceLabelCache = new Map();
     try {
-      for (const [index, hook] of hooks.entries()) {
-        const invocation = await this.parts.matcher.invocation(hook, request, cache);
-        if (!invocation) continue;
+      for (const { webhook: hook, index } of hooks) {
+        const invocation = this.parts.matcher.byRules(hook, request);
+        if (!invocation || !(await this.parts.matcher.selected(invocation, request, cache))) continue;
         // A second round only calls webhooks again; one skipped in the first round stays skipped.
         if (round.reinvoke && !state.toReinvoke.has(hook.uid)) continue;
         const outcome = await settle(this.parts, 'admit', hook, request, () => this.call(invocation, request, round.reinvoke ? 1 : 0, index));

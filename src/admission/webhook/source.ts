@@ -86,17 +86,41 @@ function compile(configurationName: string, hook: Record<string, any>, uid: stri
   };
 }
 
+/** A webhook with its place among all the webhooks of its kind (audit annotations name it). */
+export interface IndexedWebhook {
+  webhook: CompiledWebhook;
+  index: number;
+}
+
 export class WebhookSource {
   private compiled?: readonly CompiledWebhook[];
+  /** The webhooks whose rules can name a resource, by resource: most requests meet few or none. */
+  private byResource = new Map<string, readonly IndexedWebhook[]>();
 
   constructor(private readonly feed: ConfigurationFeed) {
-    feed.onChange(() => { this.compiled = undefined; });
+    feed.onChange(() => {
+      this.compiled = undefined;
+      this.byResource = new Map();
+    });
   }
 
   /** Every webhook, in calling order. */
   webhooks(): readonly CompiledWebhook[] {
     this.compiled ??= this.compileAll();
     return this.compiled;
+  }
+
+  /** The webhooks, in calling order, with a rule for `resource` (by name or `*`); the others cannot match it at any version. */
+  candidates(resource: string): readonly IndexedWebhook[] {
+    let found = this.byResource.get(resource);
+    if (!found) {
+      found = this.webhooks().map((webhook, index) => ({ webhook, index })).filter(({ webhook }) => webhook.rules.some((rule) => rule.resources.some((entry) => {
+        const res = entry.split('/', 1)[0];
+        return res === '*' || res === resource;
+      })));
+      this.byResource.set(resource, found);
+    }
+    return found;
   }
 
   private compileAll(): CompiledWebhook[] {

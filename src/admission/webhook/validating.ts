@@ -16,14 +16,15 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
 
   async validate(request: AdmissionRequest): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.webhooks();
+    const hooks = this.parts.source.candidates(request.kind.plural);
     if (hooks.length === 0) return;
     const cache: NamespaceLabelCache = new Map();
     const invocations: Invocation[] = [];
-    for (const hook of hooks) {
-      const invocation = await this.parts.matcher.invocation(hook, request, cache);
-      if (invocation) invocations.push(invocation);
+    for (const { webhook: hook } of hooks) {
+      const invocation = this.parts.matcher.byRules(hook, request);
+      if (invocation && (await this.parts.matcher.selected(invocation, request, cache))) invocations.push(invocation);
     }
+    if (invocations.length === 0) return;
     const failures = await Promise.all(invocations.map(async (invocation, index) => {
       const hook = invocation.webhook;
       try {

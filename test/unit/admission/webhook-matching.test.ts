@@ -153,3 +153,15 @@ test('configurations run in name order; repeated webhook names stay apart', () =
   const feed = { list: () => [{ metadata: { name: 'b' }, webhooks: [hook('x.example.com'), hook('x.example.com')] }, { metadata: { name: 'a' }, webhooks: [hook('y.example.com')] }], onChange: () => {} };
   assert.deepEqual(new WebhookSource(feed).webhooks().map((w) => w.uid), ['a/y.example.com/0', 'b/x.example.com/0', 'b/x.example.com/1']);
 });
+
+test('candidates: only webhooks with a rule naming the resource or *, in calling order with their index', () => {
+  const hook = (name: string, resources: string[]) => ({ name, clientConfig: { url: 'https://h.example.com' }, sideEffects: 'None', admissionReviewVersions: ['v1'], rules: [rule(resources)] });
+  let configs = [{ metadata: { name: 'a' }, webhooks: [hook('cm.example.com', ['configmaps/status']), hook('sec.example.com', ['secrets']), hook('all.example.com', ['*/scale'])] }];
+  const listeners: (() => void)[] = [];
+  const source = new WebhookSource({ list: () => configs, onChange: (l) => { listeners.push(l); } });
+  assert.deepEqual(source.candidates('configmaps').map((c) => [c.webhook.name, c.index]), [['cm.example.com', 0], ['all.example.com', 2]]);
+  assert.deepEqual(source.candidates('events'), [{ webhook: source.webhooks()[2], index: 2 }]);
+  configs = [{ metadata: { name: 'a' }, webhooks: [hook('sec.example.com', ['secrets'])] }];
+  for (const l of listeners) l();
+  assert.deepEqual(source.candidates('configmaps'), [], 'recomputed after a change');
+});
