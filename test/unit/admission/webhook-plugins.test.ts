@@ -17,7 +17,7 @@ import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { admissionRequest, rejection } from '../../support/admission.js';
 import { clientCert } from '../../support/certs.js';
 import { tempDir } from '../../support/server.js';
-import { allow, deny, patchWith, setLabel, startWebhookServer, type TestWebhookServer } from '../../support/webhook.js';
+import { deny, patchWith, setLabel, startWebhookServer, type TestWebhookServer } from '../../support/webhook.js';
 
 let hooks: TestWebhookServer;
 const client = new WebhookClient();
