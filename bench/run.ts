@@ -42,6 +42,7 @@ import { benchStorage } from './storage.js';
 import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { benchEtcd } from './etcd.js';
+import { benchAdmission } from './admission.js';
 import { fmtInt, fmtMB, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
@@ -373,6 +374,7 @@ async function main(): Promise<void> {
   }
   if (withCache) rows.push(...(await cacheRows()));
   if (withStore) rows.push(...(await storeRows()));
+  rows.push(...(await benchAdmission({ quick, progress })));
 
   const table = markdownTable(rows);
   process.stdout.write(table);

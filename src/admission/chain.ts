@@ -1,15 +1,101 @@
-import type { Admission, AdmissionPlugin, AdmissionRequest } from './types.js';
+// The admission chain: every mutating plugin in order (a second round when a
+// plugin asks for reinvocation, as upstream), then every validating plugin.
+// The first rejection ends the request; plugins that reserved something for
+// it get the chance to give it back.
+
+import type { AdmissionMetrics, StepType } from './metrics.js';
+import type { Admission, AdmissionPlugin, AdmissionRequest, MutationRound } from './types.js';
+
+export interface ChainOptions {
+  metrics?: AdmissionMetrics;
+  /** Where a failing `release` is reported (it must not hide the rejection that caused it). */
+  log?: (message: string, extra?: object) => void;
+}
+
+class Round implements MutationRound {
+  reinvoke = false;
+  asked = false;
+  private readonly states = new Map<string, unknown>();
+
+  requestReinvocation(): void {
+    if (!this.reinvoke) this.asked = true;
+  }
+
+  state<T>(plugin: string, create: () => T): T {
+    if (!this.states.has(plugin)) this.states.set(plugin, create());
+    return this.states.get(plugin) as T;
+  }
+}
 
 /** Runs the enabled plugins: every mutating one in order, then every validating one. */
 export class AdmissionChain implements Admission {
-  constructor(readonly plugins: readonly AdmissionPlugin[]) {}
+  /** Plugins with a `release` that admitted the request, in the order they ran. */
+  private readonly reserved = new WeakMap<AdmissionRequest, AdmissionPlugin[]>();
+
+  constructor(readonly plugins: readonly AdmissionPlugin[], private readonly options: ChainOptions = {}) {}
 
   async mutate(request: AdmissionRequest): Promise<void> {
-    for (const p of this.plugins) if (p.mutate) await p.mutate(request);
+    await this.phase('admit', request, async () => {
+      const round = new Round();
+      await this.mutateOnce(request, round);
+      if (!round.asked) return;
+      round.reinvoke = true;
+      await this.mutateOnce(request, round);
+    });
   }
 
   async validate(request: AdmissionRequest): Promise<void> {
-    for (const p of this.plugins) if (p.validate) await p.validate(request);
+    await this.phase('validate', request, async () => {
+      for (const p of this.plugins) if (p.validate) await this.step(p, 'validate', request, () => p.validate!(request));
+    });
+  }
+
+  async abandon(request: AdmissionRequest): Promise<void> {
+    const plugins = this.reserved.get(request);
+    if (!plugins) return;
+    this.reserved.delete(request);
+    for (const p of [...plugins].reverse()) {
+      try {
+        await p.release!(request);
+      } catch (err) {
+        this.options.log?.(`admission plugin ${p.name} could not release what it reserved`, { err });
+      }
+    }
+  }
+
+  private async mutateOnce(request: AdmissionRequest, round: Round): Promise<void> {
+    for (const p of this.plugins) if (p.mutate) await this.step(p, 'admit', request, () => p.mutate!(request, round));
+  }
+
+  /** One phase, timed; a rejection releases what earlier plugins reserved. */
+  private async phase(type: StepType, request: AdmissionRequest, run: () => Promise<void>): Promise<void> {
+    const started = performance.now();
+    let rejected = true;
+    try {
+      await run();
+      rejected = false;
+    } catch (e) {
+      await this.abandon(request);
+      throw e;
+    } finally {
+      this.options.metrics?.observeStep(type, request.operation, rejected, (performance.now() - started) / 1000);
+    }
+  }
+
+  private async step(plugin: AdmissionPlugin, type: StepType, request: AdmissionRequest, run: () => Promise<void> | void): Promise<void> {
+    const started = performance.now();
+    let rejected = true;
+    try {
+      await run();
+      rejected = false;
+    } finally {
+      this.options.metrics?.observeController(plugin.name, type, request.operation, rejected, (performance.now() - started) / 1000);
+    }
+    if (plugin.release) {
+      const list = this.reserved.get(request) ?? [];
+      if (!list.includes(plugin)) list.push(plugin);
+      this.reserved.set(request, list);
+    }
   }
 }
 

@@ -20,6 +20,14 @@ export interface OperationOptions {
 export interface GroupVersionKind { group: string; version: string; kind: string }
 export interface GroupVersionResource { group: string; version: string; resource: string }
 
+/** The least audit level at which an annotation is recorded, as upstream's audit levels. */
+export type AuditLevel = 'Metadata' | 'Request';
+
+export interface AuditAnnotation {
+  value: string;
+  level: AuditLevel;
+}
+
 export interface AdmissionRequest {
   /** Identifies this request to webhooks; their answers must carry it back. */
   uid: string;
@@ -36,6 +44,14 @@ export interface AdmissionRequest {
   user?: UserInfo;
   dryRun: boolean;
   options: OperationOptions;
+  /**
+   * Audit annotations plugins attach, by key, for the request's audit event.
+   * Created by the first plugin that adds one (see `addAuditAnnotation`)
+   * unless the caller hands in the request's audit context.
+   */
+  auditAnnotations?: Map<string, AuditAnnotation>;
+  /** Warnings for the client (webhook responses carry some); created like `auditAnnotations`. */
+  warnings?: string[];
 }
 
 /** Group, version and kind of the request's object, as an AdmissionReview names it. */
@@ -48,15 +64,47 @@ export function requestResource(request: AdmissionRequest): GroupVersionResource
   return { group: request.kind.group, version: request.kind.version, resource: request.kind.plural };
 }
 
+/** Adds an audit annotation; as upstream, a key once set keeps its first value. */
+export function addAuditAnnotation(request: AdmissionRequest, key: string, value: string, level: AuditLevel = 'Metadata'): void {
+  const annotations = (request.auditAnnotations ??= new Map());
+  if (!annotations.has(key)) annotations.set(key, { value, level });
+}
+
+/** Adds a warning for the client. */
+export function addWarning(request: AdmissionRequest, warning: string): void {
+  (request.warnings ??= []).push(warning);
+}
+
+/**
+ * One run of the mutating phase. When a plugin asks for it (a webhook changed
+ * the object after an earlier webhook that wants to see the final object),
+ * the chain runs the mutating phase a second time, as upstream's reinvoker:
+ * `reinvoke` is then true. Plugins keep their own state across the rounds
+ * under their name.
+ */
+export interface MutationRound {
+  readonly reinvoke: boolean;
+  /** Asks the chain for a second round (only the first round can ask). */
+  requestReinvocation(): void;
+  state<T>(plugin: string, create: () => T): T;
+}
+
 export interface AdmissionPlugin {
   readonly name: string;
   /** Changes the request's object; throws an ApiError to reject. */
-  mutate?(request: AdmissionRequest): Promise<void> | void;
+  mutate?(request: AdmissionRequest, round: MutationRound): Promise<void> | void;
   /** Checks the final object; throws an ApiError to reject. */
   validate?(request: AdmissionRequest): Promise<void> | void;
+  /**
+   * Gives back what the plugin reserved for this request (quota) when a later
+   * step rejected it. Called at most once per request, for plugins that ran.
+   */
+  release?(request: AdmissionRequest): Promise<void> | void;
 }
 
 export interface Admission {
   mutate(request: AdmissionRequest): Promise<void>;
   validate(request: AdmissionRequest): Promise<void>;
+  /** The request failed after admission (validation, storage): plugins give back what they reserved. */
+  abandon?(request: AdmissionRequest): Promise<void>;
 }

@@ -285,6 +285,15 @@ const identityFlags: readonly Flag[] = [
   option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
 ];
 
+// ---------------------------------------------------------------------------
+// Admission flags
+
+export const admissionFlags: readonly Flag[] = [
+  option('enable-admission-plugins', stringSliceType, 'enableAdmissionPlugins', 'Admission plugins to turn on beside the default ones (comma-separated; their order does not matter).'),
+  option('disable-admission-plugins', stringSliceType, 'disableAdmissionPlugins', 'Admission plugins to turn off, default ones included (comma-separated).'),
+  option('admission-control-config-file', stringType, 'admissionControlConfigFile', 'AdmissionConfiguration file (YAML or JSON) with the configuration of admission plugins.', 'none'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -310,6 +319,7 @@ export const serverFlags: readonly Flag[] = [
   option('leader-elect-retry-period', durationType, 'leaderElectRetryPeriodMs', 'Time between attempts to acquire or renew the leader lease.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   ...identityFlags,
+  ...admissionFlags,
   helpFlag,
   versionFlag,
 ];
@@ -420,6 +430,8 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     etcdServers: [...options.etcdServers],
     apiAudiences: [...options.apiAudiences],
     controllers: [...options.controllers],
+    enableAdmissionPlugins: [...options.enableAdmissionPlugins],
+    disableAdmissionPlugins: [...options.disableAdmissionPlugins],
   };
 }
 

@@ -11,6 +11,7 @@ import { packageVersion, startServer, type RunningServer } from '../server/start
 import { versionInfo } from '../server/discovery.js';
 import { StorageError } from '../storage/backend.js';
 import { ApiError } from '../machinery/errors.js';
+import { AdmissionConfigError } from '../admission/index.js';
 import type { ServerOptions } from '../server/options.js';
 import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
@@ -26,6 +27,7 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   // The store answered 503/504 while the server set itself up: it cannot be reached.
   if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
   if (e instanceof KeyMaterialError || e instanceof TokenFileError) return e.message;
+  if (e instanceof AdmissionConfigError) return e.message;
   return undefined;
 }
 

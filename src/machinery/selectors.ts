@@ -2,8 +2,10 @@
 // Grammar as upstream: `a=b,c!=d,e in (x,y),f notin (z),g,!h` for labels;
 // `a=b,c==d,e!=f` for fields.
 
-import { errors } from './errors.js';
-import { isLabelValue, isQualifiedName } from './validation.js';
+import { errors, FieldError, fieldErrors } from './errors.js';
+import { validateLabels } from './objectmeta.js';
+import { ownValue } from './ownkeys.js';
+import { checkName, fieldPath, isLabelValue, isQualifiedName } from './validation.js';
 
 export type LabelOperator = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
 
@@ -136,4 +138,53 @@ export function parseFieldSelector(text: string | null | undefined, supported: (
     reqs.push({ field, operator: m[2] === '!=' ? '!=' : '=', value: unescapeFieldValue(m[3]) });
   }
   return new FieldSelector(reqs);
+}
+
+/** A selector as objects carry one (upstream's metav1.LabelSelector). */
+export interface LabelSelectorObject {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+const selectorOperators: Record<string, LabelOperator> = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!' };
+
+/** Upstream's validation of a LabelSelector field, at `field`. */
+export function validateLabelSelector(selector: LabelSelectorObject | null | undefined, field: string): FieldError[] {
+  if (!selector) return [];
+  const errs = validateLabels(selector.matchLabels, `${field}.matchLabels`);
+  (selector.matchExpressions ?? []).forEach((req, i) => {
+    const at = fieldPath(`${field}.matchExpressions`, i);
+    const values = req.values ?? [];
+    switch (req.operator) {
+      case 'In': case 'NotIn':
+        if (values.length === 0) errs.push(fieldErrors.required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case 'Exists': case 'DoesNotExist':
+        if (values.length > 0) errs.push(fieldErrors.forbidden(`${at}.values`, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        break;
+      default:
+        errs.push(fieldErrors.invalid(`${at}.operator`, req.operator, 'not a valid selector operator'));
+    }
+    errs.push(...checkName(isQualifiedName, `${at}.key`, req.key ?? ''));
+    values.forEach((value, j) => errs.push(...checkName(isLabelValue, fieldPath(`${at}.values`, j), value)));
+  });
+  return errs;
+}
+
+/**
+ * The selector a LabelSelector object stands for; an absent or empty one
+ * selects everything. Throws (with the validation messages) for one that
+ * does not validate.
+ */
+export function labelSelectorOf(selector: LabelSelectorObject | null | undefined): LabelSelector {
+  if (!selector) return new LabelSelector([]);
+  const errs = validateLabelSelector(selector, 'selector');
+  if (errs.length) throw new Error(errs.map((e) => e.describe()).join(', '));
+  const reqs: LabelRequirement[] = [];
+  const labels = selector.matchLabels ?? {};
+  for (const key of Object.keys(labels).sort()) reqs.push({ key, operator: '=', values: [ownValue(labels, key)!] });
+  for (const req of selector.matchExpressions ?? []) {
+    reqs.push({ key: req.key, operator: ownValue(selectorOperators, req.operator)!, values: [...(req.values ?? [])] });
+  }
+  return new LabelSelector(reqs);
 }

@@ -5,6 +5,8 @@ import { FieldError, fieldErrors } from './errors.js';
 
 const dns1123LabelFmt = '[a-z0-9]([-a-z0-9]*[a-z0-9])?';
 const dns1123Label = new RegExp(`^${dns1123LabelFmt}$`);
+const dns1035LabelFmt = '[a-z]([-a-z0-9]*[a-z0-9])?';
+const dns1035Label = new RegExp(`^${dns1035LabelFmt}$`);
 const dns1123Subdomain = new RegExp(`^${dns1123LabelFmt}(\\.${dns1123LabelFmt})*$`);
 const qualifiedNameRe = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const labelValueRe = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -27,6 +29,15 @@ export const isDns1123Subdomain: NameCheck = (v) => {
   if (v.length > 253) errs.push('must be no more than 253 characters');
   if (!dns1123Subdomain.test(v)) {
     errs.push(`a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${dns1123LabelFmt}(\\.${dns1123LabelFmt})*')`);
+  }
+  return errs;
+};
+
+export const isDns1035Label: NameCheck = (v) => {
+  const errs: string[] = [];
+  if (v.length > 63) errs.push('must be no more than 63 characters');
+  if (!dns1035Label.test(v)) {
+    errs.push(`a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '${dns1035LabelFmt}')`);
   }
   return errs;
 };

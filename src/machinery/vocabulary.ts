@@ -32,6 +32,16 @@ export const vocabulary = {
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
   hostnameLabel: productKey('hostname'),
+  /** AdmissionReview, the body of webhook calls. */
+  admissionGroup: productGroup('admission'),
+  /** Server configuration files (AdmissionConfiguration, WebhookAdmissionConfiguration). */
+  apiserverConfigGroup: productGroup('apiserver.config'),
+  /** Audit annotations of mutating webhook calls: `<prefix>round_<r>_index_<i>`. */
+  mutationAnnotationPrefix: `${productGroup('mutation.webhook.admission')}/`,
+  patchAnnotationPrefix: `${productGroup('patch.webhook.admission')}/`,
+  /** Audit annotation prefixes of webhooks that failed open (mutating, validating). */
+  mutationFailedOpenAnnotationPrefix: `failed-open.${productGroup('mutation.webhook.admission')}/`,
+  validationFailedOpenAnnotationPrefix: `failed-open.${productGroup('validating.webhook.admission')}/`,
   protobufMediaType: `application/vnd.${product.name}.protobuf`,
   execInfoEnv: `${product.envPrefix}_EXEC_INFO`,
   /** The finalizer the namespace controller holds in `spec.finalizers`. */

@@ -167,6 +167,8 @@ export class ResourceStore {
     return {
       uid: randomUUID(), operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined,
       object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun, options,
+      // Warnings from plugins (webhooks) reach the client with the store's own.
+      warnings: opts.warnings,
     };
   }
 
@@ -285,28 +287,46 @@ export class ResourceStore {
     strategy.defaults?.(obj);
     const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, operationOptions('CreateOptions', opts), obj);
     await this.admission.mutate(request);
-    if (!tracked) {
-      obj = request.object = trackWrite(this.kind, undefined, request.object!, opts.manager ?? serverManager);
-      meta = obj.metadata!;
-    }
-    const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
-    if (errs.length) throw this.invalid(obj, errs);
-    await this.admission.validate(request);
-    opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
-    const key = this.key(meta.namespace, meta.name);
-    if (opts.dryRun) {
-      if (await this.backend.get(key).catch(storageFailure)) return retry;
-      return obj;
-    }
+    return this.orRelease(request, async () => {
+      if (!tracked) {
+        obj = request.object = trackWrite(this.kind, undefined, request.object!, opts.manager ?? serverManager);
+        meta = obj.metadata!;
+      }
+      const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
+      if (errs.length) throw this.invalid(obj, errs);
+      await this.admission.validate(request);
+      opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
+      const key = this.key(meta.namespace, meta.name);
+      if (opts.dryRun) {
+        if (await this.backend.get(key).catch(storageFailure)) return retry;
+        return obj;
+      }
+      try {
+        const bytes = toStoredBytes(obj);
+        const kv = await this.backend.create(key, bytes);
+        meta.resourceVersion = String(kv.modRevision);
+        return noteStored(obj, { ...kv, value: bytes });
+      } catch (e) {
+        if (lostRace(e)) return retry;
+        return storageFailure(e);
+      }
+    });
+  }
+
+  /**
+   * Runs what follows admission; when it fails or loses its race, plugins that
+   * reserved something for the request (quota) give it back.
+   */
+  private async orRelease<T>(request: AdmissionRequest, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+    let result: Attempt<T>;
     try {
-      const bytes = toStoredBytes(obj);
-      const kv = await this.backend.create(key, bytes);
-      meta.resourceVersion = String(kv.modRevision);
-      return noteStored(obj, { ...kv, value: bytes });
+      result = await work();
     } catch (e) {
-      if (lostRace(e)) return retry;
-      return storageFailure(e);
+      await this.admission.abandon?.(request);
+      throw e;
     }
+    if (result === retry) await this.admission.abandon?.(request);
+    return result;
   }
 
   /**
@@ -401,7 +421,10 @@ export class ResourceStore {
       const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));
       if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));
     }
-    if (errs.length) throw this.invalid(next, errs);
+    if (errs.length) {
+      await this.admission.abandon?.(request);
+      throw this.invalid(next, errs);
+    }
     await this.admission.validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
     return next;

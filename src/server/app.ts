@@ -28,6 +28,8 @@ export interface AppParts {
   openapi?: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) => boolean;
   /** host:port clients reach the server at, for /api's serverAddressByClientCIDRs. */
   serverAddress: () => string;
+  /** Answers /metrics. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
@@ -46,6 +48,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     const info = ctx.info!;
     if (await parts.health.serve(path, query, res)) return;
     if (parts.openapi?.(req, res, path, query)) return;
+    if (path === '/metrics' && parts.metrics) return parts.metrics(req, res);
     const method = req.method ?? 'GET';
     const pretty = queryBool(query, 'pretty') ?? false;
     const readOnly = (doc: unknown) => {

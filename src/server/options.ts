@@ -67,6 +67,12 @@ export interface ServerOptions {
   controllers: string[];
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** Admission plugins to turn on beside the default set (order irrelevant). */
+  enableAdmissionPlugins: string[];
+  /** Admission plugins to turn off, default ones included. */
+  disableAdmissionPlugins: string[];
+  /** AdmissionConfiguration file (YAML or JSON) with per-plugin configuration. */
+  admissionControlConfigFile?: string;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -91,4 +97,6 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountExtendTokenExpiration: true,
   controllers: ['*'],
   logLevel: 'info',
+  enableAdmissionPlugins: [],
+  disableAdmissionPlugins: [],
 };

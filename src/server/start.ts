@@ -8,13 +8,19 @@ import { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
+import { systemGroups, type UserInfo } from '../machinery/user.js';
 import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
 import { isSharedStore, openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
-import { AdmissionChain } from '../admission/chain.js';
-import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
+import { buildAdmission, type ConfigurationFeed, type EquivalentResources } from '../admission/index.js';
+import { AdmissionMetrics } from '../admission/metrics.js';
+import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../api/admissionregistration/v1/index.js';
+import type { KindDefinition } from '../api/kind.js';
+import { Informer } from '../client/informer.js';
+import type { ApiClient } from '../client/types.js';
+import { Metrics } from './metrics.js';
 import { ApiError } from '../machinery/errors.js';
 import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
 import { alwaysAllowMode } from '../auth/authn/anonymous.js';
@@ -53,6 +59,41 @@ export async function packageVersion(): Promise<string> {
   }
 }
 
+/** The server's own identity for writes it makes itself (upstream's loopback user). */
+const apiserverUser: UserInfo = { username: 'system:apiserver', groups: [systemGroups.masters, systemGroups.authenticated] };
+
+/** The stored objects of a kind, as an informer holds them, for admission plugins; `start` lists them. */
+function informerFeed(kind: KindDefinition): { feed: ConfigurationFeed; start(client: ApiClient): Promise<void>; stop(): void } {
+  const listeners = new Set<() => void>();
+  const changed = () => { for (const listener of listeners) listener(); };
+  let informer: Informer | undefined;
+  return {
+    feed: { list: () => informer?.list() ?? [], onChange: (listener) => listeners.add(listener) },
+    start(client) {
+      const type = { group: kind.group, version: kind.version, resource: kind.plural, kind: kind.kind, namespaced: kind.scope === 'Namespaced', verbs: kind.verbs };
+      informer = new Informer(client, type, { onAdd: changed, onUpdate: changed, onDelete: changed });
+      return informer.start();
+    },
+    stop: () => informer?.stop(),
+  };
+}
+
+/** The other served versions of a request's resource (matchPolicy Equivalent), recomputed when the registry changes. */
+function equivalentResources(registry: () => Registry): EquivalentResources {
+  let cache = { generation: -1, byResource: new Map<string, KindDefinition[]>() };
+  return (request) => {
+    const r = registry();
+    if (cache.generation !== r.generation) {
+      const byResource = new Map<string, KindDefinition[]>();
+      for (const k of r.kinds) byResource.set(`${k.plural}.${k.group}`, [...(byResource.get(`${k.plural}.${k.group}`) ?? []), k]);
+      cache = { generation: r.generation, byResource };
+    }
+    return (cache.byResource.get(`${request.kind.plural}.${request.kind.group}`) ?? [])
+      .filter((k) => k.version !== request.kind.version)
+      .map((k) => ({ resource: { group: k.group, version: k.version, resource: k.plural }, kind: { group: k.group, version: k.version, kind: k.kind } }));
+  };
+}
+
 /** Creates the reserved namespaces that do not exist yet. */
 async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   const namespaces = registry.namespaces();
@@ -70,6 +111,21 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
   const identityFiles = await readIdentityFiles(options, log);
+  // Plugins read through the registry they guard, so they reach it late.
+  let registry: Registry | undefined;
+  const metrics = new Metrics();
+  const webhookFeeds = { mutating: informerFeed(mutatingWebhookConfigurations), validating: informerFeed(validatingWebhookConfigurations) };
+  const admission = await buildAdmission(
+    { enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile },
+    {
+      getNamespace: (name) => registry!.findNamespace(name),
+      createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
+      log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
+      metrics: new AdmissionMetrics(metrics.registry),
+      webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
+      equivalents: equivalentResources(() => registry!),
+    },
+  );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
@@ -81,11 +137,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     eventTtlSeconds: Math.max(1, Math.round(options.eventTtlMs / 1000)),
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
-  // Plugins read through the registry they guard, so the chain gets it late.
-  let registry: Registry | undefined;
-  const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
   const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
-  registry = new Registry(builtinKinds, backend, admission, caches);
+  registry = new Registry(builtinKinds, backend, admission.chain, caches);
+  // Webhook configurations are known before the first request is served.
+  const admissionClient = new InProcessClient(registry, `${product.name}-apiserver`);
+  await Promise.all([webhookFeeds.mutating.start(admissionClient), webhookFeeds.validating.start(admissionClient)]);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -118,6 +174,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     packageVersion: version,
     openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
     serverAddress: () => address,
+    metrics: (req, res) => metrics.serve(req, res),
   });
 
   const server: Server = createServer({
@@ -139,8 +196,19 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const url = `https://${address}`;
 
-  await ensureReservedNamespaces(registry);
-  reservedReady = true;
+  // Admission may refuse these writes (AlwaysDeny, a webhook that is not up
+  // yet): the server then serves, not ready, and tries again until they exist.
+  let reservedRetry: NodeJS.Timeout | undefined;
+  const createReserved = async (): Promise<void> => {
+    try {
+      await ensureReservedNamespaces(registry!);
+      reservedReady = true;
+    } catch (err) {
+      log.warn({ err }, 'could not create the reserved namespaces; trying again');
+      if (!shuttingDown) reservedRetry = setTimeout(() => void createReserved(), 2_000);
+    }
+  };
+  await createReserved();
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
@@ -172,6 +240,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     async stop() {
       shuttingDown = true;
       await controllerManager.stop();
+      clearTimeout(reservedRetry);
+      webhookFeeds.mutating.stop();
+      webhookFeeds.validating.stop();
+      admission.close();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

@@ -65,6 +65,9 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['service-account-max-token-expiration', '48h', { serviceAccountMaxTokenExpirationMs: 48 * 3600_000 }],
   ['service-account-extend-token-expiration', 'true', { serviceAccountExtendTokenExpiration: true }],
   ['controllers', '*,-root-ca-cert-publisher', { controllers: ['*', '-root-ca-cert-publisher'] }],
+  ['enable-admission-plugins', 'AlwaysDeny,NamespaceExists', { enableAdmissionPlugins: ['AlwaysDeny', 'NamespaceExists'] }],
+  ['disable-admission-plugins', 'NamespaceLifecycle', { disableAdmissionPlugins: ['NamespaceLifecycle'] }],
+  ['admission-control-config-file', '/etc/admission.yaml', { admissionControlConfigFile: '/etc/admission.yaml' }],
 ];
 
 describe('parseFlags', () => {
@@ -113,6 +116,14 @@ describe('parseFlags', () => {
     ]);
     assert.deepEqual(parsed.serviceAccountIssuer, ['https://a', 'https://b']);
     assert.deepEqual(parsed.serviceAccountKeyFiles, ['one.pem', 'two.pem']);
+  });
+
+  it('splits admission plugin lists on commas and adds up repeated flags', () => {
+    const parsed = options(['--enable-admission-plugins=AlwaysDeny, NamespaceExists,', '--enable-admission-plugins', 'AlwaysAdmit', '--disable-admission-plugins=']);
+    assert.deepEqual(parsed.enableAdmissionPlugins, ['AlwaysDeny', 'NamespaceExists', 'AlwaysAdmit']);
+    assert.deepEqual(parsed.disableAdmissionPlugins, []);
+    parsed.enableAdmissionPlugins.push('mutated');
+    assert.deepEqual(options([]).enableAdmissionPlugins, []);
   });
 
   it('keeps the value after = whole, even with = or dashes in it', () => {

@@ -1,6 +1,6 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseLabelSelector, parseFieldSelector } from '../../../src/machinery/selectors.js';
+import { labelSelectorOf, parseLabelSelector, parseFieldSelector } from '../../../src/machinery/selectors.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 
 test('label selector operators', () => {
@@ -32,4 +32,36 @@ test('field selectors: supported fields only, escapes, = and !=', () => {
   assert.equal(s.matches((f) => values[f]), false);
   assert.throws(() => parseFieldSelector('spec.x=1', supported), (e: unknown) => e instanceof ApiError && e.code === 400 && /field label not supported: spec.x/.test(e.message));
   assert.throws(() => parseFieldSelector('justtext', supported), (e: unknown) => e instanceof ApiError && e.code === 400);
+});
+
+describe('labelSelectorOf (LabelSelector objects)', () => {
+  test('matchLabels and every operator, ANDed; empty and absent select everything', () => {
+    const selector = labelSelectorOf({
+      matchLabels: { app: 'web' },
+      matchExpressions: [
+        { key: 'tier', operator: 'In', values: ['front', 'edge'] },
+        { key: 'env', operator: 'NotIn', values: ['dev'] },
+        { key: 'team', operator: 'Exists' },
+        { key: 'legacy', operator: 'DoesNotExist' },
+      ],
+    });
+    assert.equal(selector.matches({ app: 'web', tier: 'edge', team: 'a' }), true);
+    assert.equal(selector.matches({ app: 'web', tier: 'edge', team: 'a', env: 'dev' }), false);
+    assert.equal(selector.matches({ app: 'web', tier: 'back', team: 'a' }), false);
+    assert.equal(selector.matches({ app: 'web', tier: 'edge', team: 'a', legacy: 'y' }), false);
+    assert.equal(selector.matches({ app: 'web', tier: 'edge' }), false);
+    assert.equal(labelSelectorOf({}).empty, true);
+    assert.equal(labelSelectorOf(undefined).matches({ any: 'thing' }), true);
+  });
+
+  test('keys named like Object.prototype members are ordinary keys', () => {
+    const selector = labelSelectorOf(JSON.parse('{"matchLabels":{"constructor":"x"}}'));
+    assert.equal(selector.matches(JSON.parse('{"constructor":"x"}')), true);
+    assert.equal(selector.matches({}), false);
+    assert.equal(labelSelectorOf({ matchExpressions: [{ key: 'toString', operator: 'Exists' }] }).matches({}), false);
+  });
+
+  test('a selector that does not validate is refused with the messages', () => {
+    assert.throws(() => labelSelectorOf({ matchExpressions: [{ key: 'a', operator: 'Near', values: [] }] }), /selector\.matchExpressions\[0\]\.operator: Invalid value: "Near": not a valid selector operator/);
+  });
 });

@@ -179,3 +179,20 @@ test('a write answers with the bytes it stored, the resourceVersion spliced in',
   const dry = await store.update(undefined, 'w', { metadata: { name: 'w' }, spec: { size: 3 } }, { ...opts(), dryRun: true });
   assert.equal(storedFormOf(dry.object), undefined, 'a dry run stored nothing');
 });
+
+test('admission reservations are given back when the write fails after admission; plugin warnings reach the client', async () => {
+  const abandoned: string[] = [];
+  const admission: Admission = {
+    mutate: async (r) => { (r.warnings ??= []).push(`seen ${r.operation}`); },
+    validate: async () => {},
+    abandon: async (r) => { abandoned.push(`${r.operation} ${r.name}`); },
+  };
+  const store = new ResourceStore(widgets, new MemoryBackend(), admission);
+  const first = opts();
+  await store.create(undefined, { metadata: { name: 'w' } }, first);
+  assert.ok(first.warnings.includes('seen CREATE'), 'a plugin warning joins the answer');
+  await assert.rejects(store.create(undefined, { metadata: { name: 'w' } }, opts()), (e: unknown) => e instanceof ApiError && e.code === 409);
+  await assert.rejects(store.create(undefined, { metadata: { name: 'Bad_Name' } }, opts()), (e: unknown) => e instanceof ApiError && e.code === 422);
+  assert.deepEqual(abandoned, ['CREATE w', 'CREATE Bad_Name']);
+  assert.deepEqual((await store.list(undefined, {})).items.map((i: any) => i.metadata.name), ['w']);
+});

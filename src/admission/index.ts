@@ -1,0 +1,98 @@
+// Builds the admission chain the server runs: the enabled plugin names (see
+// plugin-names.ts), each plugin made by its factory with its configuration
+// from the admission configuration file and what it needs of the server.
+
+import { AdmissionChain } from './chain.js';
+import { readAdmissionConfiguration } from './config.js';
+import type { AdmissionMetrics } from './metrics.js';
+import { enabledPluginNames } from './plugin-names.js';
+import type { AdmissionPlugin } from './types.js';
+import { AlwaysAdmit } from './plugins/alwaysadmit.js';
+import { AlwaysDeny } from './plugins/alwaysdeny.js';
+import { NamespaceAutoProvision, type NamespaceCreator } from './plugins/namespaceautoprovision.js';
+import { NamespaceExists } from './plugins/namespaceexists.js';
+import { NamespaceLifecycle, type NamespaceGetter } from './plugins/namespacelifecycle.js';
+import { WebhookClient, webhookPlugin, type ConfigurationFeed, type EquivalentResources } from './webhook/index.js';
+
+export { AdmissionConfigError } from './plugin-names.js';
+export type { ConfigurationFeed, EquivalentResources } from './webhook/index.js';
+
+export interface AdmissionLog {
+  warn(message: string, extra?: object): void;
+  info(message: string, extra?: object): void;
+}
+
+/** What the plugins need of the server they guard. */
+export interface AdmissionContext {
+  /** A namespace by name from the server's cache, or undefined. */
+  getNamespace: NamespaceGetter;
+  /** Creates a namespace as the server itself. */
+  createNamespace: NamespaceCreator;
+  log: AdmissionLog;
+  metrics?: AdmissionMetrics;
+  /** The stored webhook configurations of each kind (informer-fed); none means no webhooks. */
+  webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
+  /** Other versions of a request's resource, for matchPolicy Equivalent. */
+  equivalents?: EquivalentResources;
+}
+
+export interface AdmissionSettings {
+  enable: readonly string[];
+  disable: readonly string[];
+  configFile?: string;
+}
+
+type Factory = (context: AdmissionContext, config: Record<string, unknown> | undefined, client: WebhookClient) => AdmissionPlugin | Promise<AdmissionPlugin>;
+
+const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {} };
+
+function webhookFactory(mutating: boolean): Factory {
+  return (c, config, client) => webhookPlugin(mutating, config, {
+    feed: (mutating ? c.webhookConfigurations?.mutating : c.webhookConfigurations?.validating) ?? noConfigurations,
+    getNamespace: c.getNamespace, equivalents: c.equivalents, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra),
+  });
+}
+
+const factories = new Map<string, Factory>([
+  ['AlwaysAdmit', (c) => new AlwaysAdmit((m) => c.log.warn(m))],
+  ['AlwaysDeny', (c) => new AlwaysDeny((m) => c.log.warn(m))],
+  ['NamespaceAutoProvision', (c) => new NamespaceAutoProvision(c.getNamespace, c.createNamespace)],
+  ['NamespaceExists', (c) => new NamespaceExists(c.getNamespace)],
+  ['NamespaceLifecycle', (c) => new NamespaceLifecycle(c.getNamespace)],
+  ['MutatingAdmissionWebhook', webhookFactory(true)],
+  ['ValidatingAdmissionWebhook', webhookFactory(false)],
+]);
+
+export interface BuiltAdmission {
+  chain: AdmissionChain;
+  /** Names of the plugins that run, in order. */
+  running: string[];
+  /** Closes the connections kept to webhooks. */
+  close(): void;
+}
+
+/** The chain for these settings; throws AdmissionConfigError for bad names or configuration. */
+export async function buildAdmission(settings: AdmissionSettings, context: AdmissionContext): Promise<BuiltAdmission> {
+  const names = enabledPluginNames(settings.enable, settings.disable);
+  const configs = await readAdmissionConfiguration(settings.configFile);
+  for (const name of configs.keys()) {
+    if (!names.includes(name)) context.log.warn(`the admission configuration configures plugin ${name}, which is not enabled; its configuration is ignored`);
+  }
+  const plugins: AdmissionPlugin[] = [];
+  const absent: string[] = [];
+  const client = new WebhookClient();
+  for (const name of names) {
+    const factory = factories.get(name);
+    if (!factory) {
+      absent.push(name);
+      continue;
+    }
+    plugins.push(await factory(context, configs.get(name), client));
+  }
+  const explicit = absent.filter((name) => settings.enable.includes(name));
+  if (explicit.length) {
+    context.log.warn(`admission plugins ${explicit.join(', ')} act on kinds this server does not serve yet; they have no effect`);
+  }
+  const chain = new AdmissionChain(plugins, { metrics: context.metrics, log: (m, extra) => context.log.warn(m, extra) });
+  return { chain, running: plugins.map((p) => p.name), close: () => client.close() };
+}

@@ -1,0 +1,87 @@
+// Admission metrics, named and labelled as upstream's so that dashboards and
+// alerts written for it read ours: the duration of each phase (step), of
+// each plugin (controller) and of each webhook call, webhook rejections by
+// cause, webhook calls by answer and webhooks that failed open.
+
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Operation } from './types.js';
+
+/** `admit` for the mutating phase, `validate` for the validating one. */
+export type StepType = 'admit' | 'validate';
+/** Upstream labels webhook calls `admit` (mutating) and `validating`. */
+export type WebhookType = 'admit' | 'validating';
+/** Why a webhook rejected: it said so (`no_error`), it could not be called, or we failed around it. */
+export type RejectionErrorType = 'calling_webhook_error' | 'no_error' | 'apiserver_internal_error';
+
+const phaseBuckets = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
+const webhookBuckets = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25];
+
+/** Codes above 600 are cut to 600 to keep the number of series bounded, as upstream. */
+function boundedCode(code: number): string {
+  return String(Math.min(code, 600));
+}
+
+export class AdmissionMetrics {
+  private readonly step: Histogram;
+  private readonly controller: Histogram;
+  private readonly webhook: Histogram;
+  private readonly rejections: Counter;
+  private readonly requests: Counter;
+  private readonly failOpen: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.step = new Histogram({
+      name: 'apiserver_admission_step_admission_duration_seconds',
+      help: 'Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).',
+      labelNames: ['type', 'operation', 'rejected'], buckets: phaseBuckets, registers,
+    });
+    this.controller = new Histogram({
+      name: 'apiserver_admission_controller_admission_duration_seconds',
+      help: 'Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: phaseBuckets, registers,
+    });
+    this.webhook = new Histogram({
+      name: 'apiserver_admission_webhook_admission_duration_seconds',
+      help: 'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: webhookBuckets, registers,
+    });
+    this.rejections = new Counter({
+      name: 'apiserver_admission_webhook_rejection_count',
+      help: 'Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code. Codes greater than 600 are truncated to 600.',
+      labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'], registers,
+    });
+    this.requests = new Counter({
+      name: 'apiserver_admission_webhook_request_total',
+      help: 'Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600.',
+      labelNames: ['name', 'type', 'operation', 'code', 'rejected'], registers,
+    });
+    this.failOpen = new Counter({
+      name: 'apiserver_admission_webhook_fail_open_count',
+      help: 'Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).',
+      labelNames: ['name', 'type'], registers,
+    });
+  }
+
+  observeStep(type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
+    this.step.observe({ type, operation, rejected: String(rejected) }, seconds);
+  }
+
+  observeController(name: string, type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
+    this.controller.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+  }
+
+  /** One webhook call: its duration and its answer (`code` 0 when there was none). */
+  observeWebhook(name: string, type: WebhookType, operation: Operation, rejected: boolean, code: number, seconds: number): void {
+    this.webhook.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+    this.requests.inc({ name, type, operation, code: boundedCode(code), rejected: String(rejected) });
+  }
+
+  observeRejection(name: string, type: WebhookType, operation: Operation, errorType: RejectionErrorType, code: number): void {
+    this.rejections.inc({ name, type, operation, error_type: errorType, rejection_code: boundedCode(code) });
+  }
+
+  observeFailOpen(name: string, type: WebhookType): void {
+    this.failOpen.inc({ name, type });
+  }
+}

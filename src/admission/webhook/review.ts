@@ -1,0 +1,126 @@
+// The AdmissionReview a webhook receives and the checks of its answer, in
+// the first version of the webhook's admissionReviewVersions this server
+// speaks (v1, v1beta1). v1 answers must carry the request's uid back and be
+// a v1 AdmissionReview; v1beta1 answers are not checked for either, as
+// upstream. `allowed` must be a boolean in both.
+
+import { vocabulary } from '../../machinery/vocabulary.js';
+import { ownValue } from '../../machinery/ownkeys.js';
+import type { KubeObject } from '../../api/kind.js';
+import type { AdmissionRequest } from '../types.js';
+import type { Invocation } from './matcher.js';
+import { webhookStatus, type WebhookStatus } from './errors.js';
+
+export type ReviewVersion = 'v1' | 'v1beta1';
+
+const spoken: readonly ReviewVersion[] = ['v1', 'v1beta1'];
+
+/** The version to send: the webhook's first that we speak, or undefined. */
+export function reviewVersionFor(versions: readonly string[]): ReviewVersion | undefined {
+  return versions.find((v): v is ReviewVersion => (spoken as readonly string[]).includes(v));
+}
+
+export const reviewApiVersion = (version: ReviewVersion) => `${vocabulary.admissionGroup}/${version}`;
+
+/** The object as the webhook's matched version names it (the same shape: conversion between versions is not served yet). */
+export function versioned(obj: KubeObject | undefined, invocation: Invocation): KubeObject | undefined {
+  if (obj === undefined) return undefined;
+  const { group, version } = invocation.kind;
+  const apiVersion = group ? `${group}/${version}` : version;
+  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+}
+
+/** The review sent: every field of the request, upstream's omissions of empty strings included. */
+export function reviewBody(version: ReviewVersion, uid: string, request: AdmissionRequest, invocation: Invocation, object: KubeObject | undefined): Buffer {
+  const user = request.user;
+  const userInfo: Record<string, unknown> = { username: user?.username ?? '' };
+  if (user?.uid) userInfo.uid = user.uid;
+  if (user?.groups?.length) userInfo.groups = user.groups;
+  if (user?.extra && Object.keys(user.extra).length) userInfo.extra = user.extra;
+  const review: Record<string, unknown> = {
+    uid,
+    kind: invocation.kind,
+    resource: invocation.resource,
+    ...(request.subresource ? { subResource: request.subresource } : {}),
+    requestKind: { group: request.kind.group, version: request.kind.version, kind: request.kind.kind },
+    requestResource: { group: request.kind.group, version: request.kind.version, resource: request.kind.plural },
+    ...(request.subresource ? { requestSubResource: request.subresource } : {}),
+    ...(request.name ? { name: request.name } : {}),
+    ...(request.namespace ? { namespace: request.namespace } : {}),
+    operation: request.operation,
+    userInfo,
+    object: object ?? null,
+    oldObject: versioned(request.oldObject, invocation) ?? null,
+    dryRun: request.dryRun,
+    options: request.operation === 'CONNECT' ? null : request.options,
+  };
+  return Buffer.from(JSON.stringify({ kind: 'AdmissionReview', apiVersion: reviewApiVersion(version), request: review }));
+}
+
+/** A well-formed answer. */
+export interface ReviewResponse {
+  allowed: boolean;
+  status: WebhookStatus;
+  /** The decoded JSON patch text, when one was sent. */
+  patch?: Buffer;
+  patchType?: string;
+  auditAnnotations: [string, string][];
+  warnings: string[];
+}
+
+/** Thrown for an answer that is not a valid review response; the message says why. */
+export class InvalidResponse extends Error {}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Checks the decoded body of a webhook's answer. */
+export function verifyResponse(version: ReviewVersion, uid: string, mutating: boolean, body: unknown): ReviewResponse {
+  const response = isObject(body) ? ownValue(body, 'response') : undefined;
+  if (!isObject(response)) throw new InvalidResponse('webhook response was absent');
+  if (version === 'v1') {
+    const got = ownValue(response, 'uid');
+    if (got !== uid) throw new InvalidResponse(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(typeof got === 'string' ? got : '')}`);
+    const apiVersion = ownValue(body as Record<string, unknown>, 'apiVersion');
+    const kind = ownValue(body as Record<string, unknown>, 'kind');
+    if (apiVersion !== reviewApiVersion('v1') || kind !== 'AdmissionReview') {
+      throw new InvalidResponse(`expected webhook response of ${reviewApiVersion('v1')}, Kind=AdmissionReview, got ${String(apiVersion ?? '')}, Kind=${String(kind ?? '')}`);
+    }
+  }
+  const allowed = ownValue(response, 'allowed');
+  if (typeof allowed !== 'boolean') throw new InvalidResponse('response.allowed is required and must be a boolean');
+  const rawPatch = ownValue(response, 'patch');
+  const hasPatch = rawPatch !== undefined && rawPatch !== null && rawPatch !== '';
+  const rawType = ownValue(response, 'patchType');
+  const hasType = rawType !== undefined && rawType !== null;
+  let patch: Buffer | undefined;
+  let patchType: string | undefined;
+  if (mutating) {
+    if (version === 'v1') {
+      if (hasPatch && !hasType) throw new InvalidResponse('webhook returned response.patch but not response.patchType');
+      if (!hasPatch && hasType) throw new InvalidResponse('webhook returned response.patchType but not response.patch');
+      if (hasType && (typeof rawType !== 'string' || rawType === '')) throw new InvalidResponse(`webhook returned invalid response.patchType of ${JSON.stringify(rawType)}`);
+      patchType = hasType ? (rawType as string) : undefined;
+    } else if (hasPatch) {
+      patchType = 'JSONPatch'; // v1beta1 answers did not name it; JSONPatch is the only kind
+    }
+    if (hasPatch) {
+      if (typeof rawPatch !== 'string' || !base64.test(rawPatch)) throw new InvalidResponse('response.patch must be base64 text');
+      patch = Buffer.from(rawPatch, 'base64');
+    }
+  } else if (version === 'v1') {
+    if (hasPatch) throw new InvalidResponse('validating webhook may not return response.patch');
+    if (hasType) throw new InvalidResponse('validating webhook may not return response.patchType');
+  }
+  const annotations = ownValue(response, 'auditAnnotations');
+  const auditAnnotations: [string, string][] = isObject(annotations)
+    ? Object.keys(annotations).filter((k) => typeof ownValue(annotations, k) === 'string').map((k) => [k, ownValue(annotations, k) as string])
+    : [];
+  const warnings = ownValue(response, 'warnings');
+  return {
+    allowed,
+    status: webhookStatus(ownValue(response, 'status')),
+    patch, patchType, auditAnnotations,
+    warnings: Array.isArray(warnings) ? warnings.filter((w): w is string => typeof w === 'string') : [],
+  };
+}

@@ -1,0 +1,7 @@
+// The admissionregistration group, version v1: every kind it serves.
+import type { KindDefinition } from '../../kind.js';
+import { mutatingWebhookConfigurations } from './mutatingwebhookconfiguration.js';
+import { validatingWebhookConfigurations } from './validatingwebhookconfiguration.js';
+
+export const admissionRegistrationV1Kinds: KindDefinition[] = [mutatingWebhookConfigurations, validatingWebhookConfigurations];
+export { mutatingWebhookConfigurations, validatingWebhookConfigurations };
