@@ -52,7 +52,7 @@ export interface ServerOptions {
   watchMaxBufferedEvents: number;
   /**
    * Unauthenticated requests become system:anonymous instead of 401.
-   * Unset: on unless the authorization mode is AlwaysAllow (so off today).
+   * Unset: on unless the authorization modes include AlwaysAllow.
    */
   anonymousAuth?: boolean;
   /** CSV file of static bearer tokens: token,user,uid[,"group1,group2"]. */
@@ -67,6 +67,21 @@ export interface ServerOptions {
   controllers: string[];
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+
+  // Authorization
+  /** --authorization-mode: the modules asked, in order (AlwaysAllow, AlwaysDeny, ABAC, RBAC, Webhook). */
+  authorizationMode: string[];
+  /** ABAC: one JSON policy per line. */
+  authorizationPolicyFile?: string;
+  /** Webhook: a kubeconfig naming the remote authorizer and how to reach it. */
+  authorizationWebhookConfigFile?: string;
+  /** apiVersion of the SubjectAccessReview sent to the webhook. */
+  authorizationWebhookVersion: 'v1' | 'v1beta1';
+  /** How long the webhook's allowed and not-allowed answers are cached, in ms. */
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
+  /** How long one webhook call may take before it counts as no opinion, in ms. */
+  authorizationWebhookTimeoutMs: number;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -91,4 +106,10 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountExtendTokenExpiration: true,
   controllers: ['*'],
   logLevel: 'info',
+  authorizationMode: ['AlwaysAllow'],
+  authorizationWebhookVersion: 'v1beta1',
+  authorizationWebhookCacheAuthorizedTtlMs: 5 * 60 * 1000,
+  authorizationWebhookCacheUnauthorizedTtlMs: 30 * 1000,
+  // As upstream's webhook authorizer built from these flags.
+  authorizationWebhookTimeoutMs: 30 * 1000,
 };

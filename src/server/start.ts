@@ -16,8 +16,7 @@ import { ObjectLookup } from '../registry/lookup.js';
 import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
-import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
-import { alwaysAllowMode } from '../auth/authn/anonymous.js';
+import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
@@ -70,6 +69,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
   const identityFiles = await readIdentityFiles(options, log);
+  const authorizationFiles = await readAuthorizationFiles(options);
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
@@ -99,12 +99,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  // The authorization issue brings --authorization-mode; until then AlwaysAllow is the one mode.
-  const authorizationModes = [alwaysAllowMode];
-  const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  const authorization = buildAuthorization(authorizationFiles);
+  const authorizer = authorization.authorizer;
   const lookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
-    authorizationModes,
+    authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
   });
@@ -172,6 +171,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     async stop() {
       shuttingDown = true;
       await controllerManager.stop();
+      authorization.stop();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

@@ -65,6 +65,12 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['service-account-max-token-expiration', '48h', { serviceAccountMaxTokenExpirationMs: 48 * 3600_000 }],
   ['service-account-extend-token-expiration', 'true', { serviceAccountExtendTokenExpiration: true }],
   ['controllers', '*,-root-ca-cert-publisher', { controllers: ['*', '-root-ca-cert-publisher'] }],
+  ['authorization-mode', 'RBAC,ABAC,Webhook', { authorizationMode: ['RBAC', 'ABAC', 'Webhook'] }],
+  ['authorization-policy-file', '/etc/abac.jsonl', { authorizationPolicyFile: '/etc/abac.jsonl' }],
+  ['authorization-webhook-config-file', '/etc/authz.kubeconfig', { authorizationWebhookConfigFile: '/etc/authz.kubeconfig' }],
+  ['authorization-webhook-version', 'v1', { authorizationWebhookVersion: 'v1' }],
+  ['authorization-webhook-cache-authorized-ttl', '1m', { authorizationWebhookCacheAuthorizedTtlMs: 60_000 }],
+  ['authorization-webhook-cache-unauthorized-ttl', '10s', { authorizationWebhookCacheUnauthorizedTtlMs: 10_000 }],
 ];
 
 describe('parseFlags', () => {
