@@ -2,8 +2,9 @@
 // Grammar as upstream: `a=b,c!=d,e in (x,y),f notin (z),g,!h` for labels;
 // `a=b,c==d,e!=f` for fields.
 
-import { errors } from './errors.js';
-import { isLabelValue, isQualifiedName } from './validation.js';
+import { errors, fieldErrors, type FieldError } from './errors.js';
+import { checkName, fieldPath, isLabelValue, isQualifiedName } from './validation.js';
+import { validateLabels } from './objectmeta.js';
 
 export type LabelOperator = '=' | '!=' | 'in' | 'notin' | 'exists' | '!';
 
@@ -92,6 +93,47 @@ export function parseLabelSelector(text: string | null | undefined): LabelSelect
     checkKey(req.key, whole);
     req.values.forEach((v) => checkValue(v, whole));
     reqs.push(req);
+  }
+  return new LabelSelector(reqs);
+}
+
+// ---- LabelSelector objects (matchLabels, matchExpressions) -----------------
+
+const selectorOperators: Readonly<Record<string, LabelOperator>> = { In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!' };
+
+/** Field errors of a LabelSelector object, as upstream's ValidateLabelSelector finds them. */
+export function validateLabelSelectorObject(selector: unknown, field: string): FieldError[] {
+  if (selector === undefined || selector === null) return [];
+  const s = selector as { matchLabels?: Record<string, string>; matchExpressions?: { key?: string; operator?: string; values?: string[] }[] };
+  const errs = validateLabels(s.matchLabels, `${field}.matchLabels`);
+  (s.matchExpressions ?? []).forEach((e, i) => {
+    const at = fieldPath(`${field}.matchExpressions`, i);
+    const values = e.values ?? [];
+    switch (e.operator) {
+      case 'In': case 'NotIn':
+        if (values.length === 0) errs.push(fieldErrors.required(`${at}.values`, 'must be specified when `operator` is \'In\' or \'NotIn\''));
+        break;
+      case 'Exists': case 'DoesNotExist':
+        if (values.length > 0) errs.push(fieldErrors.forbidden(`${at}.values`, 'may not be specified when `operator` is \'Exists\' or \'DoesNotExist\''));
+        break;
+      default:
+        errs.push(fieldErrors.invalid(`${at}.operator`, e.operator ?? '', 'not a valid selector operator'));
+    }
+    errs.push(...checkName(isQualifiedName, `${at}.key`, e.key ?? ''));
+    values.forEach((v, j) => errs.push(...checkName(isLabelValue, fieldPath(`${at}.values`, j), v)));
+  });
+  return errs;
+}
+
+/** A valid LabelSelector object as a selector (validate it first). */
+export function labelSelectorFromObject(selector: unknown): LabelSelector {
+  if (selector === undefined || selector === null) return new LabelSelector([]);
+  const s = selector as { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+  const reqs: LabelRequirement[] = Object.entries(s.matchLabels ?? {}).map(([key, value]) => ({ key, operator: '=', values: [value] }));
+  for (const e of s.matchExpressions ?? []) {
+    const operator = Object.prototype.hasOwnProperty.call(selectorOperators, e.operator) ? selectorOperators[e.operator] : undefined;
+    if (!operator) throw errors.badRequest(`${JSON.stringify(e.operator)} is not a valid label selector operator`);
+    reqs.push({ key: e.key, operator, values: [...(e.values ?? [])] });
   }
   return new LabelSelector(reqs);
 }

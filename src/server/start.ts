@@ -99,7 +99,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  const authorization = buildAuthorization(authorizationFiles);
+  const authorization = buildAuthorization(authorizationFiles, registry);
+  await authorization.synced;
   const authorizer = authorization.authorizer;
   const lookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
