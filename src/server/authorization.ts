@@ -13,6 +13,8 @@ import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupsAuthorizer
 import { authorizationOptionsProblem, type AuthorizationMode } from '../auth/authz/modes.js';
 import { RbacIndex } from '../auth/authz/rbacindex.js';
 import { RbacAuthorizer } from '../auth/authz/rbac.js';
+import { EscalationCheck, type RbacWrite } from '../auth/authz/escalation.js';
+import type { AdmissionPlugin } from '../admission/types.js';
 
 /** A bad authorization option or file given to startServer (the CLI reports it in one line). */
 export class AuthorizationConfigError extends Error {
@@ -35,10 +37,10 @@ export async function readAuthorizationFiles(options: ServerOptions): Promise<Au
 export interface AuthorizationParts {
   /** Asked by the filters and the access reviews. */
   authorizer: UnionAuthorizer;
-  /** The RBAC module, when a mode: escalation checks read the rules users hold from it. */
-  rbac?: RbacAuthorizer;
-  /** Resolves once the modules that read objects have them all in memory. */
-  synced: Promise<void>;
+  /** The admission plugin that refuses role and binding writes granting what the writer does not hold. */
+  escalation: AdmissionPlugin;
+  /** Starts the informers of the RBAC index on the registry; resolves once they hold every object. */
+  start(registry: Registry): Promise<void>;
   stop(): void;
 }
 
@@ -61,29 +63,51 @@ function feedRbacIndex(registry: Registry, index: RbacIndex): { informers: Infor
   return { informers, subscriptions };
 }
 
-export function buildAuthorization(files: AuthorizationFiles, registry: Registry): AuthorizationParts {
+const rbacKinds = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
+
+/** Escalation prevention on writes of RBAC objects, as upstream's RBAC storage does it before the write. */
+function escalationPlugin(check: EscalationCheck): AdmissionPlugin {
+  return {
+    name: 'RBACEscalation',
+    async validate(request) {
+      const { kind } = request;
+      if (kind.group !== vocabulary.rbacGroup || !rbacKinds.has(kind.kind) || request.subresource !== undefined) return;
+      if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return;
+      await check.check({
+        kind: kind.kind as RbacWrite['kind'], operation: request.operation, resource: kind.plural, namespace: request.namespace,
+        object: request.object!, oldObject: request.oldObject, user: request.user,
+      });
+    },
+  };
+}
+
+/**
+ * The modules in order behind the privileged group. RBAC's index is built
+ * whatever the modes: escalation checks read the rules users hold from it,
+ * as upstream's RBAC storage does under every mode.
+ */
+export function buildAuthorization(files: AuthorizationFiles): AuthorizationParts {
+  const index = new RbacIndex();
+  const rbac = new RbacAuthorizer(index);
   const modules: Authorizer[] = [new PrivilegedGroupsAuthorizer()];
-  const stops: (() => void)[] = [];
-  const syncs: Promise<void>[] = [];
-  let rbac: RbacAuthorizer | undefined;
   for (const mode of files.modes) {
     switch (mode) {
       case 'AlwaysAllow': modules.push(new AlwaysAllowAuthorizer()); break;
       case 'AlwaysDeny': modules.push(new AlwaysDenyAuthorizer()); break;
-      case 'RBAC': {
-        const index = new RbacIndex();
-        const { informers, subscriptions } = feedRbacIndex(registry, index);
-        syncs.push(...subscriptions.map((s) => s.start()));
-        stops.push(() => informers.stopAll());
-        modules.push((rbac = new RbacAuthorizer(index)));
-        break;
-      }
+      case 'RBAC': modules.push(rbac); break;
       default: throw new AuthorizationConfigError(`authorization-mode ${mode} is not built yet`);
     }
   }
+  const authorizer = new UnionAuthorizer(modules);
+  let informers: InformerFactory | undefined;
   return {
-    authorizer: new UnionAuthorizer(modules), rbac,
-    synced: Promise.all(syncs).then(() => undefined),
-    stop: () => { for (const stop of stops) stop(); },
+    authorizer,
+    escalation: escalationPlugin(new EscalationCheck(authorizer, rbac, index)),
+    async start(registry) {
+      const fed = feedRbacIndex(registry, index);
+      informers = fed.informers;
+      await Promise.all(fed.subscriptions.map((s) => s.start()));
+    },
+    stop: () => informers?.stopAll(),
   };
 }

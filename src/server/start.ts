@@ -83,7 +83,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // Plugins read through the registry they guard, so the chain gets it late.
   let registry: Registry | undefined;
-  const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name))]);
+  const authorization = buildAuthorization(authorizationFiles);
+  const authorizer = authorization.authorizer;
+  const admission = new AdmissionChain([new NamespaceLifecycle((name) => registry!.findNamespace(name)), authorization.escalation]);
   const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
   registry = new Registry(builtinKinds, backend, admission, caches);
 
@@ -99,9 +101,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  const authorization = buildAuthorization(authorizationFiles, registry);
-  await authorization.synced;
-  const authorizer = authorization.authorizer;
+  await authorization.start(registry);
   const lookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
     authorizationModes: options.authorizationMode,

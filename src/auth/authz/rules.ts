@@ -155,7 +155,8 @@ export function compactRules(rules: readonly PolicyRule[]): PolicyRule[] {
   return [...out, ...simple.values()];
 }
 
-const quoted = (items: readonly string[]) => `[${items.map((i) => JSON.stringify(i)).join(' ')}]`;
+/** Go's %q of a string slice: `["a" "b"]`. */
+export const quoted = (items: readonly string[]) => `[${items.map((i) => JSON.stringify(i)).join(' ')}]`;
 
 /** Upstream's CompactString: `{APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}`. */
 export function compactString(r: PolicyRule): string {
