@@ -17,6 +17,7 @@ import { AdmissionChain } from '../admission/chain.js';
 import { NamespaceLifecycle } from '../admission/plugins/namespacelifecycle.js';
 import { ApiError } from '../machinery/errors.js';
 import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
+import { reconcileDefaultPolicy } from './rbacbootstrap.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
@@ -99,6 +100,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     name: 'poststarthook/reserved-namespaces',
     check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); },
   });
+  let policyReady = false;
+  health.add({
+    name: 'poststarthook/rbac/bootstrap-roles',
+    check: () => { if (!policyReady) throw new Error('default RBAC policy not reconciled yet'); },
+  });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
   await authorization.start(registry);
@@ -141,6 +147,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
 
   await ensureReservedNamespaces(registry);
   reservedReady = true;
+  await reconcileDefaultPolicy(new InProcessClient(registry, `${product.name}-apiserver`), (msg) => log.debug(msg));
+  policyReady = true;
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
