@@ -15,6 +15,7 @@ import { RbacIndex } from '../auth/authz/rbacindex.js';
 import { RbacAuthorizer } from '../auth/authz/rbac.js';
 import { EscalationCheck, type RbacWrite } from '../auth/authz/escalation.js';
 import type { AdmissionPlugin } from '../admission/types.js';
+import { accessReviewRests } from '../registry/authorization.js';
 
 /** A bad authorization option or file given to startServer (the CLI reports it in one line). */
 export class AuthorizationConfigError extends Error {
@@ -39,7 +40,7 @@ export interface AuthorizationParts {
   authorizer: UnionAuthorizer;
   /** The admission plugin that refuses role and binding writes granting what the writer does not hold. */
   escalation: AdmissionPlugin;
-  /** Starts the informers of the RBAC index on the registry; resolves once they hold every object. */
+  /** Serves the access reviews and starts the informers of the RBAC index; resolves once they hold every object. */
   start(registry: Registry): Promise<void>;
   stop(): void;
 }
@@ -104,6 +105,7 @@ export function buildAuthorization(files: AuthorizationFiles): AuthorizationPart
     authorizer,
     escalation: escalationPlugin(new EscalationCheck(authorizer, rbac, index)),
     async start(registry) {
+      for (const rest of accessReviewRests(authorizer)) registry.addRest(rest);
       const fed = feedRbacIndex(registry, index);
       informers = fed.informers;
       await Promise.all(fed.subscriptions.map((s) => s.start()));
