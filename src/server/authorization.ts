@@ -3,6 +3,7 @@
 // reads roles and bindings from informers of the server's own, which run on
 // every server (not only on the one leading the controllers).
 
+import { readFile } from 'node:fs/promises';
 import type { ServerOptions } from './options.js';
 import type { Registry } from '../registry/registry.js';
 import { InProcessClient } from './inprocess.js';
@@ -13,6 +14,9 @@ import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupsAuthorizer
 import { authorizationOptionsProblem, type AuthorizationMode } from '../auth/authz/modes.js';
 import { RbacIndex } from '../auth/authz/rbacindex.js';
 import { RbacAuthorizer } from '../auth/authz/rbac.js';
+import { AbacAuthorizer, parsePolicyFile, PolicyFileError, type AbacPolicy } from '../auth/authz/abac.js';
+import { WebhookAuthorizer, type WebhookAuthorizerOptions } from '../auth/authz/webhook.js';
+import { readKubeconfigEndpoint } from '../client/kubeconfig.js';
 import { EscalationCheck, type RbacWrite } from '../auth/authz/escalation.js';
 import type { AdmissionPlugin } from '../admission/types.js';
 import { accessReviewRests } from '../registry/authorization.js';
@@ -25,6 +29,25 @@ export class AuthorizationConfigError extends Error {
 /** What is read from the options' files before anything else starts, so a bad option or file stops the start early. */
 export interface AuthorizationFiles {
   modes: AuthorizationMode[];
+  /** ABAC's policies, when a mode. */
+  abac?: AbacPolicy[];
+  /** The webhook and how to ask it, when a mode. */
+  webhook?: WebhookAuthorizerOptions;
+}
+
+async function readPolicyFile(path: string): Promise<AbacPolicy[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new AuthorizationConfigError(`error reading policy file ${path}: ${(e as Error).message}`);
+  }
+  try {
+    return parsePolicyFile(path, text);
+  } catch (e) {
+    if (e instanceof PolicyFileError) throw new AuthorizationConfigError(e.message);
+    throw e;
+  }
 }
 
 export async function readAuthorizationFiles(options: ServerOptions): Promise<AuthorizationFiles> {
@@ -32,7 +55,24 @@ export async function readAuthorizationFiles(options: ServerOptions): Promise<Au
     modes: options.authorizationMode, policyFile: options.authorizationPolicyFile, webhookConfigFile: options.authorizationWebhookConfigFile,
   });
   if (problem) throw new AuthorizationConfigError(problem);
-  return { modes: options.authorizationMode as AuthorizationMode[] };
+  const files: AuthorizationFiles = { modes: options.authorizationMode as AuthorizationMode[] };
+  if (options.authorizationPolicyFile) files.abac = await readPolicyFile(options.authorizationPolicyFile);
+  if (options.authorizationWebhookConfigFile) {
+    let endpoint;
+    try {
+      endpoint = await readKubeconfigEndpoint(options.authorizationWebhookConfigFile);
+    } catch (e) {
+      throw new AuthorizationConfigError(`--authorization-webhook-config-file ${options.authorizationWebhookConfigFile}: ${(e as Error).message}`);
+    }
+    files.webhook = {
+      endpoint, version: options.authorizationWebhookVersion,
+      authorizedTtlMs: options.authorizationWebhookCacheAuthorizedTtlMs,
+      unauthorizedTtlMs: options.authorizationWebhookCacheUnauthorizedTtlMs,
+      // A request never waits on the webhook longer than it may wait at all.
+      timeoutMs: Math.min(options.authorizationWebhookTimeoutMs, options.requestTimeoutMs),
+    };
+  }
+  return files;
 }
 
 export interface AuthorizationParts {
@@ -96,7 +136,8 @@ export function buildAuthorization(files: AuthorizationFiles): AuthorizationPart
       case 'AlwaysAllow': modules.push(new AlwaysAllowAuthorizer()); break;
       case 'AlwaysDeny': modules.push(new AlwaysDenyAuthorizer()); break;
       case 'RBAC': modules.push(rbac); break;
-      default: throw new AuthorizationConfigError(`authorization-mode ${mode} is not built yet`);
+      case 'ABAC': modules.push(new AbacAuthorizer(files.abac!)); break;
+      case 'Webhook': modules.push(new WebhookAuthorizer(files.webhook!)); break;
     }
   }
   const authorizer = new UnionAuthorizer(modules);
