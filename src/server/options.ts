@@ -106,7 +106,7 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountExtendTokenExpiration: true,
   controllers: ['*'],
   logLevel: 'info',
-  authorizationMode: ['AlwaysAllow'],
+  authorizationMode: ['RBAC'],
   authorizationWebhookVersion: 'v1beta1',
   authorizationWebhookCacheAuthorizedTtlMs: 5 * 60 * 1000,
   authorizationWebhookCacheUnauthorizedTtlMs: 30 * 1000,
