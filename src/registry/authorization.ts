@@ -3,6 +3,7 @@
 // the real request, and the rules review, answered from the modules' rules.
 
 import { errors, fieldErrors } from '../machinery/errors.js';
+import { setOwn } from '../machinery/ownkeys.js';
 import { productGroupForUpstream } from '../machinery/vocabulary.js';
 import type { Attributes, Decision, RuleSet } from '../machinery/authorization.js';
 import type { UserInfo } from '../machinery/user.js';
@@ -44,7 +45,7 @@ function userOf(spec: KubeObject): UserInfo {
   if (str(spec.uid)) user.uid = str(spec.uid);
   if (spec.extra && typeof spec.extra === 'object') {
     const extra: Record<string, string[]> = {};
-    for (const [k, v] of Object.entries(spec.extra as Record<string, unknown>)) extra[k] = strings(v);
+    for (const [k, v] of Object.entries(spec.extra as Record<string, unknown>)) setOwn(extra, k, strings(v));
     if (Object.keys(extra).length) user.extra = extra;
   }
   return user;

@@ -104,6 +104,13 @@ test('invalid reviews answer 422 as upstream; a local review for another namespa
   const named = await server.client.post(`/apis/${authz}/v1/subjectaccessreviews`, { metadata: { name: 'x' }, spec: { user: 'a', resourceAttributes: {} } });
   assertStatus(named, 422, 'Invalid');
   assert.match(named.json.message, /metadata: Invalid value: .*must be empty/);
+  // User data never becomes an object's prototype: an extra key named __proto__ is just a key.
+  const proto = await server.client.send('POST', `/apis/${authz}/v1/subjectaccessreviews`, {
+    raw: '{"spec":{"user":"alice","groups":["devs"],"extra":{"__proto__":["x"]},"resourceAttributes":{"verb":"list","resource":"configmaps","namespace":"team"}}}',
+    headers: { 'Content-Type': 'application/json' },
+  });
+  assert.equal(proto.status, 201, proto.text);
+  assert.equal(proto.json.status.allowed, true);
   // Asking about someone else needs the right to create SubjectAccessReviews.
   assertStatus(await plain.post(`/apis/${authz}/v1/subjectaccessreviews`, { spec: { user: 'x', resourceAttributes: {} } }, alice), 403, 'Forbidden');
 });
