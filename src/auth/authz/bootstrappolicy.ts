@@ -83,7 +83,7 @@ export function defaultClusterRoles(): Obj[] {
       rule(['impersonate'], [core], ['serviceaccounts']),
       rule(write, [core], ['pods', 'pods/attach', 'pods/proxy', 'pods/exec', 'pods/portforward']),
       rule(['create'], [core], ['pods/eviction']),
-      rule(write, [core], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets', 'events']),
+      rule(write, [core], ['replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/proxy', 'persistentvolumeclaims', 'configmaps', 'secrets']),
       rule(['create'], [core], ['serviceaccounts/token']),
       rule(write, [apps], ['statefulsets', 'statefulsets/scale', 'daemonsets', 'deployments', 'deployments/scale', 'deployments/rollback', 'replicasets', 'replicasets/scale']),
       rule(write, [autoscaling], ['horizontalpodautoscalers']),
@@ -91,7 +91,6 @@ export function defaultClusterRoles(): Obj[] {
       rule(write, [extensions], ['daemonsets', 'deployments', 'deployments/scale', 'deployments/rollback', 'ingresses', 'replicasets', 'replicasets/scale', 'replicationcontrollers/scale', 'networkpolicies']),
       rule(write, [policy], ['poddisruptionbudgets']),
       rule(write, [networking], ['networkpolicies', 'ingresses']),
-      rule(write, [vocabulary.coordinationGroup], ['leases']),
     ], { labels: { [aggregateTo('edit')]: 'true' } }),
     clusterRole('system:aggregate-to-view', [
       rule(read, [core], ['pods', 'replicationcontrollers', 'replicationcontrollers/scale', 'serviceaccounts', 'services', 'services/status', 'endpoints', 'persistentvolumeclaims', 'persistentvolumeclaims/status', 'configmaps']),
@@ -105,7 +104,6 @@ export function defaultClusterRoles(): Obj[] {
       rule(read, [extensions], ['daemonsets', 'daemonsets/status', 'deployments', 'deployments/scale', 'deployments/status', 'ingresses', 'ingresses/status', 'replicasets', 'replicasets/scale', 'replicasets/status', 'replicationcontrollers/scale', 'networkpolicies']),
       rule(read, [policy], ['poddisruptionbudgets', 'poddisruptionbudgets/status']),
       rule(read, [networking], ['networkpolicies', 'ingresses', 'ingresses/status']),
-      rule(read, [vocabulary.coordinationGroup], ['leases']),
     ], { labels: { [aggregateTo('view')]: 'true' } }),
     // Authentication and authorization delegated to this server (token and access reviews do not change anything).
     clusterRole('system:auth-delegator', [
