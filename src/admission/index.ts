@@ -40,6 +40,8 @@ export interface AdmissionSettings {
   enable: readonly string[];
   disable: readonly string[];
   configFile?: string;
+  /** Checks that are part of the server, not plugins one turns off (RBAC's escalation check); they run first. */
+  serverPlugins?: readonly AdmissionPlugin[];
 }
 
 type Factory = (context: AdmissionContext, config: Record<string, unknown> | undefined, client: WebhookClient) => AdmissionPlugin | Promise<AdmissionPlugin>;
@@ -78,7 +80,7 @@ export async function buildAdmission(settings: AdmissionSettings, context: Admis
   for (const name of configs.keys()) {
     if (!names.includes(name)) context.log.warn(`the admission configuration configures plugin ${name}, which is not enabled; its configuration is ignored`);
   }
-  const plugins: AdmissionPlugin[] = [];
+  const plugins: AdmissionPlugin[] = [...(settings.serverPlugins ?? [])];
   const absent: string[] = [];
   const client = new WebhookClient();
   for (const name of names) {

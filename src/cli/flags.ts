@@ -6,6 +6,7 @@ import { product } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames } from '../controllers/index.js';
+import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
 
 export const commandName = `${product.name}-apiserver`;
 
@@ -294,6 +295,31 @@ export const admissionFlags: readonly Flag[] = [
   option('admission-control-config-file', stringType, 'admissionControlConfigFile', 'AdmissionConfiguration file (YAML or JSON) with the configuration of admission plugins.', 'none'),
 ];
 
+// ---------------------------------------------------------------------------
+// Authorization: which modules decide, and their files.
+
+/** `--authorization-mode`: comma-separated, each a mode this server has. */
+export const authorizationModesType: FlagType<string[]> = {
+  ...stringSliceType,
+  parse(raw, previous) {
+    const values = stringSliceType.parse(raw, previous);
+    for (const value of values) {
+      const bad = badAuthorizationMode(value);
+      if (bad) throw new Error(bad);
+    }
+    return values;
+  },
+};
+
+const authorizationFlags: readonly Flag[] = [
+  option('authorization-mode', authorizationModesType, 'authorizationMode', `Ordered list of authorization modules: ${authorizationModeNames.join(', ')}; the first that allows or denies decides.`),
+  option('authorization-policy-file', stringType, 'authorizationPolicyFile', 'ABAC policy file: one JSON Policy object per line; needs --authorization-mode ABAC.', 'none'),
+  option('authorization-webhook-config-file', stringType, 'authorizationWebhookConfigFile', 'Kubeconfig-format file naming the webhook authorizer; needs --authorization-mode Webhook.', 'none'),
+  option('authorization-webhook-version', enumOf(['v1', 'v1beta1'] as const), 'authorizationWebhookVersion', 'apiVersion of the SubjectAccessReview sent to the webhook: v1 or v1beta1.'),
+  option('authorization-webhook-cache-authorized-ttl', durationType, 'authorizationWebhookCacheAuthorizedTtlMs', 'How long to cache allowed answers of the webhook authorizer.'),
+  option('authorization-webhook-cache-unauthorized-ttl', durationType, 'authorizationWebhookCacheUnauthorizedTtlMs', 'How long to cache not-allowed answers of the webhook authorizer.'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -320,6 +346,7 @@ export const serverFlags: readonly Flag[] = [
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   ...identityFlags,
   ...admissionFlags,
+  ...authorizationFlags,
   helpFlag,
   versionFlag,
 ];
@@ -432,6 +459,7 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     controllers: [...options.controllers],
     enableAdmissionPlugins: [...options.enableAdmissionPlugins],
     disableAdmissionPlugins: [...options.disableAdmissionPlugins],
+    authorizationMode: [...options.authorizationMode],
   };
 }
 

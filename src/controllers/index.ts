@@ -12,6 +12,7 @@ import { ServiceAccountController } from './serviceaccount.js';
 import { GarbageCollector } from './garbagecollector/index.js';
 import { TokensController, type TokenControllerOptions } from './tokens.js';
 import { RootCaPublisher } from './rootca.js';
+import { ClusterRoleAggregationController } from './clusterroleaggregation.js';
 import { LeaderElector, type LeaderElectionTiming } from './leaderelection.js';
 import { IdentityLease } from './identitylease.js';
 
@@ -30,6 +31,7 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   garbagecollector: (c, l, i) => new GarbageCollector(c, l, i),
   'serviceaccount-token': (c, l, i, id) => new TokensController(c, l, i, id),
   'root-ca-cert-publisher': (c, l, i, id) => new RootCaPublisher(c, l, i, id.rootCaPem),
+  'clusterrole-aggregation': (c, l, i) => new ClusterRoleAggregationController(c, l, i),
 };
 
 export const controllerNames: readonly string[] = Object.keys(makers);

@@ -85,6 +85,14 @@ export const isConfigMapKey: NameCheck = (v) => {
   return errs;
 };
 
+/** A name that is safe as one path segment (RBAC objects), as upstream's IsValidPathSegmentName. */
+export const isPathSegmentName: NameCheck = (v) => {
+  if (v === '.' || v === '..') return [`may not be '${v}'`];
+  const errs: string[] = [];
+  for (const illegal of ['/', '%']) if (v.includes(illegal)) errs.push(`may not contain '${illegal}'`);
+  return errs;
+};
+
 /** Runs a name check and turns its messages into Invalid field errors. */
 export function checkName(check: NameCheck, field: string, value: string): FieldError[] {
   return check(value).map((m) => fieldErrors.invalid(field, value, m));

@@ -24,6 +24,14 @@ export const vocabulary = {
   authenticationGroup: productGroup('authentication'),
   authorizationGroup: productGroup('authorization'),
   rbacGroup: productGroup('rbac.authorization'),
+  /** apiVersion group of ABAC policy lines. */
+  abacGroup: productGroup('abac.authorization'),
+  /** A default-policy object the server may reconcile at start unless this annotation says "false". */
+  rbacAutoupdateAnnotation: `${productGroup('rbac.authorization')}/autoupdate`,
+  /** Prefix of the labels that aggregate a ClusterRole into admin, edit and view: `<prefix>admin`. */
+  rbacAggregateToLabelPrefix: `${productGroup('rbac.authorization')}/aggregate-to-`,
+  /** Label of the objects of the default policy (value rbac-defaults). */
+  bootstrappingLabel: productKey('bootstrapping'),
   certificatesGroup: productGroup('certificates'),
   admissionRegistrationGroup: productGroup('admissionregistration'),
   apiextensionsGroup: productGroup('apiextensions'),
@@ -57,6 +65,11 @@ export const vocabulary = {
   sshAuthSecretType: productKey('ssh-auth'),
   tlsSecretType: productKey('tls'),
   bootstrapTokenSecretType: `bootstrap.${product.domain}/token`,
+  /** The built-in certificate signers. */
+  apiserverClientSigner: productKey('apiserver-client'),
+  apiserverClientNodeagentSigner: productKey('apiserver-client-nodeagent'),
+  nodeagentServingSigner: productKey('nodeagent-serving'),
+  legacyUnknownSigner: productKey('legacy-unknown'),
   systemNamespace: `${product.name}-system`,
   publicNamespace: `${product.name}-public`,
   defaultNamespace: 'default',

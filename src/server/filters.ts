@@ -65,7 +65,10 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, gr
   return async (ctx, next) => {
     const info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
     const alias = groupAlias?.(info);
-    if (alias !== undefined) info.apiGroup = alias;
+    if (alias !== undefined) {
+      info.clientGroup = info.apiGroup;
+      info.apiGroup = alias;
+    }
     ctx.info = info;
     await next();
   };

@@ -52,7 +52,7 @@ export interface ServerOptions {
   watchMaxBufferedEvents: number;
   /**
    * Unauthenticated requests become system:anonymous instead of 401.
-   * Unset: on unless the authorization mode is AlwaysAllow (so off today).
+   * Unset: on unless the authorization modes include AlwaysAllow.
    */
   anonymousAuth?: boolean;
   /** CSV file of static bearer tokens: token,user,uid[,"group1,group2"]. */
@@ -73,6 +73,21 @@ export interface ServerOptions {
   disableAdmissionPlugins: string[];
   /** AdmissionConfiguration file (YAML or JSON) with per-plugin configuration. */
   admissionControlConfigFile?: string;
+
+  // Authorization
+  /** --authorization-mode: the modules asked, in order (AlwaysAllow, AlwaysDeny, ABAC, RBAC, Webhook). */
+  authorizationMode: string[];
+  /** ABAC: one JSON policy per line. */
+  authorizationPolicyFile?: string;
+  /** Webhook: a kubeconfig naming the remote authorizer and how to reach it. */
+  authorizationWebhookConfigFile?: string;
+  /** apiVersion of the SubjectAccessReview sent to the webhook. */
+  authorizationWebhookVersion: 'v1' | 'v1beta1';
+  /** How long the webhook's allowed and not-allowed answers are cached, in ms. */
+  authorizationWebhookCacheAuthorizedTtlMs: number;
+  authorizationWebhookCacheUnauthorizedTtlMs: number;
+  /** How long one webhook call may take before it counts as no opinion, in ms. */
+  authorizationWebhookTimeoutMs: number;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -99,4 +114,10 @@ export const defaultServerOptions: ServerOptions = {
   logLevel: 'info',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
+  authorizationMode: ['RBAC'],
+  authorizationWebhookVersion: 'v1beta1',
+  authorizationWebhookCacheAuthorizedTtlMs: 5 * 60 * 1000,
+  authorizationWebhookCacheUnauthorizedTtlMs: 30 * 1000,
+  // As upstream's webhook authorizer built from these flags.
+  authorizationWebhookTimeoutMs: 30 * 1000,
 };

@@ -18,6 +18,8 @@ export interface RequestInfo {
   name?: string;
   /** Path parts below the group version (for discovery of a group version: empty). */
   parts: string[];
+  /** The group the path named when it is an upstream name for `apiGroup` (a typed upstream client): answers go back in it. */
+  clientGroup?: string;
 }
 
 /**

@@ -22,8 +22,8 @@ import { Informer } from '../client/informer.js';
 import type { ApiClient } from '../client/types.js';
 import { Metrics } from './metrics.js';
 import { ApiError } from '../machinery/errors.js';
-import { AlwaysAllowAuthorizer, UnionAuthorizer } from '../auth/authz/authorizer.js';
-import { alwaysAllowMode } from '../auth/authn/anonymous.js';
+import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
+import { reconcileDefaultPolicy } from './rbacbootstrap.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
@@ -111,12 +111,19 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
   const identityFiles = await readIdentityFiles(options, log);
+  const authorizationFiles = await readAuthorizationFiles(options);
   // Plugins read through the registry they guard, so they reach it late.
   let registry: Registry | undefined;
+  const authorization = buildAuthorization(authorizationFiles);
+  const authorizer = authorization.authorizer;
   const metrics = new Metrics();
   const webhookFeeds = { mutating: informerFeed(mutatingWebhookConfigurations), validating: informerFeed(validatingWebhookConfigurations) };
   const admission = await buildAdmission(
-    { enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile },
+    {
+      enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile,
+      // Not a configurable plugin: RBAC's escalation check guards every write of roles and bindings.
+      serverPlugins: [authorization.escalation],
+    },
     {
       getNamespace: (name) => registry!.findNamespace(name),
       createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
@@ -153,14 +160,17 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     name: 'poststarthook/reserved-namespaces',
     check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); },
   });
+  let policyReady = false;
+  health.add({
+    name: 'poststarthook/rbac/bootstrap-roles',
+    check: () => { if (!policyReady) throw new Error('default RBAC policy not reconciled yet'); },
+  });
   health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  // The authorization issue brings --authorization-mode; until then AlwaysAllow is the one mode.
-  const authorizationModes = [alwaysAllowMode];
-  const authorizer = new UnionAuthorizer([new AlwaysAllowAuthorizer()]);
+  await authorization.start(registry);
   const lookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
-    authorizationModes,
+    authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
   });
@@ -209,6 +219,18 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     }
   };
   await createReserved();
+  // The default policy is written through admission too: refused, the server stays not ready and tries again.
+  let policyRetry: NodeJS.Timeout | undefined;
+  const reconcilePolicy = async (): Promise<void> => {
+    try {
+      await reconcileDefaultPolicy(new InProcessClient(registry!, `${product.name}-apiserver`), (msg) => log.debug(msg));
+      policyReady = true;
+    } catch (err) {
+      log.warn({ err }, 'could not reconcile the default RBAC policy; trying again');
+      if (!shuttingDown) policyRetry = setTimeout(() => void reconcilePolicy(), 2_000);
+    }
+  };
+  await reconcilePolicy();
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
@@ -241,9 +263,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       shuttingDown = true;
       await controllerManager.stop();
       clearTimeout(reservedRetry);
+      clearTimeout(policyRetry);
       webhookFeeds.mutating.stop();
       webhookFeeds.validating.stop();
       admission.close();
+      authorization.stop();
       compactor.stop();
       await caches.stopAll();
       await new Promise<void>((resolve) => {

@@ -21,8 +21,9 @@ before(async () => {
   const dir = tempDir();
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, 't-alice,alice,uid-1,"devs,ops"\nt-bob,bob,uid-2\n');
-  open = await startTestServer({ tokenAuthFile: file, anonymousAuth: true });
-  closed = await startTestServer({ tokenAuthFile: file });
+  // Authentication is under test, not authorization: AlwaysAllow, where anonymous requests are off unless asked for.
+  open = await startTestServer({ tokenAuthFile: file, anonymousAuth: true, authorizationMode: ['AlwaysAllow'] });
+  closed = await startTestServer({ tokenAuthFile: file, authorizationMode: ['AlwaysAllow'] });
   anonymousOpen = open.client.anonymous();
   anonymousClosed = closed.client.anonymous();
 });

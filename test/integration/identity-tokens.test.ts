@@ -25,8 +25,9 @@ before(async () => {
   const dir = tempDir();
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, 't-alice,alice,uid-1,"devs"\n');
-  s = await startTestServer({ tokenAuthFile: file });
-  capped = await startTestServer({ serviceAccountMaxTokenExpirationMs: 3600_000 });
+  // Tokens are under test, not authorization: their users may do anything (AlwaysAllow, anonymous requests off).
+  s = await startTestServer({ tokenAuthFile: file, authorizationMode: ['AlwaysAllow'] });
+  capped = await startTestServer({ serviceAccountMaxTokenExpirationMs: 3600_000, authorizationMode: ['AlwaysAllow'] });
   bare = s.client.anonymous();
   for (const server of [s, capped]) {
     assert.equal((await server.client.post('/api/v1/namespaces', { metadata: { name: 'ns1' } })).status, 201);

@@ -268,11 +268,12 @@ describe('discovery, version and health', () => {
     assert.equal((await s.client.get('/readyz/nothing')).status, 404);
   });
 
-  test('requests without credentials get 401', async () => {
+  test('requests without credentials are anonymous under the default RBAC mode, and may not list namespaces', async () => {
     const anon = s.client.anonymous();
     try {
       const r = await anon.get('/api/v1/namespaces');
-      assertStatus(r, 401, 'Unauthorized');
+      assertStatus(r, 403, 'Forbidden');
+      assert.match(r.json.message, /User "system:anonymous" cannot list resource "namespaces"/);
     } finally {
       anon.close();
     }

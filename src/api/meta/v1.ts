@@ -55,15 +55,15 @@ export const ObjectMeta = define(meta('ObjectMeta'), t.object({
 }, 'Metadata that every persisted object carries.'));
 
 export const LabelSelectorRequirement = define(meta('LabelSelectorRequirement'), t.object({
-  key: p(1, t.string('The label key the selector applies to.')),
+  key: p(1, t.string('The label key the selector applies to.'), 'always'),
   operator: p(2, t.string('In, NotIn, Exists or DoesNotExist.')),
-  values: p(3, t.array(t.string(), 'Values for In and NotIn; empty for Exists and DoesNotExist.', { listType: 'atomic' })),
-}, 'A selector requirement: a key, an operator and values.', { required: ['key', 'operator'] }));
+  values: p(3, t.array(t.string(), 'Values for In and NotIn (at least one); empty for Exists and DoesNotExist.', { listType: 'atomic' })),
+}, 'A label key, an operator and values, all of which an object\'s labels must satisfy.', { required: ['key', 'operator'] }));
 
 export const LabelSelector = define(meta('LabelSelector'), t.object({
-  matchLabels: p(1, t.map(t.string(), 'Pairs that must all be present; each is a requirement with operator In and one value.')),
-  matchExpressions: p(2, t.array(t.ref(LabelSelectorRequirement), 'Requirements that must all hold.', { listType: 'atomic' })),
-}, 'Selects objects by their labels; the requirements are ANDed, and an empty selector selects everything.', { mapType: 'atomic' }));
+  matchLabels: p(1, t.map(t.string(), 'Labels an object must carry with exactly these values.')),
+  matchExpressions: p(2, t.array(t.ref(LabelSelectorRequirement), 'Requirements an object\'s labels must all meet.', { listType: 'atomic' })),
+}, 'Selects objects by their labels: every matchLabels entry and every expression must hold; an empty selector selects everything.', { mapType: 'atomic' }));
 
 export const ListMeta = define(meta('ListMeta'), t.object({
   selfLink: p(1, t.string('Deprecated and never set.')),

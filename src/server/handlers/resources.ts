@@ -19,6 +19,7 @@ import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
 import { integerParam, queryBool } from '../params.js';
 import { deleteOptions, listOptions, writeOptions } from './options.js';
+import { answerAsTheirs, bodyAsOurs, storedAsTheirs, type ClientVersion } from './clientversion.js';
 
 const patchTypes: Record<string, PatchType> = {
   'application/json-patch+json': 'json',
@@ -79,14 +80,14 @@ function protobufSchemas(registry: Registry): SchemaLookup {
 }
 let schemaCache: { generation: number; lookup: SchemaLookup } | undefined;
 
-async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions): Promise<unknown> {
+async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: ClientVersion): Promise<unknown> {
   const raw = await readBody(scope.req);
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
   const body = parseBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined, opts.fieldValidation !== 'Ignore');
   opts.duplicates = body.duplicates;
   opts.numberText = body.numberText;
-  return body.value;
+  return client ? bodyAsOurs(body.value, client) : body.value;
 }
 
 /** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer asks wait that long, never zero. */
@@ -127,9 +128,13 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   scope.representation = rep;
   const pretty = queryBool(query, 'pretty') ?? false;
   const include = parseIncludeObject(query.get('includeObject'));
+  const client: ClientVersion | undefined = info.clientGroup === undefined ? undefined
+    : { theirs: `${info.clientGroup}/${info.apiVersion}`, ours: `${info.apiGroup}/${info.apiVersion}` };
   const reply = (code: number, obj: KubeObject, warnings?: string[]) =>
-    respond(res, code, obj, rep, { pretty, warnings, kind: d.kind, include });
-  const replyStored = (value: StoredObject | StoredList) => respondStored(res, 200, value, rep, { pretty, kind: d.kind, include });
+    respond(res, code, client ? answerAsTheirs(obj, client) : obj, rep, { pretty, warnings, kind: d.kind, include });
+  const replyStored = (value: StoredObject | StoredList) => (client
+    ? respond(res, 200, storedAsTheirs(value, client), rep, { pretty, kind: d.kind, include })
+    : respondStored(res, 200, value, rep, { pretty, kind: d.kind, include }));
 
   switch (verb) {
     case 'get': {
@@ -162,13 +167,13 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       // A POST names an object only when it goes to a sub-resource (a token request).
       if (info.name !== undefined && d.subresource === undefined) throw errors.methodNotAllowed();
       const opts = writeOptions(scope, 'CreateOptions');
-      const obj = await create(path, await readObjectBody(scope, registry, d.kind, opts), opts);
+      const obj = await create(path, await readObjectBody(scope, registry, d.kind, opts, client), opts);
       return reply(201, obj, opts.warnings);
     }
     case 'update': {
       const update = capability(rest, 'update');
       const opts = writeOptions(scope, 'UpdateOptions');
-      const { object, created } = await update(path, await readObjectBody(scope, registry, d.kind, opts), opts);
+      const { object, created } = await update(path, await readObjectBody(scope, registry, d.kind, opts, client), opts);
       return reply(created ? 201 : 200, object, opts.warnings);
     }
     case 'patch': {

@@ -68,6 +68,12 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['enable-admission-plugins', 'AlwaysDeny,NamespaceExists', { enableAdmissionPlugins: ['AlwaysDeny', 'NamespaceExists'] }],
   ['disable-admission-plugins', 'NamespaceLifecycle', { disableAdmissionPlugins: ['NamespaceLifecycle'] }],
   ['admission-control-config-file', '/etc/admission.yaml', { admissionControlConfigFile: '/etc/admission.yaml' }],
+  ['authorization-mode', 'RBAC,ABAC,Webhook', { authorizationMode: ['RBAC', 'ABAC', 'Webhook'] }],
+  ['authorization-policy-file', '/etc/abac.jsonl', { authorizationPolicyFile: '/etc/abac.jsonl' }],
+  ['authorization-webhook-config-file', '/etc/authz.kubeconfig', { authorizationWebhookConfigFile: '/etc/authz.kubeconfig' }],
+  ['authorization-webhook-version', 'v1', { authorizationWebhookVersion: 'v1' }],
+  ['authorization-webhook-cache-authorized-ttl', '1m', { authorizationWebhookCacheAuthorizedTtlMs: 60_000 }],
+  ['authorization-webhook-cache-unauthorized-ttl', '10s', { authorizationWebhookCacheUnauthorizedTtlMs: 10_000 }],
 ];
 
 describe('parseFlags', () => {

@@ -1,0 +1,145 @@
+// The webhook authorizer: POSTs a SubjectAccessReview (v1beta1 or v1) to a
+// remote service and reads `allowed`, `denied`, `reason` and
+// `evaluationError` from its status. Answers are cached by request (allowed
+// ones longer than others); a webhook that fails, answers garbage or is slower
+// than its timeout counts as no opinion, with the failure as evaluation error.
+
+import { request as httpsRequest, type RequestOptions } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { noOpinion, type Attributes, type Decision, type RuleSet } from '../../machinery/authorization.js';
+import { jsonTextExceedsDepth, maxRequestBodyBytes } from '../../machinery/limits.js';
+import { vocabulary } from '../../machinery/vocabulary.js';
+import type { UserInfo } from '../../machinery/user.js';
+import type { Authorizer } from './authorizer.js';
+
+export interface WebhookEndpoint {
+  server: string;
+  caPem?: string;
+  certPem?: string;
+  keyPem?: string;
+  token?: string;
+  insecureSkipTlsVerify?: boolean;
+}
+
+export interface WebhookAuthorizerOptions {
+  endpoint: WebhookEndpoint;
+  version: 'v1' | 'v1beta1';
+  authorizedTtlMs: number;
+  unauthorizedTtlMs: number;
+  timeoutMs: number;
+  now?: () => number;
+}
+
+/** Entries kept at most, as upstream's cache; the oldest go first. */
+const cacheSize = 8192;
+
+type Json = Record<string, unknown>;
+
+/** The spec of the SubjectAccessReview for a request (v1beta1 calls the groups `group`). */
+export function reviewSpec(a: Attributes, version: 'v1' | 'v1beta1'): Json {
+  const spec: Json = { user: a.user.username };
+  if (a.user.groups.length) spec[version === 'v1' ? 'groups' : 'group'] = [...a.user.groups];
+  if (a.user.uid) spec.uid = a.user.uid;
+  if (a.user.extra && Object.keys(a.user.extra).length) spec.extra = a.user.extra;
+  if (a.isResourceRequest) {
+    const r: Json = { verb: a.verb, group: a.apiGroup, version: a.apiVersion, resource: a.resource ?? '' };
+    if (a.namespace) r.namespace = a.namespace;
+    if (a.subresource) r.subresource = a.subresource;
+    if (a.name) r.name = a.name;
+    spec.resourceAttributes = r;
+  } else {
+    spec.nonResourceAttributes = { path: a.path, verb: a.verb };
+  }
+  return spec;
+}
+
+/** The decision a webhook's answer says; throws when it says nothing usable. */
+export function decisionOf(answer: unknown): Decision {
+  const status = typeof answer === 'object' && answer !== null ? (answer as Json).status : undefined;
+  if (typeof status !== 'object' || status === null) throw new Error('the webhook answered no SubjectAccessReview status');
+  const s = status as Json;
+  const reason = typeof s.reason === 'string' ? s.reason : '';
+  const evaluationError = typeof s.evaluationError === 'string' && s.evaluationError ? s.evaluationError : undefined;
+  const withError = (d: Decision): Decision => (evaluationError ? { ...d, evaluationError } : d);
+  if (s.allowed === true && s.denied === true) return { decision: 'deny', reason, evaluationError: 'webhook subject access review returned both allow and deny response' };
+  if (s.denied === true) return withError({ decision: 'deny', reason });
+  if (s.allowed === true) return withError({ decision: 'allow', reason });
+  return withError(noOpinion(reason));
+}
+
+export class WebhookAuthorizer implements Authorizer {
+  readonly name = 'Webhook';
+  private readonly cache = new Map<string, { decision: Decision; expires: number }>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: WebhookAuthorizerOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  async authorize(attrs: Attributes): Promise<Decision> {
+    const spec = reviewSpec(attrs, this.o.version);
+    const key = JSON.stringify(spec);
+    const cached = this.cache.get(key);
+    if (cached && cached.expires > this.now()) return cached.decision;
+    if (cached) this.cache.delete(key);
+    let decision: Decision;
+    try {
+      decision = decisionOf(await this.post({ apiVersion: `${vocabulary.authorizationGroup}/${this.o.version}`, kind: 'SubjectAccessReview', spec }));
+    } catch (e) {
+      // No opinion, never cached: the next request asks again.
+      return noOpinion('', `error contacting the authorization webhook: ${(e as Error).message}`);
+    }
+    const ttl = decision.decision === 'allow' ? this.o.authorizedTtlMs : this.o.unauthorizedTtlMs;
+    if (ttl > 0) {
+      if (this.cache.size >= cacheSize) this.cache.delete(this.cache.keys().next().value!);
+      this.cache.set(key, { decision, expires: this.now() + ttl });
+    }
+    return decision;
+  }
+
+  /** A webhook cannot list what a user may do, as upstream. */
+  rulesFor(_user: UserInfo, _namespace: string): RuleSet {
+    return { resourceRules: [], nonResourceRules: [], incomplete: true, errors: ['webhook authorizer does not support user rule resolution'] };
+  }
+
+  private post(body: Json): Promise<unknown> {
+    const { endpoint, timeoutMs } = this.o;
+    const url = new URL(endpoint.server);
+    const payload = Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': String(payload.length) };
+    if (endpoint.token) headers.Authorization = `Bearer ${endpoint.token}`;
+    const options: RequestOptions = {
+      method: 'POST', headers,
+      ca: endpoint.caPem, cert: endpoint.certPem, key: endpoint.keyPem,
+      rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
+    };
+    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const req = send(url, options, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > maxRequestBodyBytes) req.destroy(new Error('the webhook\'s answer is too large'));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          const text = Buffer.concat(chunks).toString('utf8');
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code >= 300) return reject(new Error(`the webhook answered HTTP ${code}`));
+          if (jsonTextExceedsDepth(text)) return reject(new Error('the webhook\'s answer is nested too deeply'));
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new Error('the webhook\'s answer is not JSON'));
+          }
+        });
+        res.on('error', (e) => { clearTimeout(timer); reject(e); });
+      });
+      req.on('error', (e) => { clearTimeout(timer); reject(e); });
+      req.end(payload);
+    });
+  }
+}
