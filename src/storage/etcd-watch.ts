@@ -10,6 +10,7 @@ import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './
 import type { EtcdCodec } from './etcd-client.js';
 import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
+import { deliverSafely, endSafely } from './watch-hub.js';
 
 /** Events kept in memory: between this and twice as many (each holds its value and the previous one). */
 const ringLimit = 4_096;
@@ -206,20 +207,12 @@ export class EtcdWatches {
     watcher.cursor = Math.max(watcher.cursor, through);
     if (events.length === 0) return;
     const shown = watcher.withPrevKv ? events : events.map((event) => (event.prevKv ? { type: event.type, kv: event.kv, revision: event.revision } : event));
-    try {
-      watcher.handlers.onEvents(shown);
-    } catch (err) {
-      process.emitWarning(`watch handler threw: ${String(err)}`, 'StorageWatchWarning');
-    }
+    deliverSafely(watcher.handlers, shown);
   }
 
   private end(watcher: RingWatcher, reason: StorageError): void {
     watcher.active = false;
     this.watchers.delete(watcher);
-    try {
-      watcher.handlers.onError(reason);
-    } catch (err) {
-      process.emitWarning(`watch error handler threw: ${String(err)}`, 'StorageWatchWarning');
-    }
+    endSafely(watcher.handlers, reason);
   }
 }

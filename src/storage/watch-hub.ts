@@ -184,26 +184,35 @@ export class WatchHub {
   }
 
   private deliver(watcher: Watcher, events: WatchEvent[]): void {
-    try {
-      watcher.handlers.onEvents(events);
-    } catch (err) {
-      // A failing handler must not stop delivery to the other watchers.
-      process.emitWarning(`watch handler threw: ${String(err)}`, 'StorageWatchWarning');
-    }
+    deliverSafely(watcher.handlers, events);
   }
 
   private end(watcher: Watcher, reason: StorageError): void {
     watcher.active = false;
     this.watchers.delete(watcher);
-    try {
-      watcher.handlers.onError(reason);
-    } catch (err) {
-      process.emitWarning(`watch error handler threw: ${String(err)}`, 'StorageWatchWarning');
-    }
+    endSafely(watcher.handlers, reason);
   }
 }
 
 function asStorageError(err: unknown): StorageError {
   if (err instanceof StorageError) return err;
   return new StorageError('Unavailable', `reading watch history failed: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** Hands events to a watcher; a failing handler must not stop delivery to the other watchers. */
+export function deliverSafely(handlers: WatchHandlers, events: WatchEvent[]): void {
+  try {
+    handlers.onEvents(events);
+  } catch (err) {
+    process.emitWarning(`watch handler threw: ${String(err)}`, 'StorageWatchWarning');
+  }
+}
+
+/** Tells a watcher its watch ended; a failing handler is a warning, not the end of the feed. */
+export function endSafely(handlers: WatchHandlers, reason: StorageError): void {
+  try {
+    handlers.onError(reason);
+  } catch (err) {
+    process.emitWarning(`watch error handler threw: ${String(err)}`, 'StorageWatchWarning');
+  }
 }
