@@ -7,15 +7,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
+import type { RemoteEndpoint } from '../machinery/endpoint.js';
 
-export interface KubeconfigEndpoint {
-  server: string;
-  caPem?: string;
-  certPem?: string;
-  keyPem?: string;
-  token?: string;
-  insecureSkipTlsVerify?: boolean;
-}
 
 type Entry = { name?: unknown; cluster?: Record<string, unknown>; user?: Record<string, unknown>; context?: Record<string, unknown> };
 
@@ -47,7 +40,7 @@ async function material(fields: Record<string, unknown>, name: string, base: str
   return undefined;
 }
 
-export async function readKubeconfigEndpoint(path: string): Promise<KubeconfigEndpoint> {
+export async function readKubeconfigEndpoint(path: string): Promise<RemoteEndpoint> {
   const base = dirname(path);
   const doc: unknown = YAML.parse(await readFile(path, 'utf8'));
   if (!isObject(doc)) throw new Error('not a kubeconfig: expected a mapping');
@@ -64,7 +57,7 @@ export async function readKubeconfigEndpoint(path: string): Promise<KubeconfigEn
     throw new Error(`server ${JSON.stringify(cluster.server)} is not a URL`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`server ${JSON.stringify(cluster.server)} is not an http or https URL`);
-  const endpoint: KubeconfigEndpoint = { server: cluster.server };
+  const endpoint: RemoteEndpoint = { server: cluster.server };
   endpoint.caPem = await material(cluster, 'certificate-authority', base);
   if (cluster['insecure-skip-tls-verify'] === true) endpoint.insecureSkipTlsVerify = true;
   const user = pick(entries(doc, 'users'), 'user', userName)?.user;

@@ -11,18 +11,11 @@ import { jsonTextExceedsDepth, maxRequestBodyBytes } from '../../machinery/limit
 import { vocabulary } from '../../machinery/vocabulary.js';
 import type { UserInfo } from '../../machinery/user.js';
 import type { Authorizer } from './authorizer.js';
+import type { RemoteEndpoint } from '../../machinery/endpoint.js';
 
-export interface WebhookEndpoint {
-  server: string;
-  caPem?: string;
-  certPem?: string;
-  keyPem?: string;
-  token?: string;
-  insecureSkipTlsVerify?: boolean;
-}
 
 export interface WebhookAuthorizerOptions {
-  endpoint: WebhookEndpoint;
+  endpoint: RemoteEndpoint;
   version: 'v1' | 'v1beta1';
   authorizedTtlMs: number;
   unauthorizedTtlMs: number;

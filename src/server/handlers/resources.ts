@@ -63,6 +63,7 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
  * kinds get 415, as upstream. Rebuilt when the registry changes.
  */
 function protobufSchemas(registry: Registry): SchemaLookup {
+  let schemaCache = schemaCaches.get(registry);
   if (schemaCache?.generation !== registry.generation) {
     const kinds = new Set([...registry.kinds, ...registry.restObjects().map((r) => r.describe.kind)]);
     const lookup = builtinSchemaLookup([...kinds].filter((k) => k.protobuf));
@@ -75,10 +76,12 @@ function protobufSchemas(registry: Registry): SchemaLookup {
         return aliased === undefined ? undefined : lookup(aliased, kind);
       },
     };
+    schemaCaches.set(registry, schemaCache);
   }
   return schemaCache.lookup;
 }
-let schemaCache: { generation: number; lookup: SchemaLookup } | undefined;
+/** Per registry (several servers may run in one process), rebuilt when its generation moves. */
+const schemaCaches = new WeakMap<Registry, { generation: number; lookup: SchemaLookup }>();
 
 async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: ClientVersion): Promise<unknown> {
   const raw = await readBody(scope.req);
