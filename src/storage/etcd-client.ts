@@ -2,7 +2,8 @@
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
 
-import { Etcd3, IKeyValue, isRecoverableError, GRPCDeadlineExceededError } from 'etcd3';
+import { createRequire } from 'node:module';
+import type { Etcd3, IKeyValue } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
 
@@ -15,8 +16,21 @@ export interface EtcdConnectionOptions {
   requestTimeoutMs: number;
 }
 
+type Etcd3Module = typeof import('etcd3');
+let loaded: Etcd3Module | undefined;
+/**
+ * The etcd3 package (gRPC and its protocol files), loaded at the first
+ * connection: it costs ~90 ms of start-up that a server on the embedded
+ * store never needs.
+ */
+export function etcd3(): Etcd3Module {
+  loaded ??= createRequire(import.meta.url)('etcd3') as Etcd3Module;
+  return loaded;
+}
+
 export function connect(options: EtcdConnectionOptions): Etcd3 {
   const { tls } = options;
+  const { Etcd3, isRecoverableError } = etcd3();
   return new Etcd3({
     hosts: options.endpoints,
     credentials: tls && (tls.ca || tls.cert) ? { rootCertificate: tls.ca ?? Buffer.alloc(0), privateKey: tls.key, certChain: tls.cert } : undefined,
@@ -111,8 +125,11 @@ export type FailureKind = 'unsent' | 'ambiguous' | 'final';
 const unsentPatterns = /No connection established|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
 const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
 
+/** Whether `err` is the etcd3 package's deadline error (never, before any connection). */
+const pastDeadline = (err: unknown) => loaded !== undefined && err instanceof loaded.GRPCDeadlineExceededError;
+
 export function failureKind(err: unknown): FailureKind {
-  if (err instanceof StorageError || err instanceof GRPCDeadlineExceededError) return 'final';
+  if (err instanceof StorageError || pastDeadline(err)) return 'final';
   const message = err instanceof Error ? err.message : String(err);
   if (unsentPatterns.test(message)) return 'unsent';
   if (ambiguousPatterns.test(message)) return 'ambiguous';
@@ -123,7 +140,7 @@ export function failureKind(err: unknown): FailureKind {
 export function callFailure(err: unknown): StorageError {
   if (err instanceof StorageError) return err;
   const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof GRPCDeadlineExceededError || /deadline exceeded|request timed out/i.test(message)) {
+  if (pastDeadline(err) || /deadline exceeded|request timed out/i.test(message)) {
     return new StorageError('Timeout', `etcd did not answer in time: ${message}`);
   }
   return new StorageError('Unavailable', `etcd is unavailable: ${message}`);

@@ -6,13 +6,12 @@
 // through its watches and the others' compactions from etcd's answers.
 
 import type { Etcd3, IRangeResponse, ITxnResponse, IRequestOp } from 'etcd3';
-import { CompareResult, CompareTarget } from 'etcd3';
 import { isBrokenCircuitError } from 'cockatiel';
 import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
 import {
-  callFailure, connect, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
+  callFailure, connect, etcd3, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
 } from './etcd-client.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
@@ -142,6 +141,7 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
+      const { CompareTarget, CompareResult } = etcd3();
       return this.call(async (afterAmbiguous) => {
         const res = await this.txn(
           [{ key: etcdKey, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
@@ -165,6 +165,7 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
+      const { CompareTarget, CompareResult } = etcd3();
       return this.call(async (afterAmbiguous) => {
         const res = await this.txn(
           [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: this.codec.toEtcd(expectedModRevision) }],
@@ -186,6 +187,7 @@ export class EtcdBackend implements Backend {
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
+      const { CompareTarget, CompareResult } = etcd3();
       const guard = expectedModRevision === undefined
         ? [{ key: etcdKey, target: CompareTarget.Version, result: CompareResult.Greater, version: 0 }]
         : [{ key: etcdKey, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: this.codec.toEtcd(expectedModRevision) }];
