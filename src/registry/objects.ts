@@ -83,6 +83,16 @@ export class StoredObject {
     return this.parsed;
   }
 
+  /**
+   * Identity and metadata only, for readers that keep nothing else (metadata
+   * informers): decoding for them does not leave the whole object in the
+   * shared memo, where the cache would hold it as long as the version.
+   */
+  metadataObject(): KubeObject {
+    const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject();
+    return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
+  }
+
   /** A decoded copy of the caller's own, with the kind's defaults applied. */
   mutableObject(): KubeObject {
     const obj = fromKeyValue(this.kv);

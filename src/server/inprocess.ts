@@ -8,6 +8,7 @@ import { systemGroups } from '../machinery/user.js';
 import type { KubeObject } from '../api/kind.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
+import type { StoredObject } from '../registry/objects.js';
 import { yieldToEventLoop } from '../client/informer.js';
 import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
@@ -21,8 +22,8 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
 }
 
 /** The object, or only its identity and metadata when that is all the caller keeps. */
-function shape(obj: ApiObject, options: ListOptions): ApiObject {
-  return options.metadataOnly ? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: obj.metadata } : obj;
+function shape(stored: StoredObject, options: ListOptions): ApiObject {
+  return options.metadataOnly ? stored.metadataObject() : stored.object;
 }
 
 export class InProcessClient implements ApiClient {
@@ -65,7 +66,7 @@ export class InProcessClient implements ApiClient {
     // A long list is delivered in slices so that it does not hold the server up.
     const items: ApiObject[] = [];
     for (const item of list.items) {
-      items.push(shape(item.object, options));
+      items.push(shape(item, options));
       if (items.length % 256 === 0) await yieldToEventLoop();
     }
     return { items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
@@ -100,7 +101,7 @@ export class InProcessClient implements ApiClient {
   async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
     const store = this.store(type);
     const watch = await call(() => store.watch(namespace, { ...options, resourceVersion }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object.object, options) }))),
+      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options) }))),
       onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
     }));
     return { stop: () => watch.stop() };
