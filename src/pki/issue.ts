@@ -5,8 +5,8 @@ import { createPrivateKey, randomBytes, X509Certificate as NodeCertificate } fro
 import { isIP } from 'node:net';
 import { parseCertificateIdentity } from './identity.js';
 import { importSigningKey, spkiDerOf } from './keys.js';
-import { toPem } from './pem.js';
-import { splitUsages, type CertificateUsage } from './usages.js';
+import { toPem } from '../machinery/pem.js';
+import { splitUsages, type CertificateUsage } from '../machinery/usages.js';
 import { loadX509 } from './x509-lib.js';
 
 export interface IssueCertificateParams {
