@@ -131,6 +131,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       metrics: new AdmissionMetrics(metrics.registry),
       webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
       equivalents: equivalentResources(() => registry!),
+      authorize: (attributes) => authorizer.authorize(attributes),
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
