@@ -5,6 +5,8 @@ export type { KeyMaterial, KeyMaterialOptions } from './key-material.js';
 export { writeAdminKubeconfig, renderKubeconfig } from './kubeconfig.js';
 export type { AdminKubeconfigParams } from './kubeconfig.js';
 export { issueCertificate } from './issue.js';
+export { loadRequestSigner, requestSigner } from './request-signer.js';
+export type { RequestSigner } from './request-signer.js';
 export type { IssueCertificateParams } from './issue.js';
 export { certificateUsages, isCertificateUsage, splitUsages } from '../machinery/usages.js';
 export type { CertificateUsage, KeyUsageName, ExtendedKeyUsageName } from '../machinery/usages.js';
