@@ -450,9 +450,6 @@ function checkCombinations(options: ServerOptions): void {
     throw new FlagError(`--etcd-servers must be specified with --storage-backend ${options.storageBackend}`, '--etcd-servers');
   }
   if (options.requestTimeoutMs <= 0) throw new FlagError('--request-timeout must be positive', '--request-timeout');
-  if ((options.clusterSigningCertFile === undefined) !== (options.clusterSigningKeyFile === undefined)) {
-    throw new FlagError('--cluster-signing-cert-file and --cluster-signing-key-file must be given together', options.clusterSigningCertFile === undefined ? '--cluster-signing-cert-file' : '--cluster-signing-key-file');
-  }
   if (options.clusterSigningDurationMs <= 0) throw new FlagError('--cluster-signing-duration must be positive', '--cluster-signing-duration');
   const { leaderElectLeaseDurationMs: lease, leaderElectRenewDeadlineMs: renew, leaderElectRetryPeriodMs: retry } = options;
   if (!(lease > renew && renew > retry && retry > 0)) {

@@ -8,6 +8,7 @@ import type { CertificateRequestInfo } from '../machinery/pkcs10.js';
 import type { CertificateUsage } from '../machinery/usages.js';
 import { parseCertificateIdentity } from './identity.js';
 import { backdateMs, issueCertificate } from './issue.js';
+import { KeyMaterialError } from './key-material.js';
 
 export interface RequestSigner {
   /** The CA that signs (PEM): issued certificates verify against it. */
@@ -53,14 +54,17 @@ export function requestSigner(caCertPem: string, caKeyPem: string, now: () => nu
  * does not belong together stops the start-up.
  */
 export async function loadRequestSigner(certFile: string | undefined, keyFile: string | undefined, fallback: { certPem: string; keyPem: string }): Promise<RequestSigner> {
-  if (certFile === undefined || keyFile === undefined) return requestSigner(fallback.certPem, fallback.keyPem);
-  const [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
+  if (certFile === undefined && keyFile === undefined) return requestSigner(fallback.certPem, fallback.keyPem);
+  if (certFile === undefined || keyFile === undefined) throw new KeyMaterialError('--cluster-signing-cert-file and --cluster-signing-key-file must be given together');
   let matches: boolean;
+  let certPem: string;
+  let keyPem: string;
   try {
+    [certPem, keyPem] = await Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8')]);
     matches = new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
   } catch (e) {
-    throw new Error(`cluster signing CA: cannot read ${certFile} and ${keyFile}: ${(e as Error).message}`);
+    throw new KeyMaterialError(`cluster signing CA: cannot use ${certFile} and ${keyFile}: ${(e as Error).message}`);
   }
-  if (!matches) throw new Error(`cluster signing CA: the key in ${keyFile} does not belong to the certificate in ${certFile}`);
+  if (!matches) throw new KeyMaterialError(`cluster signing CA: the key in ${keyFile} does not belong to the certificate in ${certFile}`);
   return requestSigner(certPem, keyPem);
 }

@@ -208,6 +208,16 @@ describe('certificate signing requests end to end', () => {
 });
 
 describe('--cluster-signing-* options', () => {
+  test('a certificate without its key, or with another key, stops the start-up with the reason', async () => {
+    const dir = tempDir();
+    const one = await newCa('one');
+    const two = await newCa('two');
+    writeFileSync(join(dir, 'one.crt'), one.cert);
+    writeFileSync(join(dir, 'two.key'), two.key);
+    await assert.rejects(startTestServer({ clusterSigningCertFile: join(dir, 'one.crt') }), /--cluster-signing-cert-file and --cluster-signing-key-file must be given together/);
+    await assert.rejects(startTestServer({ clusterSigningCertFile: join(dir, 'one.crt'), clusterSigningKeyFile: join(dir, 'two.key') }), /the key in .*two\.key does not belong to the certificate in .*one\.crt/);
+  });
+
   test('another CA signs, and the signing duration caps requested lifetimes', async () => {
     const dir = tempDir();
     const other = await newCa('other-signing-ca');
