@@ -40,6 +40,16 @@ describe('CertificateSigningRequest API', () => {
     assert.equal(r.json.status?.conditions, undefined);
   });
 
+  test('the requester\'s uid, groups and extra are recorded as authentication gave them', async () => {
+    const headers = { 'Impersonate-User': 'amy', 'Impersonate-Uid': 'u-1', 'Impersonate-Group': 'system:masters', 'Impersonate-Extra-__proto__': 'p', 'Impersonate-Extra-scopes': 'read' };
+    const r = await s.client.post(base, csrObject('amy', jane.request, clientSigner, clientUsages), headers);
+    assert.equal(r.status, 201, r.text);
+    assert.equal(r.json.spec.username, 'amy');
+    assert.equal(r.json.spec.uid, 'u-1');
+    assert.deepEqual(r.json.spec.groups, ['system:masters', 'system:authenticated']);
+    assert.deepEqual(JSON.parse(JSON.stringify(r.json.spec.extra)), JSON.parse('{"__proto__":["p"],"scopes":["read"]}'));
+  });
+
   test('the spec never changes on update: requester fields and the request stay as stored', async () => {
     const current = (await s.client.get(`${base}/who`)).json;
     const changed = { ...current, spec: { ...current.spec, username: 'mallory', groups: ['x'], usages: ['server auth'] }, metadata: { ...current.metadata, labels: { a: 'b' } } };
@@ -140,5 +150,8 @@ describe('CertificateSigningRequest API', () => {
     assert.match(described.stdout, /Signer:\s+/);
     assert.match(described.stdout, /Status:\s+Approved/);
     assert.match(described.stdout, /Organization:\s+dev/);
+    const explained = await s.kubectl(['explain', 'csr.spec.signerName']);
+    assert.equal(explained.code, 0, explained.stderr);
+    assert.match(explained.stdout, /FIELD: signerName <string>/);
   });
 });

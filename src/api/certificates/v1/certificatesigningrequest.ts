@@ -8,7 +8,7 @@ import { defineKind, statusSubresource, type KubeObject, type PartSubresource } 
 import { definitionPrefix, vocabulary } from '../../../machinery/vocabulary.js';
 import { isPathSegmentName } from '../../../machinery/validation.js';
 import { humanDuration, rfc3339Now } from '../../../machinery/time.js';
-import { setOwn } from '../../../machinery/ownkeys.js';
+import { ownValue, setOwn } from '../../../machinery/ownkeys.js';
 import type { UserInfo } from '../../../machinery/user.js';
 import { Time } from '../../meta/v1.js';
 import { ageColumn, kindSchema, nameColumn } from '../../core/v1/common.js';
@@ -63,7 +63,7 @@ function recordRequester(csr: KubeObject, user: UserInfo | undefined): void {
   const keys = Object.keys(extra);
   if (keys.length) {
     spec.extra = {};
-    for (const key of keys) setOwn(spec.extra, key, [...extra[key]!]);
+    for (const key of keys) setOwn(spec.extra, key, [...(ownValue(extra, key) ?? [])]);
   }
 }
 
