@@ -12,6 +12,10 @@ import { AlwaysDeny } from './plugins/alwaysdeny.js';
 import { NamespaceAutoProvision, type NamespaceCreator } from './plugins/namespaceautoprovision.js';
 import { NamespaceExists } from './plugins/namespaceexists.js';
 import { NamespaceLifecycle, type NamespaceGetter } from './plugins/namespacelifecycle.js';
+import { CertificateApproval } from './plugins/certificateapproval.js';
+import { CertificateSigning } from './plugins/certificatesigning.js';
+import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestriction.js';
+import type { Authorize } from './plugins/signerauthorization.js';
 import { WebhookClient, webhookPlugin, type ConfigurationFeed, type EquivalentResources } from './webhook/index.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
@@ -34,6 +38,8 @@ export interface AdmissionContext {
   webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
   /** Other versions of a request's resource, for matchPolicy Equivalent. */
   equivalents?: EquivalentResources;
+  /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers); without it they refuse. */
+  authorize?: Authorize;
 }
 
 export interface AdmissionSettings {
@@ -61,6 +67,9 @@ const factories = new Map<string, Factory>([
   ['NamespaceAutoProvision', (c) => new NamespaceAutoProvision(c.getNamespace, c.createNamespace)],
   ['NamespaceExists', (c) => new NamespaceExists(c.getNamespace)],
   ['NamespaceLifecycle', (c) => new NamespaceLifecycle(c.getNamespace)],
+  ['CertificateApproval', (c) => new CertificateApproval(c.authorize)],
+  ['CertificateSigning', (c) => new CertificateSigning(c.authorize)],
+  ['CertificateSubjectRestriction', () => new CertificateSubjectRestriction()],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);

@@ -6,9 +6,10 @@ import { admissionRegistrationV1Kinds } from './admissionregistration/v1/index.j
 import { authenticationV1Kinds } from './authentication/v1/index.js';
 import { rbacV1Kinds } from './rbac/v1/index.js';
 import { authorizationV1Kinds } from './authorization/v1/index.js';
+import { certificatesV1Kinds } from './certificates/v1/index.js';
 
 /** Kinds whose objects are stored: each gets a store and REST objects of its own. */
-export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds];
+export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds];
 
 /** Kinds that are only ever answered (reviews, token requests): REST objects of the registry serve them. */
 export const builtinAnsweredKinds: KindDefinition[] = [...authenticationV1Kinds, ...authorizationV1Kinds];

@@ -2,6 +2,7 @@
 // OpenAPI, validation, defaulting and pruning are all derived from it.
 
 import type { FieldError } from '../machinery/errors.js';
+import type { UserInfo } from '../machinery/user.js';
 import { isDns1123Subdomain, type NameCheck } from '../machinery/validation.js';
 import type { Schema } from './schema.js';
 
@@ -18,8 +19,8 @@ export type KubeObject = Record<string, any> & {
 export interface Strategy {
   /** Fill defaults of omitted fields (also run when reading older stored shapes). */
   defaults?(obj: KubeObject): void;
-  /** Before validation on create: clear or set server-owned fields. */
-  prepareForCreate?(obj: KubeObject): void;
+  /** Before validation on create: clear or set server-owned fields (some record who asks: `user`). */
+  prepareForCreate?(obj: KubeObject, user?: UserInfo): void;
   /** Before validation on an update of the main resource (sub-resources change only what they own). */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];
@@ -42,6 +43,10 @@ export interface PartSubresource {
   verbs: ('get' | 'update' | 'patch')[];
   /** A create leaves the owned fields empty, whatever the client sent (status, as upstream). */
   resetOnCreate?: boolean;
+  /** Before validation on a write through this sub-resource (the kind's own rules for what it may change). */
+  prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /** Validates a write through this sub-resource, in place of the strategy's `validateUpdate`. */
+  validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
 }
 
 /**

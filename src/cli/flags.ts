@@ -320,6 +320,12 @@ const authorizationFlags: readonly Flag[] = [
   option('authorization-webhook-cache-unauthorized-ttl', durationType, 'authorizationWebhookCacheUnauthorizedTtlMs', 'How long to cache not-allowed answers of the webhook authorizer.'),
 ];
 
+const certificateSigningFlags: readonly Flag[] = [
+  option('cluster-signing-cert-file', stringType, 'clusterSigningCertFile', 'CA certificate (PEM) the built-in certificate signers sign with; needs --cluster-signing-key-file.', 'the generated CA'),
+  option('cluster-signing-key-file', stringType, 'clusterSigningKeyFile', 'Private key (PEM) of --cluster-signing-cert-file.', 'the generated CA\'s key'),
+  option('cluster-signing-duration', durationType, 'clusterSigningDurationMs', 'Longest lifetime of certificates the built-in signers issue; a request\'s expirationSeconds may ask for less.'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -347,6 +353,7 @@ export const serverFlags: readonly Flag[] = [
   ...identityFlags,
   ...admissionFlags,
   ...authorizationFlags,
+  ...certificateSigningFlags,
   helpFlag,
   versionFlag,
 ];
@@ -443,6 +450,7 @@ function checkCombinations(options: ServerOptions): void {
     throw new FlagError(`--etcd-servers must be specified with --storage-backend ${options.storageBackend}`, '--etcd-servers');
   }
   if (options.requestTimeoutMs <= 0) throw new FlagError('--request-timeout must be positive', '--request-timeout');
+  if (options.clusterSigningDurationMs <= 0) throw new FlagError('--cluster-signing-duration must be positive', '--cluster-signing-duration');
   const { leaderElectLeaseDurationMs: lease, leaderElectRenewDeadlineMs: renew, leaderElectRetryPeriodMs: retry } = options;
   if (!(lease > renew && renew > retry && retry > 0)) {
     throw new FlagError('--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline, and that greater than --leader-elect-retry-period (> 0)');

@@ -15,14 +15,23 @@ import { RootCaPublisher } from './rootca.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation.js';
 import { LeaderElector, type LeaderElectionTiming } from './leaderelection.js';
 import { IdentityLease } from './identitylease.js';
+import { CsrSigningController, type CsrSigningOptions } from './csrsigning.js';
+import { CsrApprovingController, type Authorize } from './csrapproving.js';
+import { CsrCleanerController } from './csrcleaner.js';
 
 export type { Controller } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
 
 type Log = (msg: string, extra?: object) => void;
 
-/** What the identity controllers need: the signer of legacy tokens and the CA bundle clients trust. */
-export type IdentityControllerOptions = TokenControllerOptions;
+/** What the certificate controllers need: the cluster signing CA and duration, and the authorizer (auto-approval asks it). */
+export interface CertificateControllerOptions {
+  signing: CsrSigningOptions;
+  authorize: Authorize;
+}
+
+/** What the identity controllers need (the signer of legacy tokens, the CA bundle clients trust), and the certificate controllers. */
+export type IdentityControllerOptions = TokenControllerOptions & { certificates: CertificateControllerOptions };
 
 /** Every controller by name (upstream's names), in start order; all are on by default. */
 const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFactory, identity: IdentityControllerOptions) => Controller> = {
@@ -32,6 +41,9 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   'serviceaccount-token': (c, l, i, id) => new TokensController(c, l, i, id),
   'root-ca-cert-publisher': (c, l, i, id) => new RootCaPublisher(c, l, i, id.rootCaPem),
   'clusterrole-aggregation': (c, l, i) => new ClusterRoleAggregationController(c, l, i),
+  csrsigning: (c, l, i, id) => new CsrSigningController(c, l, i, id.certificates.signing),
+  csrapproving: (c, l, i, id) => new CsrApprovingController(c, l, i, id.certificates.authorize),
+  csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
 };
 
 export const controllerNames: readonly string[] = Object.keys(makers);

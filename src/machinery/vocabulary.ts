@@ -96,7 +96,21 @@ export const upstreamCompat = {
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',
+  /**
+   * Groups discovery also lists by their upstream name, ahead of ours: kubectl
+   * commands that find objects through discovery and then insist on the
+   * upstream group (`kubectl certificate approve`) need to see it there.
+   */
+  discoveredGroupPrefixes: ['certificates'] as readonly string[],
 } as const;
+
+/** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */
+export function discoveredUpstreamGroup(group: string): string | undefined {
+  const suffix = `.${product.domain}`;
+  if (!group.endsWith(suffix)) return undefined;
+  const prefix = group.slice(0, -suffix.length);
+  return upstreamCompat.discoveredGroupPrefixes.includes(prefix) ? `${prefix}.${upstreamCompat.groupDomain}` : undefined;
+}
 
 /** Our group for an upstream-named one (`authentication.k8s.io` -> `authentication.plat.io`); undefined for other names. */
 export function productGroupForUpstream(group: string): string | undefined {

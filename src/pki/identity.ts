@@ -1,8 +1,8 @@
 // Who a client certificate says it is: CommonName is the user, each
 // Organization a group (the upstream x509 authenticator's mapping).
 
-import { DerError, children, decodeOid, decodeString, decodeTime, expectTag, readTlv, tags, type Tlv } from './der.js';
-import { splitPem } from './pem.js';
+import { DerError, children, decodeOid, decodeString, decodeTime, expectTag, readTlv, tags, type Tlv } from '../machinery/der.js';
+import { splitPem } from '../machinery/pem.js';
 
 export interface CertificateIdentity {
   commonName: string;

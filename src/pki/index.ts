@@ -5,12 +5,14 @@ export type { KeyMaterial, KeyMaterialOptions } from './key-material.js';
 export { writeAdminKubeconfig, renderKubeconfig } from './kubeconfig.js';
 export type { AdminKubeconfigParams } from './kubeconfig.js';
 export { issueCertificate } from './issue.js';
+export { loadRequestSigner, requestSigner } from './request-signer.js';
+export type { RequestSigner } from './request-signer.js';
 export type { IssueCertificateParams } from './issue.js';
-export { certificateUsages, isCertificateUsage, splitUsages } from './usages.js';
-export type { CertificateUsage, KeyUsageName, ExtendedKeyUsageName } from './usages.js';
+export { certificateUsages, isCertificateUsage, splitUsages } from '../machinery/usages.js';
+export type { CertificateUsage, KeyUsageName, ExtendedKeyUsageName } from '../machinery/usages.js';
 export { parseCertificateIdentity } from './identity.js';
 export type { CertificateIdentity } from './identity.js';
-export { DerError } from './der.js';
+export { DerError } from '../machinery/der.js';
 export {
   generateEcKeyPair,
   generateRsaKeyPair,
@@ -20,6 +22,6 @@ export {
   importSigningKey,
 } from './keys.js';
 export type { KeyPairPem, SigningKey } from './keys.js';
-export { splitPem, toPem, certificatePems, joinPem } from './pem.js';
-export type { PemBlock } from './pem.js';
+export { splitPem, toPem, certificatePems, joinPem } from '../machinery/pem.js';
+export type { PemBlock } from '../machinery/pem.js';
 export { createTokenSigner, tokenAlgorithmOf, tokenKeyId } from './tokens.js';

@@ -5,16 +5,20 @@ import { createPrivateKey, randomBytes, X509Certificate as NodeCertificate } fro
 import { isIP } from 'node:net';
 import { parseCertificateIdentity } from './identity.js';
 import { importSigningKey, spkiDerOf } from './keys.js';
-import { toPem } from './pem.js';
-import { splitUsages, type CertificateUsage } from './usages.js';
+import { toPem } from '../machinery/pem.js';
+import { splitUsages, type CertificateUsage } from '../machinery/usages.js';
 import { loadX509 } from './x509-lib.js';
 
 export interface IssueCertificateParams {
   commonName: string;
   /** Each becomes an O= attribute; the API server reads them as groups. */
   organizations?: readonly string[];
+  /** The subject Name as DER, copied as is (a CSR's); replaces commonName and organizations. */
+  subjectDer?: Uint8Array;
   dnsNames?: readonly string[];
   ipAddresses?: readonly string[];
+  emailAddresses?: readonly string[];
+  uris?: readonly string[];
   /** Upstream CSR usage names, e.g. `digital signature`, `server auth`. */
   usages: readonly CertificateUsage[];
   /** Sets basicConstraints CA:true. Default false. */
@@ -22,6 +26,8 @@ export interface IssueCertificateParams {
   /** Validity length from now. Default 365. Ignored when `notAfter` is given. */
   lifetimeDays?: number;
   notAfter?: Date;
+  /** Default: five minutes ago (see backdateMs). */
+  notBefore?: Date;
   /** The subject's public key: SPKI PEM or DER, or any PEM a key can be taken from. */
   publicKey: string | Uint8Array;
   /** The signer's private key (PEM, any flavour). */
@@ -31,7 +37,7 @@ export interface IssueCertificateParams {
 }
 
 /** Certificates start slightly in the past so peers with a lagging clock accept them. */
-const backdateMs = 5 * 60 * 1000;
+export const backdateMs = 5 * 60 * 1000;
 const dayMs = 24 * 60 * 60 * 1000;
 
 /** Returns the new certificate as PEM. */
@@ -45,7 +51,7 @@ export async function issueCertificate(params: IssueCertificateParams): Promise<
   }
 
   const now = Date.now();
-  const notBefore = new Date(now - backdateMs);
+  const notBefore = params.notBefore ?? new Date(now - backdateMs);
   let notAfter = params.notAfter ?? new Date(now + (params.lifetimeDays ?? 365) * dayMs);
   // A certificate cannot outlive the one that vouches for it.
   if (params.issuerCertPem) {
@@ -56,7 +62,7 @@ export async function issueCertificate(params: IssueCertificateParams): Promise<
   const subject: Record<string, string[]>[] = [];
   for (const organization of params.organizations ?? []) subject.push({ O: [organization] });
   if (params.commonName) subject.push({ CN: [params.commonName] });
-  const subjectName = new x509.Name(subject);
+  const subjectName = params.subjectDer ? new x509.Name(Uint8Array.from(params.subjectDer).buffer) : new x509.Name(subject);
 
   const { keyUsage, extendedKeyUsages } = splitUsages(params.usages);
   const extensions: InstanceType<X509['Extension']>[] = [
@@ -71,6 +77,8 @@ export async function issueCertificate(params: IssueCertificateParams): Promise<
       if (!isIP(value)) throw new Error(`not an IP address: ${JSON.stringify(value)}`);
       return { type: 'ip' as const, value };
     }),
+    ...(params.emailAddresses ?? []).map((value) => ({ type: 'email' as const, value })),
+    ...(params.uris ?? []).map((value) => ({ type: 'url' as const, value })),
   ];
   if (altNames.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(altNames));
   if (issuer) {

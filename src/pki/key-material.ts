@@ -10,7 +10,7 @@ import { product } from '../machinery/vocabulary.js';
 import { ensurePrivateDir, privateFileMode, publicFileMode, readTextIfExists, writeFileAtomic } from './files.js';
 import { issueCertificate } from './issue.js';
 import { generateEcKeyPair, generateRsaKeyPair, normalizePrivateKeyPem, publicKeyPemOf, publicKeyPemsFrom } from './keys.js';
-import { certificatePems, joinPem } from './pem.js';
+import { certificatePems, joinPem } from '../machinery/pem.js';
 
 export interface KeyMaterialOptions {
   /** Serving certificate (PEM, may carry its chain); needs tlsPrivateKeyFile. */

@@ -3,7 +3,7 @@
 // @peculiar/x509, so keys are imported there at the last moment.
 
 import { createPrivateKey, createPublicKey, generateKeyPair, webcrypto, X509Certificate, type KeyObject } from 'node:crypto';
-import { splitPem } from './pem.js';
+import { splitPem } from '../machinery/pem.js';
 
 export interface KeyPairPem {
   /** PKCS#8 (`PRIVATE KEY`). */

@@ -283,7 +283,7 @@ export class ResourceStore {
     if (this.kind.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
     if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
-    strategy.prepareForCreate?.(obj);
+    strategy.prepareForCreate?.(obj, opts.user);
     strategy.defaults?.(obj);
     const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, operationOptions('CreateOptions', opts), obj);
     await this.admission.mutate(request);
@@ -384,10 +384,11 @@ export class ResourceStore {
     const strategy = this.kind.strategy;
     let next = obj;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
-    if (part && !isViewSubresource(part)) {
+    const ownPart = part && !isViewSubresource(part) ? part : undefined;
+    if (ownPart) {
       // Through a sub-resource only its fields change: start from the stored object.
       next = structuredClone(old);
-      copyPaths(obj, next, part.owns);
+      copyPaths(obj, next, ownPart.owns);
     } else if (target.subresource === undefined) {
       copyPaths(old, next, this.ownedBySubresources);
     }
@@ -402,6 +403,7 @@ export class ResourceStore {
     delete meta.selfLink;
     strategy.defaults?.(next);
     if (target.subresource === undefined) strategy.prepareForUpdate?.(next, old);
+    else ownPart?.prepareForUpdate?.(next, old);
     const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, options, next, old, target.subresource);
     await this.admission.mutate(request);
     next = request.object!;
@@ -416,7 +418,7 @@ export class ResourceStore {
     } else {
       delete meta.generation;
     }
-    const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...(strategy.validateUpdate?.(next, old) ?? [])];
+    const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...((ownPart?.validateUpdate ?? strategy.validateUpdate)?.(next, old) ?? [])];
     if (oldMeta.deletionTimestamp) {
       const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));
       if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));

@@ -2,7 +2,7 @@
 // /apis/{group}, /api/v1 and /apis/{group}/{version}, and /version.
 
 import { createHash } from 'node:crypto';
-import { product } from '../machinery/vocabulary.js';
+import { discoveredUpstreamGroup, product, productGroupForUpstream } from '../machinery/vocabulary.js';
 import { apiVersionOf, KindDefinition } from '../api/kind.js';
 import { verbsOf, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
@@ -43,9 +43,13 @@ export class Discovery {
     const groups = new Map<string, string[]>();
     for (const { group, version } of this.registry.groupVersions()) {
       if (!group) continue;
+      // Listed first, the upstream name is the one kubectl picks for these resources (see upstreamCompat).
+      const upstream = discoveredUpstreamGroup(group);
+      if (upstream !== undefined && !groups.has(group)) groups.set(upstream, groups.get(upstream) ?? []);
       const versions = groups.get(group) ?? [];
       versions.push(version);
       groups.set(group, versions);
+      if (upstream !== undefined) groups.set(upstream, [...versions]);
     }
     return groups;
   }
@@ -70,14 +74,18 @@ export class Discovery {
 
   /** One entry per REST object of the group version: resources and sub-resources, verbs from their capabilities. */
   resourceList(group: string, version: string) {
-    const rests = this.registry.restObjectsOf(group, version);
+    const ours = productGroupForUpstream(group);
+    const served = ours !== undefined && discoveredUpstreamGroup(ours) === group ? ours : group;
+    const rests = this.registry.restObjectsOf(served, version);
     if (rests.length === 0) return undefined;
-    const resources = rests.map((rest) => resourceEntry(rest));
+    // Short names go with the upstream name only, so that kubectl finds one resource for them.
+    const shortNames = served !== group || discoveredUpstreamGroup(group) === undefined;
+    const resources = rests.map((rest) => resourceEntry(rest, shortNames));
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
   }
 }
 
-function resourceEntry(rest: RestObject): Record<string, unknown> {
+function resourceEntry(rest: RestObject, withShortNames: boolean): Record<string, unknown> {
   const d = rest.describe;
   const main = d.subresource === undefined;
   const entry: Record<string, unknown> = {
@@ -92,7 +100,7 @@ function resourceEntry(rest: RestObject): Record<string, unknown> {
   }
   entry.kind = d.kind.kind;
   entry.verbs = verbsOf(rest);
-  if (main && d.kind.shortNames.length) entry.shortNames = d.kind.shortNames;
+  if (main && withShortNames && d.kind.shortNames.length) entry.shortNames = d.kind.shortNames;
   if (main && d.kind.categories.length) entry.categories = d.kind.categories;
   if (main && d.stored) entry.storageVersionHash = storageVersionHash(d.kind);
   return entry;

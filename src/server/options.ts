@@ -88,6 +88,14 @@ export interface ServerOptions {
   authorizationWebhookCacheUnauthorizedTtlMs: number;
   /** How long one webhook call may take before it counts as no opinion, in ms. */
   authorizationWebhookTimeoutMs: number;
+
+  // Certificate signing (the built-in signers of certificate signing requests)
+  /** CA certificate (PEM) the built-in signers sign with; default the server's CA. Needs clusterSigningKeyFile. */
+  clusterSigningCertFile?: string;
+  /** Private key (PEM) of clusterSigningCertFile. */
+  clusterSigningKeyFile?: string;
+  /** Longest certificate the built-in signers issue, in ms; a request's expirationSeconds may ask for less. Default a year. */
+  clusterSigningDurationMs: number;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -120,4 +128,5 @@ export const defaultServerOptions: ServerOptions = {
   authorizationWebhookCacheUnauthorizedTtlMs: 30 * 1000,
   // As upstream's webhook authorizer built from these flags.
   authorizationWebhookTimeoutMs: 30 * 1000,
+  clusterSigningDurationMs: 365 * 24 * 60 * 60 * 1000,
 };

@@ -9,7 +9,7 @@ import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { systemGroups, type UserInfo } from '../machinery/user.js';
-import { ensureKeyMaterial, joinPem, writeAdminKubeconfig } from '../pki/index.js';
+import { ensureKeyMaterial, joinPem, loadRequestSigner, writeAdminKubeconfig } from '../pki/index.js';
 import { isSharedStore, openBackend, startCompactor } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
@@ -131,11 +131,13 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       metrics: new AdmissionMetrics(metrics.registry),
       webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
       equivalents: equivalentResources(() => registry!),
+      authorize: (attributes) => authorizer.authorize(attributes),
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
+  const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
   const backend = openBackend({
     kind: options.storageBackend, dataDir: options.dataDir,
     servers: options.etcdServers, prefix: options.etcdPrefix,
@@ -242,7 +244,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     new InProcessClient(registry, `${product.name}-controller-manager`),
     (msg, extra) => log.warn(extra ?? {}, msg),
     {
-      identityControllers: { signer: signers.legacy, rootCaPem: trustedPem },
+      identityControllers: {
+        signer: signers.legacy, rootCaPem: trustedPem,
+        certificates: { signing: { issuer: clusterSigner, durationMs: options.clusterSigningDurationMs }, authorize: (attributes) => authorizer.authorize(attributes) },
+      },
       selection: options.controllers,
       ...(shared ? {
         leaderElection: {

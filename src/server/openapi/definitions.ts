@@ -5,6 +5,7 @@
 import type { KindDefinition } from '../../api/kind.js';
 import { define, namedSchemas, type Schema } from '../../api/schema.js';
 import * as meta from '../../api/meta/v1.js';
+import { discoveredUpstreamGroup } from '../../machinery/vocabulary.js';
 import { ext, upstreamExt } from './names.js';
 import type { GroupVersionKind } from './routes.js';
 import { translateSchema, type Dialect, type Json } from './translate.js';
@@ -49,6 +50,12 @@ export function groupVersionKinds(kinds: KindDefinition[]): Map<string, GroupVer
   for (const k of kinds) {
     add(k.definitionName, { group: k.group, version: k.version, kind: k.kind });
     add(k.listDefinitionName, { group: k.group, version: k.version, kind: k.listKind });
+    // Discovery lists these groups by their upstream name too: kubectl looks the schema up by that name.
+    const upstream = discoveredUpstreamGroup(k.group);
+    if (upstream !== undefined) {
+      add(k.definitionName, { group: upstream, version: k.version, kind: k.kind });
+      add(k.listDefinitionName, { group: upstream, version: k.version, kind: k.listKind });
+    }
     groupVersions.set(`${k.group}/${k.version}`, { group: k.group, version: k.version });
   }
   // Status is a core kind; DeleteOptions and WatchEvent travel in every group version.

@@ -74,6 +74,9 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['authorization-webhook-version', 'v1', { authorizationWebhookVersion: 'v1' }],
   ['authorization-webhook-cache-authorized-ttl', '1m', { authorizationWebhookCacheAuthorizedTtlMs: 60_000 }],
   ['authorization-webhook-cache-unauthorized-ttl', '10s', { authorizationWebhookCacheUnauthorizedTtlMs: 10_000 }],
+  ['cluster-signing-cert-file', '/etc/signing/ca.crt', { clusterSigningCertFile: '/etc/signing/ca.crt' }],
+  ['cluster-signing-key-file', '/etc/signing/ca.key', { clusterSigningKeyFile: '/etc/signing/ca.key' }],
+  ['cluster-signing-duration', '720h', { clusterSigningDurationMs: 720 * 60 * 60 * 1000 }],
 ];
 
 describe('parseFlags', () => {
@@ -169,6 +172,10 @@ describe('parseFlags', () => {
 });
 
 describe('parseFlags errors', () => {
+  it('rejects a signing duration that is not positive', () => {
+    rejects(['--cluster-signing-duration=0s'], '--cluster-signing-duration must be positive', '--cluster-signing-duration');
+  });
+
   it('rejects unknown flags, long or short', () => {
     rejects(['--nope'], 'unknown flag: --nope', '--nope');
     rejects(['--nope=1'], 'unknown flag: --nope', '--nope');

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinKinds } from '../../../src/api/catalog.js';
 import * as meta from '../../../src/api/meta/v1.js';
-import { vocabulary } from '../../../src/machinery/vocabulary.js';
+import { discoveredUpstreamGroup, vocabulary } from '../../../src/machinery/vocabulary.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
 import { catalogRegistry } from '../../support/catalog.js';
 import { translateSchema, collectRefs } from '../../../src/server/openapi/translate.js';
@@ -98,9 +98,11 @@ test('every kind and list kind is defined with its group-version-kind', () => {
     const def = doc.definitions[k.definitionName];
     const list = doc.definitions[k.listDefinitionName];
     assert.ok(def && list, k.kind);
-    assert.deepEqual(def['x-kubernetes-group-version-kind'], [{ group: k.group, kind: k.kind, version: k.version }]);
-    assert.deepEqual(def[ours('group-version-kind')], [{ group: k.group, kind: k.kind, version: k.version }]);
-    assert.deepEqual(list['x-kubernetes-group-version-kind'], [{ group: k.group, kind: k.listKind, version: k.version }]);
+    // Groups discovery also lists by their upstream name carry that name too, after ours.
+    const groups = [k.group, discoveredUpstreamGroup(k.group)].filter((g) => g !== undefined);
+    assert.deepEqual(def['x-kubernetes-group-version-kind'], groups.map((group) => ({ group, kind: k.kind, version: k.version })));
+    assert.deepEqual(def[ours('group-version-kind')], groups.map((group) => ({ group, kind: k.kind, version: k.version })));
+    assert.deepEqual(list['x-kubernetes-group-version-kind'], groups.map((group) => ({ group, kind: k.listKind, version: k.version })));
     assert.deepEqual(list.required, ['items']);
     assert.equal(list.properties.items.items.$ref, `#/definitions/${k.definitionName}`);
     assert.equal(list.properties.metadata.$ref, `#/definitions/${meta.ListMeta.name!}`);

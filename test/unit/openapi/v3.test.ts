@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { builtinKinds } from '../../../src/api/catalog.js';
 import { defineKind } from '../../../src/api/kind.js';
 import * as meta from '../../../src/api/meta/v1.js';
-import { productGroup } from '../../../src/machinery/vocabulary.js';
+import { discoveredUpstreamGroup, productGroup, vocabulary } from '../../../src/machinery/vocabulary.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
 import { catalogRegistry } from '../../support/catalog.js';
 import { collectRefs } from '../../../src/server/openapi/translate.js';
@@ -36,7 +36,9 @@ test('index lists every group version and the roots with content hashes', () => 
   const paths = JSON.parse(index.body.toString()).paths as Record<string, { serverRelativeURL: string }>;
   const widgetKey = `apis/${widgets.group}/v1alpha1`;
   const builtinGroups = [...new Set(builtinKinds.filter((k) => k.group).flatMap((k) => [`apis/${k.group}`, `apis/${k.group}/${k.version}`]))];
-  assert.deepEqual(Object.keys(paths).sort(), ['api', 'api/v1', 'apis', ...builtinGroups, `apis/${widgets.group}`, widgetKey].sort());
+  const upstreamNamed = [...new Set(builtinKinds.flatMap((k) => (discoveredUpstreamGroup(k.group) ? [`apis/${discoveredUpstreamGroup(k.group)}/${k.version}`] : [])))];
+  assert.ok(upstreamNamed.length > 0, 'some group is listed by its upstream name too');
+  assert.deepEqual(Object.keys(paths).sort(), ['api', 'api/v1', 'apis', ...builtinGroups, ...upstreamNamed, `apis/${widgets.group}`, widgetKey].sort());
   for (const [key, { serverRelativeURL }] of Object.entries(paths)) {
     const hash = createHash('sha512').update(docs.get(key)!.body).digest('hex').toUpperCase();
     assert.equal(serverRelativeURL, `/openapi/v3/${key}?hash=${hash}`);
@@ -113,4 +115,13 @@ test('documents are rebuilt after the registry changes', () => {
   assert.notEqual(before, after);
   assert.ok(after.docs.has(`apis/${widgets.group}/v1alpha1`));
   assert.ok(!before.docs.has(`apis/${widgets.group}/v1alpha1`));
+});
+
+test('a group discovery also lists by its upstream name has a document under that name, paths and kinds renamed', () => {
+  const upstream = discoveredUpstreamGroup(vocabulary.certificatesGroup)!;
+  const doc = parse(`apis/${upstream}/v1`);
+  const path = `/apis/${upstream}/v1/certificatesigningrequests/{name}`;
+  assert.ok(doc.paths[path], Object.keys(doc.paths).join(', '));
+  assert.deepEqual(doc.paths[path].get['x-kubernetes-group-version-kind'], { group: upstream, kind: 'CertificateSigningRequest', version: 'v1' });
+  assert.ok(Object.keys(doc.paths).every((p) => p.startsWith(`/apis/${upstream}/v1/`)));
 });

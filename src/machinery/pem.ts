@@ -5,6 +5,8 @@ export interface PemBlock {
   /** The word(s) between BEGIN and the dashes, e.g. `CERTIFICATE`, `PRIVATE KEY`. */
   label: string;
   der: Buffer;
+  /** The block carries RFC 1421 headers (`Proc-Type: ...`) before its base64 body. */
+  hasHeaders: boolean;
 }
 
 const blockPattern = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
@@ -13,7 +15,9 @@ const blockPattern = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END \1-----/g;
 export function splitPem(text: string): PemBlock[] {
   const blocks: PemBlock[] = [];
   for (const match of text.matchAll(blockPattern)) {
-    blocks.push({ label: match[1]!, der: Buffer.from(match[2]!.replace(/\s+/g, ''), 'base64') });
+    const lines = match[2]!.split('\n');
+    const body = lines.filter((line) => !line.includes(':'));
+    blocks.push({ label: match[1]!, der: Buffer.from(body.join('').replace(/\s+/g, ''), 'base64'), hasHeaders: body.length !== lines.length });
   }
   return blocks;
 }

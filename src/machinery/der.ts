@@ -1,4 +1,5 @@
-// A minimal DER reader: just enough to walk a certificate's TBS fields.
+// A minimal DER reader: enough to walk a certificate's TBS fields and a
+// certificate request (pure, synchronous: validation runs it).
 // Why not the x509 library: loading it costs ~130 ms, and the client
 // certificate authenticator needs only a subject and a validity window.
 
@@ -8,6 +9,8 @@ export class DerError extends Error {
 
 export interface Tlv {
   tag: number;
+  /** Offset of the tag byte: the element's whole encoding is [offset, end). */
+  offset: number;
   /** Offset of the first content byte. */
   start: number;
   /** Offset just past the last content byte. */
@@ -49,7 +52,7 @@ export function readTlv(buf: Uint8Array, offset: number, limit = buf.length): Tl
   }
   const end = start + length;
   if (end > limit) throw new DerError('element runs past its container');
-  return { tag, start, end };
+  return { tag, offset, start, end };
 }
 
 /** The direct children of a constructed element. */
