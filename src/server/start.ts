@@ -173,6 +173,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
+    clientCaPem: keys.clientCaPem,
   });
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
@@ -190,7 +191,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const server: Server = createServer({
     key: keys.servingKeyPem,
     cert: keys.servingCertPem,
-    ca: keys.clientCaPem,
+    // The authenticating proxy's CAs, when given, are trusted for its connections only (see identity.ts).
+    ca: identityFiles.requestHeaderCaPem ? joinPem([keys.clientCaPem, identityFiles.requestHeaderCaPem]) : keys.clientCaPem,
     requestCert: true,
     rejectUnauthorized: false, // verified per request by the x509 authenticator
     maxHeaderSize: maxHeaderBytes,
