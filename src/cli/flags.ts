@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { product } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
-import { badControllerEntry, controllerNames } from '../controllers/index.js';
+import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
 
 export const commandName = `${product.name}-apiserver`;
@@ -283,7 +283,7 @@ const identityFlags: readonly Flag[] = [
   option('api-audiences', stringSliceType, 'apiAudiences', 'Audiences a token must be meant for to authenticate to this server; comma-separated, repeatable.', 'the first --service-account-issuer'),
   option('service-account-max-token-expiration', tokenExpirationType, 'serviceAccountMaxTokenExpirationMs', 'Longest lifetime a token request may get (0: no cap; else 1h to 2^32 s).'),
   option('service-account-extend-token-expiration', boolType, 'serviceAccountExtendTokenExpiration', 'Extend pod-bound tokens of the admission-injected lifetime to a year (warning after the requested one).'),
-  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
+  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all but ${[...disabledByDefault].join(', ')}, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
 ];
 
 // ---------------------------------------------------------------------------
@@ -363,7 +363,7 @@ const externalIdentityFlags: readonly Flag[] = [
   option('enable-bootstrap-token-auth', boolType, 'enableBootstrapTokenAuth', 'Accept bootstrap tokens (<id>.<secret>, kept in secrets of the bootstrap token type) as bearer tokens.'),
   option('oidc-issuer-url', httpsUrlType, 'oidcIssuerUrl', 'https URL of the OpenID Connect issuer trusted for ID tokens (discovery path excluded); needs --oidc-client-id.', 'none'),
   option('oidc-client-id', stringType, 'oidcClientId', 'Client ID every ID token must be issued for (aud or azp); needs --oidc-issuer-url.', 'none'),
-  option('oidc-username-claim', stringType, 'oidcUsernameClaim', 'ID token claim used as the user name; claims other than email get the issuer URL and # as prefix unless --oidc-username-prefix says otherwise.'),
+  option('oidc-username-claim', stringType, 'oidcUsernameClaim', 'ID token claim used as the user name; claims other than email get the issuer URL and # as prefix unless a username prefix is given.'),
   option('oidc-username-prefix', stringType, 'oidcUsernamePrefix', 'Prefix of user names from ID tokens; - for none.', 'the issuer URL and # unless the claim is email'),
   option('oidc-groups-claim', stringType, 'oidcGroupsClaim', 'ID token claim holding the user\'s groups (a string or a list of strings).', 'none'),
   option('oidc-groups-prefix', stringType, 'oidcGroupsPrefix', 'Prefix of group names from ID tokens.', 'none'),
@@ -374,16 +374,6 @@ const externalIdentityFlags: readonly Flag[] = [
   option('authentication-token-webhook-cache-ttl', durationType, 'authenticationTokenWebhookCacheTtlMs', 'How long the token webhook\'s answers are cached, authenticated or not.'),
   option('authentication-token-webhook-version', enumOf(['v1', 'v1beta1'] as const), 'authenticationTokenWebhookVersion', 'apiVersion of the TokenReview sent to the token webhook: v1 or v1beta1.'),
 ];
-
-/** Options of identity from outside that are valid alone but not together. */
-function checkExternalIdentity(options: ServerOptions): void {
-  if ((options.oidcIssuerUrl === undefined) !== (options.oidcClientId === undefined)) {
-    throw new FlagError('--oidc-issuer-url and --oidc-client-id must be given together', options.oidcIssuerUrl === undefined ? '--oidc-issuer-url' : '--oidc-client-id');
-  }
-  if ((options.requestheaderClientCaFile === undefined) !== (options.requestheaderUsernameHeaders.length === 0)) {
-    throw new FlagError('--requestheader-client-ca-file and --requestheader-username-headers must be given together', '--requestheader-client-ca-file');
-  }
-}
 
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
@@ -505,7 +495,6 @@ function parseValue(token: FlagToken, previous: unknown): unknown {
 
 /** Flags that are valid alone but not together. */
 function checkCombinations(options: ServerOptions): void {
-  checkExternalIdentity(options);
   if (isSharedStore(options.storageBackend) && options.etcdServers.length === 0) {
     throw new FlagError(`--etcd-servers must be specified with --storage-backend ${options.storageBackend}`, '--etcd-servers');
   }

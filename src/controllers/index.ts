@@ -15,6 +15,7 @@ import { RootCaPublisher } from './rootca.js';
 import { ClusterRoleAggregationController } from './clusterroleaggregation.js';
 import { LeaderElector, type LeaderElectionTiming } from './leaderelection.js';
 import { IdentityLease } from './identitylease.js';
+import { TokenCleaner } from './tokencleaner.js';
 
 export type { Controller } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -24,7 +25,7 @@ type Log = (msg: string, extra?: object) => void;
 /** What the identity controllers need: the signer of legacy tokens and the CA bundle clients trust. */
 export type IdentityControllerOptions = TokenControllerOptions;
 
-/** Every controller by name (upstream's names), in start order; all are on by default. */
+/** Every controller by name (upstream's names), in start order; all but those of `disabledByDefault` are on by default. */
 const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFactory, identity: IdentityControllerOptions) => Controller> = {
   namespace: (c, l, i) => new NamespaceController(c, l, i),
   serviceaccount: (c, l, i) => new ServiceAccountController(c, l, i),
@@ -32,21 +33,26 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   'serviceaccount-token': (c, l, i, id) => new TokensController(c, l, i, id),
   'root-ca-cert-publisher': (c, l, i, id) => new RootCaPublisher(c, l, i, id.rootCaPem),
   'clusterrole-aggregation': (c, l, i) => new ClusterRoleAggregationController(c, l, i),
+  // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner`).
+  tokencleaner: (c, l) => new TokenCleaner(c, l),
 };
+
+/** Controllers `*` does not turn on, as upstream's controller manager. */
+export const disabledByDefault: ReadonlySet<string> = new Set(['tokencleaner']);
 
 export const controllerNames: readonly string[] = Object.keys(makers);
 
 /**
  * Whether `--controllers` turns `name` on, as upstream's controller manager
  * reads it: the first entry naming it (`name` or `-name`) decides, else `*`
- * turns on every controller.
+ * turns on every controller not disabled by default.
  */
 export function controllerEnabled(name: string, selection: readonly string[]): boolean {
   for (const entry of selection) {
     if (entry === name) return true;
     if (entry === `-${name}`) return false;
   }
-  return selection.includes('*');
+  return selection.includes('*') && !disabledByDefault.has(name);
 }
 
 /** The reason an entry of `--controllers` is not one; undefined for a good one. */

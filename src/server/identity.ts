@@ -8,6 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { certificatePems } from '../pki/index.js';
 import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
+import { BootstrapTokenAuthenticator } from '../auth/authn/bootstraptoken.js';
 import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
@@ -48,7 +49,18 @@ async function readCaBundle(flag: string, path: string): Promise<string> {
 
 const anchorsOf = (pem: string): X509Certificate[] => certificatePems(pem).map((c) => new X509Certificate(c));
 
+/** Options of identity from outside that are valid alone but not together. */
+function identityOptionsProblem(options: ServerOptions): string | undefined {
+  if ((options.oidcIssuerUrl === undefined) !== (options.oidcClientId === undefined)) return '--oidc-issuer-url and --oidc-client-id must be given together';
+  if ((options.requestheaderClientCaFile === undefined) !== (options.requestheaderUsernameHeaders.length === 0)) {
+    return '--requestheader-client-ca-file and --requestheader-username-headers must be given together';
+  }
+  return undefined;
+}
+
 export async function readIdentityFiles(options: ServerOptions, log: Logger): Promise<IdentityFiles> {
+  const problem = identityOptionsProblem(options);
+  if (problem) throw new IdentityConfigError(problem);
   const files: IdentityFiles = {};
   if (options.tokenAuthFile) {
     files.tokenFile = await loadTokenFile(options.tokenAuthFile);
@@ -92,6 +104,7 @@ export function buildAuthentication(options: ServerOptions, files: IdentityFiles
     apiAudiences,
     objects: inputs.objects,
   }));
+  if (options.enableBootstrapTokenAuth) tokenAuthenticators.push(new AudienceAgnostic(new BootstrapTokenAuthenticator(inputs.objects), apiAudiences));
   const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
   const requestAuthenticators: Authenticator[] = [];
   if (files.requestHeaderCaPem) {
