@@ -16,6 +16,7 @@ import { ClusterRoleAggregationController } from './clusterroleaggregation.js';
 import { LeaderElector, type LeaderElectionTiming } from './leaderelection.js';
 import { IdentityLease } from './identitylease.js';
 import { TokenCleaner } from './tokencleaner.js';
+import { BootstrapSigner } from './bootstrapsigner.js';
 
 export type { Controller } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -33,12 +34,13 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   'serviceaccount-token': (c, l, i, id) => new TokensController(c, l, i, id),
   'root-ca-cert-publisher': (c, l, i, id) => new RootCaPublisher(c, l, i, id.rootCaPem),
   'clusterrole-aggregation': (c, l, i) => new ClusterRoleAggregationController(c, l, i),
-  // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner`).
+  // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l) => new TokenCleaner(c, l),
+  bootstrapsigner: (c, l) => new BootstrapSigner(c, l),
 };
 
 /** Controllers `*` does not turn on, as upstream's controller manager. */
-export const disabledByDefault: ReadonlySet<string> = new Set(['tokencleaner']);
+export const disabledByDefault: ReadonlySet<string> = new Set(['tokencleaner', 'bootstrapsigner']);
 
 export const controllerNames: readonly string[] = Object.keys(makers);
 
