@@ -9,6 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { certificatePems } from '../pki/index.js';
 import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstraptoken.js';
+import { OidcAuthenticator } from '../auth/authn/oidc.js';
 import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
@@ -27,6 +28,8 @@ export interface IdentityFiles {
   tokenFile?: TokenFile;
   /** The authenticating proxy's CAs (PEM), which the TLS layer trusts beside the client CAs. */
   requestHeaderCaPem?: string;
+  /** The CAs of the OpenID Connect provider's serving certificate. */
+  oidcCaPem?: string;
 }
 
 /** A bad identity option or file given to startServer (the CLI reports it in one line). */
@@ -67,6 +70,7 @@ export async function readIdentityFiles(options: ServerOptions, log: Logger): Pr
     for (const warning of files.tokenFile.warnings) log.warn(warning);
   }
   if (options.requestheaderClientCaFile) files.requestHeaderCaPem = await readCaBundle('--requestheader-client-ca-file', options.requestheaderClientCaFile);
+  if (options.oidcCaFile) files.oidcCaPem = await readCaBundle('--oidc-ca-file', options.oidcCaFile);
   return files;
 }
 
@@ -105,6 +109,16 @@ export function buildAuthentication(options: ServerOptions, files: IdentityFiles
     objects: inputs.objects,
   }));
   if (options.enableBootstrapTokenAuth) tokenAuthenticators.push(new AudienceAgnostic(new BootstrapTokenAuthenticator(inputs.objects), apiAudiences));
+  // After the service-account tokens, as upstream: both are JWTs, and only this one may call its provider.
+  if (options.oidcIssuerUrl && options.oidcClientId) {
+    tokenAuthenticators.push(new AudienceAgnostic(new OidcAuthenticator({
+      issuerUrl: options.oidcIssuerUrl, clientId: options.oidcClientId,
+      usernameClaim: options.oidcUsernameClaim, usernamePrefix: options.oidcUsernamePrefix,
+      groupsClaim: options.oidcGroupsClaim, groupsPrefix: options.oidcGroupsPrefix,
+      requiredClaims: options.oidcRequiredClaims, signingAlgs: options.oidcSigningAlgs,
+      caPem: files.oidcCaPem, timeoutMs: Math.min(10_000, options.requestTimeoutMs),
+    }), apiAudiences));
+  }
   const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
   const requestAuthenticators: Authenticator[] = [];
   if (files.requestHeaderCaPem) {
