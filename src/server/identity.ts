@@ -10,6 +10,9 @@ import { certificatePems } from '../pki/index.js';
 import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
 import { BootstrapTokenAuthenticator } from '../auth/authn/bootstraptoken.js';
 import { OidcAuthenticator } from '../auth/authn/oidc.js';
+import { WebhookTokenAuthenticator } from '../auth/authn/webhook.js';
+import { readKubeconfigEndpoint } from '../client/kubeconfig.js';
+import type { RemoteEndpoint } from '../machinery/endpoint.js';
 import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
@@ -30,6 +33,8 @@ export interface IdentityFiles {
   requestHeaderCaPem?: string;
   /** The CAs of the OpenID Connect provider's serving certificate. */
   oidcCaPem?: string;
+  /** The token webhook and how to reach it. */
+  tokenWebhook?: RemoteEndpoint;
 }
 
 /** A bad identity option or file given to startServer (the CLI reports it in one line). */
@@ -71,6 +76,13 @@ export async function readIdentityFiles(options: ServerOptions, log: Logger): Pr
   }
   if (options.requestheaderClientCaFile) files.requestHeaderCaPem = await readCaBundle('--requestheader-client-ca-file', options.requestheaderClientCaFile);
   if (options.oidcCaFile) files.oidcCaPem = await readCaBundle('--oidc-ca-file', options.oidcCaFile);
+  if (options.authenticationTokenWebhookConfigFile) {
+    try {
+      files.tokenWebhook = await readKubeconfigEndpoint(options.authenticationTokenWebhookConfigFile);
+    } catch (e) {
+      throw new IdentityConfigError(`--authentication-token-webhook-config-file ${options.authenticationTokenWebhookConfigFile}: ${(e as Error).message}`);
+    }
+  }
   return files;
 }
 
@@ -118,6 +130,14 @@ export function buildAuthentication(options: ServerOptions, files: IdentityFiles
       requiredClaims: options.oidcRequiredClaims, signingAlgs: options.oidcSigningAlgs,
       caPem: files.oidcCaPem, timeoutMs: Math.min(10_000, options.requestTimeoutMs),
     }), apiAudiences));
+  }
+  if (files.tokenWebhook) {
+    tokenAuthenticators.push(new WebhookTokenAuthenticator({
+      endpoint: files.tokenWebhook, version: options.authenticationTokenWebhookVersion, apiAudiences,
+      cacheTtlMs: options.authenticationTokenWebhookCacheTtlMs,
+      // A request never waits on the webhook longer than it may wait at all.
+      timeoutMs: Math.min(options.authenticationTokenWebhookTimeoutMs, options.requestTimeoutMs),
+    }));
   }
   const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
   const requestAuthenticators: Authenticator[] = [];
