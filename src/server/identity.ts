@@ -60,6 +60,8 @@ const anchorsOf = (pem: string): X509Certificate[] => certificatePems(pem).map((
 /** Options of identity from outside that are valid alone but not together. */
 function identityOptionsProblem(options: ServerOptions): string | undefined {
   if ((options.oidcIssuerUrl === undefined) !== (options.oidcClientId === undefined)) return '--oidc-issuer-url and --oidc-client-id must be given together';
+  const issuer = options.oidcIssuerUrl;
+  if (issuer !== undefined && (!URL.canParse(issuer) || new URL(issuer).protocol !== 'https:')) return '--oidc-issuer-url must be an https URL';
   if ((options.requestheaderClientCaFile === undefined) !== (options.requestheaderUsernameHeaders.length === 0)) {
     return '--requestheader-client-ca-file and --requestheader-username-headers must be given together';
   }

@@ -17,6 +17,7 @@ const read = (o: Partial<ServerOptions>) => readIdentityFiles({ ...defaultServer
 test('halves of a pair are refused', async () => {
   await assert.rejects(read({ oidcIssuerUrl: 'https://id.example' }), (e) => e instanceof IdentityConfigError && /--oidc-issuer-url and --oidc-client-id/.test(e.message));
   await assert.rejects(read({ oidcClientId: 'x' }), IdentityConfigError);
+  await assert.rejects(read({ oidcIssuerUrl: 'http://id.example', oidcClientId: 'x' }), /--oidc-issuer-url must be an https URL/);
   await assert.rejects(read({ requestheaderUsernameHeaders: ['X-Remote-User'] }), /--requestheader-client-ca-file and --requestheader-username-headers/);
 });
 
