@@ -76,7 +76,8 @@ export class OidcAuthenticator implements TokenAuthenticator {
     const hash = tokenHash(token);
     const now = this.now();
     const cached = this.cache.get(hash, now);
-    if (cached) return { kind: 'user', user: cached, audiences: [] };
+    // A copy: whoever gets the user may change it, the cache's stays as verified.
+    if (cached) return { kind: 'user', user: { ...cached, groups: [...cached.groups] }, audiences: [] };
     try {
       const { payload, user } = await this.verify(token);
       this.cache.set(hash, user, payload.exp! * 1000);

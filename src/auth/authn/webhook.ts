@@ -99,11 +99,13 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     }
     if (typeof answer === 'string') return { kind: 'rejected', reason: answer };
     if (answer.kind === 'none') return answer;
-    if (audiences.length === 0) return { kind: 'user', user: answer.user, audiences: [] };
+    // A copy: whoever gets the user may change it, the cache's stays as answered.
+    const user = { ...answer.user, groups: [...answer.user.groups] };
+    if (audiences.length === 0) return { kind: 'user', user, audiences: [] };
     // An answer naming no audiences is valid for this server's own.
     const shared = intersect(audiences, answer.audiences.length ? answer.audiences : this.o.apiAudiences);
     if (shared.length === 0) return { kind: 'none' };
-    return { kind: 'user', user: answer.user, audiences: shared };
+    return { kind: 'user', user, audiences: shared };
   }
 
   private async ask(token: string, audiences: readonly string[], key: string): Promise<Answer | string> {
