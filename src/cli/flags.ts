@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { product } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
-import { badControllerEntry, controllerNames } from '../controllers/index.js';
+import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
 
 export const commandName = `${product.name}-apiserver`;
@@ -283,7 +283,7 @@ const identityFlags: readonly Flag[] = [
   option('api-audiences', stringSliceType, 'apiAudiences', 'Audiences a token must be meant for to authenticate to this server; comma-separated, repeatable.', 'the first --service-account-issuer'),
   option('service-account-max-token-expiration', tokenExpirationType, 'serviceAccountMaxTokenExpirationMs', 'Longest lifetime a token request may get (0: no cap; else 1h to 2^32 s).'),
   option('service-account-extend-token-expiration', boolType, 'serviceAccountExtendTokenExpiration', 'Extend pod-bound tokens of the admission-injected lifetime to a year (warning after the requested one).'),
-  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
+  option('controllers', controllersType, 'controllers', `In-process controllers to run: * for all but ${[...disabledByDefault].join(', ')}, name to enable, -name to disable; the first entry naming one decides (${controllerNames.join(', ')}).`),
 ];
 
 // ---------------------------------------------------------------------------
@@ -326,6 +326,61 @@ const certificateSigningFlags: readonly Flag[] = [
   option('cluster-signing-duration', durationType, 'clusterSigningDurationMs', 'Longest lifetime of certificates the built-in signers issue; a request\'s expirationSeconds may ask for less.'),
 ];
 
+// ---------------------------------------------------------------------------
+// Identity from outside: authenticating proxy, bootstrap tokens, OpenID Connect, token webhook.
+
+/** An https URL (the OIDC issuer). */
+export const httpsUrlType: FlagType<string> = {
+  ...urlType,
+  parse(raw) {
+    urlType.parse(raw, undefined);
+    if (new URL(raw).protocol !== 'https:') throw new Error('must be an https URL');
+    return raw;
+  },
+};
+
+/** `key=value` pairs, comma-separated and repeatable (pflag's mapStringString); a later key replaces an earlier one. */
+export const keyValuePairsType: FlagType<[string, string][]> = {
+  label: 'mapStringString',
+  parse(raw, previous) {
+    const pairs = [...(previous ?? [])];
+    for (const part of raw.split(',')) {
+      const equals = part.indexOf('=');
+      if (equals <= 0) throw new Error(`${JSON.stringify(part)} must be formatted as key=value`);
+      const key = part.slice(0, equals);
+      const at = pairs.findIndex(([k]) => k === key);
+      if (at >= 0) pairs.splice(at, 1);
+      pairs.push([key, part.slice(equals + 1)]);
+    }
+    return pairs;
+  },
+  format: (pairs) => `[${pairs.map(([k, v]) => `${k}=${v}`).join(',')}]`,
+};
+
+/** The JWS algorithms an ID token may be signed with (asymmetric only, as upstream). */
+export const oidcSigningAlgs = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512'] as const;
+
+const externalIdentityFlags: readonly Flag[] = [
+  option('requestheader-username-headers', stringSliceType, 'requestheaderUsernameHeaders', 'Request headers naming the user, in order; the first with a value wins (X-Remote-User is common).'),
+  option('requestheader-group-headers', stringSliceType, 'requestheaderGroupHeaders', 'Request headers whose every value is a group (X-Remote-Group is common).'),
+  option('requestheader-extra-headers-prefix', stringSliceType, 'requestheaderExtraHeadersPrefix', 'Request header prefixes of extra user information; the rest of the name, lowercased and percent-decoded, is the key (X-Remote-Extra- is common).'),
+  option('requestheader-client-ca-file', stringType, 'requestheaderClientCaFile', 'CA bundle that must have signed the authenticating proxy\'s client certificate before its request headers are believed.', 'none'),
+  option('requestheader-allowed-names', stringSliceType, 'requestheaderAllowedNames', 'Common names the authenticating proxy\'s certificate may carry; empty: any the CA signed.'),
+  option('enable-bootstrap-token-auth', boolType, 'enableBootstrapTokenAuth', 'Accept bootstrap tokens (<id>.<secret>, kept in secrets of the bootstrap token type) as bearer tokens.'),
+  option('oidc-issuer-url', httpsUrlType, 'oidcIssuerUrl', 'https URL of the OpenID Connect issuer trusted for ID tokens (discovery path excluded); needs --oidc-client-id.', 'none'),
+  option('oidc-client-id', stringType, 'oidcClientId', 'Client ID every ID token must be issued for (aud or azp); needs --oidc-issuer-url.', 'none'),
+  option('oidc-username-claim', stringType, 'oidcUsernameClaim', 'ID token claim used as the user name; claims other than email get the issuer URL and # as prefix unless a username prefix is given.'),
+  option('oidc-username-prefix', stringType, 'oidcUsernamePrefix', 'Prefix of user names from ID tokens; - for none.', 'the issuer URL and # unless the claim is email'),
+  option('oidc-groups-claim', stringType, 'oidcGroupsClaim', 'ID token claim holding the user\'s groups (a string or a list of strings).', 'none'),
+  option('oidc-groups-prefix', stringType, 'oidcGroupsPrefix', 'Prefix of group names from ID tokens.', 'none'),
+  option('oidc-required-claim', keyValuePairsType, 'oidcRequiredClaims', 'key=value claims every ID token must carry; comma-separated, repeatable.'),
+  option('oidc-signing-algs', commaListOf(enumOf(oidcSigningAlgs)), 'oidcSigningAlgs', `JWS algorithms ID tokens may be signed with: ${oidcSigningAlgs.join(', ')}.`),
+  option('oidc-ca-file', stringType, 'oidcCaFile', 'CA bundle that verifies the OpenID Connect provider\'s serving certificate.', 'the host\'s roots'),
+  option('authentication-token-webhook-config-file', stringType, 'authenticationTokenWebhookConfigFile', 'Kubeconfig-format file naming the token authentication webhook (cluster: server and CA; user: client certificate).', 'none'),
+  option('authentication-token-webhook-cache-ttl', durationType, 'authenticationTokenWebhookCacheTtlMs', 'How long the token webhook\'s answers are cached, authenticated or not.'),
+  option('authentication-token-webhook-version', enumOf(['v1', 'v1beta1'] as const), 'authenticationTokenWebhookVersion', 'apiVersion of the TokenReview sent to the token webhook: v1 or v1beta1.'),
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -354,6 +409,7 @@ export const serverFlags: readonly Flag[] = [
   ...admissionFlags,
   ...authorizationFlags,
   ...certificateSigningFlags,
+  ...externalIdentityFlags,
   helpFlag,
   versionFlag,
 ];

@@ -16,6 +16,7 @@ import type { ServerOptions } from '../server/options.js';
 import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
 import { AuthorizationConfigError } from '../server/authorization.js';
+import { IdentityConfigError } from '../server/identity.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
 function startFailure(e: unknown, options: ServerOptions): string | undefined {
@@ -27,7 +28,7 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   if (e instanceof StorageError) return `${e.message} (--data-dir ${options.dataDir})`;
   // The store answered 503/504 while the server set itself up: it cannot be reached.
   if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
-  if (e instanceof KeyMaterialError || e instanceof TokenFileError || e instanceof AuthorizationConfigError) return e.message;
+  if (e instanceof KeyMaterialError || e instanceof TokenFileError || e instanceof AuthorizationConfigError || e instanceof IdentityConfigError) return e.message;
   if (e instanceof AdmissionConfigError) return e.message;
   return undefined;
 }

@@ -4,6 +4,9 @@
 
 export type Worker = (key: string) => Promise<void>;
 
+/** The longest delay setTimeout keeps (2^31 - 1 ms); longer ones fire at once. */
+const maxTimerMs = 2 ** 31 - 1;
+
 export class WorkQueue {
   private readonly queued = new Set<string>();
   private readonly running = new Set<string>();
@@ -22,10 +25,10 @@ export class WorkQueue {
     setImmediate(() => void this.run(key));
   }
 
-  /** Looks at `key` again after `ms`. */
+  /** Looks at `key` again after `ms` (at most about 24 days: timers cannot wait longer, and a worker that looks early looks again). */
   addAfter(key: string, ms: number): void {
     if (this.stopped) return;
-    const t = setTimeout(() => { this.timers.delete(t); this.add(key); }, ms);
+    const t = setTimeout(() => { this.timers.delete(t); this.add(key); }, Math.min(ms, maxTimerMs));
     t.unref();
     this.timers.add(t);
   }

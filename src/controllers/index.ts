@@ -18,6 +18,8 @@ import { IdentityLease } from './identitylease.js';
 import { CsrSigningController, type CsrSigningOptions } from './csrsigning.js';
 import { CsrApprovingController, type Authorize } from './csrapproving.js';
 import { CsrCleanerController } from './csrcleaner.js';
+import { TokenCleaner } from './tokencleaner.js';
+import { BootstrapSigner } from './bootstrapsigner.js';
 
 export type { Controller } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -33,7 +35,7 @@ export interface CertificateControllerOptions {
 /** What the identity controllers need (the signer of legacy tokens, the CA bundle clients trust), and the certificate controllers. */
 export type IdentityControllerOptions = TokenControllerOptions & { certificates: CertificateControllerOptions };
 
-/** Every controller by name (upstream's names), in start order; all are on by default. */
+/** Every controller by name (upstream's names), in start order; all but those of `disabledByDefault` are on by default. */
 const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFactory, identity: IdentityControllerOptions) => Controller> = {
   namespace: (c, l, i) => new NamespaceController(c, l, i),
   serviceaccount: (c, l, i) => new ServiceAccountController(c, l, i),
@@ -44,21 +46,27 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   csrsigning: (c, l, i, id) => new CsrSigningController(c, l, i, id.certificates.signing),
   csrapproving: (c, l, i, id) => new CsrApprovingController(c, l, i, id.certificates.authorize),
   csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
+  // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
+  tokencleaner: (c, l) => new TokenCleaner(c, l),
+  bootstrapsigner: (c, l) => new BootstrapSigner(c, l),
 };
+
+/** Controllers `*` does not turn on, as upstream's controller manager. */
+export const disabledByDefault: ReadonlySet<string> = new Set(['tokencleaner', 'bootstrapsigner']);
 
 export const controllerNames: readonly string[] = Object.keys(makers);
 
 /**
  * Whether `--controllers` turns `name` on, as upstream's controller manager
  * reads it: the first entry naming it (`name` or `-name`) decides, else `*`
- * turns on every controller.
+ * turns on every controller not disabled by default.
  */
 export function controllerEnabled(name: string, selection: readonly string[]): boolean {
   for (const entry of selection) {
     if (entry === name) return true;
     if (entry === `-${name}`) return false;
   }
-  return selection.includes('*');
+  return selection.includes('*') && !disabledByDefault.has(name);
 }
 
 /** The reason an entry of `--controllers` is not one; undefined for a good one. */

@@ -1,8 +1,18 @@
 // Who a request comes from: the authenticators of the server's options, in
-// upstream's order (client certificates, then bearer tokens: static tokens,
-// service-account tokens), with anonymous requests as the options say.
+// upstream's order (the authenticating proxy, client certificates, then bearer
+// tokens: static tokens, service-account tokens, bootstrap tokens, OpenID
+// Connect, the token webhook), with anonymous requests as the options say.
 
 import type { Logger } from 'pino';
+import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { certificatePems } from '../pki/index.js';
+import { RequestHeaderAuthenticator } from '../auth/authn/requestheader.js';
+import { BootstrapTokenAuthenticator } from '../auth/authn/bootstraptoken.js';
+import { OidcAuthenticator } from '../auth/authn/oidc.js';
+import { WebhookTokenAuthenticator } from '../auth/authn/webhook.js';
+import { readKubeconfigEndpoint } from '../client/kubeconfig.js';
+import type { RemoteEndpoint } from '../machinery/endpoint.js';
 import { UnionAuthenticator, withAuthenticatedGroup, type Authenticator } from '../auth/authn/authenticator.js';
 import { X509Authenticator } from '../auth/authn/x509.js';
 import { BearerTokenAuthenticator, invalidBearerToken } from '../auth/authn/bearer.js';
@@ -19,13 +29,63 @@ import type { ServerOptions } from './options.js';
 /** What is read from the options' files before anything else starts, so a bad file stops the start early. */
 export interface IdentityFiles {
   tokenFile?: TokenFile;
+  /** The authenticating proxy's CAs (PEM), which the TLS layer trusts beside the client CAs. */
+  requestHeaderCaPem?: string;
+  /** The CAs of the OpenID Connect provider's serving certificate. */
+  oidcCaPem?: string;
+  /** The token webhook and how to reach it. */
+  tokenWebhook?: RemoteEndpoint;
+}
+
+/** A bad identity option or file given to startServer (the CLI reports it in one line). */
+export class IdentityConfigError extends Error {
+  override name = 'IdentityConfigError';
+}
+
+/** The certificates of a CA bundle file named by `flag`; at least one. */
+async function readCaBundle(flag: string, path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    throw new IdentityConfigError(`${flag} ${path}: ${(e as Error).message}`);
+  }
+  const pems = certificatePems(text);
+  if (pems.length === 0) throw new IdentityConfigError(`${flag} ${path}: no certificate in the file`);
+  return pems.join('');
+}
+
+const anchorsOf = (pem: string): X509Certificate[] => certificatePems(pem).map((c) => new X509Certificate(c));
+
+/** Options of identity from outside that are valid alone but not together. */
+function identityOptionsProblem(options: ServerOptions): string | undefined {
+  if ((options.oidcIssuerUrl === undefined) !== (options.oidcClientId === undefined)) return '--oidc-issuer-url and --oidc-client-id must be given together';
+  const issuer = options.oidcIssuerUrl;
+  if (issuer !== undefined && (!URL.canParse(issuer) || new URL(issuer).protocol !== 'https:')) return '--oidc-issuer-url must be an https URL';
+  if ((options.requestheaderClientCaFile === undefined) !== (options.requestheaderUsernameHeaders.length === 0)) {
+    return '--requestheader-client-ca-file and --requestheader-username-headers must be given together';
+  }
+  return undefined;
 }
 
 export async function readIdentityFiles(options: ServerOptions, log: Logger): Promise<IdentityFiles> {
-  if (!options.tokenAuthFile) return {};
-  const tokenFile = await loadTokenFile(options.tokenAuthFile);
-  for (const warning of tokenFile.warnings) log.warn(warning);
-  return { tokenFile };
+  const problem = identityOptionsProblem(options);
+  if (problem) throw new IdentityConfigError(problem);
+  const files: IdentityFiles = {};
+  if (options.tokenAuthFile) {
+    files.tokenFile = await loadTokenFile(options.tokenAuthFile);
+    for (const warning of files.tokenFile.warnings) log.warn(warning);
+  }
+  if (options.requestheaderClientCaFile) files.requestHeaderCaPem = await readCaBundle('--requestheader-client-ca-file', options.requestheaderClientCaFile);
+  if (options.oidcCaFile) files.oidcCaPem = await readCaBundle('--oidc-ca-file', options.oidcCaFile);
+  if (options.authenticationTokenWebhookConfigFile) {
+    try {
+      files.tokenWebhook = await readKubeconfigEndpoint(options.authenticationTokenWebhookConfigFile);
+    } catch (e) {
+      throw new IdentityConfigError(`--authentication-token-webhook-config-file ${options.authenticationTokenWebhookConfigFile}: ${(e as Error).message}`);
+    }
+  }
+  return files;
 }
 
 /** The audiences this server's tokens are for: --api-audiences, else the first issuer. */
@@ -48,6 +108,8 @@ export interface AuthenticationInputs {
   serviceAccountPublicKeyPems: readonly string[];
   /** The objects service-account tokens depend on. */
   objects: TokenObjects;
+  /** The client CAs (PEM): a client certificate must chain to one of them to name a user. */
+  clientCaPem: string;
 }
 
 export function buildAuthentication(options: ServerOptions, files: IdentityFiles, inputs: AuthenticationInputs): IdentityParts {
@@ -60,8 +122,38 @@ export function buildAuthentication(options: ServerOptions, files: IdentityFiles
     apiAudiences,
     objects: inputs.objects,
   }));
+  if (options.enableBootstrapTokenAuth) tokenAuthenticators.push(new AudienceAgnostic(new BootstrapTokenAuthenticator(inputs.objects), apiAudiences));
+  // After the service-account tokens, as upstream: both are JWTs, and only this one may call its provider.
+  if (options.oidcIssuerUrl && options.oidcClientId) {
+    tokenAuthenticators.push(new AudienceAgnostic(new OidcAuthenticator({
+      issuerUrl: options.oidcIssuerUrl, clientId: options.oidcClientId,
+      usernameClaim: options.oidcUsernameClaim, usernamePrefix: options.oidcUsernamePrefix,
+      groupsClaim: options.oidcGroupsClaim, groupsPrefix: options.oidcGroupsPrefix,
+      requiredClaims: options.oidcRequiredClaims, signingAlgs: options.oidcSigningAlgs,
+      caPem: files.oidcCaPem, timeoutMs: Math.min(10_000, options.requestTimeoutMs),
+    }), apiAudiences));
+  }
+  if (files.tokenWebhook) {
+    tokenAuthenticators.push(new WebhookTokenAuthenticator({
+      endpoint: files.tokenWebhook, version: options.authenticationTokenWebhookVersion, apiAudiences,
+      cacheTtlMs: options.authenticationTokenWebhookCacheTtlMs,
+      // A request never waits on the webhook longer than it may wait at all.
+      timeoutMs: Math.min(options.authenticationTokenWebhookTimeoutMs, options.requestTimeoutMs),
+    }));
+  }
   const bearer = new BearerTokenAuthenticator(new UnionTokenAuthenticator(tokenAuthenticators), apiAudiences);
-  const requestAuthenticators: Authenticator[] = [new X509Authenticator(), bearer];
+  const requestAuthenticators: Authenticator[] = [];
+  if (files.requestHeaderCaPem) {
+    requestAuthenticators.push(new RequestHeaderAuthenticator({
+      anchors: anchorsOf(files.requestHeaderCaPem),
+      allowedNames: options.requestheaderAllowedNames,
+      usernameHeaders: options.requestheaderUsernameHeaders,
+      groupHeaders: options.requestheaderGroupHeaders,
+      extraHeaderPrefixes: options.requestheaderExtraHeadersPrefix,
+    }));
+  }
+  // The TLS layer trusts the proxy's CAs too: then a certificate must chain to a client CA to name a user.
+  requestAuthenticators.push(new X509Authenticator(files.requestHeaderCaPem ? anchorsOf(inputs.clientCaPem) : undefined), bearer);
   const authenticator = new UnionAuthenticator(requestAuthenticators, {
     anonymous: anonymousAuthEnabled(options.anonymousAuth, inputs.authorizationModes),
     apiAudiences,

@@ -3,11 +3,12 @@
 
 import { product } from '../machinery/vocabulary.js';
 import { defaultBackendKind, type BackendKind } from '../storage/index.js';
+import { defaultExternalIdentityOptions, type ExternalIdentityOptions } from './external-identity-options.js';
 
 /** Which store: the names live in storage/. */
 export type StorageBackendName = BackendKind;
 
-export interface ServerOptions {
+export interface ServerOptions extends ExternalIdentityOptions {
   /** Port to listen on; 0 picks a free one. Default 6443. */
   securePort: number;
   /** Address to listen on. Default 127.0.0.1. */
@@ -129,4 +130,5 @@ export const defaultServerOptions: ServerOptions = {
   // As upstream's webhook authorizer built from these flags.
   authorizationWebhookTimeoutMs: 30 * 1000,
   clusterSigningDurationMs: 365 * 24 * 60 * 60 * 1000,
+  ...defaultExternalIdentityOptions,
 };

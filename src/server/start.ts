@@ -29,6 +29,7 @@ import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
+import { publishClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
@@ -175,6 +176,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
     objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
+    clientCaPem: keys.clientCaPem,
   });
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
@@ -192,7 +194,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const server: Server = createServer({
     key: keys.servingKeyPem,
     cert: keys.servingCertPem,
-    ca: keys.clientCaPem,
+    // The authenticating proxy's CAs, when given, are trusted for its connections only (see identity.ts).
+    ca: identityFiles.requestHeaderCaPem ? joinPem([keys.clientCaPem, identityFiles.requestHeaderCaPem]) : keys.clientCaPem,
     requestCert: true,
     rejectUnauthorized: false, // verified per request by the x509 authenticator
     maxHeaderSize: maxHeaderBytes,
@@ -233,11 +236,13 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     }
   };
   await reconcilePolicy();
+  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
+  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
+  const clusterInfo = await publishClusterInfo(new InProcessClient(registry, `${product.name}-apiserver`), url, trustedPem,
+    (err) => log.warn({ err }, 'could not create the cluster-info ConfigMap; trying again'));
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
-  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
-  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
   // Servers that may share their store elect one of them to run the controllers.
   const shared = options.leaderElect ?? isSharedStore(options.storageBackend);
   const controllerManager = startControllerManager(
@@ -269,6 +274,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       await controllerManager.stop();
       clearTimeout(reservedRetry);
       clearTimeout(policyRetry);
+      clusterInfo.stop();
       webhookFeeds.mutating.stop();
       webhookFeeds.validating.stop();
       admission.close();

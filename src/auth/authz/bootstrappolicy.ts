@@ -5,7 +5,7 @@
 // their edits.
 
 import { productGroup, vocabulary } from '../../machinery/vocabulary.js';
-import { systemGroups } from '../../machinery/user.js';
+import { anonymousUser, systemGroups } from '../../machinery/user.js';
 import { allServiceAccountsGroup } from '../../machinery/serviceaccount.js';
 
 type Obj = Record<string, any>;
@@ -151,13 +151,16 @@ function role(namespace: string, name: string, rules: Obj[]): Obj {
   return { apiVersion: `${rbacGroup}/v1`, kind: 'Role', metadata: defaultMetadata(name, {}, namespace), rules };
 }
 
-function roleBinding(namespace: string, roleName: string, account: string): Obj {
+function roleBinding(namespace: string, roleName: string, account: string | Obj): Obj {
   return {
     apiVersion: `${rbacGroup}/v1`, kind: 'RoleBinding', metadata: defaultMetadata(roleName, {}, namespace),
     roleRef: { apiGroup: rbacGroup, kind: 'Role', name: roleName },
-    subjects: [{ kind: 'ServiceAccount', name: account, namespace: vocabulary.systemNamespace }],
+    subjects: [typeof account === 'string' ? { kind: 'ServiceAccount', name: account, namespace: vocabulary.systemNamespace } : account],
   };
 }
+
+/** Anonymous users may read the signed cluster-info ConfigMap (what joining clients check), and nothing else of the namespace. */
+const clusterInfoReader = 'system:bootstrap-signer-clusterinfo';
 
 const eventsRule = rule(['create', 'update', 'patch'], [core, vocabulary.eventsGroup], ['events']);
 const controllerRole = (name: string) => `system:controller:${name}`;
@@ -171,6 +174,7 @@ export function defaultRoles(): Obj[] {
       rule(['update'], [core], ['configmaps'], ['cluster-info']),
       eventsRule,
     ]),
+    role(vocabulary.publicNamespace, clusterInfoReader, [rule(['get'], [core], ['configmaps'], ['cluster-info'])]),
   ];
 }
 
@@ -179,5 +183,6 @@ export function defaultRoleBindings(): Obj[] {
     roleBinding(vocabulary.systemNamespace, controllerRole('bootstrap-signer'), 'bootstrap-signer'),
     roleBinding(vocabulary.systemNamespace, controllerRole('token-cleaner'), 'token-cleaner'),
     roleBinding(vocabulary.publicNamespace, controllerRole('bootstrap-signer'), 'bootstrap-signer'),
+    roleBinding(vocabulary.publicNamespace, clusterInfoReader, subject('User', anonymousUser.username)),
   ];
 }

@@ -4,14 +4,12 @@
 // ones longer than others); a webhook that fails, answers garbage or is slower
 // than its timeout counts as no opinion, with the failure as evaluation error.
 
-import { request as httpsRequest, type RequestOptions } from 'node:https';
-import { request as httpRequest } from 'node:http';
 import { noOpinion, type Attributes, type Decision, type RuleSet } from '../../machinery/authorization.js';
-import { jsonTextExceedsDepth, maxRequestBodyBytes } from '../../machinery/limits.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import type { UserInfo } from '../../machinery/user.js';
 import type { Authorizer } from './authorizer.js';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
+import { postReview } from '../remotejson.js';
 
 
 export interface WebhookAuthorizerOptions {
@@ -96,43 +94,6 @@ export class WebhookAuthorizer implements Authorizer {
   }
 
   private post(body: Json): Promise<unknown> {
-    const { endpoint, timeoutMs } = this.o;
-    const url = new URL(endpoint.server);
-    const payload = Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': String(payload.length) };
-    if (endpoint.token) headers.Authorization = `Bearer ${endpoint.token}`;
-    const options: RequestOptions = {
-      method: 'POST', headers,
-      ca: endpoint.caPem, cert: endpoint.certPem, key: endpoint.keyPem,
-      rejectUnauthorized: !endpoint.insecureSkipTlsVerify,
-    };
-    const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-      const req = send(url, options, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > maxRequestBodyBytes) req.destroy(new Error('the webhook\'s answer is too large'));
-          else chunks.push(c);
-        });
-        res.on('end', () => {
-          clearTimeout(timer);
-          const text = Buffer.concat(chunks).toString('utf8');
-          const code = res.statusCode ?? 0;
-          if (code < 200 || code >= 300) return reject(new Error(`the webhook answered HTTP ${code}`));
-          if (jsonTextExceedsDepth(text)) return reject(new Error('the webhook\'s answer is nested too deeply'));
-          try {
-            resolve(JSON.parse(text));
-          } catch {
-            reject(new Error('the webhook\'s answer is not JSON'));
-          }
-        });
-        res.on('error', (e) => { clearTimeout(timer); reject(e); });
-      });
-      req.on('error', (e) => { clearTimeout(timer); reject(e); });
-      req.end(payload);
-    });
+    return postReview(this.o.endpoint, body, this.o.timeoutMs);
   }
 }

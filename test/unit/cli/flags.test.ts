@@ -77,6 +77,24 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['cluster-signing-cert-file', '/etc/signing/ca.crt', { clusterSigningCertFile: '/etc/signing/ca.crt' }],
   ['cluster-signing-key-file', '/etc/signing/ca.key', { clusterSigningKeyFile: '/etc/signing/ca.key' }],
   ['cluster-signing-duration', '720h', { clusterSigningDurationMs: 720 * 60 * 60 * 1000 }],
+  ['requestheader-username-headers', 'X-Remote-User,X-User', { requestheaderUsernameHeaders: ['X-Remote-User', 'X-User'] }],
+  ['requestheader-group-headers', 'X-Remote-Group', { requestheaderGroupHeaders: ['X-Remote-Group'] }],
+  ['requestheader-extra-headers-prefix', 'X-Remote-Extra-', { requestheaderExtraHeadersPrefix: ['X-Remote-Extra-'] }],
+  ['requestheader-client-ca-file', '/etc/front-proxy-ca.crt', { requestheaderClientCaFile: '/etc/front-proxy-ca.crt' }],
+  ['requestheader-allowed-names', 'front-proxy,aggregator', { requestheaderAllowedNames: ['front-proxy', 'aggregator'] }],
+  ['enable-bootstrap-token-auth', 'true', { enableBootstrapTokenAuth: true }],
+  ['oidc-issuer-url', 'https://issuer.example/realm', { oidcIssuerUrl: 'https://issuer.example/realm' }],
+  ['oidc-client-id', 'plat', { oidcClientId: 'plat' }],
+  ['oidc-username-claim', 'email', { oidcUsernameClaim: 'email' }],
+  ['oidc-username-prefix', 'oidc:', { oidcUsernamePrefix: 'oidc:' }],
+  ['oidc-groups-claim', 'groups', { oidcGroupsClaim: 'groups' }],
+  ['oidc-groups-prefix', 'oidc:', { oidcGroupsPrefix: 'oidc:' }],
+  ['oidc-required-claim', 'hd=example.com,team=a=b', { oidcRequiredClaims: [['hd', 'example.com'], ['team', 'a=b']] }],
+  ['oidc-signing-algs', 'RS256,ES256', { oidcSigningAlgs: ['RS256', 'ES256'] }],
+  ['oidc-ca-file', '/etc/oidc-ca.crt', { oidcCaFile: '/etc/oidc-ca.crt' }],
+  ['authentication-token-webhook-config-file', '/etc/authn.kubeconfig', { authenticationTokenWebhookConfigFile: '/etc/authn.kubeconfig' }],
+  ['authentication-token-webhook-cache-ttl', '30s', { authenticationTokenWebhookCacheTtlMs: 30_000 }],
+  ['authentication-token-webhook-version', 'v1', { authenticationTokenWebhookVersion: 'v1' }],
 ];
 
 describe('parseFlags', () => {
@@ -159,10 +177,18 @@ describe('parseFlags', () => {
     assert.deepEqual(options(['--api-audiences=a, b', '--api-audiences', 'c']).apiAudiences, ['a', 'b', 'c']);
     assert.equal(options(['--service-account-max-token-expiration=0']).serviceAccountMaxTokenExpirationMs, 0);
     assert.equal(options(['--service-account-max-token-expiration=1h']).serviceAccountMaxTokenExpirationMs, 3600_000);
-    rejects(['--controllers=*,-tokencleaner'], /"-tokencleaner" is not in the list of known controllers/, '--controllers', '*,-tokencleaner');
+    rejects(['--controllers=*,-nosuchcontroller'], /"-nosuchcontroller" is not in the list of known controllers/, '--controllers', '*,-nosuchcontroller');
     for (const bad of ['59m', '1193047h']) {
       rejects([`--service-account-max-token-expiration=${bad}`], /must be between 1 hour and 2\^32 seconds$/, '--service-account-max-token-expiration', bad);
     }
+  });
+
+  it('reads the external identity flags: https issuers only, known signing algorithms, key=value claims', () => {
+    rejects(['--oidc-issuer-url=http://issuer.example'], /must be an https URL$/, '--oidc-issuer-url', 'http://issuer.example');
+    rejects(['--oidc-signing-algs=HS256'], /must be one of RS256/, '--oidc-signing-algs', 'HS256');
+    rejects(['--oidc-required-claim=novalue'], /"novalue" must be formatted as key=value$/, '--oidc-required-claim', 'novalue');
+    assert.deepEqual(options(['--oidc-required-claim=a=1', '--oidc-required-claim=b=2,a=3']).oidcRequiredClaims, [['b', '2'], ['a', '3']]);
+    rejects(['--authentication-token-webhook-version=v2'], /must be one of v1, v1beta1$/, '--authentication-token-webhook-version', 'v2');
   });
 
   it('accepts a zero compaction interval', () => {

@@ -1,0 +1,54 @@
+// The public cluster-info ConfigMap: the server's address and the CA that
+// verifies it, as a kubeconfig (key `kubeconfig`) that anonymous users may
+// read and the bootstrap signer signs. Created at start when absent; an
+// existing one is left as it is (an operator may have pointed it at a load
+// balancer). A refused write is tried again until it succeeds or the server
+// stops, without holding up readiness.
+
+import YAML from 'yaml';
+import { clusterInfo } from '../machinery/bootstraptoken.js';
+import { ApiCallError, type ApiClient } from '../client/types.js';
+
+/** The kubeconfig a joining client starts from: one unnamed cluster, no users, as upstream's. */
+export function clusterInfoKubeconfig(server: string, caPem: string): string {
+  return YAML.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: '', cluster: { 'certificate-authority-data': Buffer.from(caPem, 'utf8').toString('base64'), server } }],
+    contexts: null,
+    'current-context': '',
+    preferences: {},
+    users: null,
+  });
+}
+
+async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
+  const type = client.resources().find((r) => r.group === '' && r.resource === 'configmaps')!;
+  if (await client.get(type, clusterInfo.namespace, clusterInfo.name)) return;
+  try {
+    await client.create(type, clusterInfo.namespace, {
+      apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: clusterInfo.name },
+      data: { [clusterInfo.kubeconfigKey]: clusterInfoKubeconfig(server, caPem) },
+    });
+  } catch (e) {
+    if (!(e instanceof ApiCallError && e.code === 409)) throw e;
+  }
+}
+
+/** Creates cluster-info, trying again every `retryMs` while refused; the first attempt is over when the promise resolves. */
+export async function publishClusterInfo(
+  client: ApiClient, server: string, caPem: string, warn: (err: unknown) => void, retryMs = 2_000,
+): Promise<{ stop(): void }> {
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const attempt = async (): Promise<void> => {
+    try {
+      await ensureClusterInfo(client, server, caPem);
+    } catch (err) {
+      warn(err);
+      if (!stopped) timer = setTimeout(() => void attempt(), retryMs);
+    }
+  };
+  await attempt();
+  return { stop: () => { stopped = true; clearTimeout(timer); } };
+}
