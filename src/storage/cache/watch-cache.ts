@@ -8,7 +8,7 @@
 // It knows nothing of kinds, objects or selectors: consumers filter events
 // and encode them, storing what they derive in the events' and values' memo.
 
-import { Backend, StorageError, WatchEvent } from '../backend.js';
+import { Backend, KeyValue, StorageError, WatchEvent } from '../backend.js';
 import { EventWindow } from './event-window.js';
 import { FeedSubscriber, StoreFeed } from './feed.js';
 import { FreshnessWaiters } from './freshness.js';
@@ -22,6 +22,8 @@ import { CacheWatcher } from './watcher.js';
 const defaults = { historyWindowMs: 5 * 60_000, maxEvents: 100_000, maxBuffered: 10_000 };
 /** First delay before re-reading the root after a failed reload; doubles up to 30 s. */
 const reloadRetryMs = 200;
+/** Keys per store read while the cache loads its root. */
+const loadPageSize = 1_000;
 
 export interface WatchCacheSetup extends WatchCacheOptions {
   /** The shared store feed (see CacheSet); without one the cache opens its own. */
@@ -217,8 +219,8 @@ export class WatchCache implements FeedSubscriber {
     const generation = ++this.generation;
     this.ready = false;
     this.buffer = [];
-    const snapshot = await this.backend.range(this.root);
-    if (generation !== this.generation || this.stopped) return;
+    const snapshot = await this.readRoot(generation);
+    if (!snapshot) return;
     this.values.reset(snapshot.items.map(cachedKeyValue));
     this.window.reset(snapshot.revision);
     this.current = Math.max(this.current, snapshot.revision);
@@ -228,6 +230,38 @@ export class WatchCache implements FeedSubscriber {
     this.reloadDelay = reloadRetryMs;
     this.firstReady.resolve();
     this.apply(buffered.filter((e) => e.revision > snapshot.revision), Math.max(this.feed.revision, this.current));
+  }
+
+  /**
+   * Everything under the root at one revision, read in pages with a turn of
+   * the event loop between them: a large root (a restart with tens of
+   * thousands of objects) does not hold requests up while it loads.
+   * Undefined when a newer load or a stop overtook this one.
+   */
+  private async readRoot(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+    for (;;) {
+      try {
+        return await this.readRootOnce(generation);
+      } catch (err) {
+        // The first page's revision was compacted while later pages were read: start over.
+        if (!(err instanceof StorageError && err.code === 'Compacted')) throw err;
+      }
+    }
+  }
+
+  private async readRootOnce(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+    const overtaken = () => generation !== this.generation || this.stopped;
+    const first = await this.backend.range(this.root, { limit: loadPageSize });
+    const items = first.items;
+    for (let more = first.more; more;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (overtaken()) return undefined;
+      const after = `${items[items.length - 1]!.key}\0`;
+      const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize });
+      for (const kv of page.items) items.push(kv);
+      more = page.more;
+    }
+    return overtaken() ? undefined : { items, revision: first.revision };
   }
 
   private reload(): void {

@@ -33,6 +33,29 @@ for (const { name, open } of backendCases) {
       };
     }
 
+    test('a root larger than one load page is read whole at one revision while writes go on', async () => {
+      const { backend, dispose } = open();
+      const many = Array.from({ length: 2_500 }, (_, i) => `${root}a/k${String(i).padStart(5, '0')}`);
+      for (const key of many) await backend.create(key, buf('v0'));
+      const cache = new WatchCache(backend, root);
+      try {
+        const starting = cache.start();
+        // Writes while the pages are read: an update, a delete, a create past the last key.
+        await backend.update(many[0]!, buf('v1'), (await backend.get(many[0]!))!.modRevision);
+        await backend.delete(many[1_500]!, (await backend.get(many[1_500]!))!.modRevision);
+        await backend.create(`${root}b/late`, buf('late'));
+        await starting;
+        await cache.waitUntilFresh(await backend.currentRevision());
+        const listed = cache.list(root);
+        const ranged = await backend.range(root);
+        assert.equal(listed.items.length, 2_500);
+        assert.deepEqual(listed.items.map((kv) => [kv.key, kv.value.toString(), kv.modRevision]), ranged.items.map((kv) => [kv.key, kv.value.toString(), kv.modRevision]));
+      } finally {
+        cache.stop();
+        await dispose();
+      }
+    });
+
     test('list and get equal the backend after random writes', withCache(async (backend, cache) => {
       const random = seededRandom(7);
       await randomWrites(backend, [...thingKeys, ...otherKeys], 600, random);
