@@ -7,11 +7,9 @@
 import type { Attributes, Decision } from '../machinery/authorization.js';
 import { CertificateRequestError, parseCertificateRequest, type CertificateRequestInfo } from '../machinery/pkcs10.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import { ApiCallError, type ApiClient, type ApiObject, type ResourceType } from '../client/types.js';
-import type { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
-import { conditionsOf, csrResourceType, hasTrueCondition } from './csrsigning.js';
+import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
+import type { InformerFactory } from '../client/informer.js';
+import { conditionsOf, CsrController, hasTrueCondition } from './csrcontroller.js';
 import { nodeClientProblem } from './csrsigners.js';
 
 export type Authorize = (attributes: Attributes) => Promise<Decision> | Decision;
@@ -39,41 +37,21 @@ const recognizers: Recognizer[] = [
   },
 ];
 
-export class CsrApprovingController implements Controller {
+export class CsrApprovingController extends CsrController {
   readonly name = 'csrapproving';
-  private readonly queue: WorkQueue;
-  private readonly type: ResourceType;
-  private requests?: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
-    private readonly authorize: Authorize,
-  ) {
-    this.type = csrResourceType(client);
-    this.queue = new WorkQueue((name) => this.sync(name), (name, err) => this.log('auto-approving a certificate request failed', { name, err: String(err) }));
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly authorize: Authorize) {
+    super(client, log, informers, 'auto-approving a certificate request failed');
   }
 
-  async start(): Promise<void> {
-    const onRequest = (csr: ApiObject) => { if (this.pending(csr)) this.queue.add(csr.metadata!.name); };
-    this.requests = this.informers.subscribe(this.type, { onAdd: onRequest, onUpdate: (_old, csr) => onRequest(csr) });
-    await this.requests.start();
-  }
-
-  stop(): void {
-    this.requests?.stop();
-    this.queue.stop();
-  }
-
-  private pending(csr: ApiObject): boolean {
+  protected wants(csr: ApiObject): boolean {
     return csr.spec?.signerName === vocabulary.apiserverClientNodeagentSigner && !csr.status?.certificate
       && !hasTrueCondition(csr, 'Approved') && !hasTrueCondition(csr, 'Denied');
   }
 
-  private async sync(name: string): Promise<void> {
+  protected async sync(name: string): Promise<void> {
     const csr = this.requests?.get(undefined, name);
-    if (!csr || !this.pending(csr)) return;
+    if (!csr || !this.wants(csr)) return;
     let request: CertificateRequestInfo;
     try {
       request = parseCertificateRequest(Buffer.from(String(csr.spec.request ?? ''), 'base64'));

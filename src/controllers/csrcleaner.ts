@@ -5,11 +5,9 @@
 // once an hour; the clock is injectable so that tests need not wait.
 
 import { X509Certificate } from 'node:crypto';
-import { ApiCallError, type ApiClient, type ApiObject, type ResourceType } from '../client/types.js';
-import type { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
-import { conditionsOf, csrResourceType } from './csrsigning.js';
+import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
+import type { InformerFactory } from '../client/informer.js';
+import { conditionsOf, CsrController } from './csrcontroller.js';
 
 const hourMs = 60 * 60 * 1000;
 export const doneTtlMs = hourMs;
@@ -48,40 +46,33 @@ function certificateExpiry(csr: ApiObject): number | undefined {
   }
 }
 
-export class CsrCleanerController implements Controller {
+export class CsrCleanerController extends CsrController {
   readonly name = 'csrcleaner';
-  private readonly queue: WorkQueue;
-  private readonly type: ResourceType;
   private readonly now: () => number;
-  private requests?: InformerSubscription;
   private poll?: NodeJS.Timeout;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
-    private readonly options: CsrCleanerOptions = {},
-  ) {
-    this.type = csrResourceType(client);
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly options: CsrCleanerOptions = {}) {
+    super(client, log, informers, 'removing a certificate request failed');
     this.now = options.now ?? Date.now;
-    this.queue = new WorkQueue((name) => this.sync(name), (name, err) => this.log('removing a certificate request failed', { name, err: String(err) }));
   }
 
-  async start(): Promise<void> {
-    const onRequest = (csr: ApiObject) => this.queue.add(csr.metadata!.name);
-    this.requests = this.informers.subscribe(this.type, { onAdd: onRequest, onUpdate: (_old, csr) => onRequest(csr) });
-    await this.requests.start();
-    this.poll = setInterval(() => { for (const csr of this.requests?.list() ?? []) onRequest(csr); }, this.options.pollIntervalMs ?? hourMs);
+  override async start(): Promise<void> {
+    await super.start();
+    this.poll = setInterval(() => { for (const csr of this.requests?.list() ?? []) this.offer(csr); }, this.options.pollIntervalMs ?? hourMs);
     this.poll.unref();
   }
 
-  stop(): void {
+  override stop(): void {
     clearInterval(this.poll);
-    this.requests?.stop();
-    this.queue.stop();
+    super.stop();
   }
 
-  private async sync(name: string): Promise<void> {
+  /** Every request is looked at; sync decides whether its time has come. */
+  protected wants(): boolean {
+    return true;
+  }
+
+  protected async sync(name: string): Promise<void> {
     const csr = this.requests?.get(undefined, name);
     if (!csr) return;
     const reason = removalReason(csr, this.now());

@@ -8,10 +8,9 @@ import { CertificateRequestError, parseCertificateRequest } from '../machinery/p
 import type { CertificateUsage } from '../machinery/usages.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import { ApiCallError, type ApiClient, type ApiObject, type ResourceType } from '../client/types.js';
-import type { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
+import type { InformerFactory } from '../client/informer.js';
+import { conditionsOf, CsrController, hasTrueCondition, isApproved } from './csrcontroller.js';
 import { builtinSigners, lifetimeMs, signerProblem } from './csrsigners.js';
 
 /** Issues certificates from the cluster signing CA (pki's RequestSigner). */
@@ -25,49 +24,19 @@ export interface CsrSigningOptions {
   durationMs: number;
 }
 
-type Condition = { type?: string; status?: string };
-
-export const conditionsOf = (csr: ApiObject): Condition[] => (Array.isArray(csr.status?.conditions) ? csr.status.conditions : []);
-export const hasTrueCondition = (csr: ApiObject, type: string) => conditionsOf(csr).some((c) => c.type === type && c.status === 'True');
-export const isApproved = (csr: ApiObject) => hasTrueCondition(csr, 'Approved') && !hasTrueCondition(csr, 'Denied');
-
-export function csrResourceType(client: ApiClient): ResourceType {
-  return client.resources().find((r) => r.group === vocabulary.certificatesGroup && r.resource === 'certificatesigningrequests')!;
-}
-
-export class CsrSigningController implements Controller {
+export class CsrSigningController extends CsrController {
   readonly name = 'csrsigning';
-  private readonly queue: WorkQueue;
-  private readonly type: ResourceType;
-  private requests?: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
-    private readonly options: CsrSigningOptions,
-  ) {
-    this.type = csrResourceType(client);
-    this.queue = new WorkQueue((name) => this.sync(name), (name, err) => this.log('signing a certificate request failed', { name, err: String(err) }));
-  }
-
-  async start(): Promise<void> {
-    const onRequest = (csr: ApiObject) => { if (this.wants(csr)) this.queue.add(csr.metadata!.name); };
-    this.requests = this.informers.subscribe(this.type, { onAdd: onRequest, onUpdate: (_old, csr) => onRequest(csr) });
-    await this.requests.start();
-  }
-
-  stop(): void {
-    this.requests?.stop();
-    this.queue.stop();
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly options: CsrSigningOptions) {
+    super(client, log, informers, 'signing a certificate request failed');
   }
 
   /** Approved, not failed, not yet issued, for a built-in signer. */
-  private wants(csr: ApiObject): boolean {
+  protected wants(csr: ApiObject): boolean {
     return builtinSigners.includes(csr.spec?.signerName) && isApproved(csr) && !hasTrueCondition(csr, 'Failed') && !csr.status?.certificate;
   }
 
-  private async sync(name: string): Promise<void> {
+  protected async sync(name: string): Promise<void> {
     const csr = this.requests?.get(undefined, name);
     if (!csr || !this.wants(csr)) return;
     const usages: string[] = Array.isArray(csr.spec.usages) ? csr.spec.usages : [];
