@@ -2,7 +2,7 @@
 // one `option(...)` line naming its type, its ServerOptions field and its help.
 
 import { isIP } from 'node:net';
-import { product } from '../machinery/vocabulary.js';
+import { product, vocabulary } from '../machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames } from '../controllers/index.js';
@@ -320,6 +320,39 @@ const authorizationFlags: readonly Flag[] = [
   option('authorization-webhook-cache-unauthorized-ttl', durationType, 'authorizationWebhookCacheUnauthorizedTtlMs', 'How long to cache not-allowed answers of the webhook authorizer.'),
 ];
 
+// ---------------------------------------------------------------------------
+// Operating the server: in-flight limits, audit, start and stop, request logs.
+
+/** A count that may be 0 (often: no limit). */
+export const countType: FlagType<number> = {
+  ...intType,
+  parse(raw) {
+    const value = intType.parse(raw, undefined);
+    if (value < 0) throw new Error('must not be negative');
+    return value;
+  },
+};
+
+const operationFlags: readonly Flag[] = [
+  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('max-mutating-requests-inflight', countType, 'maxMutatingRequestsInflight', 'Most mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('audit-policy-file', stringType, 'auditPolicyFile', `Audit policy (${vocabulary.auditGroup}/v1 Policy, YAML or JSON); without it nothing is audited.`, 'none'),
+  option('audit-log-path', stringType, 'auditLogPath', 'File the audit events are appended to; - for standard output.', 'none'),
+  option('audit-log-format', enumOf(['json', 'legacy'] as const), 'auditLogFormat', 'Format of the audit log: json (one Event per line) or legacy (one text line per event).'),
+  option('audit-log-maxage', countType, 'auditLogMaxAge', 'Days to keep rotated audit log files (0: no limit).'),
+  option('audit-log-maxbackup', countType, 'auditLogMaxBackup', 'Rotated audit log files to keep (0: no limit).'),
+  option('audit-log-maxsize', countType, 'auditLogMaxSize', 'Megabytes an audit log file reaches before it is rotated (0: never).'),
+  option('audit-webhook-config-file', stringType, 'auditWebhookConfigFile', 'Kubeconfig-format file naming the audit webhook, which gets EventLists in batches.', 'none'),
+  option('audit-webhook-batch-buffer-size', countType, 'auditWebhookBatchBufferSize', 'Events buffered for the audit webhook before new ones are dropped.'),
+  option('audit-webhook-batch-max-size', countType, 'auditWebhookBatchMaxSize', 'Most events in one batch sent to the audit webhook.'),
+  option('audit-webhook-batch-max-wait', durationType, 'auditWebhookBatchMaxWaitMs', 'Longest an event waits before a partial batch is sent to the audit webhook.'),
+  option('livez-grace-period', durationType, 'livezGracePeriodMs', 'Time after start during which /livez does not fail for post-start work still running.'),
+  option('shutdown-delay-duration', durationType, 'shutdownDelayDurationMs', 'On SIGTERM, time /readyz fails while requests are still served, before the listener closes.'),
+  option('shutdown-send-retry-after', boolType, 'shutdownSendRetryAfter', 'During the shutdown delay, answer new requests 429 with Retry-After and Connection: close.'),
+  option('shutdown-watch-termination-grace-period', durationType, 'shutdownWatchTerminationGracePeriodMs', 'On shutdown, time open watches get to drain before they are closed.'),
+  { ...option('v', countType, 'verbosity', 'Log verbosity: 3 or more logs one line per request (verb, URI, latency, user agent, audit ID, status).'), shorthand: 'v' },
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -347,6 +380,7 @@ export const serverFlags: readonly Flag[] = [
   ...identityFlags,
   ...admissionFlags,
   ...authorizationFlags,
+  ...operationFlags,
   helpFlag,
   versionFlag,
 ];
