@@ -121,9 +121,9 @@ const reasonAnnotation = `${vocabulary.authorizationGroup}/reason`;
 async function authorize(authorizer: Authorizer, attrs: Attributes, annotations?: Map<string, AuditAnnotation>): Promise<void> {
   const d = await authorizer.authorize(attrs);
   if (annotations) {
-    // As upstream: the decision and the authorizer's reason, at level Metadata.
+    // As upstream: the decision and the authorizer's reason (possibly empty), at level Metadata.
     annotations.set(decisionAnnotation, { value: d.decision === 'allow' ? 'allow' : 'forbid', level: 'Metadata' });
-    if (d.reason) annotations.set(reasonAnnotation, { value: d.reason, level: 'Metadata' });
+    annotations.set(reasonAnnotation, { value: d.reason ?? '', level: 'Metadata' });
   }
   if (d.decision === 'allow') return;
   const why = forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : '');

@@ -83,6 +83,7 @@ export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
   private readonly received = Date.now();
   private requestBody?: Buffer;
+  private requestObject?: unknown;
   private responseChunks?: Buffer[];
   /** Set when the answer is a failure Status. */
   failure?: ApiError;
@@ -152,8 +153,16 @@ export class AuditRecord {
       e.responseStatus = status;
     }
     if (this.requestBody && this.requestBody.length) {
-      const obj = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
-      if (obj !== undefined) e.requestObject = this.config.omitManagedFields ? withoutManagedFields(obj) : obj;
+      // Parsed once for all the stages.
+      if (this.requestObject === undefined) {
+        const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
+        this.requestObject = this.config.omitManagedFields ? withoutManagedFields(parsed) : parsed;
+      }
+      const obj = this.requestObject;
+      if (obj !== undefined) e.requestObject = obj;
+      // As upstream, a create names its object from the body.
+      const name = (obj as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      if (e.objectRef && e.objectRef.name === undefined && typeof name === 'string' && name) e.objectRef.name = name;
     }
     if (this.responseChunks && stage !== 'ResponseStarted') {
       const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
