@@ -5,7 +5,10 @@
 // the listener closes, requests in flight finish, and open watches end
 // cleanly, each given --shutdown-watch-termination-grace-period to drain.
 
+import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
+import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 import type { KindDefinition } from '../api/kind.js';
 import { errors } from '../machinery/errors.js';
 import type { Filter } from './filters.js';
@@ -31,6 +34,7 @@ export class Lifecycle {
   private inflight = 0;
   private drained?: () => void;
   private readonly watches = new Set<() => void>();
+  private readonly flushing = new Set<Socket>();
   private watchesGone?: () => void;
 
   constructor(private readonly o: LifecycleOptions, private readonly metrics?: RequestMetrics) {}
@@ -40,12 +44,26 @@ export class Lifecycle {
     return Date.now() - this.startedAt < this.o.livezGracePeriodMs;
   }
 
-  /** Counts a request until its answer is done (watches are counted apart). */
-  track(res: { once(event: 'close', listener: () => void): unknown }): void {
+  /** Counts a request until its answer is done. */
+  track(res: ServerResponse): void {
     this.inflight++;
+    const socket = res.socket;
     res.once('close', () => {
+      // A big answer may still sit in the socket's buffer after it is done: shutdown waits for it too.
+      if (socket && !socket.destroyed && socket.writableLength > 0) {
+        this.flushing.add(socket);
+        socket.once('close', () => this.flushing.delete(socket));
+      }
       if (--this.inflight === 0) this.drained?.();
     });
+  }
+
+  /** Whether some answer is still leaving its socket's buffer. */
+  private stillFlushing(): boolean {
+    for (const socket of this.flushing) {
+      if (socket.destroyed || socket.writableLength === 0) this.flushing.delete(socket);
+    }
+    return this.flushing.size > 0;
   }
 
   /** During the shutdown delay, with --shutdown-send-retry-after: 429 and Connection: close, health probes excepted. */
@@ -83,8 +101,8 @@ export class Lifecycle {
   async drain(server: Server): Promise<void> {
     this.shuttingDown = true;
     if (this.o.shutdownDelayDurationMs > 0) await sleep(this.o.shutdownDelayDurationMs);
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
+    // The listener closes; idle connections stay until their answers have left (the HTTP server's own close would cut them).
+    const closed = new Promise<void>((resolve) => TlsServer.prototype.close.call(server, () => resolve()));
     // Watches are long-running: they end now, cleanly, and get their grace period to flush.
     const watchesDone = this.watches.size === 0 ? Promise.resolve() : new Promise<void>((resolve) => { this.watchesGone = resolve; });
     for (const end of [...this.watches]) end();
@@ -92,7 +110,9 @@ export class Lifecycle {
     await (grace > 0 ? Promise.race([watchesDone, sleep(grace)]) : Promise.resolve());
     // Requests in flight (watch streams among them) finish before the process goes.
     // Bounded: a client that stops reading must not keep the process alive.
+    const deadline = Date.now() + this.o.requestTimeoutMs;
     if (this.inflight > 0) await Promise.race([new Promise<void>((resolve) => { this.drained = resolve; }), sleep(this.o.requestTimeoutMs)]);
+    while (this.stillFlushing() && Date.now() < deadline) await sleep(20);
     server.closeIdleConnections();
     await Promise.race([closed, sleep(1000)]);
   }
