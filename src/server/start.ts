@@ -288,10 +288,13 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     authorization.stop();
     compactor.stop();
     await caches.stopAll();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    // After a graceful drain the listener is closed already, and a second close would never call back.
+    if (server.listening) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    } else server.closeAllConnections();
     await auditor?.close();
     await backend.close();
   };

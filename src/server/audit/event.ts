@@ -36,8 +36,12 @@ export interface AuditEvent {
 
 /** RFC 3339 with microseconds, as upstream's MicroTime. */
 export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '000Z');
+  // Many events share a millisecond under load: its text is made once.
+  if (ms !== lastTime.ms) lastTime = { ms, text: `${new Date(ms).toISOString().slice(0, -1)}000Z` };
+  return lastTime.text;
 }
+
+let lastTime = { ms: -1, text: '' };
 
 /** X-Forwarded-For, then X-Real-Ip, then the peer's address, as upstream's SourceIPs. */
 function sourceIPs(req: IncomingMessage): string[] {
@@ -76,15 +80,21 @@ function withoutManagedFields(value: unknown): unknown {
   return value;
 }
 
-/** Where a record's events go. */
-export type AuditSink = (event: AuditEvent) => void;
+/** Where a record's events go, as the JSON text of an audit.plat.io/v1 Event. */
+export type AuditSink = (eventJson: string) => void;
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
   private readonly received = Date.now();
   private requestBody?: Buffer;
-  private requestObject?: unknown;
+  /** The request body as event JSON, made once for every stage that carries it. */
+  private requestJson?: string;
+  private requestName?: string;
   private responseChunks?: Buffer[];
+  /** The fields every stage shares, as JSON without its closing brace. */
+  private head?: string;
+  private ref?: { name: string | undefined; json: string };
+  private notes?: { size: number; json: string };
   /** Set when the answer is a failure Status. */
   failure?: ApiError;
   panicked = false;
@@ -120,55 +130,69 @@ export class AuditRecord {
     this.sink(this.event(stage, code, impersonated));
   }
 
-  private event(stage: AuditStage, code: number | undefined, impersonated: UserInfo | undefined): AuditEvent {
+  private headJson(): string {
+    if (this.head === undefined) {
+      // Written out by hand: the one JSON.stringify of a nested object here cost more than the rest of the event.
+      const q = JSON.stringify;
+      const agent = this.req.headers['user-agent'];
+      this.head = `{"kind":"Event","apiVersion":"${auditApiVersion}","level":"${this.config.level}","auditID":${q(this.id)}`
+        + `,"requestURI":${q(this.req.url ?? '/')},"verb":${q(this.info.verb)},"user":${q(this.user)},"sourceIPs":${q(sourceIPs(this.req))}`
+        + `${agent ? `,"userAgent":${q(agent)}` : ''},"requestReceivedTimestamp":"${microTime(this.received)}"`;
+    }
+    return this.head;
+  }
+
+  /** The event as JSON text: the shared fields once, then what this stage adds. */
+  private event(stage: AuditStage, code: number | undefined, impersonated: UserInfo | undefined): string {
     const info = this.info;
-    const e: AuditEvent = {
-      kind: 'Event', apiVersion: auditApiVersion, level: this.config.level, auditID: this.id, stage,
-      requestURI: this.req.url ?? '/', verb: info.verb, user: this.user,
-      sourceIPs: sourceIPs(this.req),
-      requestReceivedTimestamp: microTime(this.received), stageTimestamp: microTime(Date.now()),
-    };
-    if (impersonated) e.impersonatedUser = impersonated;
-    const agent = this.req.headers['user-agent'];
-    if (agent) e.userAgent = agent;
-    if (info.isResourceRequest) {
+    let json = `${this.headJson()},"stage":"${stage}"`;
+    if (impersonated) json += `,"impersonatedUser":${JSON.stringify(impersonated)}`;
+    if (this.requestBody && this.requestBody.length && this.requestJson === undefined) {
+      const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
+      this.requestJson = parsed === undefined ? '' : JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(parsed) : parsed);
+      // As upstream, a create names its object from the body.
+      const name = (parsed as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      if (typeof name === 'string' && name) this.requestName = name;
+    }
+    if (info.isResourceRequest) json += `,"objectRef":${this.objectRefJson()}`;
+    if (code !== undefined && !this.failure) json += `,"responseStatus":{"metadata":{},"code":${code}}`;
+    else if (code !== undefined && this.failure) {
+      const s = this.failure.toStatus();
+      const status: Record<string, unknown> = { metadata: {}, code, status: s.status };
+      if (s.message) status.message = s.message;
+      if (s.reason) status.reason = s.reason;
+      if (s.details) status.details = s.details;
+      json += `,"responseStatus":${JSON.stringify(status)}`;
+    }
+    if (this.requestJson) json += `,"requestObject":${this.requestJson}`;
+    if (this.responseChunks && stage !== 'ResponseStarted') {
+      const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
+      if (obj !== undefined) json += `,"responseObject":${JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(obj) : obj)}`;
+    }
+    json += `,"stageTimestamp":"${microTime(Date.now())}"`;
+    if (this.annotations.size) json += this.annotationsJson();
+    return `${json}}`;
+  }
+
+  private objectRefJson(): string {
+    const info = this.info;
+    const name = info.name ?? this.requestName;
+    if (this.ref === undefined || this.ref.name !== name) {
       const ref: Record<string, string> = {};
       if (info.resource) ref.resource = info.resource;
       if (info.namespace) ref.namespace = info.namespace;
-      if (info.name) ref.name = info.name;
+      if (name) ref.name = name;
       ref.apiGroup = info.apiGroup;
       ref.apiVersion = info.apiVersion;
       if (info.subresource) ref.subresource = info.subresource;
-      e.objectRef = ref;
+      this.ref = { name, json: JSON.stringify(ref) };
     }
-    if (code !== undefined) {
-      const status: Record<string, unknown> = { metadata: {}, code };
-      if (this.failure) {
-        const s = this.failure.toStatus();
-        status.status = s.status;
-        if (s.message) status.message = s.message;
-        if (s.reason) status.reason = s.reason;
-        if (s.details) status.details = s.details;
-      }
-      e.responseStatus = status;
-    }
-    if (this.requestBody && this.requestBody.length) {
-      // Parsed once for all the stages.
-      if (this.requestObject === undefined) {
-        const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
-        this.requestObject = this.config.omitManagedFields ? withoutManagedFields(parsed) : parsed;
-      }
-      const obj = this.requestObject;
-      if (obj !== undefined) e.requestObject = obj;
-      // As upstream, a create names its object from the body.
-      const name = (obj as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
-      if (e.objectRef && e.objectRef.name === undefined && typeof name === 'string' && name) e.objectRef.name = name;
-    }
-    if (this.responseChunks && stage !== 'ResponseStarted') {
-      const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
-      if (obj !== undefined) e.responseObject = this.config.omitManagedFields ? withoutManagedFields(obj) : obj;
-    }
-    if (this.annotations.size) {
+    return this.ref.json;
+  }
+
+  /** Annotations are only ever added: the text made for one stage serves the next until one more comes. */
+  private annotationsJson(): string {
+    if (this.notes === undefined || this.notes.size !== this.annotations.size) {
       const annotations: Record<string, string> = {};
       let any = false;
       for (const [key, a] of this.annotations) {
@@ -176,8 +200,8 @@ export class AuditRecord {
         setOwn(annotations, key, a.value);
         any = true;
       }
-      if (any) e.annotations = annotations;
+      this.notes = { size: this.annotations.size, json: any ? `,"annotations":${JSON.stringify(annotations)}` : '' };
     }
-    return e;
+    return this.notes.json;
   }
 }

@@ -21,6 +21,10 @@ export interface LogBackendOptions {
   onError(lost: number, err: unknown): void;
 }
 
+/** How long lines wait to be written together, and how much text is written without waiting. */
+const flushDelayMs = 20;
+const flushChars = 1 << 20;
+
 /** Events queued beyond this many are dropped (the writer cannot keep up). */
 const maxQueued = 100_000;
 
@@ -47,6 +51,8 @@ export class LogBackend {
   private handle?: FileHandle;
   private size = 0;
   private writing?: Promise<void>;
+  private queuedChars = 0;
+  private timer?: NodeJS.Timeout;
   private closed = false;
 
   private constructor(private readonly o: LogBackendOptions) {}
@@ -64,15 +70,25 @@ export class LogBackend {
     this.size = (await this.handle.stat()).size;
   }
 
-  process(event: AuditEvent): void {
+  process(eventJson: string): void {
     if (this.closed) return;
     if (this.queue.length >= maxQueued) {
       this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
       return;
     }
-    const line = (this.o.format === 'legacy' ? legacyLine(event) : JSON.stringify(event)) + '\n';
+    const line = (this.o.format === 'legacy' ? legacyLine(JSON.parse(eventJson) as AuditEvent) : eventJson) + '\n';
     this.queue.push(line);
-    this.writing ??= this.drain();
+    this.queuedChars += line.length;
+    // Lines gather for a moment so that one write carries many: a write per event costs more than the event.
+    if (this.queuedChars >= flushChars) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), flushDelayMs);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    // Only with lines to write: a drain of nothing would settle before `writing` is set, and stay set.
+    if (!this.writing && this.queue.length) this.writing = this.drain();
   }
 
   /** Writes queued lines until none are left; one writer at a time. */
@@ -81,6 +97,7 @@ export class LogBackend {
       while (this.queue.length) {
         const lines = this.queue;
         this.queue = [];
+        this.queuedChars = 0;
         try {
           await this.write(lines);
         } catch (err) {
@@ -99,13 +116,17 @@ export class LogBackend {
       return;
     }
     const limit = this.o.maxSizeMB * 1024 * 1024;
+    const text = lines.join('');
+    const bytes = Buffer.byteLength(text);
+    // Most batches fit: one write, no counting line by line.
+    if (limit === 0 || this.size + bytes <= limit) return this.append(text, bytes);
     // Rotation happens between lines: a file never ends in half an event.
     let batch: string[] = [];
     let batchBytes = 0;
     for (const line of lines) {
       const bytes = Buffer.byteLength(line);
-      if (limit > 0 && this.size + batchBytes + bytes > limit && this.size + batchBytes > 0) {
-        await this.append(batch.join(''));
+      if (this.size + batchBytes + bytes > limit && this.size + batchBytes > 0) {
+        await this.append(batch.join(''), batchBytes);
         batch = [];
         batchBytes = 0;
         await this.rotate();
@@ -113,15 +134,14 @@ export class LogBackend {
       batch.push(line);
       batchBytes += bytes;
     }
-    if (batch.length) await this.append(batch.join(''));
+    if (batch.length) await this.append(batch.join(''), batchBytes);
   }
 
-  private async append(text: string): Promise<void> {
+  private async append(text: string, bytes: number): Promise<void> {
     if (!text) return;
     if (!this.handle) await this.openFile();
-    const buf = Buffer.from(text);
-    await this.handle!.write(buf);
-    this.size += buf.length;
+    await this.handle!.write(text);
+    this.size += bytes;
   }
 
   private async rotate(): Promise<void> {
@@ -153,6 +173,7 @@ export class LogBackend {
 
   /** Writes what is queued, then closes the file. */
   async close(): Promise<void> {
+    this.flush();
     while (this.writing) await this.writing;
     this.closed = true;
     await this.handle?.close();

@@ -10,7 +10,6 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
-import type { AuditEvent } from './event.js';
 import { auditApiVersion } from './policy.js';
 
 export interface WebhookBackendOptions {
@@ -24,20 +23,20 @@ export interface WebhookBackendOptions {
 }
 
 export class WebhookBackend {
-  private buffer: AuditEvent[] = [];
+  private buffer: string[] = [];
   private timer?: NodeJS.Timeout;
   private sending?: Promise<void>;
   private closed = false;
 
   constructor(private readonly o: WebhookBackendOptions) {}
 
-  process(event: AuditEvent): void {
+  process(eventJson: string): void {
     if (this.closed) return;
     if (this.buffer.length >= Math.max(1, this.o.bufferSize)) {
       this.o.onError(1, new Error('the audit webhook buffer is full; event dropped'));
       return;
     }
-    this.buffer.push(event);
+    this.buffer.push(eventJson);
     if (this.buffer.length >= this.batchSize) this.flushSoon();
     else this.timer ??= setTimeout(() => this.flushSoon(), this.o.maxWaitMs);
   }
@@ -49,7 +48,8 @@ export class WebhookBackend {
   private flushSoon(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.sending ??= this.sendAll();
+    // Only with events to send: a send of nothing would settle before `sending` is set, and stay set.
+    if (!this.sending && this.buffer.length) this.sending = this.sendAll();
   }
 
   /** Sends full batches, then the rest, one post at a time. */
@@ -71,10 +71,10 @@ export class WebhookBackend {
     }
   }
 
-  private post(items: AuditEvent[]): Promise<void> {
+  private post(items: string[]): Promise<void> {
     const { endpoint, timeoutMs } = this.o;
     const url = new URL(endpoint.server);
-    const payload = Buffer.from(JSON.stringify({ kind: 'EventList', apiVersion: auditApiVersion, metadata: {}, items }));
+    const payload = Buffer.from(`{"kind":"EventList","apiVersion":"${auditApiVersion}","metadata":{},"items":[${items.join(',')}]}`);
     const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json', 'Content-Length': String(payload.length) };
     if (endpoint.token) headers.Authorization = `Bearer ${endpoint.token}`;
     const options: RequestOptions = {

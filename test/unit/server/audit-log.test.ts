@@ -27,7 +27,7 @@ test('events are appended as JSON lines, in order', async () => {
   const dir = tempDir();
   const path = join(dir, 'logs', 'audit.log');
   const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
-  for (let i = 0; i < 50; i++) log.process(event(i));
+  for (let i = 0; i < 50; i++) log.process(JSON.stringify(event(i)));
   await log.close();
   const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(lines.map((e) => e.auditID), Array.from({ length: 50 }, (_, i) => `id-${i}`));
@@ -40,7 +40,7 @@ test('a file that would pass --audit-log-maxsize rotates; --audit-log-maxbackup 
   const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 2, maxSizeMB: 1, onError: noErrors });
   // ~100 KiB per event, 45 events: about 4.4 MiB, so four rotations.
   for (let i = 0; i < 45; i++) {
-    log.process(event(i, 100 * 1024));
+    log.process(JSON.stringify(event(i, 100 * 1024)));
     if (i % 10 === 9) await new Promise((r) => setImmediate(r));
   }
   await log.close();
@@ -71,7 +71,7 @@ test('a log that cannot be written counts the lost events instead of failing req
   const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 1, onError: (n) => { lost += n; } });
   // The file goes away under the writer: the rename of the next rotation fails, those events are lost, none throws.
   rmSync(join(dir, 'sub'), { recursive: true, force: true });
-  for (let i = 0; i < 30; i++) log.process(event(i, 100 * 1024));
+  for (let i = 0; i < 30; i++) log.process(JSON.stringify(event(i, 100 * 1024)));
   await log.close();
   assert.ok(lost > 0, 'events were counted as lost');
   rmSync(dir, { recursive: true, force: true });
