@@ -76,3 +76,37 @@ test('a log that cannot be written counts the lost events instead of failing req
   assert.ok(lost > 0, 'events were counted as lost');
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('--audit-log-path - writes the lines to standard output', async () => {
+  const written: string[] = [];
+  const original = process.stdout.write;
+  process.stdout.write = ((chunk: string, cb?: (err?: Error) => void) => { written.push(String(chunk)); cb?.(); return true; }) as typeof process.stdout.write;
+  try {
+    const log = await LogBackend.open({ path: '-', format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
+    log.process(JSON.stringify(event(1)));
+    log.process(JSON.stringify(event(2)));
+    await log.close();
+  } finally {
+    process.stdout.write = original;
+  }
+  assert.deepEqual(written.join('').trimEnd().split('\n').map((l) => JSON.parse(l).auditID), ['id-1', 'id-2']);
+});
+
+test('the webhook backend counts the events of a batch the webhook refuses', async () => {
+  const { createServer } = await import('node:http');
+  const { WebhookBackend } = await import('../../../src/server/audit/webhook.js');
+  let posts = 0;
+  const server = createServer((req, res) => { posts++; req.resume(); req.on('end', () => { res.statusCode = 500; res.end(); }); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  let lost = 0;
+  const backend = new WebhookBackend({
+    endpoint: { server: `http://127.0.0.1:${port}/` }, bufferSize: 100, maxBatchSize: 2, maxWaitMs: 3_600_000, timeoutMs: 10_000,
+    onError: (n) => { lost += n; },
+  });
+  for (let i = 0; i < 5; i++) backend.process(JSON.stringify(event(i)));
+  await backend.close();
+  server.close();
+  assert.equal(posts, 3, 'two full batches, then the rest at close');
+  assert.equal(lost, 5);
+});
