@@ -8,7 +8,6 @@ import { isIP } from 'node:net';
 import type { ApiError } from '../../machinery/errors.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
-import { setOwn } from '../../machinery/ownkeys.js';
 import type { AuditAnnotation } from '../../admission/types.js';
 import type { RequestInfo } from '../requestinfo.js';
 import { auditApiVersion, levelAtLeast, type AuditStage, type RequestAuditConfig } from './policy.js';
@@ -178,14 +177,14 @@ export class AuditRecord {
     const info = this.info;
     const name = info.name ?? this.requestName;
     if (this.ref === undefined || this.ref.name !== name) {
-      const ref: Record<string, string> = {};
-      if (info.resource) ref.resource = info.resource;
-      if (info.namespace) ref.namespace = info.namespace;
-      if (name) ref.name = name;
-      ref.apiGroup = info.apiGroup;
-      ref.apiVersion = info.apiVersion;
-      if (info.subresource) ref.subresource = info.subresource;
-      this.ref = { name, json: JSON.stringify(ref) };
+      const q = JSON.stringify;
+      let json = '{';
+      if (info.resource) json += `"resource":${q(info.resource)},`;
+      if (info.namespace) json += `"namespace":${q(info.namespace)},`;
+      if (name) json += `"name":${q(name)},`;
+      json += `"apiGroup":${q(info.apiGroup)},"apiVersion":${q(info.apiVersion)}`;
+      if (info.subresource) json += `,"subresource":${q(info.subresource)}`;
+      this.ref = { name, json: `${json}}` };
     }
     return this.ref.json;
   }
@@ -193,15 +192,14 @@ export class AuditRecord {
   /** Annotations are only ever added: the text made for one stage serves the next until one more comes. */
   private annotationsJson(): string {
     if (this.notes === undefined || this.notes.size !== this.annotations.size) {
-      const annotations: Record<string, string> = {};
-      let any = false;
+      // Keys are unique in the map, so the object is written out directly (no prototype to guard).
+      let json = '';
       for (const [key, a] of this.annotations) {
-        if (!levelAtLeast(this.config.level, a.level)) continue;
-        setOwn(annotations, key, a.value);
-        any = true;
+        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(a.value)}`;
       }
-      this.notes = { size: this.annotations.size, json: any ? `,"annotations":${JSON.stringify(annotations)}` : '' };
+      this.notes = { size: this.annotations.size, json: json ? `,"annotations":{${json}}` : '' };
     }
     return this.notes.json;
   }
+
 }

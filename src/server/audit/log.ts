@@ -117,9 +117,10 @@ export class LogBackend {
     }
     const limit = this.o.maxSizeMB * 1024 * 1024;
     const text = lines.join('');
+    // Without rotation sizes do not matter; with it most batches fit: one write, no counting line by line.
+    if (limit === 0) return this.append(text, 0);
     const bytes = Buffer.byteLength(text);
-    // Most batches fit: one write, no counting line by line.
-    if (limit === 0 || this.size + bytes <= limit) return this.append(text, bytes);
+    if (this.size + bytes <= limit) return this.append(text, bytes);
     // Rotation happens between lines: a file never ends in half an event.
     let batch: string[] = [];
     let batchBytes = 0;
