@@ -59,6 +59,27 @@ function sourceIPs(req: IncomingMessage): string[] {
   return ips;
 }
 
+/**
+ * Authenticators keep one user object per connection or token: its JSON is
+ * made once. So are a connection's source addresses when no proxy header
+ * names others.
+ */
+const userJsonCache = new WeakMap<UserInfo, string>();
+const peerJsonCache = new WeakMap<object, string>();
+
+function userJson(user: UserInfo): string {
+  let json = userJsonCache.get(user);
+  if (json === undefined) userJsonCache.set(user, (json = JSON.stringify(user)));
+  return json;
+}
+
+function sourceIPsJson(req: IncomingMessage): string {
+  if (req.headers['x-forwarded-for'] !== undefined || req.headers['x-real-ip'] !== undefined) return JSON.stringify(sourceIPs(req));
+  let json = peerJsonCache.get(req.socket);
+  if (json === undefined) peerJsonCache.set(req.socket, (json = JSON.stringify(sourceIPs(req))));
+  return json;
+}
+
 /** JSON bodies as objects; anything else is left out of the event, as upstream leaves out what it cannot decode. */
 function parsedJson(body: Buffer, contentType: string | number | string[] | undefined): unknown {
   if (typeof contentType === 'string' && !contentType.includes('json')) return undefined;
@@ -135,7 +156,7 @@ export class AuditRecord {
       const q = JSON.stringify;
       const agent = this.req.headers['user-agent'];
       this.head = `{"kind":"Event","apiVersion":"${auditApiVersion}","level":"${this.config.level}","auditID":${q(this.id)}`
-        + `,"requestURI":${q(this.req.url ?? '/')},"verb":${q(this.info.verb)},"user":${q(this.user)},"sourceIPs":${q(sourceIPs(this.req))}`
+        + `,"requestURI":${q(this.req.url ?? '/')},"verb":${q(this.info.verb)},"user":${userJson(this.user)},"sourceIPs":${sourceIPsJson(this.req)}`
         + `${agent ? `,"userAgent":${q(agent)}` : ''},"requestReceivedTimestamp":"${microTime(this.received)}"`;
     }
     return this.head;
