@@ -24,7 +24,6 @@ interface Backend {
 }
 
 export class Auditor {
-  private readonly events: Counter;
   private readonly errors: Counter;
   /** Failures are logged at most once a second per backend, with how many events were lost since. */
   private readonly lost = new Map<string, { count: number; loggedAt: number }>();
@@ -37,7 +36,7 @@ export class Auditor {
   ) {
     // Counted in a plain number and handed to the counter when scraped: nothing per event.
     const count = () => this.eventCount;
-    this.events = new Counter({
+    new Counter({
       name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers: [registry],
       collect() {
         this.reset();
