@@ -6,8 +6,10 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { startTestServer } from '../support/server.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startChildServer, startTestServer, tempDir } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 test('--livez-grace-period excuses unfinished post-start work on /livez only', async () => {
   // AlwaysDeny refuses the reserved namespaces: that post-start work never finishes.
@@ -44,5 +46,17 @@ test('during the shutdown delay: readyz fails, livez holds, other requests get 4
   } finally {
     s.client.close();
     rmSync(s.dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a policy file that does not validate stops the start with status 1, naming the file and the line', async () => {
+  const dir = tempDir();
+  const policy = join(dir, 'policy.yaml');
+  writeFileSync(policy, `apiVersion: ${vocabulary.auditGroup}/v1\nkind: Policy\nrules:\n- level: Metadata\n  verb: [get]\n`);
+  try {
+    await assert.rejects(startChildServer(['--audit-policy-file', policy, '--audit-log-path', join(dir, 'audit.log')], dir),
+      (e: Error) => e.message.includes('exited early (1)') && e.message.includes(`audit policy file "${policy}", line 5: rules[0].verb: unknown field "verb"`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
