@@ -106,6 +106,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       ...optional(parts.logRequests && requestLog(parts.log)),
       ...optional(parts.lifecycle?.retryAfterFilter()),
       ...optional(parts.requestTimeoutMs !== undefined && requestTimeout(parts.requestTimeoutMs)),
+      ...optional(parts.auditor?.failedAuthenticationFilter()),
       authentication(parts.authenticator, parts.log),
       ...optional(parts.auditor?.filter()),
       impersonation(parts.authorizer),

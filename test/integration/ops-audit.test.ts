@@ -151,6 +151,17 @@ test('the audit log follows the policy for a scripted sequence', async () => {
   assert.equal(denied.responseStatus.status, 'Failure');
   assert.equal(denied.annotations[`${vocabulary.authorizationGroup}/decision`], 'forbid');
 
+  // A request no authenticator accepts is audited too, without a user.
+  const stranger = s.client.anonymous();
+  const unauthorized = await stranger.get('/api/v1/namespaces', { Authorization: 'Bearer not-a-known-token' });
+  stranger.close();
+  assert.equal(unauthorized.status, 401);
+  const [unknown] = await eventsOf(unauthorized.headers['audit-id']);
+  assert.equal(unknown.user.username, '');
+  assert.equal(unknown.responseStatus.code, 401);
+  assert.equal(unknown.responseStatus.reason, 'Unauthorized');
+  assert.equal(unknown.annotations, undefined, 'no authorization was asked');
+
   // A watch: ResponseStarted when it begins, ResponseComplete when it ends.
   const watch = await s.client.watch('/api/v1/namespaces/default/configmaps?watch=true', { 'Audit-Id': 'watch-audit-1' });
   await eventsOf('watch-audit-1', 'ResponseStarted');

@@ -1,20 +1,25 @@
 // Auditing: the policy decides each request's level; at any level but None
 // the request gets an AuditRecord whose events (RequestReceived,
 // ResponseStarted for long-running requests, ResponseComplete or Panic) go to
-// the log and webhook backends. Without a policy and a backend there is no
+// the log and webhook backends; a request refused by authentication is audited
+// too, without a user. Without a policy and a backend there is no
 // audit filter at all, so requests pay nothing for it.
 
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
-import type { Filter } from '../filters.js';
+import type { Filter, RequestContext } from '../filters.js';
+import type { UserInfo } from '../../machinery/user.js';
 import { AuditRecord } from './event.js';
 import { LogBackend } from './log.js';
 import { AuditConfigError, PolicyChecker, readPolicyFile } from './policy.js';
 import { WebhookBackend } from './webhook.js';
 
 export { AuditConfigError } from './policy.js';
+
+/** The user of an event for a request no authenticator accepted. */
+const noUser: UserInfo = { username: '', groups: [] };
 export type { AuditRecord } from './event.js';
 
 interface Backend {
@@ -105,47 +110,66 @@ export class Auditor {
 
   /** After authentication: decides the level and follows the request to its end. */
   filter(): Filter {
-    return async (ctx, next) => {
-      const info = ctx.info!;
-      const user = ctx.user!;
-      const config = this.checker.levelFor({
-        user, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
-        apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name,
-      });
-      if (config.level === 'None') return next();
-      const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
-      ctx.audit = record;
-      ctx.auditAnnotations = record.annotations;
-      record.emit('RequestReceived');
-      const res = ctx.res;
-      if (record.wantsResponseBody) {
-        const write = res.write;
-        const end = res.end;
-        res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
-          record.keepResponseChunk(chunk);
-          return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
-        } as typeof res.write;
-        res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
-          if (typeof chunk !== 'function') record.keepResponseChunk(chunk);
-          return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
-        } as typeof res.end;
-      }
-      if (ctx.longRunning) {
-        const writeHead = res.writeHead;
-        res.writeHead = function (this: typeof res, ...args: unknown[]) {
-          const out = (writeHead as (...a: unknown[]) => typeof res).apply(this, args);
-          record.emit('ResponseStarted', res.statusCode);
-          return out;
-        } as typeof res.writeHead;
-      }
-      res.once('close', () => {
-        record.failure = ctx.error;
-        record.panicked = ctx.panicked ?? false;
-        const impersonated = ctx.user !== user ? ctx.user : undefined;
-        record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
-      });
-      await next();
+    return (ctx, next) => {
+      this.follow(ctx, ctx.user!);
+      return next();
     };
+  }
+
+  /**
+   * Before authentication: a request refused there (401) is audited too, as
+   * upstream's failed-authentication audit, with an empty user.
+   */
+  failedAuthenticationFilter(): Filter {
+    return async (ctx, next) => {
+      try {
+        await next();
+      } catch (e) {
+        if (ctx.user === undefined && ctx.audit === undefined) this.follow(ctx, noUser);
+        throw e;
+      }
+    };
+  }
+
+  /** Gives the request a record when its level is not None, and emits its stages as they come. */
+  private follow(ctx: RequestContext, user: UserInfo): void {
+    const info = ctx.info!;
+    const config = this.checker.levelFor({
+      user, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
+      apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name,
+    });
+    if (config.level === 'None') return;
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
+    ctx.audit = record;
+    ctx.auditAnnotations = record.annotations;
+    record.emit('RequestReceived');
+    const res = ctx.res;
+    if (record.wantsResponseBody) {
+      const write = res.write;
+      const end = res.end;
+      res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
+        record.keepResponseChunk(chunk);
+        return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+      } as typeof res.write;
+      res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
+        if (typeof chunk !== 'function') record.keepResponseChunk(chunk);
+        return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
+      } as typeof res.end;
+    }
+    if (ctx.longRunning) {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: typeof res, ...args: unknown[]) {
+        const out = (writeHead as (...a: unknown[]) => typeof res).apply(this, args);
+        record.emit('ResponseStarted', res.statusCode);
+        return out;
+      } as typeof res.writeHead;
+    }
+    res.once('close', () => {
+      record.failure = ctx.error;
+      record.panicked = ctx.panicked ?? false;
+      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
+      record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+    });
   }
 
   /** Writes what is queued and stops. */
