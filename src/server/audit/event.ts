@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import type { ApiError } from '../../machinery/errors.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
+import { rfc3339MicroNow } from '../../machinery/time.js';
 import type { AuditAnnotation } from '../../admission/types.js';
 import type { RequestInfo } from '../requestinfo.js';
 import { auditApiVersion, levelAtLeast, type AuditStage, type RequestAuditConfig } from './policy.js';
@@ -34,9 +35,9 @@ export interface AuditEvent {
 }
 
 /** RFC 3339 with microseconds, as upstream's MicroTime. */
-export function microTime(ms: number): string {
+function microTime(ms: number): string {
   // Many events share a millisecond under load: its text is made once.
-  if (ms !== lastTime.ms) lastTime = { ms, text: `${new Date(ms).toISOString().slice(0, -1)}000Z` };
+  if (ms !== lastTime.ms) lastTime = { ms, text: rfc3339MicroNow(new Date(ms)) };
   return lastTime.text;
 }
 
