@@ -3,6 +3,7 @@
 
 import { isIP } from 'node:net';
 import { product, vocabulary } from '../machinery/vocabulary.js';
+import { formatDuration, parseDuration } from '../machinery/time.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames } from '../controllers/index.js';
@@ -147,44 +148,7 @@ export const durationType: FlagType<number> = {
   format: formatDuration,
 };
 
-const nanosecondsPerUnit: Record<string, number> = {
-  ns: 1,
-  us: 1e3,
-  µs: 1e3, // U+00B5 MICRO SIGN
-  μs: 1e3, // U+03BC GREEK SMALL LETTER MU
-  ms: 1e6,
-  s: 1e9,
-  m: 60e9,
-  h: 3600e9,
-};
-const durationPattern = /^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
-const durationPart = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
-
-/** Parses a duration as Go's time.ParseDuration does; returns milliseconds. */
-export function parseDuration(text: string): number {
-  if (/^[-+]?0$/.test(text)) return 0;
-  if (!durationPattern.test(text)) throw new Error('not a duration (examples: 300ms, 2s, 5m, 1h30m)');
-  let nanoseconds = 0;
-  for (const [, amount, unit] of text.matchAll(durationPart)) nanoseconds += Number(amount) * nanosecondsPerUnit[unit!]!;
-  return (text.startsWith('-') ? -nanoseconds : nanoseconds) / 1e6;
-}
-
-/** Formats milliseconds as Go's Duration.String does: `5m0s`, `1h30m0s`, `300ms`. */
-export function formatDuration(ms: number): string {
-  const sign = ms < 0 ? '-' : '';
-  const ns = Math.round(Math.abs(ms) * 1e6);
-  if (ns === 0) return '0s';
-  const trim = (value: number) => String(Number(value.toFixed(9)));
-  if (ns < 1e3) return `${sign}${ns}ns`;
-  if (ns < 1e6) return `${sign}${trim(ns / 1e3)}µs`;
-  if (ns < 1e9) return `${sign}${trim(ns / 1e6)}ms`;
-  const hours = Math.floor(ns / 3600e9);
-  const minutes = Math.floor((ns % 3600e9) / 60e9);
-  const seconds = trim((ns % 60e9) / 1e9);
-  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}s`;
-  if (minutes > 0) return `${sign}${minutes}m${seconds}s`;
-  return `${sign}${seconds}s`;
-}
+export { formatDuration, parseDuration };
 
 // ---------------------------------------------------------------------------
 // The flag table
@@ -371,7 +335,7 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-certfile', stringType, 'etcdCertFile', 'SSL certification file used to secure communication with the cluster store.', 'none'),
   option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
   option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
-  option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request waits for the store before it is answered 504 Timeout.'),
+  option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request (not a watch or another stream) may take before it is answered 504 Timeout.'),
   option('leader-elect', boolType, 'leaderElect', 'Run the controllers only while this server holds the leader lease, and publish its identity lease (for several servers on one store).', 'true with --storage-backend etcd3, else false'),
   option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),
   option('leader-elect-renew-deadline', durationType, 'leaderElectRenewDeadlineMs', 'How long the leader retries renewing before it stops leading; less than the lease duration.'),

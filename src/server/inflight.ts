@@ -6,6 +6,7 @@
 
 import { errors } from '../machinery/errors.js';
 import { systemGroups } from '../machinery/user.js';
+import { parseDuration } from '../machinery/time.js';
 import type { Filter, RequestContext } from './filters.js';
 import type { RequestInfo } from './requestinfo.js';
 
@@ -79,17 +80,31 @@ export function markLongRunning(): Filter {
 
 const timedOut = Symbol('timed out');
 
+/** The request's own `timeout` (a Go duration) when shorter than the server's; 400 when it does not parse, as upstream. */
+function deadlineOf(query: URLSearchParams, timeoutMs: number): number {
+  const asked = query.get('timeout');
+  if (asked === null || asked === '') return timeoutMs;
+  let ms: number;
+  try {
+    ms = parseDuration(asked);
+  } catch {
+    throw errors.badRequest(`invalid timeout specified in the request URL - time: invalid duration ${JSON.stringify(asked)}`);
+  }
+  return ms > 0 && ms < timeoutMs ? ms : timeoutMs;
+}
+
 /**
- * 504 Timeout for a request that is not answered within `timeoutMs` (not
- * long-running ones). The handler may still finish: its late answer goes
+ * 504 Timeout for a request that is not answered within `timeoutMs`, or its
+ * own shorter `timeout` parameter (not long-running ones). The handler may still finish: its late answer goes
  * nowhere (nothing is written once the answer began), its failure is dropped.
  * An answer already streaming when the time is up is left to finish.
  */
 export function requestTimeout(timeoutMs: number): Filter {
   return async (ctx: RequestContext, next) => {
     if (ctx.longRunning) return next();
+    const ms = deadlineOf(ctx.query, timeoutMs);
     let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<typeof timedOut>((resolve) => { timer = setTimeout(resolve, timeoutMs, timedOut); });
+    const deadline = new Promise<typeof timedOut>((resolve) => { timer = setTimeout(resolve, ms, timedOut); });
     const work = next();
     try {
       if ((await Promise.race([work, deadline])) !== timedOut) return;

@@ -4,13 +4,7 @@
 import type { Logger } from 'pino';
 import type { Filter } from './filters.js';
 import { verbLabel } from './requestmetrics.js';
-
-/** Go's Duration.String for the latencies people read: `812.4µs`, `12.03ms`, `1.2s`. */
-function latencyText(ms: number): string {
-  if (ms < 1) return `${Number((ms * 1000).toFixed(1))}µs`;
-  if (ms < 1000) return `${Number(ms.toFixed(3))}ms`;
-  return `${Number((ms / 1000).toFixed(3))}s`;
-}
+import { formatDuration } from '../machinery/time.js';
 
 export function requestLog(log: Logger): Filter {
   return (ctx, next) => {
@@ -20,7 +14,7 @@ export function requestLog(log: Logger): Filter {
       log.info({
         verb: ctx.info ? verbLabel(ctx, ctx.info) : req.method,
         URI: req.url,
-        latency: latencyText(performance.now() - started),
+        latency: formatDuration(performance.now() - started),
         userAgent: req.headers['user-agent'] ?? '',
         auditID: ctx.auditID,
         srcIP: `${req.socket.remoteAddress ?? ''}:${req.socket.remotePort ?? ''}`,

@@ -32,6 +32,16 @@ after(async () => {
   await s.close();
 });
 
+test('a request\'s own timeout parameter shortens the deadline; one that does not parse is a 400', async () => {
+  holder.hold();
+  const held = await s.client.post(`/api/v1/namespaces/${ns}/configmaps?timeout=1s`, heldConfigMap());
+  assert.equal(held.status, 504, held.text);
+  assert.equal(held.json.reason, 'Timeout');
+  const bad = await s.client.get(`/api/v1/namespaces/${ns}/configmaps?timeout=soon`);
+  assert.equal(bad.status, 400);
+  assert.equal(bad.json.message, 'invalid timeout specified in the request URL - time: invalid duration "soon"');
+});
+
 test('a flood past the mutating limit gets 429 with Retry-After; health checks and system:masters still answer', async () => {
   holder.hold();
   const before = holder.calls();

@@ -60,7 +60,7 @@ test('SIGTERM: readyz fails first, watches end cleanly, a long list in flight co
     assert.ok(listLine, 'the list is logged');
     assert.equal(listLine.resp, 200);
     assert.match(listLine.auditID, /^[0-9a-f-]{36}$/);
-    assert.match(listLine.latency, /^\d+(\.\d+)?(µs|ms|s)$/);
+    assert.match(listLine.latency, /^(\d+h)?(\d+m)?\d+(\.\d+)?(ns|µs|ms|s)$/);
     assert.ok('userAgent' in listLine && 'srcIP' in listLine);
     assert.ok(httpLines.some((l) => l.verb === 'POST' && l.resp === 201));
   } finally {
