@@ -376,7 +376,7 @@ async function main(): Promise<void> {
   }
   if (withCache) rows.push(...(await cacheRows()));
   if (withStore) rows.push(...(await storeRows()));
-  rows.push(...(await benchAdmission({ quick, progress })));
+  rows.push(...(await benchAdmission({ quick, progress })), ...(await (await import('./audit.js')).benchAudit({ quick, progress })));
 
   const table = markdownTable(rows);
   process.stdout.write(table);

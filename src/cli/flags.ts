@@ -2,7 +2,8 @@
 // one `option(...)` line naming its type, its ServerOptions field and its help.
 
 import { isIP } from 'node:net';
-import { product } from '../machinery/vocabulary.js';
+import { product, vocabulary } from '../machinery/vocabulary.js';
+import { formatDuration, parseDuration } from '../machinery/time.js';
 import { defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
@@ -147,44 +148,7 @@ export const durationType: FlagType<number> = {
   format: formatDuration,
 };
 
-const nanosecondsPerUnit: Record<string, number> = {
-  ns: 1,
-  us: 1e3,
-  µs: 1e3, // U+00B5 MICRO SIGN
-  μs: 1e3, // U+03BC GREEK SMALL LETTER MU
-  ms: 1e6,
-  s: 1e9,
-  m: 60e9,
-  h: 3600e9,
-};
-const durationPattern = /^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
-const durationPart = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
-
-/** Parses a duration as Go's time.ParseDuration does; returns milliseconds. */
-export function parseDuration(text: string): number {
-  if (/^[-+]?0$/.test(text)) return 0;
-  if (!durationPattern.test(text)) throw new Error('not a duration (examples: 300ms, 2s, 5m, 1h30m)');
-  let nanoseconds = 0;
-  for (const [, amount, unit] of text.matchAll(durationPart)) nanoseconds += Number(amount) * nanosecondsPerUnit[unit!]!;
-  return (text.startsWith('-') ? -nanoseconds : nanoseconds) / 1e6;
-}
-
-/** Formats milliseconds as Go's Duration.String does: `5m0s`, `1h30m0s`, `300ms`. */
-export function formatDuration(ms: number): string {
-  const sign = ms < 0 ? '-' : '';
-  const ns = Math.round(Math.abs(ms) * 1e6);
-  if (ns === 0) return '0s';
-  const trim = (value: number) => String(Number(value.toFixed(9)));
-  if (ns < 1e3) return `${sign}${ns}ns`;
-  if (ns < 1e6) return `${sign}${trim(ns / 1e3)}µs`;
-  if (ns < 1e9) return `${sign}${trim(ns / 1e6)}ms`;
-  const hours = Math.floor(ns / 3600e9);
-  const minutes = Math.floor((ns % 3600e9) / 60e9);
-  const seconds = trim((ns % 60e9) / 1e9);
-  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}s`;
-  if (minutes > 0) return `${sign}${minutes}m${seconds}s`;
-  return `${sign}${seconds}s`;
-}
+export { formatDuration, parseDuration };
 
 // ---------------------------------------------------------------------------
 // The flag table
@@ -381,6 +345,39 @@ const externalIdentityFlags: readonly Flag[] = [
   option('authentication-token-webhook-version', enumOf(['v1', 'v1beta1'] as const), 'authenticationTokenWebhookVersion', 'apiVersion of the TokenReview sent to the token webhook: v1 or v1beta1.'),
 ];
 
+// ---------------------------------------------------------------------------
+// Operating the server: in-flight limits, audit, start and stop, request logs.
+
+/** A count that may be 0 (often: no limit). */
+export const countType: FlagType<number> = {
+  ...intType,
+  parse(raw) {
+    const value = intType.parse(raw, undefined);
+    if (value < 0) throw new Error('must not be negative');
+    return value;
+  },
+};
+
+const operationFlags: readonly Flag[] = [
+  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('max-mutating-requests-inflight', countType, 'maxMutatingRequestsInflight', 'Most mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('audit-policy-file', stringType, 'auditPolicyFile', `Audit policy (${vocabulary.auditGroup}/v1 Policy, YAML or JSON); without it nothing is audited.`, 'none'),
+  option('audit-log-path', stringType, 'auditLogPath', 'File the audit events are appended to; - for standard output.', 'none'),
+  option('audit-log-format', enumOf(['json', 'legacy'] as const), 'auditLogFormat', 'Format of the audit log: json (one Event per line) or legacy (one text line per event).'),
+  option('audit-log-maxage', countType, 'auditLogMaxAge', 'Days to keep rotated audit log files (0: no limit).'),
+  option('audit-log-maxbackup', countType, 'auditLogMaxBackup', 'Rotated audit log files to keep (0: no limit).'),
+  option('audit-log-maxsize', countType, 'auditLogMaxSize', 'Megabytes an audit log file reaches before it is rotated (0: never).'),
+  option('audit-webhook-config-file', stringType, 'auditWebhookConfigFile', 'Kubeconfig-format file naming the audit webhook, which gets EventLists in batches.', 'none'),
+  option('audit-webhook-batch-buffer-size', countType, 'auditWebhookBatchBufferSize', 'Events buffered for the audit webhook before new ones are dropped.'),
+  option('audit-webhook-batch-max-size', countType, 'auditWebhookBatchMaxSize', 'Most events in one batch sent to the audit webhook.'),
+  option('audit-webhook-batch-max-wait', durationType, 'auditWebhookBatchMaxWaitMs', 'Longest an event waits before a partial batch is sent to the audit webhook.'),
+  option('livez-grace-period', durationType, 'livezGracePeriodMs', 'Time after start during which /livez does not fail for post-start work still running.'),
+  option('shutdown-delay-duration', durationType, 'shutdownDelayDurationMs', 'On SIGTERM, time /readyz fails while requests are still served, before the listener closes.'),
+  option('shutdown-send-retry-after', boolType, 'shutdownSendRetryAfter', 'During the shutdown delay, answer new requests 429 with Retry-After and Connection: close.'),
+  option('shutdown-watch-termination-grace-period', durationType, 'shutdownWatchTerminationGracePeriodMs', 'On shutdown, time open watches get to drain before they are closed.'),
+  { ...option('v', countType, 'verbosity', 'Log verbosity: 3 or more logs one line per request (verb, URI, latency, user agent, audit ID, status).'), shorthand: 'v' },
+];
+
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
@@ -399,7 +396,7 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-certfile', stringType, 'etcdCertFile', 'SSL certification file used to secure communication with the cluster store.', 'none'),
   option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
   option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
-  option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request waits for the store before it is answered 504 Timeout.'),
+  option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request (not a watch or another stream) may take before it is answered 504 Timeout.'),
   option('leader-elect', boolType, 'leaderElect', 'Run the controllers only while this server holds the leader lease, and publish its identity lease (for several servers on one store).', 'true with --storage-backend etcd3, else false'),
   option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),
   option('leader-elect-renew-deadline', durationType, 'leaderElectRenewDeadlineMs', 'How long the leader retries renewing before it stops leading; less than the lease duration.'),
@@ -410,6 +407,7 @@ export const serverFlags: readonly Flag[] = [
   ...authorizationFlags,
   ...certificateSigningFlags,
   ...externalIdentityFlags,
+  ...operationFlags,
   helpFlag,
   versionFlag,
 ];

@@ -17,6 +17,7 @@ import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
 import { AuthorizationConfigError } from '../server/authorization.js';
 import { IdentityConfigError } from '../server/identity.js';
+import { AuditConfigError } from '../server/audit/index.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
 function startFailure(e: unknown, options: ServerOptions): string | undefined {
@@ -29,7 +30,7 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   // The store answered 503/504 while the server set itself up: it cannot be reached.
   if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
   if (e instanceof KeyMaterialError || e instanceof TokenFileError || e instanceof AuthorizationConfigError || e instanceof IdentityConfigError) return e.message;
-  if (e instanceof AdmissionConfigError) return e.message;
+  if (e instanceof AdmissionConfigError || e instanceof AuditConfigError) return e.message;
   return undefined;
 }
 
@@ -123,7 +124,7 @@ async function main(argv: string[]): Promise<void> {
     if (stopping) return;
     stopping = true;
     say(`received ${signal}, shutting down\n`);
-    server.stop().then(() => process.exit(0), (err) => { server.log.error({ err }, 'shutdown failed'); process.exit(1); });
+    server.shutdown().then(() => process.exit(0), (err) => { server.log.error({ err }, 'shutdown failed'); process.exit(1); });
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -151,6 +151,10 @@ export const errors = {
   serviceUnavailable(message: string): ApiError {
     return new ApiError(503, 'ServiceUnavailable', message);
   },
+  /** The server is busy (upstream's NewTooManyRequests): the client should come back after the given seconds. */
+  tooManyRequests(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(429, 'TooManyRequests', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
+  },
   /** The request could not finish in time (upstream's NewTimeoutError). */
   timeout(message: string, retryAfterSeconds: number): ApiError {
     return new ApiError(504, 'Timeout', `Timeout: ${message}`, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });

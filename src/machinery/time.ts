@@ -238,3 +238,44 @@ export function formatInstant(t: Instant, fractionDigits: 0 | 6): string {
   if (fractionDigits === 0) return `${base}Z`;
   return `${base}.${String(Math.floor(nanos / 1000)).padStart(6, '0')}Z`;
 }
+
+// ---- Go durations (flags, the `timeout` query parameter, request logs) ----
+
+const nanosecondsPerUnit: Record<string, number> = {
+  ns: 1,
+  us: 1e3,
+  µs: 1e3, // U+00B5 MICRO SIGN
+  μs: 1e3, // U+03BC GREEK SMALL LETTER MU
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
+};
+const durationPattern = /^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/;
+const durationPart = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g;
+
+/** Parses a duration as Go's time.ParseDuration does; returns milliseconds. */
+export function parseDuration(text: string): number {
+  if (/^[-+]?0$/.test(text)) return 0;
+  if (!durationPattern.test(text)) throw new Error('not a duration (examples: 300ms, 2s, 5m, 1h30m)');
+  let nanoseconds = 0;
+  for (const [, amount, unit] of text.matchAll(durationPart)) nanoseconds += Number(amount) * nanosecondsPerUnit[unit!]!;
+  return (text.startsWith('-') ? -nanoseconds : nanoseconds) / 1e6;
+}
+
+/** Formats milliseconds as Go's Duration.String does: `5m0s`, `1h30m0s`, `300ms`. */
+export function formatDuration(ms: number): string {
+  const sign = ms < 0 ? '-' : '';
+  const ns = Math.round(Math.abs(ms) * 1e6);
+  if (ns === 0) return '0s';
+  const trim = (value: number) => String(Number(value.toFixed(9)));
+  if (ns < 1e3) return `${sign}${ns}ns`;
+  if (ns < 1e6) return `${sign}${trim(ns / 1e3)}µs`;
+  if (ns < 1e9) return `${sign}${trim(ns / 1e6)}ms`;
+  const hours = Math.floor(ns / 3600e9);
+  const minutes = Math.floor((ns % 3600e9) / 60e9);
+  const seconds = trim((ns % 60e9) / 1e9);
+  if (hours > 0) return `${sign}${hours}h${minutes}m${seconds}s`;
+  if (minutes > 0) return `${sign}${minutes}m${seconds}s`;
+  return `${sign}${seconds}s`;
+}

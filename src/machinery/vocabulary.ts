@@ -23,6 +23,8 @@ export const vocabulary = {
   metaGroup: productGroup('meta'),
   authenticationGroup: productGroup('authentication'),
   authorizationGroup: productGroup('authorization'),
+  /** Audit Policy (read from a file) and Event (written to the audit log). */
+  auditGroup: productGroup('audit'),
   rbacGroup: productGroup('rbac.authorization'),
   /** apiVersion group of ABAC policy lines. */
   abacGroup: productGroup('abac.authorization'),

@@ -17,7 +17,7 @@ import type { UserInfo } from '../machinery/user.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest, Operation, OperationOptions } from '../admission/types.js';
+import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { CollectionReader, ListOptions } from './reader.js';
 import { decodeObject, DecodeOptions } from './decode.js';
@@ -37,6 +37,8 @@ export interface WriteOptions extends DecodeOptions {
   user?: UserInfo;
   /** Owner of the fields this write sets (fieldManager, or derived from the User-Agent). */
   manager?: string;
+  /** The request's audit annotations, when it is audited: admission plugins add theirs to it. */
+  auditAnnotations?: Map<string, AuditAnnotation>;
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -167,8 +169,8 @@ export class ResourceStore {
     return {
       uid: randomUUID(), operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined,
       object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun, options,
-      // Warnings from plugins (webhooks) reach the client with the store's own.
-      warnings: opts.warnings,
+      // Warnings from plugins (webhooks) reach the client with the store's own; annotations reach the audit event.
+      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
     };
   }
 

@@ -1,6 +1,7 @@
 // The HTTP application: the filter chain in front of the routes (health,
 // version, discovery, OpenAPI, resources).
 
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { errors } from '../machinery/errors.js';
@@ -16,6 +17,11 @@ import type { Health } from './health.js';
 import { negotiate, respond, respondError } from './representation.js';
 import { serveResource } from './handlers/resources.js';
 import { queryBool } from './params.js';
+import { InflightGate, markLongRunning, requestTimeout } from './inflight.js';
+import type { RequestMetrics } from './requestmetrics.js';
+import type { Auditor } from './audit/index.js';
+import type { Lifecycle } from './lifecycle.js';
+import { requestLog } from './requestlog.js';
 
 export interface AppParts {
   registry: Registry;
@@ -30,6 +36,15 @@ export interface AppParts {
   serverAddress: () => string;
   /** Answers /metrics. */
   metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** In-flight limits (absent: none). */
+  inflight?: InflightGate;
+  /** Longest a request that is not long-running may take before 504. */
+  requestTimeoutMs?: number;
+  requestMetrics?: RequestMetrics;
+  auditor?: Auditor;
+  lifecycle?: Lifecycle;
+  /** One log line per request (-v 3). */
+  logRequests?: boolean;
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
@@ -80,19 +95,34 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     return ours !== undefined && registry.rest(ours, info.apiVersion, info.resource, info.subresource) ? ours : undefined;
   };
 
-  // DESIGN.md's order; audit and max-in-flight come with their issues.
+  // DESIGN.md's order; the measuring filters and the timeout come before authentication, which may be slow too.
+  const optional = <T>(value: T | undefined | false): T[] => (value ? [value] : []);
   const handle = chain(
     [
       recovery(parts.log),
       requestInfo(namespaceSubresourcesNow, upstreamAlias),
+      markLongRunning(),
+      ...optional(parts.requestMetrics?.filter()),
+      ...optional(parts.logRequests && requestLog(parts.log)),
+      ...optional(parts.lifecycle?.retryAfterFilter()),
+      ...optional(parts.requestTimeoutMs !== undefined && requestTimeout(parts.requestTimeoutMs)),
+      ...optional(parts.auditor?.failedAuthenticationFilter()),
       authentication(parts.authenticator, parts.log),
+      ...optional(parts.auditor?.filter()),
       impersonation(parts.authorizer),
+      ...optional(parts.inflight?.filter()),
       authorization(parts.authorizer),
     ],
     route,
   );
+  const watchHooks = parts.lifecycle?.watchHooks;
 
   return (req, res) => {
+    // Every answer names its audit ID, the client's own when it sent one (as upstream).
+    const sent = req.headers['audit-id'];
+    const auditID = typeof sent === 'string' && sent !== '' ? sent : randomUUID();
+    res.setHeader('Audit-Id', auditID);
+    parts.lifecycle?.track(res);
     let path: string;
     let query: URLSearchParams;
     try {
@@ -103,6 +133,6 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       respondError(res, errors.badRequest(`malformed request path: ${JSON.stringify(req.url)}`));
       return;
     }
-    void handle({ req, res, path, query });
+    void handle({ req, res, path, query, auditID, watchHooks });
   };
 }

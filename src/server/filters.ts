@@ -13,6 +13,9 @@ import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
 import type { Attributes, Authorizer } from '../auth/authz/authorizer.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
+import type { AuditAnnotation } from '../admission/types.js';
+import type { AuditRecord } from './audit/index.js';
+import type { WatchHooks } from './handlers/watch.js';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -25,6 +28,20 @@ export interface RequestContext {
   representation?: Representation;
   /** For failures after the answer began (a watch stream), which no Status can report any more; set by recovery. */
   log?: Logger;
+  /** The request's audit ID: the Audit-Id header of the answer, and of its audit events. */
+  auditID?: string;
+  /** Watches and other streams: no in-flight limit, no timeout. */
+  longRunning?: boolean;
+  /** The request's audit record, when the policy audits it. */
+  audit?: AuditRecord;
+  /** Annotations for the audit event (authorization, admission): set only when the request is audited. */
+  auditAnnotations?: Map<string, AuditAnnotation>;
+  /** Open watch streams are counted and, at shutdown, ended through these. */
+  watchHooks?: WatchHooks;
+  /** The failure the answer reports, set by recovery. */
+  error?: ApiError;
+  /** The failure was unexpected (a 500 from a bug). */
+  panicked?: boolean;
 }
 
 export type Next = () => Promise<void>;
@@ -47,9 +64,11 @@ export function recovery(log: Logger): Filter {
       let err: ApiError;
       if (isApiError(e)) err = e;
       else {
-        log.error({ err: e, method: ctx.req.method, path: ctx.path }, 'request failed unexpectedly');
+        log.error({ err: e, method: ctx.req.method, path: ctx.path, auditID: ctx.auditID }, 'request failed unexpectedly');
         err = errors.internal('the server could not complete the request');
+        ctx.panicked = true;
       }
+      ctx.error = err;
       if (!ctx.res.headersSent) respondError(ctx.res, err, ctx.representation);
       else ctx.res.destroy();
     }
@@ -96,8 +115,16 @@ function forbiddenMessage(a: Attributes): string {
   return m;
 }
 
-async function authorize(authorizer: Authorizer, attrs: Attributes): Promise<void> {
+const decisionAnnotation = `${vocabulary.authorizationGroup}/decision`;
+const reasonAnnotation = `${vocabulary.authorizationGroup}/reason`;
+
+async function authorize(authorizer: Authorizer, attrs: Attributes, annotations?: Map<string, AuditAnnotation>): Promise<void> {
   const d = await authorizer.authorize(attrs);
+  if (annotations) {
+    // As upstream: the decision and the authorizer's reason (possibly empty), at level Metadata.
+    annotations.set(decisionAnnotation, { value: d.decision === 'allow' ? 'allow' : 'forbid', level: 'Metadata' });
+    annotations.set(reasonAnnotation, { value: d.reason ?? '', level: 'Metadata' });
+  }
   if (d.decision === 'allow') return;
   const why = forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : '');
   if (!attrs.isResourceRequest) throw new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
@@ -111,7 +138,7 @@ export function authorization(authorizer: Authorizer): Filter {
       user: ctx.user!, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
       apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource,
       subresource: info.subresource, namespace: info.namespace, name: info.name,
-    });
+    }, ctx.auditAnnotations);
     await next();
   };
 }

@@ -97,6 +97,36 @@ export interface ServerOptions extends ExternalIdentityOptions {
   clusterSigningKeyFile?: string;
   /** Longest certificate the built-in signers issue, in ms; a request's expirationSeconds may ask for less. Default a year. */
   clusterSigningDurationMs: number;
+
+  // Operating the server: limits, audit, start and stop, request logs.
+  /** Non-mutating requests served at once before 429 (long-running ones do not count). */
+  maxRequestsInflight: number;
+  /** Mutating requests served at once before 429. */
+  maxMutatingRequestsInflight: number;
+  /** audit.plat.io/v1 Policy file; no file, no audit. */
+  auditPolicyFile?: string;
+  /** Audit log file; `-` for standard output. */
+  auditLogPath?: string;
+  auditLogFormat: 'json' | 'legacy';
+  /** Rotation: days to keep old files, how many to keep, megabytes before rotating (0: no limit). */
+  auditLogMaxAge: number;
+  auditLogMaxBackup: number;
+  auditLogMaxSize: number;
+  /** Kubeconfig-format file naming the audit webhook. */
+  auditWebhookConfigFile?: string;
+  auditWebhookBatchBufferSize: number;
+  auditWebhookBatchMaxSize: number;
+  auditWebhookBatchMaxWaitMs: number;
+  /** /livez reports not live for this long after start while the post-start work runs. */
+  livezGracePeriodMs: number;
+  /** On SIGTERM, /readyz fails for this long before the listener closes. */
+  shutdownDelayDurationMs: number;
+  /** During the shutdown delay, answer new requests 429 with Retry-After and Connection: close. */
+  shutdownSendRetryAfter: boolean;
+  /** How long open watches are given to end before the process exits. */
+  shutdownWatchTerminationGracePeriodMs: number;
+  /** Log verbosity as upstream's -v: 3 or more logs one line per request. */
+  verbosity: number;
 }
 
 export const defaultServerOptions: ServerOptions = {
@@ -131,4 +161,18 @@ export const defaultServerOptions: ServerOptions = {
   authorizationWebhookTimeoutMs: 30 * 1000,
   clusterSigningDurationMs: 365 * 24 * 60 * 60 * 1000,
   ...defaultExternalIdentityOptions,
+  maxRequestsInflight: 400,
+  maxMutatingRequestsInflight: 200,
+  auditLogFormat: 'json',
+  auditLogMaxAge: 0,
+  auditLogMaxBackup: 0,
+  auditLogMaxSize: 0,
+  auditWebhookBatchBufferSize: 10_000,
+  auditWebhookBatchMaxSize: 400,
+  auditWebhookBatchMaxWaitMs: 30_000,
+  livezGracePeriodMs: 0,
+  shutdownDelayDurationMs: 0,
+  shutdownSendRetryAfter: false,
+  shutdownWatchTerminationGracePeriodMs: 0,
+  verbosity: 0,
 };

@@ -10,7 +10,7 @@ import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { systemGroups, type UserInfo } from '../machinery/user.js';
 import { ensureKeyMaterial, joinPem, loadRequestSigner, writeAdminKubeconfig } from '../pki/index.js';
-import { isSharedStore, openBackend, startCompactor } from '../storage/index.js';
+import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
@@ -21,6 +21,10 @@ import type { KindDefinition } from '../api/kind.js';
 import { Informer } from '../client/informer.js';
 import type { ApiClient } from '../client/types.js';
 import { Metrics } from './metrics.js';
+import { Auditor } from './audit/index.js';
+import { InflightGate } from './inflight.js';
+import { RequestMetrics } from './requestmetrics.js';
+import { Lifecycle } from './lifecycle.js';
 import { ApiError } from '../machinery/errors.js';
 import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
 import { reconcileDefaultPolicy } from './rbacbootstrap.js';
@@ -48,6 +52,8 @@ export interface RunningServer {
   /** What the server serves; kinds and REST objects may be added and removed while it runs. */
   registry: Registry;
   stop(): Promise<void>;
+  /** SIGTERM's way out: /readyz fails, the delay passes, requests and watches drain, then everything stops. */
+  shutdown(): Promise<void>;
 }
 
 /** This package's version (package.json), for /version and --version. */
@@ -118,6 +124,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authorization = buildAuthorization(authorizationFiles);
   const authorizer = authorization.authorizer;
   const metrics = new Metrics();
+  const auditor = await Auditor.create(options, metrics.registry, log);
+  const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
+  let rawBackend: Backend | undefined;
+  const requestMetrics = new RequestMetrics(metrics.registry, () => registry, gate, () => rawBackend);
+  const lifecycle = new Lifecycle(options, requestMetrics);
   const webhookFeeds = { mutating: informerFeed(mutatingWebhookConfigurations), validating: informerFeed(validatingWebhookConfigurations) };
   const admission = await buildAdmission(
     {
@@ -139,7 +150,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
-  const backend = openBackend({
+  const backend = rawBackend = openBackend({
     kind: options.storageBackend, dataDir: options.dataDir,
     servers: options.etcdServers, prefix: options.etcdPrefix,
     caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
@@ -147,8 +158,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     eventTtlSeconds: Math.max(1, Math.round(options.eventTtlMs / 1000)),
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
-  const caches = new CacheSet(backend, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
-  registry = new Registry(builtinKinds, backend, admission.chain, caches);
+  // What the server itself asks of the store is timed; the metrics' own counting is not.
+  const timed = timedBackend(backend, requestMetrics.storageObserver);
+  const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
+  registry = new Registry(builtinKinds, timed, admission.chain, caches);
   // Webhook configurations are known before the first request is served.
   const admissionClient = new InProcessClient(registry, `${product.name}-apiserver`);
   await Promise.all([webhookFeeds.mutating.start(admissionClient), webhookFeeds.validating.start(admissionClient)]);
@@ -159,16 +172,17 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   health.add({ name: 'ping', check: () => undefined });
   health.add({ name: 'log', check: () => undefined });
   health.add({ name: backend.name, check: () => backend.check() });
-  health.add({
-    name: 'poststarthook/reserved-namespaces',
-    check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); },
-  });
   let policyReady = false;
-  health.add({
-    name: 'poststarthook/rbac/bootstrap-roles',
-    check: () => { if (!policyReady) throw new Error('default RBAC policy not reconciled yet'); },
-  });
-  health.add({ name: 'shutdown', check: () => { if (shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
+  const postStartHooks = [
+    { name: 'poststarthook/reserved-namespaces', check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); } },
+    { name: 'poststarthook/rbac/bootstrap-roles', check: () => { if (!policyReady) throw new Error('default RBAC policy not reconciled yet'); } },
+  ];
+  for (const hook of postStartHooks) {
+    health.add(hook, ['healthz', 'readyz']);
+    // As upstream: within --livez-grace-period, unfinished post-start work does not make the server not live.
+    health.add({ name: hook.name, check: () => (lifecycle.inLivezGrace() ? undefined : hook.check()) }, ['livez']);
+  }
+  health.add({ name: 'shutdown', check: () => { if (shuttingDown || lifecycle.shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
   await authorization.start(registry);
   const lookup = new ObjectLookup(registry, caches);
@@ -189,6 +203,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
     serverAddress: () => address,
     metrics: (req, res) => metrics.serve(req, res),
+    inflight: gate,
+    requestTimeoutMs: options.requestTimeoutMs,
+    requestMetrics,
+    auditor,
+    lifecycle,
+    logRequests: options.verbosity >= 3,
   });
 
   const server: Server = createServer({
@@ -267,25 +287,33 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
-  return {
-    url, port, kubeconfigPath, options, log, registry, controllerManager,
-    async stop() {
-      shuttingDown = true;
-      await controllerManager.stop();
-      clearTimeout(reservedRetry);
-      clearTimeout(policyRetry);
-      clusterInfo.stop();
-      webhookFeeds.mutating.stop();
-      webhookFeeds.validating.stop();
-      admission.close();
-      authorization.stop();
-      compactor.stop();
-      await caches.stopAll();
+  const stop = async () => {
+    shuttingDown = true;
+    await controllerManager.stop();
+    clearTimeout(reservedRetry);
+    clearTimeout(policyRetry);
+    clusterInfo.stop();
+    webhookFeeds.mutating.stop();
+    webhookFeeds.validating.stop();
+    admission.close();
+    authorization.stop();
+    compactor.stop();
+    await caches.stopAll();
+    // After a graceful drain the listener is closed already, and a second close would never call back.
+    if (server.listening) {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await backend.close();
+    } else server.closeAllConnections();
+    await auditor?.close();
+    await backend.close();
+  };
+  return {
+    url, port, kubeconfigPath, options, log, registry, controllerManager, stop,
+    async shutdown() {
+      await lifecycle.drain(server);
+      await stop();
     },
   };
 }

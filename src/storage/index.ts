@@ -102,5 +102,7 @@ export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
 export { EtcdBackend } from './etcd.js';
 export { copyStore } from './migrate.js';
+export { timedBackend } from './timed.js';
+export type { StorageObserver } from './timed.js';
 export type { CopyResult } from './migrate.js';
 export * from './backend.js';

@@ -32,7 +32,7 @@ export function writeOptions(scope: RequestContext, optionsKind: string): WriteO
     if (errs.length) throw errors.invalidOptions(optionsKind, errs);
   }
   const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager };
+  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager, auditAnnotations: scope.auditAnnotations };
 }
 
 export function listOptions(query: URLSearchParams): ListOptions {
@@ -56,6 +56,7 @@ const propagationPolicies = ['Foreground', 'Background', 'Orphan'];
  */
 export async function deleteOptions(scope: RequestContext, protobufSchemas: SchemaLookup): Promise<DeleteOptions & { dryRun: string[] }> {
   const raw = await readBody(scope.req);
+  scope.audit?.keepRequestBody(raw);
   let body: Record<string, any> = {};
   if (raw.length > 0) {
     const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']), protobufSchemas);

@@ -47,7 +47,9 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
   } else if (force !== null) {
     throw errors.invalidOptions('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }
-  const text = (await readBody(scope.req)).toString('utf8');
+  const raw = await readBody(scope.req);
+  scope.audit?.keepRequestBody(raw);
+  const text = raw.toString('utf8');
   // Repeated keys of an apply (YAML) or merge patch matter unless fieldValidation=Ignore.
   const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
   const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
@@ -85,6 +87,7 @@ const schemaCaches = new WeakMap<Registry, { generation: number; lookup: SchemaL
 
 async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: ClientVersion): Promise<unknown> {
   const raw = await readBody(scope.req);
+  scope.audit?.keepRequestBody(raw);
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
   const body = parseBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined, opts.fieldValidation !== 'Ignore');
@@ -163,6 +166,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         timeoutSeconds: watchTimeoutSeconds(query),
         include,
         log: scope.log,
+        hooks: scope.watchHooks,
       });
     }
     case 'create': {

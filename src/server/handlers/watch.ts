@@ -27,6 +27,12 @@ export interface WatchParams {
   include: IncludeObject;
   /** Where failures after the stream began are reported (the response can no longer carry them). */
   log?: Logger;
+  hooks?: WatchHooks;
+}
+
+/** The server's view of open streams: metrics count them and their events; shutdown ends them cleanly. */
+export interface WatchHooks {
+  opened(kind: KindDefinition, end: () => void): { sent(n: number): void; closed(): void };
 }
 
 /** How often a watch that allows bookmarks gets one. */
@@ -120,11 +126,13 @@ export async function serveWatch(store: WatchSource, res: ServerResponse, rep: R
   let timeout: NodeJS.Timeout | undefined;
   let bookmarkTimer: NodeJS.Timeout | undefined;
   let endAfterHeaders = false;
+  let tracked: ReturnType<WatchHooks['opened']> | undefined;
 
   const end = (final?: Frame) => {
     if (ended) return;
     if (early) { early.push(...(final ? [final] : [])); endAfterHeaders = true; return; }
     ended = true;
+    tracked?.closed();
     clearTimeout(timeout);
     clearTimeout(bookmarkTimer);
     watch?.stop();
@@ -145,6 +153,7 @@ export async function serveWatch(store: WatchSource, res: ServerResponse, rep: R
     onEvents: (events) => {
       try {
         for (const e of events) write(encoder.event(e));
+        tracked?.sent(events.length);
       } catch (err) {
         params.log?.error({ err, kind: store.kind.kind }, 'watch stream failed');
         end(encoder.error(errors.internal('the watch stream could not continue')));
@@ -158,6 +167,7 @@ export async function serveWatch(store: WatchSource, res: ServerResponse, rep: R
   res.socket?.setNoDelay(true);
   const queued = early;
   early = undefined;
+  tracked = params.hooks?.opened(store.kind, () => end());
   for (const frame of queued) write(frame);
   if (endAfterHeaders) return end();
   res.on('drain', () => watch?.resume());

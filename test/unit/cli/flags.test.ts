@@ -95,6 +95,23 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['authentication-token-webhook-config-file', '/etc/authn.kubeconfig', { authenticationTokenWebhookConfigFile: '/etc/authn.kubeconfig' }],
   ['authentication-token-webhook-cache-ttl', '30s', { authenticationTokenWebhookCacheTtlMs: 30_000 }],
   ['authentication-token-webhook-version', 'v1', { authenticationTokenWebhookVersion: 'v1' }],
+  ['max-requests-inflight', '10', { maxRequestsInflight: 10 }],
+  ['max-mutating-requests-inflight', '5', { maxMutatingRequestsInflight: 5 }],
+  ['audit-policy-file', 'policy.yaml', { auditPolicyFile: 'policy.yaml' }],
+  ['audit-log-path', '-', { auditLogPath: '-' }],
+  ['audit-log-format', 'legacy', { auditLogFormat: 'legacy' }],
+  ['audit-log-maxage', '7', { auditLogMaxAge: 7 }],
+  ['audit-log-maxbackup', '3', { auditLogMaxBackup: 3 }],
+  ['audit-log-maxsize', '100', { auditLogMaxSize: 100 }],
+  ['audit-webhook-config-file', 'w.kubeconfig', { auditWebhookConfigFile: 'w.kubeconfig' }],
+  ['audit-webhook-batch-buffer-size', '50', { auditWebhookBatchBufferSize: 50 }],
+  ['audit-webhook-batch-max-size', '5', { auditWebhookBatchMaxSize: 5 }],
+  ['audit-webhook-batch-max-wait', '2s', { auditWebhookBatchMaxWaitMs: 2000 }],
+  ['livez-grace-period', '1m', { livezGracePeriodMs: 60_000 }],
+  ['shutdown-delay-duration', '5s', { shutdownDelayDurationMs: 5000 }],
+  ['shutdown-send-retry-after', 'true', { shutdownSendRetryAfter: true }],
+  ['shutdown-watch-termination-grace-period', '10s', { shutdownWatchTerminationGracePeriodMs: 10_000 }],
+  ['v', '3', { verbosity: 3 }],
 ];
 
 describe('parseFlags', () => {

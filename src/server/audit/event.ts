@@ -1,0 +1,227 @@
+// One request's audit record: the audit.plat.io/v1 Events it produces at each
+// stage, with what its level allows (metadata; the request body; the response
+// body), and the annotations gathered on the way (authorization decision,
+// admission webhooks).
+
+import type { IncomingMessage } from 'node:http';
+import { isIP } from 'node:net';
+import type { ApiError } from '../../machinery/errors.js';
+import type { UserInfo } from '../../machinery/user.js';
+import { jsonTextExceedsDepth } from '../../machinery/limits.js';
+import { rfc3339MicroNow } from '../../machinery/time.js';
+import type { AuditAnnotation } from '../../admission/types.js';
+import type { RequestInfo } from '../requestinfo.js';
+import { auditApiVersion, levelAtLeast, type AuditStage, type RequestAuditConfig } from './policy.js';
+
+export interface AuditEvent {
+  kind: 'Event';
+  apiVersion: string;
+  level: string;
+  auditID: string;
+  stage: AuditStage;
+  requestURI: string;
+  verb: string;
+  user: UserInfo;
+  impersonatedUser?: UserInfo;
+  sourceIPs: string[];
+  userAgent?: string;
+  objectRef?: Record<string, string>;
+  responseStatus?: Record<string, unknown>;
+  requestObject?: unknown;
+  responseObject?: unknown;
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string>;
+}
+
+/** RFC 3339 with microseconds, as upstream's MicroTime. */
+function microTime(ms: number): string {
+  // Many events share a millisecond under load: its text is made once.
+  if (ms !== lastTime.ms) lastTime = { ms, text: rfc3339MicroNow(new Date(ms)) };
+  return lastTime.text;
+}
+
+let lastTime = { ms: -1, text: '' };
+
+/** X-Forwarded-For, then X-Real-Ip, then the peer's address, as upstream's SourceIPs. */
+function sourceIPs(req: IncomingMessage): string[] {
+  const ips: string[] = [];
+  const forwarded = req.headers['x-forwarded-for'];
+  if (typeof forwarded === 'string') {
+    for (const part of forwarded.split(',')) {
+      const ip = part.trim();
+      if (isIP(ip) && !ips.includes(ip)) ips.push(ip);
+    }
+  }
+  const real = req.headers['x-real-ip'];
+  if (typeof real === 'string' && isIP(real.trim()) && !ips.includes(real.trim())) ips.push(real.trim());
+  const peer = req.socket.remoteAddress;
+  if (peer && !ips.includes(peer)) ips.push(peer);
+  return ips;
+}
+
+/**
+ * Authenticators keep one user object per connection or token: its JSON is
+ * made once. So are a connection's source addresses when no proxy header
+ * names others.
+ */
+const userJsonCache = new WeakMap<UserInfo, string>();
+const peerJsonCache = new WeakMap<object, string>();
+
+function userJson(user: UserInfo): string {
+  let json = userJsonCache.get(user);
+  if (json === undefined) userJsonCache.set(user, (json = JSON.stringify(user)));
+  return json;
+}
+
+function sourceIPsJson(req: IncomingMessage): string {
+  if (req.headers['x-forwarded-for'] !== undefined || req.headers['x-real-ip'] !== undefined) return JSON.stringify(sourceIPs(req));
+  let json = peerJsonCache.get(req.socket);
+  if (json === undefined) peerJsonCache.set(req.socket, (json = JSON.stringify(sourceIPs(req))));
+  return json;
+}
+
+/** JSON bodies as objects; anything else is left out of the event, as upstream leaves out what it cannot decode. */
+function parsedJson(body: Buffer, contentType: string | number | string[] | undefined): unknown {
+  if (typeof contentType === 'string' && !contentType.includes('json')) return undefined;
+  const text = body.toString('utf8');
+  if (jsonTextExceedsDepth(text)) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function withoutManagedFields(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const obj = value as { metadata?: { managedFields?: unknown }; items?: unknown[] };
+  if (obj.metadata && typeof obj.metadata === 'object' && 'managedFields' in obj.metadata) delete obj.metadata.managedFields;
+  if (Array.isArray(obj.items)) for (const item of obj.items) withoutManagedFields(item);
+  return value;
+}
+
+/** Where a record's events go, as the JSON text of an audit.plat.io/v1 Event. */
+export type AuditSink = (eventJson: string) => void;
+
+export class AuditRecord {
+  readonly annotations = new Map<string, AuditAnnotation>();
+  private readonly received = Date.now();
+  private requestBody?: Buffer;
+  /** The request body as event JSON, made once for every stage that carries it. */
+  private requestJson?: string;
+  private requestName?: string;
+  private responseChunks?: Buffer[];
+  /** The fields every stage shares, as JSON without its closing brace. */
+  private head?: string;
+  private ref?: { name: string | undefined; json: string };
+  private notes?: { size: number; json: string };
+  /** Set when the answer is a failure Status. */
+  failure?: ApiError;
+  panicked = false;
+
+  constructor(
+    readonly config: RequestAuditConfig,
+    private readonly id: string,
+    private readonly req: IncomingMessage,
+    private readonly info: RequestInfo,
+    private readonly user: UserInfo,
+    private readonly sink: AuditSink,
+  ) {}
+
+  get wantsRequestBody(): boolean {
+    return levelAtLeast(this.config.level, 'Request');
+  }
+
+  get wantsResponseBody(): boolean {
+    return levelAtLeast(this.config.level, 'RequestResponse');
+  }
+
+  keepRequestBody(body: Buffer): void {
+    if (this.wantsRequestBody) this.requestBody = body;
+  }
+
+  keepResponseChunk(chunk: unknown): void {
+    if (chunk === undefined || chunk === null) return;
+    (this.responseChunks ??= []).push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+  }
+
+  emit(stage: AuditStage, code?: number, impersonated?: UserInfo): void {
+    if (this.config.omitStages.includes(stage)) return;
+    this.sink(this.event(stage, code, impersonated));
+  }
+
+  private headJson(): string {
+    if (this.head === undefined) {
+      // Written out by hand: the one JSON.stringify of a nested object here cost more than the rest of the event.
+      const q = JSON.stringify;
+      const agent = this.req.headers['user-agent'];
+      this.head = `{"kind":"Event","apiVersion":"${auditApiVersion}","level":"${this.config.level}","auditID":${q(this.id)}`
+        + `,"requestURI":${q(this.req.url ?? '/')},"verb":${q(this.info.verb)},"user":${userJson(this.user)},"sourceIPs":${sourceIPsJson(this.req)}`
+        + `${agent ? `,"userAgent":${q(agent)}` : ''},"requestReceivedTimestamp":"${microTime(this.received)}"`;
+    }
+    return this.head;
+  }
+
+  /** The event as JSON text: the shared fields once, then what this stage adds. */
+  private event(stage: AuditStage, code: number | undefined, impersonated: UserInfo | undefined): string {
+    const info = this.info;
+    let json = `${this.headJson()},"stage":"${stage}"`;
+    if (impersonated) json += `,"impersonatedUser":${JSON.stringify(impersonated)}`;
+    if (this.requestBody && this.requestBody.length && this.requestJson === undefined) {
+      const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
+      this.requestJson = parsed === undefined ? '' : JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(parsed) : parsed);
+      // As upstream, a create names its object from the body.
+      const name = (parsed as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
+      if (typeof name === 'string' && name) this.requestName = name;
+    }
+    if (info.isResourceRequest) json += `,"objectRef":${this.objectRefJson()}`;
+    if (code !== undefined && !this.failure) json += `,"responseStatus":{"metadata":{},"code":${code}}`;
+    else if (code !== undefined && this.failure) {
+      const s = this.failure.toStatus();
+      const status: Record<string, unknown> = { metadata: {}, code, status: s.status };
+      if (s.message) status.message = s.message;
+      if (s.reason) status.reason = s.reason;
+      if (s.details) status.details = s.details;
+      json += `,"responseStatus":${JSON.stringify(status)}`;
+    }
+    if (this.requestJson) json += `,"requestObject":${this.requestJson}`;
+    if (this.responseChunks && stage !== 'ResponseStarted') {
+      const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
+      if (obj !== undefined) json += `,"responseObject":${JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(obj) : obj)}`;
+    }
+    json += `,"stageTimestamp":"${microTime(Date.now())}"`;
+    if (this.annotations.size) json += this.annotationsJson();
+    return `${json}}`;
+  }
+
+  private objectRefJson(): string {
+    const info = this.info;
+    const name = info.name ?? this.requestName;
+    if (this.ref === undefined || this.ref.name !== name) {
+      const q = JSON.stringify;
+      let json = '{';
+      if (info.resource) json += `"resource":${q(info.resource)},`;
+      if (info.namespace) json += `"namespace":${q(info.namespace)},`;
+      if (name) json += `"name":${q(name)},`;
+      json += `"apiGroup":${q(info.apiGroup)},"apiVersion":${q(info.apiVersion)}`;
+      if (info.subresource) json += `,"subresource":${q(info.subresource)}`;
+      this.ref = { name, json: `${json}}` };
+    }
+    return this.ref.json;
+  }
+
+  /** Annotations are only ever added: the text made for one stage serves the next until one more comes. */
+  private annotationsJson(): string {
+    if (this.notes === undefined || this.notes.size !== this.annotations.size) {
+      // Keys are unique in the map, so the object is written out directly (no prototype to guard).
+      let json = '';
+      for (const [key, a] of this.annotations) {
+        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(a.value)}`;
+      }
+      this.notes = { size: this.annotations.size, json: json ? `,"annotations":{${json}}` : '' };
+    }
+    return this.notes.json;
+  }
+
+}

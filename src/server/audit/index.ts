@@ -1,0 +1,179 @@
+// Auditing: the policy decides each request's level; at any level but None
+// the request gets an AuditRecord whose events (RequestReceived,
+// ResponseStarted for long-running requests, ResponseComplete or Panic) go to
+// the log and webhook backends; a request refused by authentication is audited
+// too, without a user. Without a policy and a backend there is no
+// audit filter at all, so requests pay nothing for it.
+
+import { Counter, type Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import type { ServerOptions } from '../options.js';
+import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
+import type { Filter, RequestContext } from '../filters.js';
+import type { UserInfo } from '../../machinery/user.js';
+import { AuditRecord } from './event.js';
+import { LogBackend } from './log.js';
+import { AuditConfigError, PolicyChecker, readPolicyFile } from './policy.js';
+import { WebhookBackend } from './webhook.js';
+
+export { AuditConfigError } from './policy.js';
+
+/** The user of an event for a request no authenticator accepted. */
+const noUser: UserInfo = { username: '', groups: [] };
+export type { AuditRecord } from './event.js';
+
+interface Backend {
+  /** Takes an event as JSON text; never blocks, never throws. */
+  process(eventJson: string): void;
+  close(): Promise<void>;
+}
+
+export class Auditor {
+  private readonly errors: Counter;
+  /** Failures are logged at most once a second per backend, with how many events were lost since. */
+  private readonly lost = new Map<string, { count: number; loggedAt: number }>();
+
+  private constructor(
+    private readonly checker: PolicyChecker,
+    private readonly backends: Backend[],
+    registry: Registry,
+    private readonly log: Logger,
+  ) {
+    // Counted in a plain number and handed to the counter when scraped: nothing per event.
+    const count = () => this.eventCount;
+    new Counter({
+      name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(count());
+      },
+    });
+    this.errors = new Counter({ name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.', labelNames: ['plugin'], registers: [registry] });
+  }
+
+  /** The auditor the options ask for; undefined without a policy or without any backend. */
+  static async create(options: ServerOptions, registry: Registry, log: Logger): Promise<Auditor | undefined> {
+    if (!options.auditPolicyFile) return undefined;
+    const policy = await readPolicyFile(options.auditPolicyFile);
+    let auditor: Auditor | undefined;
+    const onError = (plugin: string) => (lost: number, err: unknown) => auditor?.failed(plugin, lost, err);
+    const backends: Backend[] = [];
+    if (options.auditLogPath) {
+      try {
+        backends.push(await LogBackend.open({
+          path: options.auditLogPath, format: options.auditLogFormat,
+          maxAgeDays: options.auditLogMaxAge, maxBackups: options.auditLogMaxBackup, maxSizeMB: options.auditLogMaxSize,
+          onError: onError('log'),
+        }));
+      } catch (e) {
+        throw new AuditConfigError(`cannot open the audit log "${options.auditLogPath}": ${(e as Error).message} (--audit-log-path)`);
+      }
+    }
+    if (options.auditWebhookConfigFile) {
+      let endpoint;
+      try {
+        endpoint = await readKubeconfigEndpoint(options.auditWebhookConfigFile);
+      } catch (e) {
+        throw new AuditConfigError(`audit webhook config file "${options.auditWebhookConfigFile}": ${(e as Error).message}`);
+      }
+      backends.push(new WebhookBackend({
+        endpoint, bufferSize: options.auditWebhookBatchBufferSize, maxBatchSize: options.auditWebhookBatchMaxSize,
+        maxWaitMs: options.auditWebhookBatchMaxWaitMs, timeoutMs: 30_000, onError: onError('webhook'),
+      }));
+    }
+    if (backends.length === 0) {
+      log.warn({ policy: options.auditPolicyFile }, 'an audit policy without --audit-log-path or --audit-webhook-config-file audits nothing');
+      return undefined;
+    }
+    auditor = new Auditor(new PolicyChecker(policy), backends, registry, log);
+    return auditor;
+  }
+
+  private failed(plugin: string, lost: number, err: unknown): void {
+    this.errors.inc({ plugin }, lost);
+    const entry = this.lost.get(plugin) ?? { count: 0, loggedAt: 0 };
+    entry.count += lost;
+    this.lost.set(plugin, entry);
+    const now = Date.now();
+    if (now - entry.loggedAt < 1000) return;
+    this.log.error({ err, plugin, lostEvents: entry.count }, 'audit events could not be written');
+    entry.count = 0;
+    entry.loggedAt = now;
+  }
+
+  private eventCount = 0;
+
+  private sink = (eventJson: string): void => {
+    this.eventCount++;
+    for (const b of this.backends) b.process(eventJson);
+  };
+
+  /** After authentication: decides the level and follows the request to its end. */
+  filter(): Filter {
+    return (ctx, next) => {
+      this.follow(ctx, ctx.user!);
+      return next();
+    };
+  }
+
+  /**
+   * Before authentication: a request refused there (401) is audited too, as
+   * upstream's failed-authentication audit, with an empty user.
+   */
+  failedAuthenticationFilter(): Filter {
+    return async (ctx, next) => {
+      try {
+        await next();
+      } catch (e) {
+        if (ctx.user === undefined && ctx.audit === undefined) this.follow(ctx, noUser);
+        throw e;
+      }
+    };
+  }
+
+  /** Gives the request a record when its level is not None, and emits its stages as they come. */
+  private follow(ctx: RequestContext, user: UserInfo): void {
+    const info = ctx.info!;
+    const config = this.checker.levelFor({
+      user, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
+      apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name,
+    });
+    if (config.level === 'None') return;
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
+    ctx.audit = record;
+    ctx.auditAnnotations = record.annotations;
+    record.emit('RequestReceived');
+    const res = ctx.res;
+    if (record.wantsResponseBody) {
+      const write = res.write;
+      const end = res.end;
+      res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
+        record.keepResponseChunk(chunk);
+        return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+      } as typeof res.write;
+      res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
+        if (typeof chunk !== 'function') record.keepResponseChunk(chunk);
+        return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
+      } as typeof res.end;
+    }
+    if (ctx.longRunning) {
+      const writeHead = res.writeHead;
+      res.writeHead = function (this: typeof res, ...args: unknown[]) {
+        const out = (writeHead as (...a: unknown[]) => typeof res).apply(this, args);
+        record.emit('ResponseStarted', res.statusCode);
+        return out;
+      } as typeof res.writeHead;
+    }
+    res.once('close', () => {
+      record.failure = ctx.error;
+      record.panicked = ctx.panicked ?? false;
+      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
+      record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+    });
+  }
+
+  /** Writes what is queued and stops. */
+  async close(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.close()));
+  }
+}

@@ -1,0 +1,183 @@
+// The audit log backend: events become lines (JSON, or upstream's legacy
+// text) queued in memory and appended by one asynchronous writer, so that a
+// request never waits for the disk. A file rotates when it would pass
+// --audit-log-maxsize megabytes (the old one renamed with a timestamp, as
+// upstream's lumberjack names it); backups beyond --audit-log-maxbackup or
+// older than --audit-log-maxage days are removed. A full queue or a failed
+// write drops the events, counts them and says so in the server's log.
+
+import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import type { AuditEvent } from './event.js';
+
+export interface LogBackendOptions {
+  /** A file path, or `-` for standard output. */
+  path: string;
+  format: 'json' | 'legacy';
+  maxAgeDays: number;
+  maxBackups: number;
+  maxSizeMB: number;
+  /** Called with the number of events lost and why; the caller counts and logs. */
+  onError(lost: number, err: unknown): void;
+}
+
+/** How long lines wait to be written together, and how much text is written without waiting. */
+const flushDelayMs = 20;
+const flushChars = 1 << 20;
+
+/** Events queued beyond this many are dropped (the writer cannot keep up). */
+const maxQueued = 100_000;
+
+/** Upstream's legacy line: key="value" pairs after a timestamp. */
+export function legacyLine(e: AuditEvent): string {
+  const q = (s: string | undefined) => JSON.stringify(s ?? '');
+  const as = e.impersonatedUser ? q(e.impersonatedUser.username) : '"<self>"';
+  const asGroups = e.impersonatedUser ? `[${e.impersonatedUser.groups.map((g) => q(g)).join(',')}]` : '"<lookup>"';
+  const response = e.responseStatus?.code !== undefined ? `"${String(e.responseStatus.code)}"` : '"<deferred>"';
+  return `${e.stageTimestamp} AUDIT: id=${q(e.auditID)} stage=${q(e.stage)} ip=${q(e.sourceIPs[0])} method=${q(e.verb)} `
+    + `user=${q(e.user.username)} groups=[${e.user.groups.map((g) => q(g)).join(',')}] as=${as} asgroups=${asGroups} `
+    + `user-agent=${q(e.userAgent)} namespace=${q(e.objectRef?.namespace)} uri=${q(e.requestURI)} response=${response}`;
+}
+
+/** lumberjack's backup name: `audit-2006-01-02T15-04-05.000.log` beside `audit.log`. */
+function backupName(file: string, now: Date): string {
+  const ext = extname(file);
+  const stamp = now.toISOString().replace(/:/g, '-').replace('Z', '');
+  return join(dirname(file), `${basename(file, ext)}-${stamp}${ext}`);
+}
+
+export class LogBackend {
+  private queue: string[] = [];
+  private handle?: FileHandle;
+  private size = 0;
+  private writing?: Promise<void>;
+  private queuedChars = 0;
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+
+  private constructor(private readonly o: LogBackendOptions) {}
+
+  /** Opens the file (creating its folder) so that a bad path stops the start, not the first request. */
+  static async open(o: LogBackendOptions): Promise<LogBackend> {
+    const backend = new LogBackend(o);
+    if (o.path !== '-') await backend.openFile();
+    return backend;
+  }
+
+  private async openFile(): Promise<void> {
+    await mkdir(dirname(this.o.path), { recursive: true });
+    this.handle = await open(this.o.path, 'a', 0o600);
+    this.size = (await this.handle.stat()).size;
+  }
+
+  process(eventJson: string): void {
+    if (this.closed) return;
+    if (this.queue.length >= maxQueued) {
+      this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
+      return;
+    }
+    const line = (this.o.format === 'legacy' ? legacyLine(JSON.parse(eventJson) as AuditEvent) : eventJson) + '\n';
+    this.queue.push(line);
+    this.queuedChars += line.length;
+    // Lines gather for a moment so that one write carries many: a write per event costs more than the event.
+    if (this.queuedChars >= flushChars) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), flushDelayMs);
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    // Only with lines to write: a drain of nothing would settle before `writing` is set, and stay set.
+    if (!this.writing && this.queue.length) this.writing = this.drain();
+  }
+
+  /** Writes queued lines until none are left; one writer at a time. */
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const lines = this.queue;
+        this.queue = [];
+        this.queuedChars = 0;
+        try {
+          await this.write(lines);
+        } catch (err) {
+          this.o.onError(lines.length, err);
+        }
+      }
+    } finally {
+      this.writing = undefined;
+    }
+  }
+
+  private async write(lines: string[]): Promise<void> {
+    if (this.o.path === '-') {
+      const text = lines.join('');
+      await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
+      return;
+    }
+    const limit = this.o.maxSizeMB * 1024 * 1024;
+    const text = lines.join('');
+    // Without rotation sizes do not matter; with it most batches fit: one write, no counting line by line.
+    if (limit === 0) return this.append(text, 0);
+    const bytes = Buffer.byteLength(text);
+    if (this.size + bytes <= limit) return this.append(text, bytes);
+    // Rotation happens between lines: a file never ends in half an event.
+    let batch: string[] = [];
+    let batchBytes = 0;
+    for (const line of lines) {
+      const bytes = Buffer.byteLength(line);
+      if (this.size + batchBytes + bytes > limit && this.size + batchBytes > 0) {
+        await this.append(batch.join(''), batchBytes);
+        batch = [];
+        batchBytes = 0;
+        await this.rotate();
+      }
+      batch.push(line);
+      batchBytes += bytes;
+    }
+    if (batch.length) await this.append(batch.join(''), batchBytes);
+  }
+
+  private async append(text: string, bytes: number): Promise<void> {
+    if (!text) return;
+    if (!this.handle) await this.openFile();
+    await this.handle!.write(text);
+    this.size += bytes;
+  }
+
+  private async rotate(): Promise<void> {
+    await this.handle?.close();
+    this.handle = undefined;
+    await rename(this.o.path, backupName(this.o.path, new Date()));
+    await this.openFile();
+    await this.prune();
+  }
+
+  /** Removes backups past the count or the age limits. */
+  private async prune(): Promise<void> {
+    if (this.o.maxBackups === 0 && this.o.maxAgeDays === 0) return;
+    const dir = dirname(this.o.path);
+    const ext = extname(this.o.path);
+    const prefix = `${basename(this.o.path, ext)}-`;
+    const backups: { file: string; mtime: number }[] = [];
+    for (const name of await readdir(dir)) {
+      if (!name.startsWith(prefix) || !name.endsWith(ext) || name === basename(this.o.path)) continue;
+      const file = join(dir, name);
+      backups.push({ file, mtime: (await stat(file)).mtimeMs });
+    }
+    backups.sort((a, b) => b.mtime - a.mtime || (a.file < b.file ? 1 : -1));
+    const oldest = this.o.maxAgeDays > 0 ? Date.now() - this.o.maxAgeDays * 86_400_000 : -Infinity;
+    for (const [i, b] of backups.entries()) {
+      if ((this.o.maxBackups > 0 && i >= this.o.maxBackups) || b.mtime < oldest) await unlink(b.file).catch(() => undefined);
+    }
+  }
+
+  /** Writes what is queued, then closes the file. */
+  async close(): Promise<void> {
+    this.flush();
+    while (this.writing) await this.writing;
+    this.closed = true;
+    await this.handle?.close();
+    this.handle = undefined;
+  }
+}

@@ -1,0 +1,118 @@
+// How much work the server takes at once, and for how long: the in-flight
+// limits of upstream's max-in-flight filter (non-mutating and mutating pools,
+// 429 with Retry-After beyond them; long-running requests exempt), a small
+// pool of its own for system:masters so that a flood of other users never
+// locks the administrator out, and the 504 for requests past --request-timeout.
+
+import { errors } from '../machinery/errors.js';
+import { systemGroups } from '../machinery/user.js';
+import { parseDuration } from '../machinery/time.js';
+import type { Filter, RequestContext } from './filters.js';
+import type { RequestInfo } from './requestinfo.js';
+
+/** Sub-resources that stream for as long as the client wants (upstream's long-running set). */
+const longRunningSubresources = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
+
+/** Watches and proxy-like requests hold their connection open: no limit or timeout applies to them. */
+export function isLongRunning(info: RequestInfo): boolean {
+  if (info.verb === 'watch' || info.verb === 'proxy') return true;
+  return info.subresource !== undefined && longRunningSubresources.has(info.subresource);
+}
+
+/** As upstream, everything but reads counts as mutating. */
+const readVerbs = new Set(['get', 'list', 'watch', 'head']);
+
+export function isMutating(info: RequestInfo): boolean {
+  return !readVerbs.has(info.verb);
+}
+
+/** Health probes are answered by the server itself and must answer under any load. */
+export function isHealthProbe(path: string): boolean {
+  return /^\/(?:healthz|livez|readyz)(?:\/|$)/.test(path);
+}
+
+export interface InflightLimits {
+  /** 0: no limit. */
+  readOnly: number;
+  mutating: number;
+}
+
+/** The in-flight counters; the metrics read them when scraped. */
+export class InflightGate {
+  readOnly = 0;
+  mutating = 0;
+  exempt = 0;
+  /** The exempt pool's own bound: enough for an administrator, small beside the others. */
+  readonly exemptLimit: number;
+
+  constructor(readonly limits: InflightLimits) {
+    this.exemptLimit = Math.max(10, Math.ceil((limits.readOnly + limits.mutating) / 20));
+  }
+
+  /** The filter: after authentication (who asks decides the pool), before authorization. */
+  filter(): Filter {
+    return async (ctx, next) => {
+      const info = ctx.info!;
+      if (ctx.longRunning || isHealthProbe(ctx.path)) return next();
+      const pool: 'exempt' | 'mutating' | 'readOnly' = ctx.user?.groups.includes(systemGroups.masters) ? 'exempt' : isMutating(info) ? 'mutating' : 'readOnly';
+      const limit = pool === 'exempt' ? this.exemptLimit : this.limits[pool];
+      if (limit > 0 && this[pool] >= limit) {
+        // As upstream: come back in a second.
+        throw errors.tooManyRequests('Too many requests, please try again later.', 1);
+      }
+      this[pool]++;
+      try {
+        await next();
+      } finally {
+        this[pool]--;
+      }
+    };
+  }
+}
+
+/** Marks long-running requests, for the limits, the timeout and the metrics; after request info. */
+export function markLongRunning(): Filter {
+  return (ctx, next) => {
+    ctx.longRunning = isLongRunning(ctx.info!);
+    return next();
+  };
+}
+
+const timedOut = Symbol('timed out');
+
+/** The request's own `timeout` (a Go duration) when shorter than the server's; 400 when it does not parse, as upstream. */
+function deadlineOf(query: URLSearchParams, timeoutMs: number): number {
+  const asked = query.get('timeout');
+  if (asked === null || asked === '') return timeoutMs;
+  let ms: number;
+  try {
+    ms = parseDuration(asked);
+  } catch {
+    throw errors.badRequest(`invalid timeout specified in the request URL - time: invalid duration ${JSON.stringify(asked)}`);
+  }
+  return ms > 0 && ms < timeoutMs ? ms : timeoutMs;
+}
+
+/**
+ * 504 Timeout for a request that is not answered within `timeoutMs`, or its
+ * own shorter `timeout` parameter (not long-running ones). The handler may still finish: its late answer goes
+ * nowhere (nothing is written once the answer began), its failure is dropped.
+ * An answer already streaming when the time is up is left to finish.
+ */
+export function requestTimeout(timeoutMs: number): Filter {
+  return async (ctx: RequestContext, next) => {
+    if (ctx.longRunning) return next();
+    const ms = deadlineOf(ctx.query, timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<typeof timedOut>((resolve) => { timer = setTimeout(resolve, ms, timedOut); });
+    const work = next();
+    try {
+      if ((await Promise.race([work, deadline])) !== timedOut) return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (ctx.res.headersSent) return work;
+    work.catch(() => undefined);
+    throw errors.timeout('request did not complete within requested timeout - context deadline exceeded', 0);
+  };
+}

@@ -1,0 +1,112 @@
+// The audit log backend: JSON lines in order, rotation by size with old
+// files pruned by count, the legacy text format, and failures counted
+// instead of thrown at the request.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { LogBackend, legacyLine } from '../../../src/server/audit/log.js';
+import type { AuditEvent } from '../../../src/server/audit/event.js';
+import { tempDir } from '../../support/server.js';
+
+function event(i: number, pad = 0): AuditEvent {
+  return {
+    kind: 'Event', apiVersion: 'audit.plat.io/v1', level: 'Metadata', auditID: `id-${i}`, stage: 'ResponseComplete',
+    requestURI: `/api/v1/namespaces/default/configmaps/c${i}?x=${'y'.repeat(pad)}`, verb: 'get',
+    user: { username: 'jane', groups: ['dev', 'system:authenticated'] }, sourceIPs: ['127.0.0.1'], userAgent: 'test',
+    objectRef: { resource: 'configmaps', namespace: 'default', name: `c${i}`, apiGroup: '', apiVersion: 'v1' },
+    responseStatus: { metadata: {}, code: 200 },
+    requestReceivedTimestamp: '2026-01-01T00:00:00.000000Z', stageTimestamp: '2026-01-01T00:00:00.001000Z',
+  };
+}
+
+const noErrors = (lost: number, err: unknown) => assert.fail(`lost ${lost}: ${String(err)}`);
+
+test('events are appended as JSON lines, in order', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'logs', 'audit.log');
+  const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
+  for (let i = 0; i < 50; i++) log.process(JSON.stringify(event(i)));
+  await log.close();
+  const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((e) => e.auditID), Array.from({ length: 50 }, (_, i) => `id-${i}`));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a file that would pass --audit-log-maxsize rotates; --audit-log-maxbackup old files are kept', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'audit.log');
+  const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 2, maxSizeMB: 1, onError: noErrors });
+  // ~100 KiB per event, 45 events: about 4.4 MiB, so four rotations.
+  for (let i = 0; i < 45; i++) {
+    log.process(JSON.stringify(event(i, 100 * 1024)));
+    if (i % 10 === 9) await new Promise((r) => setImmediate(r));
+  }
+  await log.close();
+  const files = readdirSync(dir).sort();
+  assert.ok(files.includes('audit.log'));
+  const backups = files.filter((f) => /^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log$/.test(f));
+  assert.equal(backups.length, 2, files.join(' '));
+  const ids: string[] = [];
+  for (const f of [...backups, 'audit.log']) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    assert.ok(Buffer.byteLength(text) <= 1024 * 1024, `${f} is over the limit`);
+    assert.ok(text.endsWith('\n'), 'files end between events');
+    ids.push(...text.trimEnd().split('\n').map((l) => JSON.parse(l).auditID));
+  }
+  assert.equal(ids.at(-1), 'id-44', 'the newest events are in the current file');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('the legacy format is one text line per event', async () => {
+  const line = legacyLine({ ...event(1), impersonatedUser: { username: 'bob', groups: ['g'] } });
+  assert.equal(line, '2026-01-01T00:00:00.001000Z AUDIT: id="id-1" stage="ResponseComplete" ip="127.0.0.1" method="get" user="jane" groups=["dev","system:authenticated"] as="bob" asgroups=["g"] user-agent="test" namespace="default" uri="/api/v1/namespaces/default/configmaps/c1?x=" response="200"');
+});
+
+test('a log that cannot be written counts the lost events instead of failing requests', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'sub', 'audit.log');
+  let lost = 0;
+  const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 1, onError: (n) => { lost += n; } });
+  // The file goes away under the writer: the rename of the next rotation fails, those events are lost, none throws.
+  rmSync(join(dir, 'sub'), { recursive: true, force: true });
+  for (let i = 0; i < 30; i++) log.process(JSON.stringify(event(i, 100 * 1024)));
+  await log.close();
+  assert.ok(lost > 0, 'events were counted as lost');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('--audit-log-path - writes the lines to standard output', async () => {
+  const written: string[] = [];
+  const original = process.stdout.write;
+  process.stdout.write = ((chunk: string, cb?: (err?: Error) => void) => { written.push(String(chunk)); cb?.(); return true; }) as typeof process.stdout.write;
+  try {
+    const log = await LogBackend.open({ path: '-', format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
+    log.process(JSON.stringify(event(1)));
+    log.process(JSON.stringify(event(2)));
+    await log.close();
+  } finally {
+    process.stdout.write = original;
+  }
+  assert.deepEqual(written.join('').trimEnd().split('\n').map((l) => JSON.parse(l).auditID), ['id-1', 'id-2']);
+});
+
+test('the webhook backend counts the events of a batch the webhook refuses', async () => {
+  const { createServer } = await import('node:http');
+  const { WebhookBackend } = await import('../../../src/server/audit/webhook.js');
+  let posts = 0;
+  const server = createServer((req, res) => { posts++; req.resume(); req.on('end', () => { res.statusCode = 500; res.end(); }); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  let lost = 0;
+  const backend = new WebhookBackend({
+    endpoint: { server: `http://127.0.0.1:${port}/` }, bufferSize: 100, maxBatchSize: 2, maxWaitMs: 3_600_000, timeoutMs: 10_000,
+    onError: (n) => { lost += n; },
+  });
+  for (let i = 0; i < 5; i++) backend.process(JSON.stringify(event(i)));
+  await backend.close();
+  server.close();
+  assert.equal(posts, 3, 'two full batches, then the rest at close');
+  assert.equal(lost, 5);
+});
