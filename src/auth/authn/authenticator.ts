@@ -33,8 +33,15 @@ export interface UnionOptions {
 export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   if (user.username === anonymousUser.username) return user;
   if (user.groups.includes(systemGroups.authenticated) || user.groups.includes(systemGroups.unauthenticated)) return user;
-  return { ...user, groups: [...user.groups, systemGroups.authenticated] };
+  // Authenticators hand out one user object per connection or cached token:
+  // one completed object each, so that what is derived from it once (the
+  // audit's user JSON) stays derived.
+  let completed = completedUsers.get(user);
+  if (completed === undefined) completedUsers.set(user, (completed = { ...user, groups: [...user.groups, systemGroups.authenticated] }));
+  return completed;
 }
+
+const completedUsers = new WeakMap<UserInfo, UserInfo>();
 
 /** Joins the reasons of several rejections the way upstream's error aggregate prints them. */
 export function joinReasons(reasons: readonly string[]): string {

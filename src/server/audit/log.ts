@@ -110,39 +110,31 @@ export class LogBackend {
   }
 
   private async write(lines: string[]): Promise<void> {
+    const { bytes, ends } = encodeLines(lines);
     if (this.o.path === '-') {
-      const text = lines.join('');
-      await new Promise<void>((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
+      await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (err) => (err ? reject(err) : resolve())));
       return;
     }
     const limit = this.o.maxSizeMB * 1024 * 1024;
-    const text = lines.join('');
-    // Without rotation sizes do not matter; with it most batches fit: one write, no counting line by line.
-    if (limit === 0) return this.append(text, 0);
-    const bytes = Buffer.byteLength(text);
-    if (this.size + bytes <= limit) return this.append(text, bytes);
+    if (limit === 0 || this.size + bytes.length <= limit) return this.append(bytes);
     // Rotation happens between lines: a file never ends in half an event.
-    let batch: string[] = [];
-    let batchBytes = 0;
-    for (const line of lines) {
-      const bytes = Buffer.byteLength(line);
-      if (this.size + batchBytes + bytes > limit && this.size + batchBytes > 0) {
-        await this.append(batch.join(''), batchBytes);
-        batch = [];
-        batchBytes = 0;
+    let from = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const lineStart = i === 0 ? 0 : ends[i - 1]!;
+      if (this.size + (ends[i]! - from) > limit && this.size + (lineStart - from) > 0) {
+        await this.append(bytes.subarray(from, lineStart));
+        from = lineStart;
         await this.rotate();
       }
-      batch.push(line);
-      batchBytes += bytes;
     }
-    if (batch.length) await this.append(batch.join(''), batchBytes);
+    await this.append(bytes.subarray(from));
   }
 
-  private async append(text: string, bytes: number): Promise<void> {
-    if (!text) return;
+  private async append(bytes: Buffer): Promise<void> {
+    if (!bytes.length) return;
     if (!this.handle) await this.openFile();
-    await this.handle!.write(text);
-    this.size += bytes;
+    await this.handle!.write(bytes);
+    this.size += bytes.length;
   }
 
   private async rotate(): Promise<void> {
@@ -180,4 +172,23 @@ export class LogBackend {
     await this.handle?.close();
     this.handle = undefined;
   }
+}
+
+/**
+ * The lines as UTF-8 in one buffer, each encoded once straight into it (a
+ * join and then a write of the string would copy every byte twice more), with
+ * the offset where each line ends, for rotation.
+ */
+function encodeLines(lines: readonly string[]): { bytes: Buffer; ends: number[] } {
+  let chars = 0;
+  for (const line of lines) chars += line.length;
+  // A UTF-16 unit never takes more than 3 bytes in UTF-8.
+  const bytes = Buffer.allocUnsafe(chars * 3);
+  const ends: number[] = [];
+  let at = 0;
+  for (const line of lines) {
+    at += bytes.write(line, at);
+    ends.push(at);
+  }
+  return { bytes: bytes.subarray(0, at), ends };
 }
