@@ -63,7 +63,8 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
   const population = o.quick ? 1_000 : 5_000;
   const count = o.quick ? 1_000 : 10_000;
   // The identity controllers would sign a token secret per account meanwhile; this row measures requests only.
-  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher'] });
+  // Both users authorized alike (AlwaysAllow): the row weighs authentication; the cost of RBAC has rows of its own (bench/rbac.ts).
+  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher', '--authorization-mode', 'AlwaysAllow'] });
   const generators: LoadGenerator[] = [];
   try {
     const cert = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency });

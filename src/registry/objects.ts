@@ -63,6 +63,8 @@ export function fromKeyValue(kv: KeyValue): KubeObject {
  */
 export class StoredObject {
   private parsed?: KubeObject;
+  /** Whether `parsed` is the one shared through the cache's memo (when the value has one). */
+  private shared = false;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
   /**
@@ -72,15 +74,26 @@ export class StoredObject {
    * Writers take their own copy with `mutableObject()`.
    */
   get object(): KubeObject {
-    if (!this.parsed) {
+    if (!this.shared) {
       const memo = memoOf(this.kv);
-      this.parsed = memo?.get('object') as KubeObject | undefined;
-      if (!this.parsed) {
-        this.parsed = this.mutableObject();
+      const known = memo?.get('object') as KubeObject | undefined;
+      if (known) this.parsed = known;
+      else {
+        this.parsed ??= this.mutableObject();
         if (memo) memo.set('object', deepFreeze(this.parsed));
       }
+      this.shared = true;
     }
-    return this.parsed;
+    return this.parsed!;
+  }
+
+  /**
+   * The decoded object for a look only (does it match a selector?): not left
+   * in the shared memo, where the cache would keep it as long as the version,
+   * unless a reader then takes it with `object`. Read-only like `object`.
+   */
+  peekObject(): KubeObject {
+    return (this.parsed ??= (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject());
   }
 
   /**
@@ -89,7 +102,7 @@ export class StoredObject {
    * shared memo, where the cache would hold it as long as the version.
    */
   metadataObject(): KubeObject {
-    const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject();
+    const whole = this.peekObject();
     return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
   }
 

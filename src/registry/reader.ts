@@ -195,7 +195,7 @@ export class CollectionReader {
         for (const kv of page.items) {
           consumed++;
           const obj = this.stored(kv);
-          if (unfiltered || this.matches(obj.object, labels, fields)) items.push(obj);
+          if (unfiltered || this.matches(obj.peekObject(), labels, fields)) items.push(obj);
           if (limit && items.length === limit) break;
         }
         if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read

@@ -48,7 +48,7 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
   const unfiltered = req.labels.empty && req.fields.empty;
   const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
   const matches = (o: StoredObject) => unfiltered
-    || (req.labels.matches(o.object.metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.object, f)));
+    || (req.labels.matches(o.peekObject().metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.peekObject(), f)));
 
   const translate = (e: CacheEvent): ObjectEvent | undefined => {
     const now = wrap(e.kv);

@@ -73,10 +73,16 @@ describe('cluster-info and the bootstrap signer', () => {
   });
 
   test('signatures follow a changed kubeconfig, and go with their token', async () => {
-    const cm = await clusterInfo();
-    const changed = `${cm.data.kubeconfig}# edited by an operator\n`;
-    const r = await s.client.put(cmPath, { ...cm, data: { ...cm.data, kubeconfig: changed } });
-    assert.equal(r.status, 200, r.text);
+    // The signer may write the ConfigMap meanwhile (a conflict): read it again and retry, as a client would.
+    let changed = '';
+    for (let attempt = 1; ; attempt++) {
+      const cm = await clusterInfo();
+      changed = `${cm.data.kubeconfig}# edited by an operator\n`;
+      const r = await s.client.put(cmPath, { ...cm, data: { ...cm.data, kubeconfig: changed } });
+      if (r.status === 409 && attempt < 5) continue;
+      assert.equal(r.status, 200, r.text);
+      break;
+    }
     await eventually('the signature is renewed', async () => {
       try {
         return (await verifiedClusterInfo(await clusterInfo(), token)) === changed;

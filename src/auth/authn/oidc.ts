@@ -7,14 +7,14 @@
 // the flags say) and groups. Verified tokens are cached by hash until they
 // expire.
 
+import { deepFreeze } from '../../machinery/freeze.js';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { hasOwn } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { callJson } from '../remotejson.js';
 import { formatList } from './audiences.js';
-import { claimedIssuer } from './serviceaccount.js';
-import { tokenHash, VerifiedTokenCache } from './tokencache.js';
-import type { TokenAuthenticator, TokenResult } from './token.js';
+import { VerifiedTokenCache } from './tokencache.js';
+import { TokenFacts, type TokenAuthenticator, type TokenResult } from './token.js';
 
 export interface OidcOptions {
   issuerUrl: string;
@@ -70,17 +70,17 @@ export class OidcAuthenticator implements TokenAuthenticator {
     void this.load().catch(() => undefined);
   }
 
-  async authenticateToken(token: string): Promise<TokenResult> {
-    // Not this issuer's token: another authenticator's, no opinion.
-    if (claimedIssuer(token) !== this.o.issuerUrl) return { kind: 'none' };
-    const hash = tokenHash(token);
+  async authenticateToken(token: string, _audiences: readonly string[] = [], facts = new TokenFacts(token)): Promise<TokenResult> {
+    const hash = facts.hash;
     const now = this.now();
     const cached = this.cache.get(hash, now);
-    // A copy: whoever gets the user may change it, the cache's stays as verified.
-    if (cached) return { kind: 'user', user: { ...cached, groups: [...cached.groups] }, audiences: [] };
+    // Frozen when cached: every request of the token shares one user object, which nobody can change.
+    if (cached) return { kind: 'user', user: cached, audiences: [] };
+    // Not this issuer's token: another authenticator's, no opinion.
+    if (facts.claimedIssuer !== this.o.issuerUrl) return { kind: 'none' };
     try {
       const { payload, user } = await this.verify(token);
-      this.cache.set(hash, user, payload.exp! * 1000);
+      this.cache.set(hash, deepFreeze(user), payload.exp! * 1000);
       return { kind: 'user', user, audiences: [] };
     } catch (e) {
       return { kind: 'rejected', reason: e instanceof OidcError ? e.message : `oidc: verify token: ${(e as Error).message}` };

@@ -5,6 +5,7 @@
 // secret still holds it. Verified tokens are cached by hash; the checks that
 // depend on time and on stored objects run on every use.
 
+import { deepFreeze } from '../../machinery/freeze.js';
 import { createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
 import type { UserInfo } from '../../machinery/user.js';
@@ -14,9 +15,9 @@ import {
   checkClaimTimes, claimLeewaySeconds, legacyServiceAccountIssuer, readServiceAccountClaims, serviceAccountExtraKeys,
   serviceAccountGroups, serviceAccountUsername, type ObjectRef, type ServiceAccountClaims,
 } from '../../machinery/serviceaccount.js';
-import type { TokenAuthenticator, TokenResult } from './token.js';
+import { TokenFacts, type TokenAuthenticator, type TokenResult } from './token.js';
 import { formatList, intersect } from './audiences.js';
-import { tokenHash, VerifiedTokenCache } from './tokencache.js';
+import { VerifiedTokenCache } from './tokencache.js';
 
 /** The parts of a stored object the checks read. */
 export interface ObjectState {
@@ -50,20 +51,6 @@ const algorithmsOf = (key: KeyObject): string[] => {
   return [];
 };
 
-/** The issuer a compact JWS claims, read before any signature check (cheap, and tells whose token it is). */
-export function claimedIssuer(token: string): string | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  try {
-    const text = Buffer.from(parts[1]!, 'base64url').toString('utf8');
-    if (jsonTextExceedsDepth(text)) return undefined;
-    const payload = JSON.parse(text);
-    return typeof payload?.iss === 'string' ? payload.iss : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 type Check = string | undefined;
 
 export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
@@ -71,6 +58,11 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   private readonly keys: { key: KeyObject; algorithms: string[] }[];
   private readonly issuers: Set<string>;
   private readonly cache: VerifiedTokenCache<ServiceAccountClaims>;
+  /**
+   * Tokens that claim none of our issuers (OpenID Connect and webhook tokens
+   * tried after us): they never will, so their payload is read once, not per request.
+   */
+  private readonly others = new VerifiedTokenCache<true>();
   private readonly now: () => number;
 
   constructor(private readonly options: ServiceAccountAuthOptions) {
@@ -88,13 +80,17 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     return this.cache.size;
   }
 
-  async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResult> {
-    const hash = tokenHash(token);
+  async authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): Promise<TokenResult> {
+    const hash = facts.hash;
     const now = this.now();
     let claims = this.cache.get(hash, now);
     if (!claims) {
-      const verified = await this.verify(token);
-      if (verified === undefined) return { kind: 'none' };
+      if (this.others.get(hash, now)) return { kind: 'none' };
+      const verified = await this.verify(token, facts.claimedIssuer);
+      if (verified === undefined) {
+        this.others.set(hash, true, Infinity);
+        return { kind: 'none' };
+      }
       if (typeof verified === 'string') return { kind: 'rejected', reason: verified };
       claims = verified;
       const until = claims.expiresAt === undefined ? Infinity : (claims.expiresAt + claimLeewaySeconds) * 1000;
@@ -111,12 +107,11 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     const problem = checkClaimTimes(claims, Math.floor(now / 1000))
       ?? await (claims.legacy ? this.checkLegacy(claims, token) : this.checkBound(claims, now)).catch((e: Error) => `unable to check the token: ${e.message}`);
     if (problem) return { kind: 'rejected', reason: problem };
-    return { kind: 'user', user: userOf(claims), audiences: shared };
+    return { kind: 'user', user: userFor(claims), audiences: shared };
   }
 
   /** Claims of a token of ours with a good signature; undefined when the token is not ours at all; the reason when it is bad. */
-  private async verify(token: string): Promise<ServiceAccountClaims | string | undefined> {
-    const issuer = claimedIssuer(token);
+  private async verify(token: string, issuer: string | undefined): Promise<ServiceAccountClaims | string | undefined> {
     if (issuer === undefined || !this.issuers.has(issuer)) return undefined;
     const failures: string[] = [];
     for (const { key, algorithms } of this.keys) {
@@ -169,6 +164,15 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     if (account.metadata?.uid !== c.account.uid) return `ServiceAccount UID (${account.metadata?.uid ?? ''}) does not match claim (${c.account.uid})`;
     return undefined;
   }
+}
+
+/** One frozen user per verified (cached) claims object: requests with the same token share it. */
+const usersByClaims = new WeakMap<ServiceAccountClaims, UserInfo>();
+
+function userFor(c: ServiceAccountClaims): UserInfo {
+  let user = usersByClaims.get(c);
+  if (user === undefined) usersByClaims.set(c, (user = deepFreeze(userOf(c))));
+  return user;
 }
 
 function userOf(c: ServiceAccountClaims): UserInfo {

@@ -3,6 +3,7 @@
 // upstream reads it with Go's CSV rules. A malformed file stops the start with
 // a message naming the line.
 
+import { deepFreeze } from '../../machinery/freeze.js';
 import { readFile } from 'node:fs/promises';
 import type { UserInfo } from '../../machinery/user.js';
 import type { TokenAuthenticator, TokenResult } from './token.js';
@@ -122,11 +123,14 @@ export async function loadTokenFile(path: string): Promise<TokenFile> {
 
 export class TokenFileAuthenticator implements TokenAuthenticator {
   readonly name = 'token-file';
-  constructor(private readonly tokens: ReadonlyMap<string, UserInfo>) {}
+  /** The users are frozen: every request with a token shares its one user object. */
+  constructor(private readonly tokens: ReadonlyMap<string, UserInfo>) {
+    for (const user of tokens.values()) deepFreeze(user);
+  }
 
   authenticateToken(token: string): TokenResult {
     const user = this.tokens.get(token);
     if (!user) return { kind: 'none' };
-    return { kind: 'user', user: { ...user, groups: [...user.groups] }, audiences: [] };
+    return { kind: 'user', user, audiences: [] };
   }
 }

@@ -7,6 +7,7 @@
 // as upstream. A webhook that hangs or fails costs a request its timeout at
 // most, and a 401.
 
+import { deepFreeze } from '../../machinery/freeze.js';
 import { Agent } from 'node:https';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
@@ -14,8 +15,8 @@ import { setOwn } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { postReview } from '../remotejson.js';
 import { intersect } from './audiences.js';
-import { tokenHash, VerifiedTokenCache } from './tokencache.js';
-import type { TokenAuthenticator, TokenResult } from './token.js';
+import { VerifiedTokenCache } from './tokencache.js';
+import { TokenFacts, type TokenAuthenticator, type TokenResult } from './token.js';
 
 export interface WebhookTokenOptions {
   endpoint: RemoteEndpoint;
@@ -68,7 +69,7 @@ export function answerOf(review: unknown): Answer | string {
     if (!isStrings(s.audiences)) return 'the webhook\'s audiences are not a list of strings';
     audiences = [...s.audiences];
   }
-  return { kind: 'user', user, audiences };
+  return { kind: 'user', user: deepFreeze(user), audiences };
 }
 
 export class WebhookTokenAuthenticator implements TokenAuthenticator {
@@ -86,8 +87,9 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     this.agent = new Agent({ keepAlive: true, ca: e.caPem, cert: e.certPem, key: e.keyPem, rejectUnauthorized: !e.insecureSkipTlsVerify });
   }
 
-  async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenResult> {
-    const key = tokenHash(JSON.stringify([audiences, token]));
+  async authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): Promise<TokenResult> {
+    // One answer per token and audiences asked for.
+    const key = audiences.length ? `${facts.hash} ${JSON.stringify(audiences)}` : facts.hash;
     let answer: Answer | string | undefined = this.cache.get(key, this.now());
     if (!answer) {
       let pending = this.pending.get(key);
@@ -99,8 +101,8 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     }
     if (typeof answer === 'string') return { kind: 'rejected', reason: answer };
     if (answer.kind === 'none') return answer;
-    // A copy: whoever gets the user may change it, the cache's stays as answered.
-    const user = { ...answer.user, groups: [...answer.user.groups] };
+    // Frozen when answered: requests with the token share one user object, which nobody can change.
+    const user = answer.user;
     if (audiences.length === 0) return { kind: 'user', user, audiences: [] };
     // An answer naming no audiences is valid for this server's own.
     const shared = intersect(audiences, answer.audiences.length ? answer.audiences : this.o.apiAudiences);

@@ -11,7 +11,8 @@ import { product } from '../../../src/machinery/vocabulary.js';
 import {
   boundTokenClaims, legacyServiceAccountIssuer, legacyTokenClaims, readServiceAccountClaims, splitServiceAccountUsername,
 } from '../../../src/machinery/serviceaccount.js';
-import { claimedIssuer, ServiceAccountTokenAuthenticator, type ObjectState } from '../../../src/auth/authn/serviceaccount.js';
+import { ServiceAccountTokenAuthenticator, type ObjectState } from '../../../src/auth/authn/serviceaccount.js';
+import { claimedIssuer } from '../../../src/auth/authn/token.js';
 
 const issuer = 'https://issuer.test';
 const pem = (type: 'rsa' | 'ec', curve?: string) => {
