@@ -54,6 +54,7 @@ export class LogBackend {
   private queuedChars = 0;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  private scratch = Buffer.allocUnsafeSlow(0);
 
   private constructor(private readonly o: LogBackendOptions) {}
 
@@ -110,7 +111,7 @@ export class LogBackend {
   }
 
   private async write(lines: string[]): Promise<void> {
-    const { bytes, ends } = encodeLines(lines);
+    const { bytes, ends } = this.encode(lines);
     if (this.o.path === '-') {
       await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (err) => (err ? reject(err) : resolve())));
       return;
@@ -128,6 +129,27 @@ export class LogBackend {
       }
     }
     await this.append(bytes.subarray(from));
+  }
+
+  /**
+   * The lines as UTF-8 in one buffer, each encoded once straight into it (a
+   * join and then a write of the string would copy every byte twice more),
+   * with the offset where each line ends, for rotation. The buffer is reused:
+   * one write at a time uses it, and a fresh megabytes-long one per batch
+   * costs page faults and collections.
+   */
+  private encode(lines: readonly string[]): { bytes: Buffer; ends: number[] } {
+    let chars = 0;
+    for (const line of lines) chars += line.length;
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
+    if (this.scratch.length < chars * 3) this.scratch = Buffer.allocUnsafeSlow(Math.max(chars * 3, this.scratch.length * 2));
+    const ends: number[] = [];
+    let at = 0;
+    for (const line of lines) {
+      at += this.scratch.write(line, at);
+      ends.push(at);
+    }
+    return { bytes: this.scratch.subarray(0, at), ends };
   }
 
   private async append(bytes: Buffer): Promise<void> {
@@ -174,21 +196,3 @@ export class LogBackend {
   }
 }
 
-/**
- * The lines as UTF-8 in one buffer, each encoded once straight into it (a
- * join and then a write of the string would copy every byte twice more), with
- * the offset where each line ends, for rotation.
- */
-function encodeLines(lines: readonly string[]): { bytes: Buffer; ends: number[] } {
-  let chars = 0;
-  for (const line of lines) chars += line.length;
-  // A UTF-16 unit never takes more than 3 bytes in UTF-8.
-  const bytes = Buffer.allocUnsafe(chars * 3);
-  const ends: number[] = [];
-  let at = 0;
-  for (const line of lines) {
-    at += bytes.write(line, at);
-    ends.push(at);
-  }
-  return { bytes: bytes.subarray(0, at), ends };
-}
