@@ -21,9 +21,9 @@ export interface LogBackendOptions {
   onError(lost: number, err: unknown): void;
 }
 
-/** How long lines wait to be written together, and how much text is written without waiting. */
+/** How long lines wait to be written together, and how many bytes are written without waiting. */
 const flushDelayMs = 20;
-const flushChars = 1 << 20;
+const flushBytes = 1 << 20;
 
 /** Events queued beyond this many are dropped (the writer cannot keep up). */
 const maxQueued = 100_000;
@@ -47,14 +47,21 @@ function backupName(file: string, now: Date): string {
 }
 
 export class LogBackend {
-  private queue: string[] = [];
+  /**
+   * Lines are encoded the moment they arrive, into `fill`, so that no event
+   * text outlives its request (text kept for a batch's 20 ms would reach the
+   * old generation and cost full collections); `ends` marks where each line
+   * ends, for rotation. While one buffer is written the other fills.
+   */
+  private fill = Buffer.allocUnsafeSlow(64 * 1024);
+  private spare = Buffer.allocUnsafeSlow(64 * 1024);
+  private filled = 0;
+  private ends: number[] = [];
   private handle?: FileHandle;
   private size = 0;
   private writing?: Promise<void>;
-  private queuedChars = 0;
   private timer?: NodeJS.Timeout;
   private closed = false;
-  private scratch = Buffer.allocUnsafeSlow(0);
 
   private constructor(private readonly o: LogBackendOptions) {}
 
@@ -73,15 +80,23 @@ export class LogBackend {
 
   process(eventJson: string): void {
     if (this.closed) return;
-    if (this.queue.length >= maxQueued) {
+    if (this.ends.length >= maxQueued) {
       this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
       return;
     }
-    const line = (this.o.format === 'legacy' ? legacyLine(JSON.parse(eventJson) as AuditEvent) : eventJson) + '\n';
-    this.queue.push(line);
-    this.queuedChars += line.length;
+    const line = this.o.format === 'legacy' ? legacyLine(JSON.parse(eventJson) as AuditEvent) : eventJson;
+    // A UTF-16 unit never takes more than 3 bytes in UTF-8, and the newline one.
+    const room = line.length * 3 + 1;
+    if (this.filled + room > this.fill.length) {
+      const bigger = Buffer.allocUnsafeSlow(Math.max(this.filled + room, this.fill.length * 2));
+      this.fill.copy(bigger, 0, 0, this.filled);
+      this.fill = bigger;
+    }
+    this.filled += this.fill.write(line, this.filled);
+    this.fill[this.filled++] = 0x0a;
+    this.ends.push(this.filled);
     // Lines gather for a moment so that one write carries many: a write per event costs more than the event.
-    if (this.queuedChars >= flushChars) this.flush();
+    if (this.filled >= flushBytes) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), flushDelayMs);
   }
 
@@ -89,20 +104,23 @@ export class LogBackend {
     clearTimeout(this.timer);
     this.timer = undefined;
     // Only with lines to write: a drain of nothing would settle before `writing` is set, and stay set.
-    if (!this.writing && this.queue.length) this.writing = this.drain();
+    if (!this.writing && this.filled) this.writing = this.drain();
   }
 
-  /** Writes queued lines until none are left; one writer at a time. */
+  /** Writes what has filled until nothing is left; one writer at a time. */
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length) {
-        const lines = this.queue;
-        this.queue = [];
-        this.queuedChars = 0;
+      while (this.filled) {
+        const bytes = this.fill.subarray(0, this.filled);
+        const ends = this.ends;
+        // New lines go to the other buffer while this one is written.
+        [this.fill, this.spare] = [this.spare, this.fill];
+        this.filled = 0;
+        this.ends = [];
         try {
-          await this.write(lines);
+          await this.write(bytes, ends);
         } catch (err) {
-          this.o.onError(lines.length, err);
+          this.o.onError(ends.length, err);
         }
       }
     } finally {
@@ -110,8 +128,7 @@ export class LogBackend {
     }
   }
 
-  private async write(lines: string[]): Promise<void> {
-    const { bytes, ends } = this.encode(lines);
+  private async write(bytes: Buffer, ends: readonly number[]): Promise<void> {
     if (this.o.path === '-') {
       await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (err) => (err ? reject(err) : resolve())));
       return;
@@ -129,27 +146,6 @@ export class LogBackend {
       }
     }
     await this.append(bytes.subarray(from));
-  }
-
-  /**
-   * The lines as UTF-8 in one buffer, each encoded once straight into it (a
-   * join and then a write of the string would copy every byte twice more),
-   * with the offset where each line ends, for rotation. The buffer is reused:
-   * one write at a time uses it, and a fresh megabytes-long one per batch
-   * costs page faults and collections.
-   */
-  private encode(lines: readonly string[]): { bytes: Buffer; ends: number[] } {
-    let chars = 0;
-    for (const line of lines) chars += line.length;
-    // A UTF-16 unit never takes more than 3 bytes in UTF-8.
-    if (this.scratch.length < chars * 3) this.scratch = Buffer.allocUnsafeSlow(Math.max(chars * 3, this.scratch.length * 2));
-    const ends: number[] = [];
-    let at = 0;
-    for (const line of lines) {
-      at += this.scratch.write(line, at);
-      ends.push(at);
-    }
-    return { bytes: this.scratch.subarray(0, at), ends };
   }
 
   private async append(bytes: Buffer): Promise<void> {
