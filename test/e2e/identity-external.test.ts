@@ -6,10 +6,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import YAML from 'yaml';
-import { runKubectl, startTestServer, tempDir, testControllers, type TestServer } from '../support/server.js';
+import { runKubectl, startTestServer, writeBareKubeconfig, tempDir, testControllers, type TestServer } from '../support/server.js';
 import { startProvider, type TestProvider } from '../support/oidc-provider.js';
 import { answerReview, startTokenWebhook, type TestTokenWebhook } from '../support/authn-webhook.js';
 import { createTokenSecret } from '../support/bootstrap.js';
@@ -37,14 +35,7 @@ before(async () => {
     oidcIssuerUrl: provider.issuer, oidcClientId: 'kubectl-cluster', oidcCaFile: provider.caPath, oidcUsernameClaim: 'email', oidcGroupsClaim: 'groups',
     authenticationTokenWebhookConfigFile: hook.kubeconfigPath,
   });
-  const admin = YAML.parse(readFileSync(s.kubeconfigPath, 'utf8'));
-  bareConfig = join(s.dataDir, 'bare.kubeconfig');
-  writeFileSync(bareConfig, YAML.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'bare',
-    clusters: [{ name: 'bare', cluster: admin.clusters[0].cluster }],
-    contexts: [{ name: 'bare', context: { cluster: 'bare', user: 'nobody' } }],
-    users: [{ name: 'nobody', user: {} }],
-  }));
+  bareConfig = writeBareKubeconfig(s);
 });
 
 after(async () => {

@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { runKubectl, startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { runKubectl, startTestServer, writeBareKubeconfig, tempDir, type TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { boundTokenClaims } from '../../src/machinery/serviceaccount.js';
@@ -25,14 +25,7 @@ const ns = 'ident';
 before(async () => {
   // Authentication is under test, not authorization: every authenticated identity may act (AlwaysAllow), anonymous requests too.
   s = await startTestServer({ storageBackend: 'sqlite', controllers: ['*'], anonymousAuth: true, authorizationMode: ['AlwaysAllow'] });
-  const admin = YAML.parse(readFileSync(s.kubeconfigPath, 'utf8'));
-  bareConfig = join(s.dataDir, 'bare.kubeconfig');
-  writeFileSync(bareConfig, YAML.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'bare',
-    clusters: [{ name: 'bare', cluster: admin.clusters[0].cluster }],
-    contexts: [{ name: 'bare', context: { cluster: 'bare', user: 'nobody' } }],
-    users: [{ name: 'nobody', user: {} }],
-  }));
+  bareConfig = writeBareKubeconfig(s);
   await ok(['create', 'namespace', ns]);
   await ok(['-n', ns, 'create', 'serviceaccount', 'robot']);
 });

@@ -1,7 +1,8 @@
 // Starts real servers for tests: in-process (startServer) or as a child
 // process running the built CLI, in a fresh temporary data folder.
 
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import YAML from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, ChildProcess, execFile } from 'node:child_process';
@@ -27,7 +28,23 @@ export interface KubectlResult {
   stderr: string;
 }
 
-export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
+
+
+/**
+ * A kubeconfig for `s` that trusts its CA but carries no credential (kubectl
+ * then sends what `--token` gives it, or nothing); returns its path.
+ */
+export function writeBareKubeconfig(s: { kubeconfigPath: string; dataDir: string }): string {
+  const admin = YAML.parse(readFileSync(s.kubeconfigPath, 'utf8'));
+  const path = join(s.dataDir, 'bare.kubeconfig');
+  writeFileSync(path, YAML.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'bare',
+    clusters: [{ name: 'bare', cluster: admin.clusters[0].cluster }],
+    contexts: [{ name: 'bare', context: { cluster: 'bare', user: 'nobody' } }],
+    users: [{ name: 'nobody', user: {} }],
+  }));
+  return path;
+}export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
     const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout, stderr });
