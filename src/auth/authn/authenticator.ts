@@ -2,10 +2,9 @@
 // request's credentials decides; a credential that is presented but wrong
 // stops the request (401) instead of falling through to anonymous.
 
-import { deepFreeze } from '../../machinery/freeze.js';
 import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../machinery/user.js';
-import { anonymousUser, systemGroups } from '../../machinery/user.js';
+import { anonymousUser, sharedUser, systemGroups } from '../../machinery/user.js';
 import { audiencesAccepted, formatList } from './audiences.js';
 
 export type AuthnResult =
@@ -38,7 +37,7 @@ export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   // one completed object each, so that what is derived from it once (the
   // audit's user JSON) stays derived.
   let completed = completedUsers.get(user);
-  if (completed === undefined) completedUsers.set(user, (completed = deepFreeze({ ...user, groups: [...user.groups, systemGroups.authenticated] })));
+  if (completed === undefined) completedUsers.set(user, (completed = sharedUser({ ...user, groups: [...user.groups, systemGroups.authenticated] })));
   return completed;
 }
 

@@ -7,10 +7,10 @@
 // the flags say) and groups. Verified tokens are cached by hash until they
 // expire.
 
-import { deepFreeze } from '../../machinery/freeze.js';
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { hasOwn } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
+import { sharedUser } from '../../machinery/user.js';
 import { callJson } from '../remotejson.js';
 import { formatList } from './audiences.js';
 import { VerifiedTokenCache } from './tokencache.js';
@@ -80,7 +80,7 @@ export class OidcAuthenticator implements TokenAuthenticator {
     if (facts.claimedIssuer !== this.o.issuerUrl) return { kind: 'none' };
     try {
       const { payload, user } = await this.verify(token);
-      this.cache.set(hash, deepFreeze(user), payload.exp! * 1000);
+      this.cache.set(hash, sharedUser(user), payload.exp! * 1000);
       return { kind: 'user', user, audiences: [] };
     } catch (e) {
       return { kind: 'rejected', reason: e instanceof OidcError ? e.message : `oidc: verify token: ${(e as Error).message}` };

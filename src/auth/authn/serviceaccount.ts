@@ -5,10 +5,10 @@
 // secret still holds it. Verified tokens are cached by hash; the checks that
 // depend on time and on stored objects run on every use.
 
-import { deepFreeze } from '../../machinery/freeze.js';
 import { createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { compactVerify } from 'jose';
 import type { UserInfo } from '../../machinery/user.js';
+import { sharedUser } from '../../machinery/user.js';
 import { setOwn } from '../../machinery/ownkeys.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
 import {
@@ -171,7 +171,7 @@ const usersByClaims = new WeakMap<ServiceAccountClaims, UserInfo>();
 
 function userFor(c: ServiceAccountClaims): UserInfo {
   let user = usersByClaims.get(c);
-  if (user === undefined) usersByClaims.set(c, (user = deepFreeze(userOf(c))));
+  if (user === undefined) usersByClaims.set(c, (user = sharedUser(userOf(c))));
   return user;
 }
 

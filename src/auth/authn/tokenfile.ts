@@ -3,9 +3,9 @@
 // upstream reads it with Go's CSV rules. A malformed file stops the start with
 // a message naming the line.
 
-import { deepFreeze } from '../../machinery/freeze.js';
 import { readFile } from 'node:fs/promises';
 import type { UserInfo } from '../../machinery/user.js';
+import { sharedUser } from '../../machinery/user.js';
 import type { TokenAuthenticator, TokenResult } from './token.js';
 
 export class TokenFileError extends Error {
@@ -125,7 +125,7 @@ export class TokenFileAuthenticator implements TokenAuthenticator {
   readonly name = 'token-file';
   /** The users are frozen: every request with a token shares its one user object. */
   constructor(private readonly tokens: ReadonlyMap<string, UserInfo>) {
-    for (const user of tokens.values()) deepFreeze(user);
+    for (const user of tokens.values()) sharedUser(user);
   }
 
   authenticateToken(token: string): TokenResult {

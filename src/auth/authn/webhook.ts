@@ -7,12 +7,12 @@
 // as upstream. A webhook that hangs or fails costs a request its timeout at
 // most, and a 401.
 
-import { deepFreeze } from '../../machinery/freeze.js';
 import { Agent } from 'node:https';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import { setOwn } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
+import { sharedUser } from '../../machinery/user.js';
 import { postReview } from '../remotejson.js';
 import { intersect } from './audiences.js';
 import { VerifiedTokenCache } from './tokencache.js';
@@ -69,7 +69,7 @@ export function answerOf(review: unknown): Answer | string {
     if (!isStrings(s.audiences)) return 'the webhook\'s audiences are not a list of strings';
     audiences = [...s.audiences];
   }
-  return { kind: 'user', user: deepFreeze(user), audiences };
+  return { kind: 'user', user: sharedUser(user), audiences };
 }
 
 export class WebhookTokenAuthenticator implements TokenAuthenticator {
