@@ -39,7 +39,7 @@ export const serviceAccountExtraKeys = {
 /** Issuer of the tokens the token controller puts in token secrets. */
 export const legacyServiceAccountIssuer = `${product.name}/serviceaccount`;
 
-/** Name of the private claim of bound tokens (`plat.io`). */
+/** Name of the private claim of bound tokens: the product domain, as upstream names it after its own. */
 export const privateClaimName = product.domain;
 
 /** Claims of legacy tokens. */

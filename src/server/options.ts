@@ -103,7 +103,7 @@ export interface ServerOptions extends ExternalIdentityOptions {
   maxRequestsInflight: number;
   /** Mutating requests served at once before 429. */
   maxMutatingRequestsInflight: number;
-  /** audit.plat.io/v1 Policy file; no file, no audit. */
+  /** Audit Policy file (the audit group, v1); no file, no audit. */
   auditPolicyFile?: string;
   /** Audit log file; `-` for standard output. */
   auditLogPath?: string;

@@ -1,4 +1,4 @@
-// One request's audit record: the audit.plat.io/v1 Events it produces at each
+// One request's audit record: the audit-group v1 Events it produces at each
 // stage, with what its level allows (metadata; the request body; the response
 // body), and the annotations gathered on the way (authorization decision,
 // admission webhooks).
@@ -101,7 +101,7 @@ function withoutManagedFields(value: unknown): unknown {
   return value;
 }
 
-/** Where a record's events go, as the JSON text of an audit.plat.io/v1 Event. */
+/** Where a record's events go, as the JSON text of an audit-group v1 Event. */
 export type AuditSink = (eventJson: string) => void;
 
 export class AuditRecord {

@@ -1,4 +1,4 @@
-// --audit-policy-file: an audit.plat.io/v1 Policy (YAML or JSON), decoded
+// --audit-policy-file: a Policy of the audit group (v1, YAML or JSON), decoded
 // strictly (unknown or repeated fields, wrong types and invalid values stop
 // the start, naming the file and the line), and the rule that decides each
 // request's level, as upstream's policy checker: the first matching rule wins,

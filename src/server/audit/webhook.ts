@@ -1,7 +1,7 @@
 // The audit webhook backend (--audit-webhook-config-file, a kubeconfig naming
 // the remote server): events are buffered (at most --audit-webhook-batch-
 // buffer-size; more are dropped and counted) and posted as an
-// audit.plat.io/v1 EventList when a batch is full (--audit-webhook-batch-
+// audit-group v1 EventList when a batch is full (--audit-webhook-batch-
 // max-size) or its first event has waited --audit-webhook-batch-max-wait.
 // One batch is in flight at a time; a batch the webhook does not take with a
 // 2xx is dropped, counted and logged, as upstream's batch backend does once
