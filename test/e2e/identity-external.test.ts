@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import YAML from 'yaml';
-import { runKubectl, startTestServer, writeBareKubeconfig, tempDir, testControllers, type TestServer } from '../support/server.js';
+import { kubectlWhoami, startTestServer, writeBareKubeconfig, tempDir, testControllers, type TestServer } from '../support/server.js';
 import { startProvider, type TestProvider } from '../support/oidc-provider.js';
 import { answerReview, startTokenWebhook, type TestTokenWebhook } from '../support/authn-webhook.js';
 import { createTokenSecret } from '../support/bootstrap.js';
@@ -44,23 +44,15 @@ after(async () => {
   await provider.close();
 });
 
-async function whoamiWith(token: string): Promise<any> {
-  const r = await runKubectl(bareConfig, ['--token', token, 'auth', 'whoami', '-o', 'json']);
-  if (r.code !== 0) {
-    assert.match(r.stderr, /Unauthorized|must be logged in/, r.stderr);
-    return undefined;
-  }
-  return JSON.parse(r.stdout).status.userInfo;
-}
 
 test('kubectl --token with an ID token, a bootstrap token and a webhook token', async () => {
   const idToken = await provider.token({ email: 'jane@example.com', email_verified: true, groups: ['dev'] });
-  assert.deepEqual(await whoamiWith(idToken), { username: 'jane@example.com', groups: ['dev', 'system:authenticated'] });
+  assert.deepEqual(await kubectlWhoami(bareConfig, idToken), { username: 'jane@example.com', groups: ['dev', 'system:authenticated'] });
   await createTokenSecret(s, bootstrapToken, { usageSigning: true });
-  assert.deepEqual(await whoamiWith(bootstrapToken), { username: 'system:bootstrap:kubect', groups: ['system:bootstrappers', 'system:authenticated'] });
-  assert.deepEqual(await whoamiWith('webhook-token'), { username: 'from-webhook', groups: ['hooked', 'system:authenticated'] });
+  assert.deepEqual(await kubectlWhoami(bareConfig, bootstrapToken), { username: 'system:bootstrap:kubect', groups: ['system:bootstrappers', 'system:authenticated'] });
+  assert.deepEqual(await kubectlWhoami(bareConfig, 'webhook-token'), { username: 'from-webhook', groups: ['hooked', 'system:authenticated'] });
   const expired = await provider.token({ email: 'jane@example.com', exp: Math.floor(Date.now() / 1000) - 60 });
-  assert.equal(await whoamiWith(expired), undefined);
+  assert.equal(await kubectlWhoami(bareConfig, expired), undefined);
 });
 
 test('an anonymous client reads cluster-info, signed for the bootstrap token, and nothing else of the namespace', async () => {

@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { runKubectl, startTestServer, writeBareKubeconfig, tempDir, type TestServer } from '../support/server.js';
+import { kubectlWhoami, runKubectl, startTestServer, writeBareKubeconfig, tempDir, type TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { boundTokenClaims } from '../../src/machinery/serviceaccount.js';
@@ -38,15 +38,6 @@ async function ok(args: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
-/** kubectl auth whoami with a bearer token, as JSON; undefined when refused. */
-async function whoamiWith(token: string): Promise<any> {
-  const r = await runKubectl(bareConfig, ['--token', token, 'auth', 'whoami', '-o', 'json']);
-  if (r.code !== 0) {
-    assert.match(r.stderr, /Unauthorized|must be logged in/, r.stderr);
-    return undefined;
-  }
-  return JSON.parse(r.stdout).status.userInfo;
-}
 
 function reviewManifest(token: string, audiences: string[]): string {
   return YAML.stringify({ apiVersion: `${vocabulary.authenticationGroup}/v1`, kind: 'TokenReview', spec: { token, audiences } });
@@ -54,7 +45,7 @@ function reviewManifest(token: string, audiences: string[]): string {
 
 test('kubectl create token gives a token kubectl --token uses, named by kubectl auth whoami', async () => {
   const token = (await ok(['-n', ns, 'create', 'token', 'robot'])).trim();
-  const me = await whoamiWith(token);
+  const me = await kubectlWhoami(bareConfig, token);
   assert.equal(me.username, `system:serviceaccount:${ns}:robot`);
   assert.deepEqual(me.groups, ['system:serviceaccounts', `system:serviceaccounts:${ns}`, 'system:authenticated']);
   assert.match(me.extra[`${vocabulary.authenticationGroup}/credential-id`][0], /^JTI=/);
@@ -75,16 +66,16 @@ test('a TokenReview accepts the token for its audience and refuses it for anothe
   const no = JSON.parse(await ok(['create', '-f', '-', '--validate=false', '-o', 'json'], reviewManifest(token, ['mail'])));
   assert.equal(no.status.authenticated, false);
   assert.match(no.status.error, /token audiences \["vault"\] is invalid for the target audiences \["mail"\]/);
-  assert.equal(await whoamiWith(token), undefined, 'a token for vault does not open this server');
+  assert.equal(await kubectlWhoami(bareConfig, token), undefined, 'a token for vault does not open this server');
 });
 
 test('a token stops working when its account is deleted and recreated', async () => {
   await ok(['-n', ns, 'create', 'serviceaccount', 'ephemeral']);
   const token = (await ok(['-n', ns, 'create', 'token', 'ephemeral'])).trim();
-  assert.equal((await whoamiWith(token)).username, `system:serviceaccount:${ns}:ephemeral`);
+  assert.equal((await kubectlWhoami(bareConfig, token)).username, `system:serviceaccount:${ns}:ephemeral`);
   await ok(['-n', ns, 'delete', 'serviceaccount', 'ephemeral']);
   await ok(['-n', ns, 'create', 'serviceaccount', 'ephemeral']);
-  assert.equal(await whoamiWith(token), undefined);
+  assert.equal(await kubectlWhoami(bareConfig, token), undefined);
   const review = JSON.parse(await ok(['create', '-f', '-', '--validate=false', '-o', 'json'], reviewManifest(token, [])));
   assert.match(review.status.error, /^service account UID \(.+\) does not match claim \(.+\)$/);
 });
@@ -98,7 +89,7 @@ test('a token secret made by hand is filled in by the token controller, and its 
     const data = (await s.kubectl(['-n', ns, 'get', 'secret', 'robot-legacy', '-o', 'jsonpath={.data.token}'])).stdout;
     return data ? Buffer.from(data, 'base64').toString('utf8') : undefined;
   });
-  assert.equal((await whoamiWith(token)).username, `system:serviceaccount:${ns}:robot`);
+  assert.equal((await kubectlWhoami(bareConfig, token)).username, `system:serviceaccount:${ns}:robot`);
   const ca = Buffer.from((await ok(['-n', ns, 'get', 'secret', 'robot-legacy', '-o', 'jsonpath={.data.ca\\.crt}'])), 'base64').toString();
   assert.match(ca, /BEGIN CERTIFICATE/);
   // The account also got one of its own, listed in its secrets, and every namespace the root CA.
@@ -113,8 +104,8 @@ test('an expired token is refused', async () => {
   const sign = (now: number) => signer.sign(boundTokenClaims({
     namespace: ns, account: { name: 'robot', uid }, audiences: [`https://${product.name}.default.svc.cluster.local`], lifetimeSeconds: 600, now, id: `e2e-${now}`,
   }));
-  assert.equal(await whoamiWith(await sign(Date.now() - 3600_000)), undefined);
-  assert.equal((await whoamiWith(await sign(Date.now()))).username, `system:serviceaccount:${ns}:robot`, 'the same token, still valid, works');
+  assert.equal(await kubectlWhoami(bareConfig, await sign(Date.now() - 3600_000)), undefined);
+  assert.equal((await kubectlWhoami(bareConfig, await sign(Date.now()))).username, `system:serviceaccount:${ns}:robot`, 'the same token, still valid, works');
 });
 
 test('--as, --as-group and --as-uid change who the server sees', async () => {

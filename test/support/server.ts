@@ -3,6 +3,7 @@
 
 import { mkdtempSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import YAML from 'yaml';
+import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn, ChildProcess, execFile } from 'node:child_process';
@@ -30,6 +31,16 @@ export interface KubectlResult {
 
 
 
+
+/** `kubectl auth whoami` with a bearer token through `kubeconfig`: the user info, or undefined when refused. */
+export async function kubectlWhoami(kubeconfig: string, token: string): Promise<any> {
+  const r = await runKubectl(kubeconfig, ['--token', token, 'auth', 'whoami', '-o', 'json']);
+  if (r.code !== 0) {
+    assert.match(r.stderr, /Unauthorized|must be logged in/, r.stderr);
+    return undefined;
+  }
+  return JSON.parse(r.stdout).status.userInfo;
+}
 /**
  * A kubeconfig for `s` that trusts its CA but carries no credential (kubectl
  * then sends what `--token` gives it, or nothing); returns its path.
