@@ -11,10 +11,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMs, startBenchServer } from './child.js';
-import { LoadGenerator, type PhaseResult } from './load.js';
-import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { startBenchServer } from './child.js';
+import { bestOfAlternatingGets, rateCell } from './alternate.js';
+import { LoadGenerator } from './load.js';
+import { fmtInt } from './stats.js';
 import { target, type Row } from './table.js';
 import { startProvider } from '../test/support/oidc-provider.js';
 import { answerReview, startTokenWebhook } from '../test/support/authn-webhook.js';
@@ -32,7 +32,6 @@ const within = 0.1;
 const clientId = 'bench-cluster';
 const webhookToken = 'bench-webhook-token';
 
-type Measured = PhaseResult & { serverCpuMs: number };
 
 export async function benchExternalAuthn(o: ExternalAuthnBenchOptions): Promise<Row[]> {
   const population = o.quick ? 1_000 : 5_000;
@@ -64,26 +63,17 @@ export async function benchExternalAuthn(o: ExternalAuthnBenchOptions): Promise<
     await cert.run({ kind: 'create', namespace, prefix: 'sa-', count: population, remember: false }, timeoutMs);
     const idToken = await provider.token({ sub: 'bench-oidc', groups: ['system:masters'], exp: Math.floor(Date.now() / 1000) + 3 * 3600 });
     const kinds = { cert, oidc: generator(idToken), webhook: generator(webhookToken) };
-    const get = (seed: number, n = count): PhaseSpec => ({ kind: 'get', namespace, prefix: 'sa-', population, count: n, seed });
-    const phase = async (g: LoadGenerator, spec: PhaseSpec): Promise<Measured> => {
-      const cpu0 = cpuMs(server.pid);
-      const r = await g.run(spec, timeoutMs);
-      return { ...r, serverCpuMs: (cpuMs(server.pid) - cpu0) / r.requests };
-    };
     // Untimed first: JIT, the ID token's one signature check, the webhook's one answer, sockets.
-    let seed = 1;
-    for (const g of Object.values(kinds)) await g.run(get(seed++, count / 10), timeoutMs);
-    const webhookCallsBefore = hook.received.length;
-    const rounds: Record<keyof typeof kinds, Measured>[] = [];
-    for (let round = 0; round < roundCount; round++) {
-      rounds.push({ cert: await phase(kinds.cert, get(seed++)), oidc: await phase(kinds.oidc, get(seed++)), webhook: await phase(kinds.webhook, get(seed++)) });
-    }
+    let webhookCallsBefore = 0;
+    const best = await bestOfAlternatingGets(kinds, {
+      pid: server.pid, namespace, population, count, rounds: roundCount, timeoutMs,
+      afterWarmUp: () => { webhookCallsBefore = hook.received.length; },
+    });
     const webhookCalls = hook.received.length - webhookCallsBefore;
-    const best = (k: keyof typeof kinds) => rounds.map((r) => r[k]).reduce((a, b) => (b.perSec > a.perSec ? b : a));
-    const c = best('cert');
-    const cell = (r: Measured) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+    const c = best.cert;
+    const cell = rateCell;
     const compared = (k: 'oidc' | 'webhook', what: string, note: string): Row => {
-      const r = best(k);
+      const r = best[k];
       const share = r.perSec / c.perSec;
       o.progress(`external tokens: ${k} ${cell(r)}; ${k}/certificate ${share.toFixed(2)}`);
       return {

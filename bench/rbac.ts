@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent } from 'node:https';
-import { cpuMs, startBenchServer, type BenchServer } from './child.js';
+import { startBenchServer, type BenchServer } from './child.js';
+import { bestOfAlternatingGets, rateCell } from './alternate.js';
 import { sendJson } from './http.js';
-import { LoadGenerator, type PhaseResult } from './load.js';
-import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { LoadGenerator } from './load.js';
+import { fmtInt } from './stats.js';
 import { target, type Row } from './table.js';
 import { vocabulary } from '../src/machinery/vocabulary.js';
 
@@ -78,24 +78,10 @@ export async function benchRbac(o: RbacBenchOptions): Promise<Row[]> {
     const admin = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: adminToken });
     const user = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: userToken });
     generators.push(admin, user);
-    const get = (seed: number, n = count): PhaseSpec => ({ kind: 'get', namespace, prefix: 'sa-', population, count: n, seed });
-    const phase = async (g: LoadGenerator, spec: PhaseSpec) => {
-      const cpu0 = cpuMs(server.pid);
-      const r = await g.run(spec, timeoutMs);
-      return { ...r, serverCpuMs: (cpuMs(server.pid) - cpu0) / r.requests };
-    };
     // Untimed first: JIT, sockets, and the binding reaching the index (a get fails until it has).
-    await admin.run(get(1, count / 10), timeoutMs);
-    await user.run(get(2, count / 10), timeoutMs);
-    const rounds: { admin: PhaseResult & { serverCpuMs: number }; user: PhaseResult & { serverCpuMs: number } }[] = [];
-    for (let round = 0; round < roundCount; round++) {
-      rounds.push({ admin: await phase(admin, get(10 + round)), user: await phase(user, get(20 + round)) });
-    }
-    const best = (k: 'admin' | 'user') => rounds.map((r) => r[k]).reduce((a, b) => (b.perSec > a.perSec ? b : a));
-    const a = best('admin');
-    const u = best('user');
+    const { admin: a, user: u } = await bestOfAlternatingGets({ admin, user }, { pid: server.pid, namespace, population, count, rounds: roundCount, timeoutMs });
     const share = u.perSec / a.perSec;
-    const cell = (r: typeof a) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+    const cell = rateCell;
     o.progress(`rbac: admin ${cell(a)}; RBAC user ${cell(u)}; user/admin ${share.toFixed(2)}`);
     return [
       { metric: `get ServiceAccount as a static-token admin (system:masters; best of ${roundCount} × ${fmtInt(count)}, alternating with the row below)`, result: cell(a), target: '—' },

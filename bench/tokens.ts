@@ -4,11 +4,11 @@
 // check from the watch cache: the two should be within 10 % of each other.
 
 import { Agent } from 'node:https';
-import { cpuMs, startBenchServer, type BenchServer } from './child.js';
+import { startBenchServer, type BenchServer } from './child.js';
+import { bestOfAlternatingGets, rateCell } from './alternate.js';
 import { sendJson } from './http.js';
-import { LoadGenerator, type PhaseResult } from './load.js';
-import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { LoadGenerator } from './load.js';
+import { fmtInt } from './stats.js';
 import { target, type Row } from './table.js';
 import { vocabulary } from '../src/machinery/vocabulary.js';
 
@@ -74,24 +74,10 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
     await cert.run({ kind: 'create', namespace, prefix: 'sa-', count: population, remember: false }, timeoutMs);
     const token = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: await readerTokenFor(server, 'sa-00000') });
     generators.push(token);
-    const get = (seed: number, n = count): PhaseSpec => ({ kind: 'get', namespace, prefix: 'sa-', population, count: n, seed });
-    const phase = async (g: LoadGenerator, spec: PhaseSpec) => {
-      const cpu0 = cpuMs(server.pid);
-      const r = await g.run(spec, timeoutMs);
-      return { ...r, serverCpuMs: (cpuMs(server.pid) - cpu0) / r.requests };
-    };
     // Untimed first: JIT, the token's one signature check, sockets.
-    await cert.run(get(1, count / 10), timeoutMs);
-    await token.run(get(2, count / 10), timeoutMs);
-    const rounds: { cert: PhaseResult & { serverCpuMs: number }; token: PhaseResult & { serverCpuMs: number } }[] = [];
-    for (let round = 0; round < roundCount; round++) {
-      rounds.push({ cert: await phase(cert, get(10 + round)), token: await phase(token, get(20 + round)) });
-    }
-    const best = (k: 'cert' | 'token') => rounds.map((r) => r[k]).reduce((a, b) => (b.perSec > a.perSec ? b : a));
-    const c = best('cert');
-    const t = best('token');
+    const { cert: c, token: t } = await bestOfAlternatingGets({ cert, token }, { pid: server.pid, namespace, population, count, rounds: roundCount, timeoutMs });
     const share = t.perSec / c.perSec;
-    const cell = (r: typeof c) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+    const cell = rateCell;
     o.progress(`tokens: certificate ${cell(c)}; bearer token ${cell(t)}; token/certificate ${share.toFixed(2)}`);
     return [
       { metric: `get ServiceAccount with the admin client certificate (best of ${roundCount} × ${fmtInt(count)}, alternating with the row below)`, result: cell(c), target: '—' },

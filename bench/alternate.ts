@@ -1,0 +1,50 @@
+// Side-by-side get rows on one server: each load generator (one per way of
+// authenticating) runs the same random gets in turn, an untimed tenth first
+// (JIT, sockets, the one signature check or webhook call), then a few timed
+// rounds; the best round of each counts, the one least disturbed by whatever
+// else runs on the machine.
+
+import { cpuMs } from './child.js';
+import type { LoadGenerator, PhaseResult } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { fmtInt, fmtMs } from './stats.js';
+
+export type Measured = PhaseResult & { serverCpuMs: number };
+
+export interface AlternatingGets {
+  /** The server's process, whose CPU each phase is charged with. */
+  pid: number;
+  namespace: string;
+  /** ServiceAccounts `sa-00000`… that the gets pick from. */
+  population: number;
+  /** Gets per timed round. */
+  count: number;
+  rounds: number;
+  timeoutMs: number;
+  /** Called between the untimed tenth and the timed rounds. */
+  afterWarmUp?: () => void;
+}
+
+/** The best timed round of each generator, alternating them round by round. */
+export async function bestOfAlternatingGets<K extends string>(generators: Record<K, LoadGenerator>, o: AlternatingGets): Promise<Record<K, Measured>> {
+  let seed = 1;
+  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++ });
+  const entries = Object.entries(generators) as [K, LoadGenerator][];
+  for (const [, g] of entries) await g.run(get(o.count / 10), o.timeoutMs);
+  o.afterWarmUp?.();
+  const best = {} as Record<K, Measured>;
+  for (let round = 0; round < o.rounds; round++) {
+    for (const [k, g] of entries) {
+      const cpu0 = cpuMs(o.pid);
+      const r = await g.run(get(o.count), o.timeoutMs);
+      const measured = { ...r, serverCpuMs: (cpuMs(o.pid) - cpu0) / r.requests };
+      if (!best[k] || measured.perSec > best[k].perSec) best[k] = measured;
+    }
+  }
+  return best;
+}
+
+/** One phase as a table cell: rate, latencies and server CPU per request. */
+export function rateCell(r: Measured): string {
+  return `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+}
