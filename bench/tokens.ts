@@ -10,7 +10,6 @@ import { sendJson } from './http.js';
 import { LoadGenerator } from './load.js';
 import { fmtInt } from './stats.js';
 import { target, type Row } from './table.js';
-import { vocabulary } from '../src/machinery/vocabulary.js';
 
 export interface TokenBenchOptions {
   quick: boolean;
@@ -25,37 +24,16 @@ const roundCount = 3;
 /** The row's target: the two rates within this share of each other. */
 const within = 0.1;
 
-/**
- * A bound token for `account`, requested with the admin certificate, once the
- * account may read the namespace (the server authorizes with RBAC): a
- * RoleBinding to the default `view` ClusterRole, awaited until the
- * authorizer's indexes have it.
- */
-async function readerTokenFor(server: BenchServer, account: string): Promise<string> {
-  const admin = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
-  const bearer = new Agent({ ca: server.creds.ca });
+/** A bound token for `account`, requested with the admin certificate. */
+async function tokenFor(server: BenchServer, account: string): Promise<string> {
+  const agent = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
   try {
-    const post = async (path: string, body: unknown) => {
-      const r = await sendJson(admin, server.port, 'POST', path, body, 10_000);
-      if (r.status !== 201) throw new Error(`POST ${path}: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
-      return JSON.parse(r.body.toString('utf8'));
-    };
-    await post(`/apis/${vocabulary.rbacGroup}/v1/namespaces/${namespace}/rolebindings`, {
-      metadata: { name: 'bench-reader' },
-      roleRef: { apiGroup: vocabulary.rbacGroup, kind: 'ClusterRole', name: 'view' },
-      subjects: [{ kind: 'ServiceAccount', name: account, namespace }],
-    });
-    const token: string = (await post(`/api/v1/namespaces/${namespace}/serviceaccounts/${account}/token`, { spec: {} })).status.token;
-    const probe = `/api/v1/namespaces/${namespace}/serviceaccounts/${account}`;
-    for (const started = Date.now(); ;) {
-      const r = await sendJson(bearer, server.port, 'GET', probe, undefined, 10_000, { Authorization: `Bearer ${token}` });
-      if (r.status === 200) return token;
-      if (r.status !== 403 || Date.now() - started > 10_000) throw new Error(`GET ${probe} with the token: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const path = `/api/v1/namespaces/${namespace}/serviceaccounts/${account}/token`;
+    const r = await sendJson(agent, server.port, 'POST', path, { spec: {} }, 10_000);
+    if (r.status !== 201) throw new Error(`POST ${path}: HTTP ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
+    return JSON.parse(r.body.toString('utf8')).status.token;
   } finally {
-    admin.destroy();
-    bearer.destroy();
+    agent.destroy();
   }
 }
 
@@ -72,7 +50,7 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
     await cert.run({ kind: 'namespaces', names: [namespace] }, timeoutMs);
     o.progress(`tokens: ${fmtInt(population)} ServiceAccounts, gets with the certificate and with a bearer token, alternating…`);
     await cert.run({ kind: 'create', namespace, prefix: 'sa-', count: population, remember: false }, timeoutMs);
-    const token = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: await readerTokenFor(server, 'sa-00000') });
+    const token = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency, bearerToken: await tokenFor(server, 'sa-00000') });
     generators.push(token);
     // Untimed first: JIT, the token's one signature check, sockets.
     const { cert: c, token: t } = await bestOfAlternatingGets({ cert, token }, { pid: server.pid, namespace, population, count, rounds: roundCount, timeoutMs });
