@@ -62,6 +62,8 @@ export class LogBackend {
   private writing?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private closed = false;
+  /** Set by close(): the writer writes until nothing is left. */
+  private closing = false;
 
   private constructor(private readonly o: LogBackendOptions) {}
 
@@ -107,10 +109,14 @@ export class LogBackend {
     if (!this.writing && this.filled) this.writing = this.drain();
   }
 
-  /** Writes what has filled until nothing is left; one writer at a time. */
+  /**
+   * Writes what has filled, one writer at a time. Lines that arrive during a
+   * write wait for the next timer unless they already make a full batch:
+   * writing straight again would mean a write per handful of events.
+   */
   private async drain(): Promise<void> {
     try {
-      while (this.filled) {
+      for (let first = true; this.filled && (first || this.filled >= flushBytes || this.closing); first = false) {
         const bytes = this.fill.subarray(0, this.filled);
         const ends = this.ends;
         // New lines go to the other buffer while this one is written.
@@ -125,6 +131,7 @@ export class LogBackend {
       }
     } finally {
       this.writing = undefined;
+      if (this.filled) this.timer ??= setTimeout(() => this.flush(), flushDelayMs);
     }
   }
 
@@ -184,8 +191,9 @@ export class LogBackend {
 
   /** Writes what is queued, then closes the file. */
   async close(): Promise<void> {
-    this.flush();
-    while (this.writing) await this.writing;
+    this.closing = true;
+    for (this.flush(); this.writing; this.flush()) await this.writing;
+    clearTimeout(this.timer);
     this.closed = true;
     await this.handle?.close();
     this.handle = undefined;

@@ -34,6 +34,24 @@ test('events are appended as JSON lines, in order', async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+test('lines that arrive while a batch is written follow with the next batch, and close writes the last of them', async () => {
+  const dir = tempDir();
+  const path = join(dir, 'audit.log');
+  const log = await LogBackend.open({ path, format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
+  let i = 0;
+  // A steady trickle over several flush intervals, so that lines keep arriving during writes.
+  while (i < 300) {
+    for (let k = 0; k < 10; k++) log.process(JSON.stringify(event(i++)));
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  const beforeClose = readFileSync(path, 'utf8').split('\n').length - 1;
+  assert.ok(beforeClose > 0 && beforeClose <= 300, `batches were written before close (${beforeClose} lines)`);
+  await log.close();
+  const lines = readFileSync(path, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(lines.map((e) => e.auditID), Array.from({ length: 300 }, (_, n) => `id-${n}`));
+  rmSync(dir, { recursive: true, force: true });
+});
+
 test('a file that would pass --audit-log-maxsize rotates; --audit-log-maxbackup old files are kept', async () => {
   const dir = tempDir();
   const path = join(dir, 'audit.log');
