@@ -94,14 +94,28 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, gr
 }
 
 /** 401 for a request no authenticator accepts; the client learns nothing of which one refused or why (the log does). */
-export function authentication(authenticator: UnionAuthenticator, log?: Logger): Filter {
+/**
+ * Called once per request with who authentication found, or without a user
+ * when it refused or failed (the auditor follows requests from here).
+ */
+export type AuthenticatedListener = (ctx: RequestContext, user: UserInfo | undefined) => void;
+
+export function authentication(authenticator: UnionAuthenticator, log?: Logger, authenticated?: AuthenticatedListener): Filter {
   return async (ctx, next) => {
-    const result = await authenticator.authenticate(ctx.req);
+    let result;
+    try {
+      result = await authenticator.authenticate(ctx.req);
+    } catch (e) {
+      authenticated?.(ctx, undefined);
+      throw e;
+    }
     if (result.kind !== 'user') {
       if (result.kind === 'rejected') log?.debug({ reason: result.reason, path: ctx.path }, 'unable to authenticate the request');
+      authenticated?.(ctx, undefined);
       throw errors.unauthorized();
     }
     ctx.user = result.user;
+    authenticated?.(ctx, result.user);
     await next();
   };
 }

@@ -81,6 +81,26 @@ function sourceIPsJson(req: IncomingMessage): string {
   return json;
 }
 
+/**
+ * `"key":"value"` of an annotation. Most requests carry the same few pairs
+ * (the authorization decision and its reason), so their text is kept; the
+ * memo is emptied when it reaches its bound, so that values unique to a
+ * request cannot grow it.
+ */
+const annotationTexts = new Map<string, string>();
+const maxAnnotationTexts = 1024;
+
+function annotationJson(key: string, value: string): string {
+  // The key's length first, so that no two pairs share an id whatever they hold.
+  const id = `${key.length}:${key}${value}`;
+  let json = annotationTexts.get(id);
+  if (json === undefined) {
+    if (annotationTexts.size >= maxAnnotationTexts) annotationTexts.clear();
+    annotationTexts.set(id, (json = `${JSON.stringify(key)}:${JSON.stringify(value)}`));
+  }
+  return json;
+}
+
 /** JSON bodies as objects; anything else is left out of the event, as upstream leaves out what it cannot decode. */
 function parsedJson(body: Buffer, contentType: string | number | string[] | undefined): unknown {
   if (typeof contentType === 'string' && !contentType.includes('json')) return undefined;
@@ -217,7 +237,7 @@ export class AuditRecord {
       // Keys are unique in the map, so the object is written out directly (no prototype to guard).
       let json = '';
       for (const [key, a] of this.annotations) {
-        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(a.value)}`;
+        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${annotationJson(key, a.value)}`;
       }
       this.notes = { size: this.annotations.size, json: json ? `,"annotations":{${json}}` : '' };
     }

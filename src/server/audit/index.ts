@@ -2,14 +2,15 @@
 // the request gets an AuditRecord whose events (RequestReceived,
 // ResponseStarted for long-running requests, ResponseComplete or Panic) go to
 // the log and webhook backends; a request refused by authentication is audited
-// too, without a user. Without a policy and a backend there is no
-// audit filter at all, so requests pay nothing for it.
+// too, without a user. The auditor follows requests from the moment
+// authentication has decided (its listener); without a policy and a backend
+// there is no listener at all, so requests pay nothing for it.
 
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
-import type { Filter, RequestContext } from '../filters.js';
+import type { AuthenticatedListener, RequestContext } from '../filters.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { AuditRecord } from './event.js';
 import { LogBackend } from './log.js';
@@ -108,28 +109,14 @@ export class Auditor {
     for (const b of this.backends) b.process(eventJson);
   };
 
-  /** After authentication: decides the level and follows the request to its end. */
-  filter(): Filter {
-    return (ctx, next) => {
-      this.follow(ctx, ctx.user!);
-      return next();
-    };
-  }
-
   /**
-   * Before authentication: a request refused there (401) is audited too, as
-   * upstream's failed-authentication audit, with an empty user.
+   * Told by authentication who sent each request: decides the level and
+   * follows the request to its end. A request refused there (401) is audited
+   * too, as upstream's failed-authentication audit, with an empty user.
    */
-  failedAuthenticationFilter(): Filter {
-    return async (ctx, next) => {
-      try {
-        await next();
-      } catch (e) {
-        if (ctx.user === undefined && ctx.audit === undefined) this.follow(ctx, noUser);
-        throw e;
-      }
-    };
-  }
+  readonly authenticated: AuthenticatedListener = (ctx, user) => {
+    if (ctx.audit === undefined) this.follow(ctx, user ?? noUser);
+  };
 
   /** Gives the request a record when its level is not None, and emits its stages as they come. */
   private follow(ctx: RequestContext, user: UserInfo): void {
@@ -164,7 +151,8 @@ export class Auditor {
         return out;
       } as typeof res.writeHead;
     }
-    res.once('close', () => {
+    // 'close' comes once, when the answer is complete or the connection is gone.
+    res.on('close', () => {
       record.failure = ctx.error;
       record.panicked = ctx.panicked ?? false;
       const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
