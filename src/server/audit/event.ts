@@ -121,8 +121,12 @@ function withoutManagedFields(value: unknown): unknown {
   return value;
 }
 
-/** Where a record's events go, as the JSON text of an audit-group v1 Event. */
-export type AuditSink = (eventJson: string) => void;
+/**
+ * Where a record's events go, as the JSON text of an audit-group v1 Event in
+ * two parts: the head every stage of the request shares, then what this stage
+ * adds. The head is made once and never copied into each event's text.
+ */
+export type AuditSink = (head: string, rest: string) => void;
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
@@ -168,7 +172,7 @@ export class AuditRecord {
 
   emit(stage: AuditStage, code?: number, impersonated?: UserInfo): void {
     if (this.config.omitStages.includes(stage)) return;
-    this.sink(this.event(stage, code, impersonated));
+    this.sink(this.headJson(), this.stageJson(stage, code, impersonated));
   }
 
   private headJson(): string {
@@ -183,10 +187,10 @@ export class AuditRecord {
     return this.head;
   }
 
-  /** The event as JSON text: the shared fields once, then what this stage adds. */
-  private event(stage: AuditStage, code: number | undefined, impersonated: UserInfo | undefined): string {
+  /** What a stage adds to the shared head, up to the event's closing brace. */
+  private stageJson(stage: AuditStage, code: number | undefined, impersonated: UserInfo | undefined): string {
     const info = this.info;
-    let json = `${this.headJson()},"stage":"${stage}"`;
+    let json = `,"stage":"${stage}"`;
     if (impersonated) json += `,"impersonatedUser":${JSON.stringify(impersonated)}`;
     if (this.requestBody && this.requestBody.length && this.requestJson === undefined) {
       const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');

@@ -12,7 +12,7 @@ import type { ServerOptions } from '../options.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
 import type { AuthenticatedListener, RequestContext } from '../filters.js';
 import type { UserInfo } from '../../machinery/user.js';
-import { AuditRecord } from './event.js';
+import { AuditRecord, type AuditSink } from './event.js';
 import { LogBackend } from './log.js';
 import { AuditConfigError, PolicyChecker, readPolicyFile } from './policy.js';
 import { WebhookBackend } from './webhook.js';
@@ -24,8 +24,8 @@ const noUser: UserInfo = { username: '', groups: [] };
 export type { AuditRecord } from './event.js';
 
 interface Backend {
-  /** Takes an event as JSON text; never blocks, never throws. */
-  process(eventJson: string): void;
+  /** Takes an event as JSON text, in two parts (see AuditSink); never blocks, never throws. */
+  process(head: string, rest?: string): void;
   close(): Promise<void>;
 }
 
@@ -104,9 +104,9 @@ export class Auditor {
 
   private eventCount = 0;
 
-  private sink = (eventJson: string): void => {
+  private sink: AuditSink = (head, rest) => {
     this.eventCount++;
-    for (const b of this.backends) b.process(eventJson);
+    for (const b of this.backends) b.process(head, rest);
   };
 
   /**

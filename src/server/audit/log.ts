@@ -80,21 +80,27 @@ export class LogBackend {
     this.size = (await this.handle.stat()).size;
   }
 
-  process(eventJson: string): void {
+  /** An event's JSON text, whole or in two parts (see AuditSink), written as one line. */
+  process(head: string, rest = ''): void {
     if (this.closed) return;
     if (this.ends.length >= maxQueued) {
       this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
       return;
     }
-    const line = this.o.format === 'legacy' ? legacyLine(JSON.parse(eventJson) as AuditEvent) : eventJson;
+    if (this.o.format === 'legacy') {
+      head = legacyLine(JSON.parse(head + rest) as AuditEvent);
+      rest = '';
+    }
     // A UTF-16 unit never takes more than 3 bytes in UTF-8, and the newline one.
-    const room = line.length * 3 + 1;
+    const room = (head.length + rest.length) * 3 + 1;
     if (this.filled + room > this.fill.length) {
       const bigger = Buffer.allocUnsafeSlow(Math.max(this.filled + room, this.fill.length * 2));
       this.fill.copy(bigger, 0, 0, this.filled);
       this.fill = bigger;
     }
-    this.filled += this.fill.write(line, this.filled);
+    // The parts are written one after the other: joined, they would be copied into a new string first.
+    this.filled += this.fill.write(head, this.filled);
+    if (rest) this.filled += this.fill.write(rest, this.filled);
     this.fill[this.filled++] = 0x0a;
     this.ends.push(this.filled);
     // Lines gather for a moment so that one write carries many: a write per event costs more than the event.

@@ -30,13 +30,14 @@ export class WebhookBackend {
 
   constructor(private readonly o: WebhookBackendOptions) {}
 
-  process(eventJson: string): void {
+  /** An event's JSON text, whole or in two parts (see AuditSink). */
+  process(head: string, rest = ''): void {
     if (this.closed) return;
     if (this.buffer.length >= Math.max(1, this.o.bufferSize)) {
       this.o.onError(1, new Error('the audit webhook buffer is full; event dropped'));
       return;
     }
-    this.buffer.push(eventJson);
+    this.buffer.push(head + rest);
     if (this.buffer.length >= this.batchSize) this.flushSoon();
     else this.timer ??= setTimeout(() => this.flushSoon(), this.o.maxWaitMs);
   }
