@@ -14,7 +14,11 @@ import { startTestServer, tempDir, type TestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js';
 import { patchWith, setLabel, startWebhookServer, type TestWebhookServer } from '../support/webhook.js';
 import { parsePrometheusText, value } from '../support/prometheus.js';
-import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { productGroup, vocabulary } from '../../src/machinery/vocabulary.js';
+import { defineKind, type KindDefinition } from '../../src/api/kind.js';
+import { t } from '../../src/api/schema.js';
+import * as meta from '../../src/api/meta/v1.js';
+import { reviewResource } from '../../src/registry/rest.js';
 
 const policy = `apiVersion: ${vocabulary.auditGroup}/v1
 kind: Policy
@@ -176,6 +180,32 @@ test('the audit log follows the policy for a scripted sequence', async () => {
   const metrics = parsePrometheusText((await s.client.get('/metrics')).text);
   assert.ok(value(metrics, 'apiserver_audit_event_total', {})! >= written);
   assert.equal(value(metrics, 'apiserver_audit_error_total', { plugin: 'log' }) ?? 0, 0);
+});
+
+test('a request that fails on a bug ends with the Panic stage, and the server goes on', async () => {
+  // A review kind added at run time whose reviewer has a bug: the failure is unexpected, not an ApiError.
+  const brokenReviews: KindDefinition = defineKind({
+    group: productGroup('broken'), version: 'v1', kind: 'BrokenReview', plural: 'brokenreviews', scope: 'Cluster', verbs: ['create'],
+    definitionName: 'test.broken.v1.BrokenReview',
+    schema: t.object({ apiVersion: t.string(), kind: t.string(), metadata: { ref: meta.ObjectMeta }, spec: t.object({ color: t.string() }), status: t.object({ allowed: t.bool() }) }),
+  });
+  const review = reviewResource(brokenReviews, (r) => ({ allowed: (r.spec.missing as { deeper: boolean }).deeper }));
+  s.registry.addRest(review);
+  try {
+    const answer = await s.client.post(`/apis/${productGroup('broken')}/v1/brokenreviews`, {
+      apiVersion: `${productGroup('broken')}/v1`, kind: 'BrokenReview', spec: { color: 'red' },
+    }, ua);
+    assert.equal(answer.status, 500);
+    const mine = await eventsOf(answer.headers['audit-id'], 'Panic');
+    assert.deepEqual(mine.map((e) => e.stage), ['Panic'], 'the Metadata rule omits RequestReceived; no ResponseComplete after a Panic');
+    assert.equal(mine[0].responseStatus.code, 500);
+    assert.equal(mine[0].responseStatus.reason, 'InternalError');
+    assert.equal(mine[0].verb, 'create');
+    assert.equal(mine[0].objectRef.resource, 'brokenreviews');
+  } finally {
+    s.registry.removeRest(review);
+  }
+  assert.equal((await s.client.get('/readyz')).status, 200);
 });
 
 test('the webhook backend posts EventLists in batches of --audit-webhook-batch-max-size', async () => {
