@@ -182,6 +182,16 @@ test('the audit log follows the policy for a scripted sequence', async () => {
   assert.equal(value(metrics, 'apiserver_audit_error_total', { plugin: 'log' }) ?? 0, 0);
 });
 
+test('quotes, backslashes and other scripts in a path come out of the log as they went in', async () => {
+  const raw = '/api/v1/namespaces/default/configmaps/we%22ird%5C%C3%BC%E2%80%A8?labelSelector=a%3D%22b%22';
+  const answer = await s.client.get(raw, ua);
+  assert.equal(answer.status, 404);
+  const [only] = await eventsOf(answer.headers['audit-id']);
+  assert.equal(only.requestURI, raw);
+  assert.equal(only.objectRef.name, 'we"ird\\\u00fc\u2028');
+  assert.equal(only.userAgent, ua['User-Agent']);
+});
+
 test('a request that fails on a bug ends with the Panic stage, and the server goes on', async () => {
   // A review kind added at run time whose reviewer has a bug: the failure is unexpected, not an ApiError.
   const brokenReviews: KindDefinition = defineKind({

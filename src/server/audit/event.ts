@@ -81,6 +81,14 @@ function sourceIPsJson(req: IncomingMessage): string {
   return json;
 }
 
+/** Characters that never need escaping in a JSON string. */
+const plainText = /^[\w .:/?=&,+@-]*$/;
+
+/** A string as JSON text; the common plain ones (names, paths, IDs) without a pass of the JSON encoder. */
+function jsonString(s: string): string {
+  return plainText.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
 /**
  * `"key":"value"` of an annotation. Most requests carry the same few pairs
  * (the authorization decision and its reason), so their text is kept; the
@@ -178,7 +186,7 @@ export class AuditRecord {
   private headJson(): string {
     if (this.head === undefined) {
       // Written out by hand: the one JSON.stringify of a nested object here cost more than the rest of the event.
-      const q = JSON.stringify;
+      const q = jsonString;
       const agent = this.req.headers['user-agent'];
       this.head = `{"kind":"Event","apiVersion":"${auditApiVersion}","level":"${this.config.level}","auditID":${q(this.id)}`
         + `,"requestURI":${q(this.req.url ?? '/')},"verb":${q(this.info.verb)},"user":${userJson(this.user)},"sourceIPs":${sourceIPsJson(this.req)}`
@@ -223,7 +231,7 @@ export class AuditRecord {
     const info = this.info;
     const name = info.name ?? this.requestName;
     if (this.ref === undefined || this.ref.name !== name) {
-      const q = JSON.stringify;
+      const q = jsonString;
       let json = '{';
       if (info.resource) json += `"resource":${q(info.resource)},`;
       if (info.namespace) json += `"namespace":${q(info.namespace)},`;
