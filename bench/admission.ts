@@ -18,7 +18,7 @@ import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { fmtInt, fmtCpu, fmtMs } from './stats.js';
 import { Row, target } from './table.js';
 
 export interface AdmissionBenchOptions {
@@ -134,7 +134,7 @@ export async function benchAdmission(opts: AdmissionBenchOptions): Promise<Row[]
 
     const cell = (m: Measured, base?: Measured) => {
       const over = base ? ` (${overhead(m, base)} server CPU vs. no configuration)` : '';
-      return `${fmtInt(m.perSec)} req/s · p50 ${fmtMs(m.p50ms)} · p99 ${fmtMs(m.p99ms)} · server CPU ${fmtMs(m.serverCpuMs)}/req${over}`;
+      return `${fmtInt(m.perSec)} req/s · p50 ${fmtMs(m.p50ms)} · p99 ${fmtMs(m.p99ms)} · server CPU ${fmtCpu(m.serverCpuMs)}/req${over}`;
     };
     const overheadPct = ((nomatch.serverCpuMs - plain.serverCpuMs) / plain.serverCpuMs) * 100;
     return [

@@ -4,10 +4,10 @@
 // rounds; the best round of each counts, the one least disturbed by whatever
 // else runs on the machine.
 
-import { cpuMs } from './child.js';
+import { cpuMsPrecise } from './child.js';
 import type { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { fmtInt, fmtCpu, fmtMs } from './stats.js';
 
 export type Measured = PhaseResult & { serverCpuMs: number };
 
@@ -35,9 +35,9 @@ export async function bestOfAlternatingGets<K extends string>(generators: Record
   const best = {} as Record<K, Measured>;
   for (let round = 0; round < o.rounds; round++) {
     for (const [k, g] of entries) {
-      const cpu0 = cpuMs(o.pid);
+      const cpu0 = cpuMsPrecise(o.pid);
       const r = await g.run(get(o.count), o.timeoutMs);
-      const measured = { ...r, serverCpuMs: (cpuMs(o.pid) - cpu0) / r.requests };
+      const measured = { ...r, serverCpuMs: (cpuMsPrecise(o.pid) - cpu0) / r.requests };
       if (!best[k] || measured.perSec > best[k].perSec) best[k] = measured;
     }
   }
@@ -46,5 +46,5 @@ export async function bestOfAlternatingGets<K extends string>(generators: Record
 
 /** One phase as a table cell: rate, latencies and server CPU per request. */
 export function rateCell(r: Measured): string {
-  return `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+  return `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
 }

@@ -13,7 +13,7 @@ import { vocabulary } from '../src/machinery/vocabulary.js';
 import { BenchServer, cpuMs, cpuMsPrecise, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMB, fmtMs } from './stats.js';
+import { fmtInt, fmtMB, fmtCpu, fmtMs } from './stats.js';
 import { Row, target } from './table.js';
 
 export interface AuditBenchOptions {
@@ -100,7 +100,7 @@ export async function benchAudit(opts: AuditBenchOptions): Promise<Row[]> {
 
     const cell = (m: Measured, base?: Measured) => {
       const over = base ? ` (${overhead(m, base)} server CPU vs. no audit)` : '';
-      return `${fmtInt(m.perSec)} req/s · p50 ${fmtMs(m.p50ms)} · p99 ${fmtMs(m.p99ms)} · server CPU ${fmtMs(m.serverCpuMs)}/req${over}`;
+      return `${fmtInt(m.perSec)} req/s · p50 ${fmtMs(m.p50ms)} · p99 ${fmtMs(m.p99ms)} · server CPU ${fmtCpu(m.serverCpuMs)}/req${over}`;
     };
     const pct = (m: Measured, base: Measured) => ((m.serverCpuMs - base.serverCpuMs) / base.serverCpuMs) * 100;
     const goal = `< ${goalOverheadPct} % server CPU over no audit`;

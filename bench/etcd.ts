@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMs } from './stats.js';
+import { fmtInt, fmtCpu, fmtMs } from './stats.js';
 import { Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { EtcdBackend } from '../src/storage/etcd.js';
@@ -33,7 +33,7 @@ interface Combined {
 }
 
 const PHASE_TIMEOUT_MS = 180_000;
-const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
 
 /** Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles. */
 async function together(servers: BenchServer[], loads: LoadGenerator[], specs: PhaseSpec[]): Promise<Combined> {

@@ -15,7 +15,7 @@ import { sendJson } from './http.js';
 import { BenchServer, cpuMs, rssBytes, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMB, fmtMs } from './stats.js';
+import { fmtInt, fmtMB, fmtCpu, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
 
@@ -80,7 +80,7 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     const create = await phase({ kind: 'create-cm', namespace: 'bench-cm', prefix: 'cm-', count: OBJECTS, bytes: OBJECT_BYTES });
     rows.push({
       metric: `create ConfigMap of 2 KiB (${fmtInt(OBJECTS)} POSTs, 16 clients)`,
-      result: `${fmtInt(create.perSec)} req/s · p50 ${fmtMs(create.p50ms)} · p99 ${fmtMs(create.p99ms)} · server CPU ${fmtMs(create.serverCpuMs)}/req`,
+      result: `${fmtInt(create.perSec)} req/s · p50 ${fmtMs(create.p50ms)} · p99 ${fmtMs(create.p99ms)} · server CPU ${fmtCpu(create.serverCpuMs)}/req`,
       target: '—',
     });
     await gen.run({ kind: 'list-cm', namespace: 'bench-cm', prefix: 'cm-', count: 2, expectItems: OBJECTS, concurrency: 1, checkEvery: 1 }, PHASE_TIMEOUT_MS);
@@ -94,7 +94,7 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     const listMB = (list.notes.bytes ?? 0) / (1024 * 1024);
     rows.push({
       metric: `list ${fmtInt(OBJECTS)} ConfigMaps of 2 KiB, unpaged (${LISTS} lists of ${listMB.toFixed(1)} MB, 1 client)`,
-      result: `${(list.perSec).toFixed(1)} req/s · p50 ${fmtMs(list.p50ms)} · p99 ${fmtMs(list.p99ms)} · server CPU ${fmtMs(list.serverCpuMs)}/req`,
+      result: `${(list.perSec).toFixed(1)} req/s · p50 ${fmtMs(list.p50ms)} · p99 ${fmtMs(list.p99ms)} · server CPU ${fmtCpu(list.serverCpuMs)}/req`,
       target: target(`p50 < ${goals.listMs} ms`, list.p50ms < goals.listMs),
     });
     progress(`reads: list p50 ${fmtMs(list.p50ms)} p99 ${fmtMs(list.p99ms)}`);
@@ -105,7 +105,7 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     const pagesPerWalk = Math.ceil(OBJECTS / PAGE);
     rows.push({
       metric: `list ${fmtInt(OBJECTS)} ConfigMaps in pages of ${PAGE} (${WALKS} full walks of ${pagesPerWalk} requests along the continue tokens)`,
-      result: `full walk p50 ${fmtMs(walk.p50ms)} · p99 ${fmtMs(walk.p99ms)} · ${fmtMs(walk.p50ms / pagesPerWalk)}/page · server CPU ${fmtMs(walk.serverCpuMs)}/walk`,
+      result: `full walk p50 ${fmtMs(walk.p50ms)} · p99 ${fmtMs(walk.p99ms)} · ${fmtMs(walk.p50ms / pagesPerWalk)}/page · server CPU ${fmtCpu(walk.serverCpuMs)}/walk`,
       target: '—',
     });
     progress(`reads: walk p50 ${fmtMs(walk.p50ms)}`);
@@ -158,13 +158,13 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     const p99 = percentile(all, 0.99);
     rows.push({
       metric: `open ${fmtInt(WATCHERS)} watches over HTTPS (one TLS connection each, ${WATCH_THREADS} client threads)`,
-      result: `${fmtMs(openMs)} · server CPU ${fmtMs(openCpu / WATCHERS)}/watch · server RSS then ${fmtMB(watchersRss)}`,
+      result: `${fmtMs(openMs)} · server CPU ${fmtCpu(openCpu / WATCHERS)}/watch · server RSS then ${fmtMB(watchersRss)}`,
       target: '—',
     });
     rows.push({
       metric: `one event to ${fmtInt(WATCHERS)} HTTP watchers, from just before the POST to each watcher's receipt (${EVENTS} events × ${fmtInt(WATCHERS)})`,
       result: `p50 ${fmtMs(percentile(all, 0.5))} · p99 ${fmtMs(p99)} · last watcher p50 ${fmtMs(percentile(slowest, 0.5))} / p99 ${fmtMs(percentile(slowest, 0.99))}` +
-        ` · server CPU ${fmtMs(cpuFan / EVENTS)}/event${missing ? ` · ${fmtInt(missing)} deliveries MISSING` : ''}`,
+        ` · server CPU ${fmtCpu(cpuFan / EVENTS)}/event${missing ? ` · ${fmtInt(missing)} deliveries MISSING` : ''}`,
       target: target('p99 < 100 ms', p99 < goals.fanOutP99Ms && missing === 0),
     });
     progress(`reads: fan-out p50 ${fmtMs(percentile(all, 0.5))} p99 ${fmtMs(p99)} missing ${missing}`);
@@ -181,7 +181,7 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     const soakOk = bad === 0 && report.exact === report.watchers && report.ended === 0;
     rows.push({
       metric: `soak: ${fmtInt(soak.requests)} writes paced at ${fmtInt(SOAK_RATE)}/s (achieved ${fmtInt(soak.perSec)}/s, write p50 ${fmtMs(soak.p50ms)} / p99 ${fmtMs(soak.p99ms)}, ` +
-        `server CPU ${fmtMs(soak.serverCpuMs)}/write) while ${report.watchers} watchers watch`,
+        `server CPU ${fmtCpu(soak.serverCpuMs)}/write) while ${report.watchers} watchers watch`,
       result: `lost/reordered events: ${bad} (${report.exact} of ${report.watchers} watchers saw all ${fmtInt(expected.length)} revisions in order` +
         `${report.lost ? `; lost ${report.lost}` : ''}${report.reordered ? `; reordered ${report.reordered}` : ''}` +
         `${report.duplicated ? `; duplicated ${report.duplicated}` : ''}${report.unexpected ? `; unexpected ${report.unexpected}` : ''}` +

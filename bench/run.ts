@@ -43,7 +43,7 @@ import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { benchEtcd } from './etcd.js';
 import { benchAdmission } from './admission.js';
-import { fmtInt, fmtMB, fmtMs, summarise } from './stats.js';
+import { fmtInt, fmtMB, fmtCpu, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
 const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
@@ -127,7 +127,7 @@ class Merged {
 }
 
 const phaseCell = (r: PhaseResult) =>
-  `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtMs(r.serverCpuMs)}/req`;
+  `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
 const notes = (r: PhaseResult) => {
   const n = Object.entries(r.notes).map(([k, v]) => `${k}=${v}`).join(' ');
   return n ? ` (${n})` : '';

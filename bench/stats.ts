@@ -24,4 +24,9 @@ export function fmtMs(ms: number): string {
   return `${ms.toFixed(2)} ms`;
 }
 
+/** Server CPU per request: microseconds below a tenth of a millisecond, where two decimals of a millisecond say too little. */
+export function fmtCpu(ms: number): string {
+  return ms < 0.1 ? `${(ms * 1000).toFixed(1)} µs` : fmtMs(ms);
+}
+
 export const fmtMB = (bytes: number): string => `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
