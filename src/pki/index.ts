@@ -4,7 +4,7 @@ export { ensureKeyMaterial, keyMaterialPaths, servingDnsNames, KeyMaterialError 
 export type { KeyMaterial, KeyMaterialOptions } from './key-material.js';
 export { writeAdminKubeconfig, renderKubeconfig } from './kubeconfig.js';
 export type { AdminKubeconfigParams } from './kubeconfig.js';
-export { issueCertificate } from './issue.js';
+export { issueCertificate } from './issuer-thread.js';
 export { loadRequestSigner, requestSigner } from './request-signer.js';
 export type { RequestSigner } from './request-signer.js';
 export type { IssueCertificateParams } from './issue.js';

@@ -1,5 +1,7 @@
-// Issues X.509 certificates. The same function makes our CA, the serving and
-// admin certificates, and (later) the certificates the CSR signers hand out.
+// Builds X.509 certificates. The same function makes our CA, the serving and
+// admin certificates, and the certificates the CSR signers hand out. It runs
+// in the certificate thread (issuer-thread.ts), which alone loads the X.509
+// library.
 
 import { createPrivateKey, randomBytes, X509Certificate as NodeCertificate } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -40,8 +42,8 @@ export interface IssueCertificateParams {
 export const backdateMs = 5 * 60 * 1000;
 const dayMs = 24 * 60 * 60 * 1000;
 
-/** Returns the new certificate as PEM. */
-export async function issueCertificate(params: IssueCertificateParams): Promise<string> {
+/** Returns the new certificate as PEM. Call issueCertificate (issuer-thread.ts), which runs this off the server's heap. */
+export async function buildCertificate(params: IssueCertificateParams): Promise<string> {
   const x509 = await loadX509();
   const signer = await importSigningKey(params.issuerKeyPem);
   const subjectKey = typeof params.publicKey === 'string' ? spkiDerOf(params.publicKey) : new Uint8Array(params.publicKey);

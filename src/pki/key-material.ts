@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { product } from '../machinery/vocabulary.js';
 import { ensurePrivateDir, privateFileMode, publicFileMode, readTextIfExists, writeFileAtomic } from './files.js';
-import { issueCertificate } from './issue.js';
+import { issueCertificate } from './issuer-thread.js';
 import { generateEcKeyPair, generateRsaKeyPair, normalizePrivateKeyPem, publicKeyPemOf, publicKeyPemsFrom } from './keys.js';
 import { certificatePems, joinPem } from '../machinery/pem.js';
 

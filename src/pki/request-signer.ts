@@ -7,7 +7,8 @@ import { readFile } from 'node:fs/promises';
 import type { CertificateRequestInfo } from '../machinery/pkcs10.js';
 import type { CertificateUsage } from '../machinery/usages.js';
 import { parseCertificateIdentity } from './identity.js';
-import { backdateMs, issueCertificate } from './issue.js';
+import { backdateMs } from './issue.js';
+import { issueCertificate } from './issuer-thread.js';
 import { KeyMaterialError } from './key-material.js';
 
 export interface RequestSigner {

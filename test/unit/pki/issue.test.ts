@@ -112,4 +112,17 @@ describe('issueCertificate', async () => {
       /not an IP address: "localhost"/,
     );
   });
+
+  it('builds certificates asked for together, and again once the certificate thread has ended for idleness', async () => {
+    const ask = (cn: string) => issueCertificate({
+      commonName: cn, usages: ['client auth'], publicKey: leafKeys.publicKeyPem, issuerKeyPem: caKeys.privateKeyPem, issuerCertPem: caPem,
+    });
+    const together = await Promise.all(['a', 'b', 'c'].map(ask));
+    assert.deepEqual(together.map((pem) => parseCertificateIdentity(pem).commonName), ['a', 'b', 'c']);
+    // The thread ends after a quarter of a second without work; the next certificate starts a new one.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const later = new X509Certificate(await ask('d'));
+    assert.ok(later.checkIssued(ca));
+    assert.ok(later.verify(ca.publicKey));
+  });
 });
