@@ -100,10 +100,11 @@ export const upstreamCompat = {
   groupDomain: 'k8s.io',
   /**
    * Groups discovery also lists by their upstream name, ahead of ours: kubectl
-   * commands that find objects through discovery and then insist on the
-   * upstream group (`kubectl certificate approve`) need to see it there.
+   * maps the kinds of a manifest (`kubectl apply -f` of a Role written for
+   * the upstream server) through discovery, and some commands insist on the
+   * upstream group (`kubectl certificate approve`).
    */
-  discoveredGroupPrefixes: ['certificates'] as readonly string[],
+  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination'] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 before(async () => {
@@ -91,4 +92,49 @@ test('kubectl diff and create --dry-run=server', async () => {
   assert.match(await ok(['create', '--dry-run=server', '-f', dry]), /configmap\/dry created \(server dry run\)/);
   const missing = await s.kubectl(['-n', 'w', 'get', 'cm', 'dry']);
   assert.notEqual(missing.code, 0);
+});
+
+test('kubectl apply, apply --server-side, diff and delete of manifests that name the upstream groups', async () => {
+  // Most manifests in the wild name rbac.authorization.k8s.io, admissionregistration.k8s.io and
+  // coordination.k8s.io: kubectl maps their kinds through discovery, which lists those names too.
+  const manifest = file('upstream-groups.yaml', `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: reader, namespace: w}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: read-configmaps, namespace: w}
+subjects: [{kind: User, name: jane, apiGroup: rbac.authorization.k8s.io}]
+roleRef: {kind: Role, name: reader, apiGroup: rbac.authorization.k8s.io}
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: upstream-named}
+webhooks:
+- name: upstream-named.example.com
+  clientConfig: {url: "https://127.0.0.1:9/validate"}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [secrets], scope: "*"}]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+  failurePolicy: Ignore
+---
+apiVersion: coordination.k8s.io/v1
+kind: Lease
+metadata: {name: upstream-named, namespace: w}
+spec: {holderIdentity: me, leaseDurationSeconds: 15}
+`);
+  assert.match(await ok(['apply', '-f', manifest]), /role\.rbac\.authorization\.k8s\.io\/reader created/);
+  const again = await ok(['apply', '-f', manifest]);
+  for (const line of again.trim().split('\n')) assert.match(line, / unchanged$/, again);
+  assert.match(await ok(['apply', '--server-side', '-f', manifest]), /lease\.coordination\.k8s\.io\/upstream-named serverside-applied/);
+  assert.equal((await s.kubectl(['diff', '-f', manifest])).code, 0, 'nothing differs');
+  // The objects are the same ones our own group names serve.
+  const role = await getJson(['get', `roles.${vocabulary.rbacGroup}`, 'reader', '-n', 'w']);
+  assert.deepEqual(role.rules, [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }]);
+  assert.match(await ok(['auth', 'can-i', 'list', 'configmaps', '-n', 'w', '--as', 'jane']), /^yes/);
+  assert.match(await ok(['delete', '-f', manifest]), /rolebinding\.rbac\.authorization\.k8s\.io "read-configmaps" deleted/);
 });

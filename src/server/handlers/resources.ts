@@ -35,7 +35,7 @@ function patchTypeOf(contentType: string | undefined): PatchType {
   return type;
 }
 
-async function servePatch(scope: RequestContext, rest: RestObject, path: RestPath): Promise<{ object: KubeObject; created: boolean; warnings: string[] }> {
+async function servePatch(scope: RequestContext, rest: RestObject, path: RestPath, client?: ClientVersion): Promise<{ object: KubeObject; created: boolean; warnings: string[] }> {
   const { query } = scope;
   const type = patchTypeOf(scope.req.headers['content-type']);
   const opts = writeOptions(scope, 'PatchOptions');
@@ -54,7 +54,9 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
   const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
   const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
   opts.duplicates = body.duplicates;
-  const result = await rest.patch!(path, type, body.value, opts, { force: queryBool(query, 'force') ?? false });
+  // An apply configuration (or a merge patch) that names the client's version is one in ours.
+  const patch = client ? bodyAsOurs(body.value, client) : body.value;
+  const result = await rest.patch!(path, type, patch, opts, { force: queryBool(query, 'force') ?? false });
   return { ...result, warnings: opts.warnings };
 }
 
@@ -186,7 +188,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
     case 'patch': {
       capability(rest, 'patch');
       if (info.name === undefined) throw errors.methodNotAllowed();
-      const { object, created, warnings } = await servePatch(scope, rest, path);
+      const { object, created, warnings } = await servePatch(scope, rest, path, client);
       return reply(created ? 201 : 200, object, warnings);
     }
     case 'delete': {
