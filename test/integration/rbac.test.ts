@@ -127,3 +127,32 @@ test('kubectl create clusterrole and clusterrolebinding, and kubectl auth reconc
   const restored = (await server.client.get(`${rbac}/namespaces/team/roles/reconciled`)).json;
   assert.deepEqual(restored.rules.flatMap((r: any) => r.verbs).sort(), ['get', 'list']);
 });
+
+test('a watch through the upstream group name sends its objects and bookmarks in that version', async () => {
+  const upstream = '/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles';
+  const watch = await server.client.watch(`${upstream}?watch=true&allowWatchBookmarks=true&timeoutSeconds=2`);
+  const ours = await server.client.watch(`${rbac}/namespaces/team/roles?watch=true&timeoutSeconds=2`);
+  const created = await server.client.post(upstream, {
+    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'watched' }, rules: [],
+  });
+  assert.equal(created.status, 201);
+  assert.equal(created.json.apiVersion, 'rbac.authorization.k8s.io/v1');
+  // The streams start with the roles already there; the new one follows.
+  const find = async (stream: typeof watch) => {
+    for (let n = 1; ; n++) {
+      const events = await stream.waitFor(n);
+      const found = events.find((e) => e.object?.metadata?.name === 'watched');
+      if (found || events.length < n) return found;
+    }
+  };
+  const theirs = await find(watch);
+  assert.equal(theirs?.type, 'ADDED');
+  assert.equal(theirs.object.apiVersion, 'rbac.authorization.k8s.io/v1');
+  // Watchers by our name, sharing the event, still get our version.
+  const mine = await find(ours);
+  assert.equal(mine?.object.apiVersion, `${vocabulary.rbacGroup}/v1`);
+  const bookmarks = (await watch.waitEnd(5000)).filter((e) => e.type === 'BOOKMARK');
+  assert.ok(bookmarks.length >= 1, 'a bookmark before the stream ends');
+  for (const b of bookmarks) assert.equal(b.object.apiVersion, 'rbac.authorization.k8s.io/v1');
+  ours.close();
+});

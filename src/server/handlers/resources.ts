@@ -167,6 +167,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         allowBookmarks: queryBool(query, 'allowWatchBookmarks') ?? false,
         timeoutSeconds: watchTimeoutSeconds(query),
         include,
+        client,
         log: scope.log,
         hooks: scope.watchHooks,
       });

@@ -11,6 +11,7 @@ import type { ListOptions } from '../../registry/store.js';
 import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.js';
 import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
+import { answerAsTheirs, type ClientVersion } from './clientversion.js';
 
 /** What a watch stream reads from: a kind's events, by namespace. */
 export interface WatchSource {
@@ -25,6 +26,8 @@ export interface WatchParams {
   /** End the stream cleanly after this many seconds. */
   timeoutSeconds?: number;
   include: IncludeObject;
+  /** A typed upstream client that named the group by its upstream name: objects go out in its version. */
+  client?: ClientVersion;
   /** Where failures after the stream began are reported (the response can no longer carry them). */
   log?: Logger;
   hooks?: WatchHooks;
@@ -53,7 +56,18 @@ function describe(e: ObjectEvent): string {
 }
 
 class WatchEncoder {
-  constructor(private readonly store: WatchSource, private readonly rep: Representation, private readonly include: IncludeObject, private readonly log?: Logger) {}
+  /** The apiVersion objects and bookmarks go out in. */
+  private readonly apiVersion: string;
+
+  constructor(
+    private readonly store: WatchSource,
+    private readonly rep: Representation,
+    private readonly include: IncludeObject,
+    private readonly client?: ClientVersion,
+    private readonly log?: Logger,
+  ) {
+    this.apiVersion = client?.theirs ?? apiVersionOf(store.kind);
+  }
 
   private frameOf(type: string, object: KubeObject | Buffer): Frame {
     const kind = this.store.kind;
@@ -74,6 +88,10 @@ class WatchEncoder {
     }
     if (this.rep.view === 'PartialObjectMetadata') {
       return this.frameOf(e.type, { kind: 'PartialObjectMetadata', apiVersion: this.rep.viewApiVersion, metadata: e.object.object.metadata });
+    }
+    if (this.client) {
+      const theirs = answerAsTheirs(e.object.object, this.client);
+      return this.frameOf(e.type, this.rep.format === 'protobuf' ? encodeProtobufObject(theirs, this.store.kind.schema) : theirs);
     }
     if (this.rep.format === 'protobuf') return this.frameOf(e.type, encodeProtobufObject(e.object.object, this.store.kind.schema));
     return this.frameOf(e.type, e.object.json());
@@ -99,7 +117,7 @@ class WatchEncoder {
   event(e: ObjectEvent): Frame {
     // Tables carry ages that depend on the moment: not shared.
     if (!e.source || this.rep.view === 'Table') return this.encodeOrError(e);
-    const key = `watch:${this.rep.format}:${this.rep.view}:${this.rep.viewApiVersion}:${e.type}`;
+    const key = `watch:${this.rep.format}:${this.rep.view}:${this.rep.viewApiVersion}:${this.apiVersion}:${e.type}`;
     let frame = e.source.memo.get(key) as Frame | undefined;
     if (!frame) {
       // A failure is kept too: every watcher gets the same ERROR frame, and it is logged once.
@@ -111,7 +129,7 @@ class WatchEncoder {
 
   bookmark(revision: number): Frame {
     const kind = this.store.kind;
-    return this.frameOf('BOOKMARK', { kind: kind.kind, apiVersion: apiVersionOf(kind), metadata: { resourceVersion: String(revision) } });
+    return this.frameOf('BOOKMARK', { kind: kind.kind, apiVersion: this.apiVersion, metadata: { resourceVersion: String(revision) } });
   }
 
   error(err: ApiError): Frame {
@@ -120,7 +138,7 @@ class WatchEncoder {
 }
 
 export async function serveWatch(store: WatchSource, res: ServerResponse, rep: Representation, params: WatchParams): Promise<void> {
-  const encoder = new WatchEncoder(store, rep, params.include, params.log);
+  const encoder = new WatchEncoder(store, rep, params.include, params.client, params.log);
   let watch: ActiveWatch | undefined;
   let ended = false;
   let timeout: NodeJS.Timeout | undefined;
