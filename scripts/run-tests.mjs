@@ -17,5 +17,10 @@ function collect(dir) {
 
 const only = process.argv.slice(2);
 const files = collect('dist/test').filter((f) => only.length === 0 || only.some((o) => f.includes(o)));
+// With no files, node --test would look for tests on its own and run helper scripts too.
+if (files.length === 0) {
+  console.error(`no test file matches ${only.map((o) => JSON.stringify(o)).join(' or ')}`);
+  process.exit(1);
+}
 const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

@@ -105,13 +105,13 @@ export const errors = {
   staleObject(q: Qualified, name: string): ApiError {
     return errors.conflict(q, name, 'the object has been modified; please apply your changes to the latest version and try again');
   },
-  /** 422: one cause per offending field. `kind` is the object's Kind, as upstream. */
+  /** 422: one cause per offending field. `kind` is the object's Kind, qualified by its group in the message as upstream (`Role.rbac…`). */
   invalid(group: string, kind: string, name: string, causes: FieldError[]): ApiError {
     const list = causes.map((c) => c.describe()).join(', ');
     const summary = causes.length === 1 ? list : `[${list}]`;
     const details: StatusDetails = { name, group: group || undefined, kind, causes: causes.map((c) => c.toCause()) };
     if (!group) delete details.group;
-    return new ApiError(422, 'Invalid', `${kind} "${name}" is invalid: ${summary}`, details);
+    return new ApiError(422, 'Invalid', `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, details);
   },
   /** 422 for request options (ListOptions, DeleteOptions, PatchOptions…), named in the meta group as upstream does. */
   invalidOptions(kind: string, causes: FieldError[]): ApiError {

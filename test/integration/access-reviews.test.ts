@@ -95,7 +95,7 @@ test('invalid reviews answer 422 as upstream; a local review for another namespa
     spec: { user: 'alice', resourceAttributes: { verb: 'get', resource: 'pods', namespace: 'other' } },
   });
   assertStatus(mismatch, 422, 'Invalid');
-  assert.equal(mismatch.json.message, 'LocalSubjectAccessReview "" is invalid: spec.resourceAttributes.namespace: Invalid value: "other": must match metadata.namespace');
+  assert.equal(mismatch.json.message, `LocalSubjectAccessReview.${vocabulary.authorizationGroup} "" is invalid: spec.resourceAttributes.namespace: Invalid value: "other": must match metadata.namespace`);
   const neither = await server.client.post(`/apis/${authz}/v1/subjectaccessreviews`, { spec: {} });
   assertStatus(neither, 422, 'Invalid');
   assert.deepEqual(neither.json.details.causes.map((c: any) => c.field), ['spec.resourceAttributes', 'spec.user']);
