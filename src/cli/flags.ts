@@ -348,6 +348,18 @@ const externalIdentityFlags: readonly Flag[] = [
 // ---------------------------------------------------------------------------
 // Operating the server: in-flight limits, audit, start and stop, request logs.
 
+/** A rate or other number that may have a fraction, not negative. */
+export const rateType: FlagType<number> = {
+  label: 'float',
+  parse(raw) {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value)) throw new Error('not a number');
+    if (value < 0) throw new Error('must not be negative');
+    return value;
+  },
+  format: String,
+};
+
 /** A count that may be 0 (often: no limit). */
 export const countType: FlagType<number> = {
   ...intType,
@@ -371,6 +383,11 @@ const operationFlags: readonly Flag[] = [
   option('audit-webhook-batch-buffer-size', countType, 'auditWebhookBatchBufferSize', 'Events buffered for the audit webhook before new ones are dropped.'),
   option('audit-webhook-batch-max-size', countType, 'auditWebhookBatchMaxSize', 'Most events in one batch sent to the audit webhook.'),
   option('audit-webhook-batch-max-wait', durationType, 'auditWebhookBatchMaxWaitMs', 'Longest an event waits before a partial batch is sent to the audit webhook.'),
+  option('audit-webhook-initial-backoff', durationType, 'auditWebhookInitialBackoffMs', 'Wait before a batch the audit webhook failed to take (reset connection, 429, 500, 504, Retry-After) is sent again; each later retry waits 1.5 times longer, five tries in all.'),
+  option('audit-webhook-batch-initial-backoff', durationType, 'auditWebhookInitialBackoffMs', 'Deprecated: use --audit-webhook-initial-backoff.'),
+  option('audit-webhook-batch-throttle-enable', boolType, 'auditWebhookBatchThrottleEnable', 'Limit how many batches a second the audit webhook gets (the throttle qps and burst flags).'),
+  option('audit-webhook-batch-throttle-qps', rateType, 'auditWebhookBatchThrottleQps', 'Batches a second the audit webhook gets at most, on average.'),
+  option('audit-webhook-batch-throttle-burst', countType, 'auditWebhookBatchThrottleBurst', 'Batches sent to the audit webhook at once after a quiet while.'),
   option('livez-grace-period', durationType, 'livezGracePeriodMs', 'Time after start during which /livez does not fail for post-start work still running.'),
   option('shutdown-delay-duration', durationType, 'shutdownDelayDurationMs', 'On SIGTERM, time /readyz fails while requests are still served, before the listener closes.'),
   option('shutdown-send-retry-after', boolType, 'shutdownSendRetryAfter', 'During the shutdown delay, answer new requests 429 with Retry-After and Connection: close.'),

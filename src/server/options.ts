@@ -117,6 +117,12 @@ export interface ServerOptions extends ExternalIdentityOptions {
   auditWebhookBatchBufferSize: number;
   auditWebhookBatchMaxSize: number;
   auditWebhookBatchMaxWaitMs: number;
+  /** Wait before the first retry of a batch the webhook failed to take for a passing reason. */
+  auditWebhookInitialBackoffMs: number;
+  /** Batches sent to the webhook are limited to `qps` a second, `burst` at once. */
+  auditWebhookBatchThrottleEnable: boolean;
+  auditWebhookBatchThrottleQps: number;
+  auditWebhookBatchThrottleBurst: number;
   /** /livez reports not live for this long after start while the post-start work runs. */
   livezGracePeriodMs: number;
   /** On SIGTERM, /readyz fails for this long before the listener closes. */
@@ -170,6 +176,10 @@ export const defaultServerOptions: ServerOptions = {
   auditWebhookBatchBufferSize: 10_000,
   auditWebhookBatchMaxSize: 400,
   auditWebhookBatchMaxWaitMs: 30_000,
+  auditWebhookInitialBackoffMs: 10_000,
+  auditWebhookBatchThrottleEnable: true,
+  auditWebhookBatchThrottleQps: 10,
+  auditWebhookBatchThrottleBurst: 15,
   livezGracePeriodMs: 0,
   shutdownDelayDurationMs: 0,
   shutdownSendRetryAfter: false,

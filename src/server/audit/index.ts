@@ -80,6 +80,10 @@ export class Auditor {
       backends.push(new WebhookBackend({
         endpoint, bufferSize: options.auditWebhookBatchBufferSize, maxBatchSize: options.auditWebhookBatchMaxSize,
         maxWaitMs: options.auditWebhookBatchMaxWaitMs, timeoutMs: 30_000, onError: onError('webhook'),
+        initialBackoffMs: options.auditWebhookInitialBackoffMs,
+        throttle: options.auditWebhookBatchThrottleEnable
+          ? { qps: options.auditWebhookBatchThrottleQps, burst: options.auditWebhookBatchThrottleBurst }
+          : undefined,
       }));
     }
     if (backends.length === 0) {

@@ -3,9 +3,13 @@
 // buffer-size; more are dropped and counted) and posted as an
 // audit-group v1 EventList when a batch is full (--audit-webhook-batch-
 // max-size) or its first event has waited --audit-webhook-batch-max-wait.
-// One batch is in flight at a time; a batch the webhook does not take with a
-// 2xx is dropped, counted and logged, as upstream's batch backend does once
-// its retries are spent. Requests never wait for it.
+// One batch is in flight at a time, and at most --audit-webhook-batch-
+// throttle-qps batches a second (bursts of --audit-webhook-batch-throttle-
+// burst). A batch the webhook failed to take for a passing reason (a reset
+// connection, 429, 500, 504, or any answer with Retry-After) is tried again
+// after --audit-webhook-initial-backoff, then 1.5 times longer each time, five
+// tries in all, as upstream's generic webhook; after that, or for any other
+// failure, it is dropped, counted and logged. Requests never wait for it.
 
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
@@ -19,7 +23,46 @@ export interface WebhookBackendOptions {
   maxWaitMs: number;
   /** How long one post may take. */
   timeoutMs: number;
+  /** Wait before the first retry of a batch; each further one waits 1.5 times longer. */
+  initialBackoffMs: number;
+  /** Batches a second on average, and at once after a quiet while; absent: no limit. */
+  throttle?: { qps: number; burst: number };
   onError(lost: number, err: unknown): void;
+}
+
+/** Answers after which a batch is tried again: an internal error, a timeout upstream of the webhook, too many requests. */
+const passingCodes = new Set([429, 500, 504]);
+
+/** Tries of one batch in all, and the growth of the wait between them (upstream's default webhook backoff). */
+const tries = 5;
+const backoffFactor = 1.5;
+/** Each wait is lengthened by up to this share, at random, so that servers restarted together do not retry together. */
+const backoffJitter = 0.2;
+
+/** A failed post, and whether trying again later may help. */
+class PostError extends Error {
+  constructor(message: string, readonly passing: boolean) {
+    super(message);
+  }
+}
+
+/** Allows `qps` takes a second on average, `burst` of them at once after a quiet while. */
+class TokenBucket {
+  private tokens: number;
+  private at = Date.now();
+
+  constructor(private readonly qps: number, private readonly burst: number) {
+    this.tokens = burst;
+  }
+
+  /** Milliseconds to wait before the next take (0: now); takes the token. */
+  take(): number {
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.qps);
+    this.at = now;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens / this.qps) * 1000;
+  }
 }
 
 export class WebhookBackend {
@@ -27,8 +70,13 @@ export class WebhookBackend {
   private timer?: NodeJS.Timeout;
   private sending?: Promise<void>;
   private closed = false;
+  private readonly bucket?: TokenBucket;
+  /** Ends the wait of a retry or of the throttle early (on close). */
+  private wake?: () => void;
 
-  constructor(private readonly o: WebhookBackendOptions) {}
+  constructor(private readonly o: WebhookBackendOptions) {
+    if (o.throttle && o.throttle.qps > 0) this.bucket = new TokenBucket(o.throttle.qps, Math.max(1, o.throttle.burst));
+  }
 
   /** An event's JSON text, whole or in two parts (see AuditSink). */
   process(head: string, rest = ''): void {
@@ -59,7 +107,7 @@ export class WebhookBackend {
       while (this.buffer.length) {
         const batch = this.buffer.splice(0, this.batchSize);
         try {
-          await this.post(batch);
+          await this.postWithRetries(batch);
         } catch (err) {
           this.o.onError(batch.length, err);
         }
@@ -69,6 +117,36 @@ export class WebhookBackend {
     } finally {
       this.sending = undefined;
       if (this.buffer.length && !this.closed) this.timer ??= setTimeout(() => this.flushSoon(), this.o.maxWaitMs);
+    }
+  }
+
+  /** Waits `ms`, or less if the backend closes meanwhile. */
+  private pause(ms: number): Promise<void> {
+    if (ms <= 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        if (self.wake === done) self.wake = undefined;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** Posts a batch within the throttle, trying again after a passing failure; a closing backend tries once more at most. */
+  private async postWithRetries(items: string[]): Promise<void> {
+    if (this.bucket) await this.pause(this.bucket.take());
+    let wait = this.o.initialBackoffMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.post(items);
+      } catch (err) {
+        if (!(err instanceof PostError) || !err.passing || attempt >= tries || this.closed) throw err;
+      }
+      await this.pause(wait * (1 + Math.random() * backoffJitter));
+      wait *= backoffFactor;
     }
   }
 
@@ -90,19 +168,20 @@ export class WebhookBackend {
         res.on('end', () => {
           const code = res.statusCode ?? 0;
           if (code >= 200 && code < 300) resolve();
-          else reject(new Error(`the audit webhook answered HTTP ${code}`));
+          else reject(new PostError(`the audit webhook answered HTTP ${code}`, passingCodes.has(code) || res.headers['retry-after'] !== undefined));
         });
-        res.on('error', reject);
+        res.on('error', (err) => reject(new PostError(err.message, true)));
       });
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`the audit webhook did not answer within ${timeoutMs} ms`)));
-      req.on('error', reject);
+      req.setTimeout(timeoutMs, () => req.destroy(new PostError(`the audit webhook did not answer within ${timeoutMs} ms`, false)));
+      req.on('error', (err: NodeJS.ErrnoException) => reject(err instanceof PostError ? err : new PostError(err.message, err.code === 'ECONNRESET')));
       req.end(payload);
     });
   }
 
-  /** Sends everything buffered, then stops taking events. */
+  /** Sends everything buffered (without waiting out a retry's backoff), then stops taking events. */
   async close(): Promise<void> {
     this.closed = true;
+    this.wake?.();
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.sending) await this.sending;

@@ -29,6 +29,12 @@ test('limits, audit and shutdown flags reach the options with upstream defaults'
   assert.equal(d.auditWebhookBatchMaxSize, 400);
   assert.equal(d.auditWebhookBatchBufferSize, 10_000);
   assert.equal(d.auditWebhookBatchMaxWaitMs, 30_000);
+  // Upstream's webhook defaults: retries from 10 s, at most 10 batches a second in bursts of 15.
+  assert.deepEqual([d.auditWebhookInitialBackoffMs, d.auditWebhookBatchThrottleEnable, d.auditWebhookBatchThrottleQps, d.auditWebhookBatchThrottleBurst], [10_000, true, 10, 15]);
+  const unthrottled = options('--audit-webhook-batch-throttle-enable=false', '--audit-webhook-batch-initial-backoff', '1s');
+  assert.deepEqual([unthrottled.auditWebhookBatchThrottleEnable, unthrottled.auditWebhookInitialBackoffMs], [false, 1000]);
+  assert.throws(() => parseFlags(['--audit-webhook-batch-throttle-qps', 'fast']), /not a number/);
+  assert.throws(() => parseFlags(['--audit-webhook-batch-throttle-qps=-1']), /must not be negative/);
   const o = options(
     '--max-requests-inflight', '10', '--max-mutating-requests-inflight=0', '--audit-policy-file', 'p.yaml', '--audit-log-path', '-',
     '--audit-log-format', 'legacy', '--audit-log-maxage', '7', '--audit-log-maxbackup', '3', '--audit-log-maxsize', '100',

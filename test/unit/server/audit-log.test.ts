@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { LogBackend, legacyLine } from '../../../src/server/audit/log.js';
 import type { AuditEvent } from '../../../src/server/audit/event.js';
 import { tempDir } from '../../support/server.js';
+import { eventually } from '../../support/eventually.js';
 
 function event(i: number, pad = 0): AuditEvent {
   return {
@@ -110,21 +111,93 @@ test('--audit-log-path - writes the lines to standard output', async () => {
   assert.deepEqual(written.join('').trimEnd().split('\n').map((l) => JSON.parse(l).auditID), ['id-1', 'id-2']);
 });
 
-test('the webhook backend counts the events of a batch the webhook refuses', async () => {
+/** An HTTP audit webhook answering each post with the next of `codes` (the last one repeats); records when posts came. */
+async function webhookAnswering(codes: { status: number; retryAfter?: string }[]) {
   const { createServer } = await import('node:http');
-  const { WebhookBackend } = await import('../../../src/server/audit/webhook.js');
-  let posts = 0;
-  const server = createServer((req, res) => { posts++; req.resume(); req.on('end', () => { res.statusCode = 500; res.end(); }); });
+  const posts: { at: number; items: number }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      posts.push({ at: Date.now(), items: JSON.parse(Buffer.concat(chunks).toString('utf8')).items.length });
+      const answer = codes[Math.min(posts.length - 1, codes.length - 1)]!;
+      if (answer.retryAfter) res.setHeader('Retry-After', answer.retryAfter);
+      res.statusCode = answer.status;
+      res.end('{}');
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as import('node:net').AddressInfo).port;
-  let lost = 0;
-  const backend = new WebhookBackend({
-    endpoint: { server: `http://127.0.0.1:${port}/` }, bufferSize: 100, maxBatchSize: 2, maxWaitMs: 3_600_000, timeoutMs: 10_000,
-    onError: (n) => { lost += n; },
+  return { url: `http://127.0.0.1:${port}/`, posts, close: () => server.close() };
+}
+
+async function webhookBackend(url: string, o: { maxBatchSize: number; initialBackoffMs?: number; throttle?: { qps: number; burst: number } }, onLost: (n: number) => void) {
+  const { WebhookBackend } = await import('../../../src/server/audit/webhook.js');
+  return new WebhookBackend({
+    endpoint: { server: url }, bufferSize: 100, maxBatchSize: o.maxBatchSize, maxWaitMs: 3_600_000, timeoutMs: 10_000,
+    initialBackoffMs: o.initialBackoffMs ?? 10, throttle: o.throttle, onError: (n) => onLost(n),
   });
+}
+
+test('the webhook backend counts the events of a batch the webhook refuses, without retrying a refusal', async () => {
+  const hook = await webhookAnswering([{ status: 400 }]);
+  let lost = 0;
+  const backend = await webhookBackend(hook.url, { maxBatchSize: 2 }, (n) => { lost += n; });
   for (let i = 0; i < 5; i++) backend.process(JSON.stringify(event(i)));
   await backend.close();
-  server.close();
-  assert.equal(posts, 3, 'two full batches, then the rest at close');
+  hook.close();
+  assert.equal(hook.posts.length, 3, 'two full batches, then the rest at close; a 400 is not tried again');
   assert.equal(lost, 5);
+});
+
+test('a batch the webhook fails to take for a passing reason is tried again after a growing wait', async () => {
+  // 500, then 429 with Retry-After, then taken: nothing lost.
+  const hook = await webhookAnswering([{ status: 500 }, { status: 429, retryAfter: '1' }, { status: 200 }]);
+  let lost = 0;
+  const backend = await webhookBackend(hook.url, { maxBatchSize: 3, initialBackoffMs: 40 }, (n) => { lost += n; });
+  for (let i = 0; i < 3; i++) backend.process(JSON.stringify(event(i)));
+  await eventually('hook.posts.length === 3', async () => hook.posts.length === 3);
+  await backend.close();
+  hook.close();
+  assert.equal(lost, 0);
+  assert.deepEqual(hook.posts.map((p) => p.items), [3, 3, 3], 'the same batch each time');
+  const [first, second, third] = hook.posts.map((p) => p.at);
+  assert.ok(second! - first! >= 40, `the first retry waits the initial backoff (${second! - first!} ms)`);
+  assert.ok(third! - second! >= 60, `the second waits 1.5 times longer (${third! - second!} ms)`);
+});
+
+test('a batch still failing after five tries is dropped and counted; a 503 with Retry-After counts as passing', async () => {
+  const hook = await webhookAnswering([{ status: 503, retryAfter: '1' }]);
+  let lost = 0;
+  const backend = await webhookBackend(hook.url, { maxBatchSize: 2, initialBackoffMs: 5 }, (n) => { lost += n; });
+  backend.process(JSON.stringify(event(0)));
+  backend.process(JSON.stringify(event(1)));
+  await eventually('lost === 2', async () => lost === 2);
+  assert.equal(hook.posts.length, 5);
+  await backend.close();
+  hook.close();
+});
+
+test('closing does not wait out a retry: the batch gets one more try', async () => {
+  const hook = await webhookAnswering([{ status: 500 }, { status: 200 }]);
+  let lost = 0;
+  const backend = await webhookBackend(hook.url, { maxBatchSize: 1, initialBackoffMs: 3_600_000 }, (n) => { lost += n; });
+  backend.process(JSON.stringify(event(0)));
+  await eventually('hook.posts.length === 1', async () => hook.posts.length === 1);
+  await backend.close();
+  hook.close();
+  assert.equal(hook.posts.length, 2);
+  assert.equal(lost, 0);
+});
+
+test('--audit-webhook-batch-throttle-qps spaces the batches out once the burst is spent', async () => {
+  const hook = await webhookAnswering([{ status: 200 }]);
+  const backend = await webhookBackend(hook.url, { maxBatchSize: 1, throttle: { qps: 10, burst: 1 } }, () => assert.fail('nothing lost'));
+  for (let i = 0; i < 4; i++) backend.process(JSON.stringify(event(i)));
+  await eventually('hook.posts.length === 4', async () => hook.posts.length === 4);
+  await backend.close();
+  hook.close();
+  const gaps = hook.posts.slice(1).map((p, i) => p.at - hook.posts[i]!.at);
+  // A token every 100 ms; a few ms of slack for timer rounding.
+  for (const gap of gaps) assert.ok(gap >= 90, `batches ${gaps.join(', ')} ms apart`);
 });
