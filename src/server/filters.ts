@@ -132,12 +132,17 @@ function forbiddenMessage(a: Attributes): string {
 const decisionAnnotation = `${vocabulary.authorizationGroup}/decision`;
 const reasonAnnotation = `${vocabulary.authorizationGroup}/reason`;
 
+/** The annotations most requests carry, shared (annotations are read, never changed). */
+const allowDecision: AuditAnnotation = Object.freeze({ value: 'allow', level: 'Metadata' });
+const forbidDecision: AuditAnnotation = Object.freeze({ value: 'forbid', level: 'Metadata' });
+const emptyReason: AuditAnnotation = Object.freeze({ value: '', level: 'Metadata' });
+
 async function authorize(authorizer: Authorizer, attrs: Attributes, annotations?: Map<string, AuditAnnotation>): Promise<void> {
   const d = await authorizer.authorize(attrs);
   if (annotations) {
     // As upstream: the decision and the authorizer's reason (possibly empty), at level Metadata.
-    annotations.set(decisionAnnotation, { value: d.decision === 'allow' ? 'allow' : 'forbid', level: 'Metadata' });
-    annotations.set(reasonAnnotation, { value: d.reason ?? '', level: 'Metadata' });
+    annotations.set(decisionAnnotation, d.decision === 'allow' ? allowDecision : forbidDecision);
+    annotations.set(reasonAnnotation, d.reason ? { value: d.reason, level: 'Metadata' } : emptyReason);
   }
   if (d.decision === 'allow') return;
   const why = forbiddenMessage(attrs) + (d.reason ? `: ${d.reason}` : '');

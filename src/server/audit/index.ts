@@ -125,10 +125,7 @@ export class Auditor {
   /** Gives the request a record when its level is not None, and emits its stages as they come. */
   private follow(ctx: RequestContext, user: UserInfo): void {
     const info = ctx.info!;
-    const config = this.checker.levelFor({
-      user, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
-      apiGroup: info.apiGroup, resource: info.resource, subresource: info.subresource, namespace: info.namespace, name: info.name,
-    });
+    const config = this.checker.levelFor(user, info);
     if (config.level === 'None') return;
     const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
     ctx.audit = record;

@@ -59,9 +59,8 @@ export interface RequestAuditConfig {
   omitManagedFields: boolean;
 }
 
-/** The request as the policy sees it (the authenticated user, before impersonation, as upstream). */
-export interface PolicyAttributes {
-  user: UserInfo;
+/** The request as the policy sees it (its RequestInfo satisfies this). */
+export interface PolicyRequest {
   verb: string;
   isResourceRequest: boolean;
   path: string;
@@ -75,21 +74,28 @@ export interface PolicyAttributes {
 const none: RequestAuditConfig = { level: 'None', omitStages: [], omitManagedFields: false };
 
 export class PolicyChecker {
-  constructor(readonly policy: Policy) {}
+  /** Each rule's answer, made once: requests share them (read-only). */
+  private readonly configs: readonly RequestAuditConfig[];
 
-  levelFor(a: PolicyAttributes): RequestAuditConfig {
-    for (const rule of this.policy.rules) {
-      if (!ruleMatches(rule, a)) continue;
-      const omitStages = rule.omitStages.length ? [...new Set([...this.policy.omitStages, ...rule.omitStages])] : this.policy.omitStages;
-      return { level: rule.level, omitStages, omitManagedFields: rule.omitManagedFields ?? this.policy.omitManagedFields };
-    }
+  constructor(readonly policy: Policy) {
+    this.configs = policy.rules.map((rule) => Object.freeze({
+      level: rule.level,
+      omitStages: Object.freeze(rule.omitStages.length ? [...new Set([...policy.omitStages, ...rule.omitStages])] : [...policy.omitStages]),
+      omitManagedFields: rule.omitManagedFields ?? policy.omitManagedFields,
+    }));
+  }
+
+  /** The level for a request from `user` (the authenticated one, before impersonation, as upstream). */
+  levelFor(user: UserInfo, request: PolicyRequest): RequestAuditConfig {
+    const rules = this.policy.rules;
+    for (let i = 0; i < rules.length; i++) if (ruleMatches(rules[i]!, user, request)) return this.configs[i]!;
     return none;
   }
 }
 
-function ruleMatches(r: PolicyRule, a: PolicyAttributes): boolean {
-  if (r.users.length && !r.users.includes(a.user.username)) return false;
-  if (r.userGroups.length && !a.user.groups.some((g) => r.userGroups.includes(g))) return false;
+function ruleMatches(r: PolicyRule, user: UserInfo, a: PolicyRequest): boolean {
+  if (r.users.length && !r.users.includes(user.username)) return false;
+  if (r.userGroups.length && !user.groups.some((g) => r.userGroups.includes(g))) return false;
   if (r.verbs.length && !r.verbs.includes(a.verb)) return false;
   if (r.nonResourceURLs.length || r.resources.length || r.namespaces.length) {
     return a.isResourceRequest ? matchesResource(r, a) : r.nonResourceURLs.some((spec) => pathMatches(a.path, spec));
@@ -97,7 +103,7 @@ function ruleMatches(r: PolicyRule, a: PolicyAttributes): boolean {
   return true;
 }
 
-function matchesResource(r: PolicyRule, a: PolicyAttributes): boolean {
+function matchesResource(r: PolicyRule, a: PolicyRequest): boolean {
   if (r.nonResourceURLs.length) return false;
   if (r.namespaces.length && !r.namespaces.includes(a.namespace ?? '')) return false;
   if (r.resources.length === 0) return true;

@@ -3,15 +3,18 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AuditConfigError, parsePolicy, PolicyChecker, type PolicyAttributes } from '../../../src/server/audit/policy.js';
+import { AuditConfigError, parsePolicy, PolicyChecker, type PolicyRequest } from '../../../src/server/audit/policy.js';
+import type { UserInfo } from '../../../src/machinery/user.js';
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 
 const head = `apiVersion: ${vocabulary.auditGroup}/v1\nkind: Policy\n`;
 const admin = { username: 'admin', groups: ['system:masters', 'system:authenticated'] };
 const jane = { username: 'jane', groups: ['dev', 'system:authenticated'] };
 
-function attrs(extra: Partial<PolicyAttributes>): PolicyAttributes {
-  return { user: jane, verb: 'get', isResourceRequest: true, path: '/api/v1/namespaces/a/pods/p', apiGroup: '', resource: 'pods', namespace: 'a', name: 'p', ...extra };
+/** A user and a request, as levelFor takes them: jane getting pod a/p unless `extra` says otherwise. */
+function attrs(extra: Partial<PolicyRequest> & { user?: UserInfo }): [UserInfo, PolicyRequest] {
+  const { user = jane, ...request } = extra;
+  return [user, { verb: 'get', isResourceRequest: true, path: '/api/v1/namespaces/a/pods/p', apiGroup: '', resource: 'pods', namespace: 'a', name: 'p', ...request }];
 }
 
 function failure(text: string): string {
@@ -41,7 +44,7 @@ test('bad policies stop with the file and the line named', () => {
 
 test('JSON policies are read as well', () => {
   const p = parsePolicy(JSON.stringify({ apiVersion: `${vocabulary.auditGroup}/v1`, kind: 'Policy', rules: [{ level: 'Request' }] }), 'p.json');
-  assert.equal(new PolicyChecker(p).levelFor(attrs({})).level, 'Request');
+  assert.equal(new PolicyChecker(p).levelFor(...attrs({})).level, 'Request');
 });
 
 test('the first matching rule decides; no match is None', () => {
@@ -72,20 +75,20 @@ rules:
   nonResourceURLs: ["*"]
 `, 'p.yaml');
   const c = new PolicyChecker(p);
-  assert.equal(c.levelFor(attrs({ isResourceRequest: false, path: '/healthz/ping', resource: undefined })).level, 'None');
-  assert.equal(c.levelFor(attrs({ isResourceRequest: false, path: '/version', resource: undefined })).level, 'None');
-  assert.equal(c.levelFor(attrs({ isResourceRequest: false, path: '/versions', resource: undefined })).level, 'Metadata');
-  const forAdmin = c.levelFor(attrs({ user: admin }));
+  assert.equal(c.levelFor(...attrs({ isResourceRequest: false, path: '/healthz/ping', resource: undefined })).level, 'None');
+  assert.equal(c.levelFor(...attrs({ isResourceRequest: false, path: '/version', resource: undefined })).level, 'None');
+  assert.equal(c.levelFor(...attrs({ isResourceRequest: false, path: '/versions', resource: undefined })).level, 'Metadata');
+  const forAdmin = c.levelFor(...attrs({ user: admin }));
   assert.deepEqual(forAdmin, { level: 'RequestResponse', omitStages: ['RequestReceived', 'ResponseStarted'], omitManagedFields: false });
-  assert.deepEqual(c.levelFor(attrs({ verb: 'create', resource: 'configmaps' })), { level: 'Request', omitStages: ['RequestReceived'], omitManagedFields: true });
-  assert.equal(c.levelFor(attrs({ verb: 'create', resource: 'pods', subresource: 'log' })).level, 'Request');
-  assert.equal(c.levelFor(attrs({ verb: 'create', resource: 'pods' })).level, 'None', 'pods/log names the sub-resource only');
-  assert.equal(c.levelFor(attrs({ verb: 'update', resource: 'pods', subresource: 'status' })).level, 'Metadata');
-  assert.equal(c.levelFor(attrs({ verb: 'update', resource: 'secrets', subresource: 'x' })).level, 'Metadata');
-  assert.equal(c.levelFor(attrs({ verb: 'update', resource: 'secrets' })).level, 'Metadata', 'secrets/* takes in the resource itself, as upstream');
-  assert.equal(c.levelFor(attrs({ verb: 'update', resource: 'configmaps', subresource: 'x' })).level, 'None');
-  assert.equal(c.levelFor(attrs({ verb: 'update', resource: 'pods', subresource: 'status', namespace: 'b' })).level, 'None');
-  assert.equal(c.levelFor(attrs({ apiGroup: 'apps', resource: 'deployments', name: 'web' })).level, 'Metadata');
-  assert.equal(c.levelFor(attrs({ apiGroup: 'apps', resource: 'deployments', name: 'db' })).level, 'None');
-  assert.equal(c.levelFor(attrs({ apiGroup: 'apps', resource: 'deployments', name: undefined, verb: 'list' })).level, 'None');
+  assert.deepEqual(c.levelFor(...attrs({ verb: 'create', resource: 'configmaps' })), { level: 'Request', omitStages: ['RequestReceived'], omitManagedFields: true });
+  assert.equal(c.levelFor(...attrs({ verb: 'create', resource: 'pods', subresource: 'log' })).level, 'Request');
+  assert.equal(c.levelFor(...attrs({ verb: 'create', resource: 'pods' })).level, 'None', 'pods/log names the sub-resource only');
+  assert.equal(c.levelFor(...attrs({ verb: 'update', resource: 'pods', subresource: 'status' })).level, 'Metadata');
+  assert.equal(c.levelFor(...attrs({ verb: 'update', resource: 'secrets', subresource: 'x' })).level, 'Metadata');
+  assert.equal(c.levelFor(...attrs({ verb: 'update', resource: 'secrets' })).level, 'Metadata', 'secrets/* takes in the resource itself, as upstream');
+  assert.equal(c.levelFor(...attrs({ verb: 'update', resource: 'configmaps', subresource: 'x' })).level, 'None');
+  assert.equal(c.levelFor(...attrs({ verb: 'update', resource: 'pods', subresource: 'status', namespace: 'b' })).level, 'None');
+  assert.equal(c.levelFor(...attrs({ apiGroup: 'apps', resource: 'deployments', name: 'web' })).level, 'Metadata');
+  assert.equal(c.levelFor(...attrs({ apiGroup: 'apps', resource: 'deployments', name: 'db' })).level, 'None');
+  assert.equal(c.levelFor(...attrs({ apiGroup: 'apps', resource: 'deployments', name: undefined, verb: 'list' })).level, 'None');
 });
