@@ -231,14 +231,16 @@ export class AuditRecord {
     const info = this.info;
     const name = info.name ?? this.requestName;
     if (this.ref === undefined || this.ref.name !== name) {
+      // Every field is left out when empty, as upstream's ObjectReference (the core group has no apiGroup).
       const q = jsonString;
-      let json = '{';
-      if (info.resource) json += `"resource":${q(info.resource)},`;
-      if (info.namespace) json += `"namespace":${q(info.namespace)},`;
-      if (name) json += `"name":${q(name)},`;
-      json += `"apiGroup":${q(info.apiGroup)},"apiVersion":${q(info.apiVersion)}`;
+      let json = '';
+      if (info.resource) json += `,"resource":${q(info.resource)}`;
+      if (info.namespace) json += `,"namespace":${q(info.namespace)}`;
+      if (name) json += `,"name":${q(name)}`;
+      if (info.apiGroup) json += `,"apiGroup":${q(info.apiGroup)}`;
+      if (info.apiVersion) json += `,"apiVersion":${q(info.apiVersion)}`;
       if (info.subresource) json += `,"subresource":${q(info.subresource)}`;
-      this.ref = { name, json: `${json}}` };
+      this.ref = { name, json: `{${json.slice(1)}}` };
     }
     return this.ref.json;
   }
