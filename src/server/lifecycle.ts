@@ -5,6 +5,7 @@
 // the listener closes, requests in flight finish, and open watches end
 // cleanly, each given --shutdown-watch-termination-grace-period to drain.
 
+import { whenAnswered } from './answered.js';
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { Socket } from 'node:net';
@@ -48,7 +49,7 @@ export class Lifecycle {
   track(res: ServerResponse): void {
     this.inflight++;
     const socket = res.socket;
-    res.once('close', () => {
+    whenAnswered(res, () => {
       // A big answer may still sit in the socket's buffer after it is done: shutdown waits for it too.
       if (socket && !socket.destroyed && socket.writableLength > 0) {
         this.flushing.add(socket);

@@ -1,6 +1,7 @@
 // One log line per request at -v 3 or more, with the fields of upstream's
 // httplog: verb, URI, latency, user agent, audit ID, source address, status.
 
+import { whenAnswered } from './answered.js';
 import type { Logger } from 'pino';
 import type { Filter } from './filters.js';
 import { verbLabel } from './requestmetrics.js';
@@ -9,7 +10,7 @@ import { formatDuration } from '../machinery/time.js';
 export function requestLog(log: Logger): Filter {
   return (ctx, next) => {
     const started = performance.now();
-    ctx.res.once('close', () => {
+    whenAnswered(ctx.res, () => {
       const req = ctx.req;
       log.info({
         verb: ctx.info ? verbLabel(ctx, ctx.info) : req.method,

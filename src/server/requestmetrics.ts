@@ -6,6 +6,7 @@
 // the number of series stays bounded. Per-label children are kept, so that a
 // request costs a few map lookups and no label hashing.
 
+import { whenAnswered } from './answered.js';
 import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'prom-client';
 import type { KindDefinition } from '../api/kind.js';
@@ -130,7 +131,7 @@ export class RequestMetrics {
       const res = ctx.res;
       const long = ctx.longRunning === true;
       if (long) this.seriesFor(ctx).longRunning.inc();
-      res.once('close', () => this.observe(ctx, res, started, long));
+      whenAnswered(res, () => this.observe(ctx, res, started, long));
       return next();
     };
   }

@@ -6,6 +6,7 @@
 // authentication has decided (its listener); without a policy and a backend
 // there is no listener at all, so requests pay nothing for it.
 
+import { whenAnswered } from '../answered.js';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
@@ -152,8 +153,7 @@ export class Auditor {
         return out;
       } as typeof res.writeHead;
     }
-    // 'close' comes once, when the answer is complete or the connection is gone.
-    res.on('close', () => {
+    whenAnswered(res, () => {
       record.failure = ctx.error;
       record.panicked = ctx.panicked ?? false;
       const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
