@@ -31,7 +31,8 @@ export function parseConfigText(text: string, what: string): unknown {
   }
 }
 
-async function readText(path: string, what: string): Promise<string> {
+/** A file's text; a file that cannot be read is a configuration error naming it. */
+export async function readText(path: string, what: string): Promise<string> {
   try {
     return await readFile(path, 'utf8');
   } catch (e) {

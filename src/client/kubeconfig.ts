@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { RemoteEndpoint } from '../machinery/endpoint.js';
+import { ownValue } from '../machinery/ownkeys.js';
 
 
 type Entry = { name?: unknown; cluster?: Record<string, unknown>; user?: Record<string, unknown>; context?: Record<string, unknown> };
@@ -31,17 +32,43 @@ function pick(list: Entry[], what: string, name: string | undefined): Entry | un
   return list[0];
 }
 
-/** A `<name>-data` value (base64) or a `<name>` file relative to the kubeconfig. */
-async function material(fields: Record<string, unknown>, name: string, base: string): Promise<string | undefined> {
-  const data = fields[`${name}-data`];
+/** Reads a file a kubeconfig names (`key` is the field naming it), relative to the kubeconfig's folder. */
+export type KubeconfigFileReader = (key: string, path: string) => Promise<string>;
+
+/** A reader that resolves paths against `base` and lets read errors through as they are. */
+export const filesBeside = (base: string): KubeconfigFileReader => (_key, path) => readFile(isAbsolute(path) ? path : resolve(base, path), 'utf8');
+
+/** A `<name>-data` value (base64) or a `<name>` file. */
+async function material(fields: Record<string, unknown>, name: string, read: KubeconfigFileReader): Promise<string | undefined> {
+  const data = ownValue(fields, `${name}-data`);
   if (typeof data === 'string' && data) return Buffer.from(data, 'base64').toString('utf8');
-  const file = fields[name];
-  if (typeof file === 'string' && file) return readFile(isAbsolute(file) ? file : resolve(base, file), 'utf8');
+  const file = ownValue(fields, name);
+  if (typeof file === 'string' && file) return read(name, file);
   return undefined;
 }
 
+/** What a kubeconfig user presents: a client certificate and key, a bearer token (`token`, else `tokenFile`). */
+export interface UserCredentials {
+  certPem?: string;
+  keyPem?: string;
+  token?: string;
+}
+
+export async function userCredentials(user: Record<string, unknown>, read: KubeconfigFileReader): Promise<UserCredentials> {
+  const c: UserCredentials = {};
+  const certPem = await material(user, 'client-certificate', read);
+  if (certPem !== undefined) c.certPem = certPem;
+  const keyPem = await material(user, 'client-key', read);
+  if (keyPem !== undefined) c.keyPem = keyPem;
+  const token = ownValue(user, 'token');
+  const tokenFile = ownValue(user, 'tokenFile');
+  if (typeof token === 'string' && token) c.token = token;
+  else if (typeof tokenFile === 'string' && tokenFile) c.token = (await read('tokenFile', tokenFile)).trim();
+  return c;
+}
+
 export async function readKubeconfigEndpoint(path: string): Promise<RemoteEndpoint> {
-  const base = dirname(path);
+  const read = filesBeside(dirname(path));
   const doc: unknown = YAML.parse(await readFile(path, 'utf8'));
   if (!isObject(doc)) throw new Error('not a kubeconfig: expected a mapping');
   const current = typeof doc['current-context'] === 'string' && doc['current-context'] ? doc['current-context'] : undefined;
@@ -58,17 +85,10 @@ export async function readKubeconfigEndpoint(path: string): Promise<RemoteEndpoi
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`server ${JSON.stringify(cluster.server)} is not an http or https URL`);
   const endpoint: RemoteEndpoint = { server: cluster.server };
-  endpoint.caPem = await material(cluster, 'certificate-authority', base);
+  endpoint.caPem = await material(cluster, 'certificate-authority', read);
   if (cluster['insecure-skip-tls-verify'] === true) endpoint.insecureSkipTlsVerify = true;
   const user = pick(entries(doc, 'users'), 'user', userName)?.user;
-  if (isObject(user)) {
-    endpoint.certPem = await material(user, 'client-certificate', base);
-    endpoint.keyPem = await material(user, 'client-key', base);
-    if (typeof user.token === 'string' && user.token) endpoint.token = user.token;
-    else if (typeof user.tokenFile === 'string' && user.tokenFile) {
-      endpoint.token = (await readFile(isAbsolute(user.tokenFile) ? user.tokenFile : resolve(base, user.tokenFile), 'utf8')).trim();
-    }
-  }
+  if (isObject(user)) Object.assign(endpoint, await userCredentials(user, read));
   if ((endpoint.certPem === undefined) !== (endpoint.keyPem === undefined)) throw new Error('a client certificate needs its key, and a key its certificate');
   return endpoint;
 }

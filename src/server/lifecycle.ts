@@ -5,7 +5,6 @@
 // the listener closes, requests in flight finish, and open watches end
 // cleanly, each given --shutdown-watch-termination-grace-period to drain.
 
-import { whenAnswered } from './answered.js';
 import type { ServerResponse } from 'node:http';
 import type { Server } from 'node:https';
 import type { Socket } from 'node:net';
@@ -16,6 +15,7 @@ import type { Filter } from './filters.js';
 import type { WatchHooks } from './handlers/watch.js';
 import { isHealthProbe } from './inflight.js';
 import type { RequestMetrics } from './requestmetrics.js';
+import { whenAnswered } from './answered.js';
 
 export interface LifecycleOptions {
   livezGracePeriodMs: number;

@@ -1,11 +1,11 @@
 // One log line per request at -v 3 or more, with the fields of upstream's
 // httplog: verb, URI, latency, user agent, audit ID, source address, status.
 
-import { whenAnswered } from './answered.js';
 import type { Logger } from 'pino';
 import type { Filter } from './filters.js';
 import { verbLabel } from './requestmetrics.js';
 import { formatDuration } from '../machinery/time.js';
+import { whenAnswered } from './answered.js';
 
 export function requestLog(log: Logger): Filter {
   return (ctx, next) => {

@@ -6,7 +6,6 @@
 // the number of series stays bounded. Per-label children are kept, so that a
 // request costs a few map lookups and no label hashing.
 
-import { whenAnswered } from './answered.js';
 import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'prom-client';
 import type { KindDefinition } from '../api/kind.js';
@@ -15,6 +14,7 @@ import type { Backend } from '../storage/index.js';
 import type { Filter, RequestContext } from './filters.js';
 import type { InflightGate } from './inflight.js';
 import type { RequestInfo } from './requestinfo.js';
+import { whenAnswered } from './answered.js';
 
 const durationBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 const sizeBuckets = [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];

@@ -6,9 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { eventually } from '../support/eventually.js';
@@ -21,9 +19,7 @@ let plain: TestClient;
 const alice = { Authorization: 'Bearer t-alice' };
 
 before(async () => {
-  const dir = tempDir();
-  const tokens = join(dir, 'tokens.csv');
-  writeFileSync(tokens, 't-alice,alice,uid-1,devs\n');
+  const tokens = tokenFile('t-alice,alice,uid-1,devs\n');
   server = await startTestServer({ tokenAuthFile: tokens, authorizationMode: ['RBAC'] });
   plain = server.client.anonymous();
   assert.equal((await server.client.post('/api/v1/namespaces', { metadata: { name: 'team' } })).status, 201);

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, tempDir, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { answer, startWebhook, type TestWebhook } from '../support/authz-webhook.js';
@@ -17,7 +17,7 @@ import { abacApiVersion } from '../../src/auth/authz/abac.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 const dir = tempDir();
-const tokens = join(dir, 'tokens.csv');
+const tokens = tokenFile('t-alice,alice,uid-1,devs\nt-bob,bob,uid-2\nt-mallory,mallory,uid-3\nt-slow,slow,uid-4\nt-broken,broken,uid-5\n');
 let abac: TestServer;
 let hook: TestWebhook;
 let webhooked: TestServer;
@@ -27,7 +27,6 @@ const as = (who: string) => ({ Authorization: `Bearer t-${who}` });
 const policy = (spec: Record<string, unknown>) => JSON.stringify({ apiVersion: abacApiVersion, kind: 'Policy', spec });
 
 before(async () => {
-  writeFileSync(tokens, 't-alice,alice,uid-1,devs\nt-bob,bob,uid-2\nt-mallory,mallory,uid-3\nt-slow,slow,uid-4\nt-broken,broken,uid-5\n');
   const policies = join(dir, 'abac.jsonl');
   writeFileSync(policies, [
     '# alice reads configmaps in team; everyone signed in may discover',

@@ -5,9 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, tempDir, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { startServer } from '../../src/server/start.js';
@@ -16,9 +14,7 @@ let server: TestServer;
 let anonymous: TestClient;
 
 before(async () => {
-  const dir = tempDir();
-  const tokens = join(dir, 'tokens.csv');
-  writeFileSync(tokens, 't-alice,alice,uid-1,devs\n');
+  const tokens = tokenFile('t-alice,alice,uid-1,devs\n');
   server = await startTestServer({ tokenAuthFile: tokens, authorizationMode: ['AlwaysDeny'] });
   anonymous = server.client.anonymous();
 });

@@ -5,9 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { product } from '../../src/machinery/vocabulary.js';
@@ -18,9 +16,7 @@ let anonymousOpen: TestClient;
 let anonymousClosed: TestClient;
 
 before(async () => {
-  const dir = tempDir();
-  const file = join(dir, 'tokens.csv');
-  writeFileSync(file, 't-alice,alice,uid-1,"devs,ops"\nt-bob,bob,uid-2\n');
+  const file = tokenFile('t-alice,alice,uid-1,"devs,ops"\nt-bob,bob,uid-2\n');
   // Authentication is under test, not authorization: AlwaysAllow, where anonymous requests are off unless asked for.
   open = await startTestServer({ tokenAuthFile: file, anonymousAuth: true, authorizationMode: ['AlwaysAllow'] });
   closed = await startTestServer({ tokenAuthFile: file, authorizationMode: ['AlwaysAllow'] });

@@ -5,10 +5,10 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
@@ -22,9 +22,7 @@ let capped: TestServer;
 let bare: TestClient;
 
 before(async () => {
-  const dir = tempDir();
-  const file = join(dir, 'tokens.csv');
-  writeFileSync(file, 't-alice,alice,uid-1,"devs"\n');
+  const file = tokenFile('t-alice,alice,uid-1,"devs"\n');
   // Tokens are under test, not authorization: their users may do anything (AlwaysAllow, anonymous requests off).
   s = await startTestServer({ tokenAuthFile: file, authorizationMode: ['AlwaysAllow'] });
   capped = await startTestServer({ serviceAccountMaxTokenExpirationMs: 3600_000, authorizationMode: ['AlwaysAllow'] });

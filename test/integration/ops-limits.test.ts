@@ -6,9 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, type TestServer, tokenFile } from '../support/server.js';
 import { heldConfigMap, startHolder, type Holder } from '../support/hold.js';
 import { eventually } from '../support/eventually.js';
 import type { TestClient } from '../support/client.js';
@@ -20,8 +18,7 @@ const bearer = { Authorization: 'Bearer flood-token' };
 const ns = 'flood';
 
 before(async () => {
-  const tokens = join(tempDir(), 'tokens.csv');
-  writeFileSync(tokens, 'flood-token,flooder,1001\n');
+  const tokens = tokenFile('flood-token,flooder,1001\n');
   s = await startTestServer({ maxRequestsInflight: 1, maxMutatingRequestsInflight: 1, tokenAuthFile: tokens, authorizationMode: ['AlwaysAllow'] });
   holder = await startHolder(s.client, ns);
   flooder = s.client.anonymous();

@@ -5,9 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, tempDir, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { eventually } from '../support/eventually.js';
@@ -23,8 +21,7 @@ let plain: TestClient;
 const alice = { Authorization: 'Bearer t-alice' };
 
 before(async () => {
-  const tokens = join(dataDir, 'tokens.csv');
-  writeFileSync(tokens, 't-alice,alice,uid-1\n');
+  const tokens = tokenFile('t-alice,alice,uid-1\n');
   options = { tokenAuthFile: tokens, authorizationMode: ['RBAC'], storageBackend: 'sqlite', dataDir };
   server = await startTestServer(options);
   plain = server.client.anonymous();

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, tempDir, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { eventually } from '../support/eventually.js';
@@ -18,9 +18,7 @@ let server: TestServer;
 let plain: TestClient;
 
 before(async () => {
-  const dir = tempDir();
-  const tokens = join(dir, 'tokens.csv');
-  writeFileSync(tokens, 't-alice,alice,uid-1,devs\nt-bob,bob,uid-2\n');
+  const tokens = tokenFile('t-alice,alice,uid-1,devs\nt-bob,bob,uid-2\n');
   server = await startTestServer({ tokenAuthFile: tokens, authorizationMode: ['RBAC'] });
   plain = server.client.anonymous();
   for (const ns of ['team', 'other']) assert.equal((await server.client.post('/api/v1/namespaces', { metadata: { name: ns } })).status, 201);

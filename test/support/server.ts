@@ -55,7 +55,16 @@ export function writeBareKubeconfig(s: { kubeconfigPath: string; dataDir: string
     users: [{ name: 'nobody', user: {} }],
   }));
   return path;
-}export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
+}
+
+/** A static token file (`--token-auth-file`) with these CSV lines, in a fresh folder; returns its path. */
+export function tokenFile(lines: string): string {
+  const path = join(tempDir(), 'tokens.csv');
+  writeFileSync(path, lines);
+  return path;
+}
+
+export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
     const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout, stderr });

@@ -4,17 +4,14 @@
 // `<service>.<namespace>.svc:<port>`; a `*.` prefix matches a domain, `*`
 // any host, and the current context's user comes last, as upstream.
 
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
-import { expectKind, parseConfigText } from '../config.js';
+import { userCredentials, type UserCredentials } from '../../client/kubeconfig.js';
+import { expectKind, parseConfigText, readText } from '../config.js';
 import { AdmissionConfigError } from '../plugin-names.js';
 
-export interface WebhookCredentials {
-  certPem?: string;
-  keyPem?: string;
-  token?: string;
+export interface WebhookCredentials extends UserCredentials {
   username?: string;
   password?: string;
 }
@@ -22,33 +19,15 @@ export interface WebhookCredentials {
 type Doc = Record<string, unknown>;
 const isDoc = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, 'utf8');
-  } catch (e) {
-    throw new AdmissionConfigError(`unable to read ${what} "${path}": ${(e as Error).message}`);
-  }
-}
-
 /** A kubeconfig user's credentials; files are read now, relative to the kubeconfig's folder. */
 async function credentialsOf(user: Doc, base: string, what: string): Promise<WebhookCredentials> {
-  const str = (key: string): string | undefined => {
-    const v = ownValue(user, key);
-    return typeof v === 'string' && v !== '' ? v : undefined;
-  };
-  const file = (key: string) => readText(resolve(base, str(key)!), `${key} of ${what}`);
-  const data = (key: string) => Buffer.from(str(key)!, 'base64').toString('utf8');
   if (ownValue(user, 'auth-provider') !== undefined) throw new AdmissionConfigError(`${what}: auth provider not supported`);
-  const c: WebhookCredentials = {};
-  if (str('token')) c.token = str('token');
-  else if (str('tokenFile')) c.token = (await file('tokenFile')).trim();
-  if (str('client-certificate-data')) c.certPem = data('client-certificate-data');
-  else if (str('client-certificate')) c.certPem = await file('client-certificate');
-  if (str('client-key-data')) c.keyPem = data('client-key-data');
-  else if (str('client-key')) c.keyPem = await file('client-key');
-  if (str('username') || str('password')) {
-    c.username = str('username') ?? '';
-    c.password = str('password') ?? '';
+  const c: WebhookCredentials = await userCredentials(user, (key, path) => readText(resolve(base, path), `${key} of ${what}`));
+  const username = ownValue(user, 'username');
+  const password = ownValue(user, 'password');
+  if ((typeof username === 'string' && username) || (typeof password === 'string' && password)) {
+    c.username = typeof username === 'string' ? username : '';
+    c.password = typeof password === 'string' ? password : '';
   }
   return c;
 }

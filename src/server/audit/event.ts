@@ -90,22 +90,17 @@ function jsonString(s: string): string {
 }
 
 /**
- * `"key":"value"` of an annotation. Most requests carry the same few pairs
- * (the authorization decision and its reason), so their text is kept; the
- * memo is emptied when it reaches its bound, so that values unique to a
- * request cannot grow it.
+ * `"key":"value"` of an annotation. Most requests carry the same annotation
+ * objects (authorization's shared decisions): their text is kept with them,
+ * and goes with them when they are collected.
  */
-const annotationTexts = new Map<string, string>();
-const maxAnnotationTexts = 1024;
+const annotationTexts = new WeakMap<AuditAnnotation, { key: string; json: string }>();
 
-function annotationJson(key: string, value: string): string {
-  // The key's length first, so that no two pairs share an id whatever they hold.
-  const id = `${key.length}:${key}${value}`;
-  let json = annotationTexts.get(id);
-  if (json === undefined) {
-    if (annotationTexts.size >= maxAnnotationTexts) annotationTexts.clear();
-    annotationTexts.set(id, (json = `${JSON.stringify(key)}:${JSON.stringify(value)}`));
-  }
+function annotationJson(key: string, a: AuditAnnotation): string {
+  const kept = annotationTexts.get(a);
+  if (kept !== undefined && kept.key === key) return kept.json;
+  const json = `${JSON.stringify(key)}:${JSON.stringify(a.value)}`;
+  annotationTexts.set(a, { key, json });
   return json;
 }
 
@@ -251,7 +246,7 @@ export class AuditRecord {
       // Keys are unique in the map, so the object is written out directly (no prototype to guard).
       let json = '';
       for (const [key, a] of this.annotations) {
-        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${annotationJson(key, a.value)}`;
+        if (levelAtLeast(this.config.level, a.level)) json += `${json ? ',' : ''}${annotationJson(key, a)}`;
       }
       this.notes = { size: this.annotations.size, json: json ? `,"annotations":{${json}}` : '' };
     }

@@ -6,7 +6,6 @@
 // authentication has decided (its listener); without a policy and a backend
 // there is no listener at all, so requests pay nothing for it.
 
-import { whenAnswered } from '../answered.js';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
@@ -17,6 +16,7 @@ import { AuditRecord, type AuditSink } from './event.js';
 import { LogBackend } from './log.js';
 import { AuditConfigError, PolicyChecker, readPolicyFile } from './policy.js';
 import { WebhookBackend } from './webhook.js';
+import { whenAnswered } from '../answered.js';
 
 export { AuditConfigError } from './policy.js';
 
