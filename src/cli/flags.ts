@@ -332,7 +332,7 @@ const externalIdentityFlags: readonly Flag[] = [
   option('requestheader-allowed-names', stringSliceType, 'requestheaderAllowedNames', 'Common names the authenticating proxy\'s certificate may carry; empty: any the CA signed.'),
   option('enable-bootstrap-token-auth', boolType, 'enableBootstrapTokenAuth', 'Accept bootstrap tokens (<id>.<secret>, kept in secrets of the bootstrap token type) as bearer tokens.'),
   option('oidc-issuer-url', httpsUrlType, 'oidcIssuerUrl', 'https URL of the OpenID Connect issuer trusted for ID tokens (discovery path excluded); needs --oidc-client-id.', 'none'),
-  option('oidc-client-id', stringType, 'oidcClientId', 'Client ID every ID token must be issued for (aud or azp); needs --oidc-issuer-url.', 'none'),
+  option('oidc-client-id', stringType, 'oidcClientId', 'Client ID every ID token must name in its aud claim; needs --oidc-issuer-url.', 'none'),
   option('oidc-username-claim', stringType, 'oidcUsernameClaim', 'ID token claim used as the user name; claims other than email get the issuer URL and # as prefix unless a username prefix is given.'),
   option('oidc-username-prefix', stringType, 'oidcUsernamePrefix', 'Prefix of user names from ID tokens; - for none.', 'the issuer URL and # unless the claim is email'),
   option('oidc-groups-claim', stringType, 'oidcGroupsClaim', 'ID token claim holding the user\'s groups (a string or a list of strings).', 'none'),

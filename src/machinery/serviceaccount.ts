@@ -6,6 +6,7 @@
 
 import { isDns1123Label, isDns1123Subdomain } from './validation.js';
 import { product, productKey, vocabulary } from './vocabulary.js';
+import { audiencesOf, registeredClaimsProblem } from './jwtclaims.js';
 
 export const serviceAccountUsernamePrefix = 'system:serviceaccount:';
 export const allServiceAccountsGroup = 'system:serviceaccounts';
@@ -134,23 +135,19 @@ function ref(v: unknown): ObjectRef | undefined {
   return { name: str(v.name), uid: str(v.uid) };
 }
 
-/** `aud` may be one string or a list, as RFC 7519 allows. */
-function audiencesOf(aud: unknown): string[] {
-  if (typeof aud === 'string') return [aud];
-  return Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : [];
-}
-
 /**
  * Reads the claims of a verified token of `issuer`: the legacy shape under
  * the legacy issuer, the bound shape otherwise. Answers the reason when a
  * claim the shape needs is missing, as upstream does.
  */
 export function readServiceAccountClaims(payload: Record<string, unknown>, legacy: boolean): ServiceAccountClaims | string {
+  const mistyped = registeredClaimsProblem(payload);
+  if (mistyped) return mistyped;
   const common = {
     legacy,
     issuer: str(payload.iss),
     subject: typeof payload.sub === 'string' ? payload.sub : undefined,
-    audiences: audiencesOf(payload.aud),
+    audiences: audiencesOf(payload),
     expiresAt: num(payload.exp),
     notBefore: num(payload.nbf),
     issuedAt: num(payload.iat),

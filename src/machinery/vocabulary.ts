@@ -1,6 +1,8 @@
 // The product's vocabulary: every name that carries the product's name is built
 // here, so nothing else in the tree spells the domain out.
 
+import { ownValue } from './ownkeys.js';
+
 export const product = {
   name: 'plat',
   /** Domain under which API groups, annotations and labels live. */
@@ -131,3 +133,19 @@ export function productApiVersionForUpstream(apiVersion: string): string | undef
 
 /** Reverse-domain prefix of OpenAPI definition names: `io.plat`. */
 export const definitionPrefix = product.domain.split('.').reverse().join('.');
+
+/**
+ * Why a remote service's answer (a review POSTed to a webhook) is not the
+ * kind asked for at `apiVersion`, or undefined when it is. The same version
+ * by its upstream group name counts as ours; anything else (a Status, another
+ * kind or version, no apiVersion at all) is not an answer to trust.
+ */
+export function wrongAnswerKind(answer: unknown, apiVersion: string, kind: string): string | undefined {
+  const body = typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
+  const got = ownValue(body, 'apiVersion');
+  const gotKind = ownValue(body, 'kind');
+  const sameVersion = typeof got === 'string' && (got === apiVersion || productApiVersionForUpstream(got) === apiVersion);
+  if (sameVersion && gotKind === kind) return undefined;
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return `expected ${apiVersion}, Kind=${kind}, got ${text(got)}, Kind=${text(gotKind)}`;
+}

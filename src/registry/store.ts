@@ -90,6 +90,12 @@ function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, ex
   return options;
 }
 
+/** The uid and creation time a create gives its object, kept across mutating admission. */
+interface CreateStamp {
+  uid: string;
+  creationTimestamp: string;
+}
+
 export class ResourceStore {
   readonly qualified: Qualified;
   readonly reader: CollectionReader;
@@ -189,13 +195,17 @@ export class ResourceStore {
     meta.namespace = namespace ?? meta.namespace;
   }
 
-  /** The name in the body must agree with the URL's; an empty one takes the URL's. */
-  private placeAtName(obj: KubeObject, name: string): void {
+  /**
+   * The name in the body must be the URL's, as upstream checks a PUT, a
+   * patched object and (here) what mutating admission returned; an apply
+   * configuration without a name takes the URL's.
+   */
+  private placeAtName(obj: KubeObject, name: string, emptyTakesUrl = false): void {
     const meta = obj.metadata!;
-    if (meta.name && meta.name !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    if (emptyTakesUrl && !meta.name) meta.name = name;
+    if (meta.name !== name) {
+      throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`);
     }
-    meta.name = name;
   }
 
   // ---- the update loop -------------------------------------------------------
@@ -268,39 +278,36 @@ export class ResourceStore {
    * Creates a decoded object; `tracked`: its managedFields were already set
    * (by an apply). `retry` when the name is taken.
    */
-  private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean): Promise<Attempt<KubeObject>> {
-    let obj = decoded;
-    this.placeInNamespace(obj, namespace);
-    let meta = obj.metadata!;
+  private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean, urlName?: string): Promise<Attempt<KubeObject>> {
+    this.placeInNamespace(decoded, namespace);
     const strategy = this.kind.strategy;
-    strategy.defaults?.(obj);
-    // Server-owned fields: set here, whatever the client sent.
-    meta.uid = randomUUID();
-    meta.creationTimestamp = rfc3339Now();
-    delete meta.deletionTimestamp;
-    delete meta.deletionGracePeriodSeconds;
-    delete meta.resourceVersion;
-    delete meta.selfLink;
-    for (const path of this.resetOnCreate) setPath(obj, path, undefined);
-    if (this.kind.tracksGeneration) meta.generation = 1;
-    else delete meta.generation;
-    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
-    strategy.prepareForCreate?.(obj, opts.user);
-    strategy.defaults?.(obj);
-    const request = this.admissionRequest('CREATE', meta.name ?? '', meta.namespace, opts, operationOptions('CreateOptions', opts), obj);
+    strategy.defaults?.(decoded);
+    const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
+    this.stampForCreate(decoded, stamp, opts.user);
+    const requested = decoded.metadata!.managedFields;
+    const request = this.admissionRequest('CREATE', decoded.metadata!.name ?? '', decoded.metadata!.namespace, opts, operationOptions('CreateOptions', opts), decoded);
     await this.admission.mutate(request);
     return this.orRelease(request, async () => {
-      if (!tracked) {
-        obj = request.object = trackWrite(this.kind, undefined, request.object!, opts.manager ?? serverManager);
-        meta = obj.metadata!;
-      }
+      // Whatever mutating admission returned, what the server owns is the server's again.
+      let obj = request.object!;
+      if (urlName !== undefined) this.placeAtName(obj, urlName);
+      this.placeInNamespace(obj, namespace);
+      this.stampForCreate(obj, stamp, opts.user);
+      obj.metadata!.managedFields = requested;
+      if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
+      if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager);
+      request.object = obj;
+      const meta = obj.metadata!;
       const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
       if (errs.length) throw this.invalid(obj, errs);
       await this.admission.validate(request);
       opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
       const key = this.key(meta.namespace, meta.name);
       if (opts.dryRun) {
-        if (await this.backend.get(key).catch(storageFailure)) return retry;
+        if (await this.backend.get(key).catch(storageFailure)) {
+          decoded.metadata!.name = meta.name;
+          return retry;
+        }
         return obj;
       }
       try {
@@ -309,10 +316,34 @@ export class ResourceStore {
         meta.resourceVersion = String(kv.modRevision);
         return noteStored(obj, { ...kv, value: bytes });
       } catch (e) {
-        if (lostRace(e)) return retry;
+        if (lostRace(e)) {
+          decoded.metadata!.name = meta.name; // the name that is taken, for the caller's AlreadyExists
+          return retry;
+        }
         return storageFailure(e);
       }
     });
+  }
+
+  /**
+   * The fields of a new object only the server sets: run before mutating
+   * admission (so webhooks see them) and again after it, with the same uid
+   * and timestamp, so that nothing a webhook returned overrides them.
+   */
+  private stampForCreate(obj: KubeObject, stamp: CreateStamp, user: UserInfo | undefined): void {
+    const meta = obj.metadata!;
+    meta.uid = stamp.uid;
+    meta.creationTimestamp = stamp.creationTimestamp;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.resourceVersion;
+    delete meta.selfLink;
+    for (const path of this.resetOnCreate) setPath(obj, path, undefined);
+    if (this.kind.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
+    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
+    this.kind.strategy.prepareForCreate?.(obj, user);
+    this.kind.strategy.defaults?.(obj);
   }
 
   /**
@@ -348,7 +379,7 @@ export class ResourceStore {
       if (!current) {
         // Only kinds whose strategy allows it create on PUT, as upstream; the rest answer 404.
         if (target.subresource || !this.kind.createOnUpdate || (pinned !== undefined && pinned !== 0)) throw errors.notFound(this.qualified, name);
-        const created = await this.insert(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false);
+        const created = await this.insert(namespace, structuredClone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false, name);
         return created === retry ? retry : { object: created, created: true };
       }
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
@@ -384,35 +415,22 @@ export class ResourceStore {
    */
   private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<KubeObject> {
     const strategy = this.kind.strategy;
-    let next = obj;
+    const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
-    if (ownPart) {
-      // Through a sub-resource only its fields change: start from the stored object.
-      next = structuredClone(old);
-      copyPaths(obj, next, ownPart.owns);
-    } else if (target.subresource === undefined) {
-      copyPaths(old, next, this.ownedBySubresources);
-    }
-    let meta = next.metadata!;
-    const oldMeta = old.metadata!;
-    meta.uid ||= oldMeta.uid;
-    meta.creationTimestamp = oldMeta.creationTimestamp;
-    meta.deletionTimestamp = oldMeta.deletionTimestamp;
-    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    if (meta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
-    if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
-    delete meta.selfLink;
-    strategy.defaults?.(next);
-    if (target.subresource === undefined) strategy.prepareForUpdate?.(next, old);
-    else ownPart?.prepareForUpdate?.(next, old);
-    const request = this.admissionRequest('UPDATE', meta.name, meta.namespace, opts, options, next, old, target.subresource);
+    let next = this.keepServerOwned(obj, old, target.subresource, ownPart);
+    const requested = next.metadata!.managedFields;
+    const request = this.admissionRequest('UPDATE', next.metadata!.name, next.metadata!.namespace, opts, options, next, old, target.subresource);
     await this.admission.mutate(request);
-    next = request.object!;
-    if (!tracked) {
-      next = request.object = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource);
-    }
-    meta = next.metadata!;
+    // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
+    this.placeAtName(request.object!, oldMeta.name);
+    this.placeInNamespace(request.object!, oldMeta.namespace);
+    next = this.keepServerOwned(request.object!, old, target.subresource, ownPart);
+    next.metadata!.managedFields = requested;
+    if (requested === undefined) delete next.metadata!.managedFields;
+    if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource);
+    request.object = next;
+    const meta = next.metadata!;
     if (this.kind.tracksGeneration) {
       const { metadata: _a, status: _b, ...newBody } = next;
       const { metadata: _c, status: _d, ...oldBody } = old;
@@ -435,6 +453,39 @@ export class ResourceStore {
   }
 
   /**
+   * The new object with what the writer may not change taken from the old
+   * one: through a part sub-resource only its fields change; the main
+   * resource keeps what sub-resources own; uid (when absent), creation and
+   * deletion times are the stored object's. Run before mutating admission and
+   * again on what it returned, so webhooks cannot change them either.
+   */
+  private keepServerOwned(obj: KubeObject, old: KubeObject, subresource: string | undefined, ownPart: PartSubresource | undefined): KubeObject {
+    let next = obj;
+    if (ownPart) {
+      // Through a sub-resource only its fields change: start from the stored object.
+      next = structuredClone(old);
+      copyPaths(obj, next, ownPart.owns);
+      // A different uid is not quietly dropped: validation reports it as a change of an immutable field.
+      if (obj.metadata?.uid) next.metadata!.uid = obj.metadata.uid;
+    } else if (subresource === undefined) {
+      copyPaths(old, next, this.ownedBySubresources);
+    }
+    const meta = next.metadata!;
+    const oldMeta = old.metadata!;
+    meta.uid ||= oldMeta.uid;
+    meta.creationTimestamp = oldMeta.creationTimestamp;
+    meta.deletionTimestamp = oldMeta.deletionTimestamp;
+    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
+    if (meta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
+    if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
+    delete meta.selfLink;
+    this.kind.strategy.defaults?.(next);
+    if (subresource === undefined) this.kind.strategy.prepareForUpdate?.(next, old);
+    else ownPart?.prepareForUpdate?.(next, old);
+    return next;
+  }
+
+  /**
    * PATCH: json, merge and strategic patches change the live object; an
    * apply merges `patch` by field ownership and creates the object when
    * absent (`created`). A lost compare-and-swap applies the patch again to
@@ -449,7 +500,7 @@ export class ResourceStore {
       if (!current) {
         if (!config || target.subresource) throw errors.notFound(this.qualified, name);
         const applied = trackApply(this.kind, undefined, config, manager, force);
-        const created = await this.insert(namespace, applied, opts, true);
+        const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
       const live = this.reader.stored(current).object; // read-only: patches apply to a copy
@@ -483,7 +534,7 @@ export class ResourceStore {
     }
     if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
     const config = this.decode(raw, opts);
-    this.placeAtName(config, name);
+    this.placeAtName(config, name, true);
     this.placeInNamespace(config, namespace);
     return config;
   }

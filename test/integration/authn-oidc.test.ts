@@ -62,9 +62,29 @@ describe('OpenID Connect tokens', () => {
     assert.equal(provider.hits.get('/realm/.well-known/openid-configuration'), 1);
   });
 
-  test('azp naming the client ID stands for the audience', async () => {
+  test('azp naming the client ID does not stand for the audience, as upstream', async () => {
     const token = await provider.token({ sub: 'azp-user', aud: ['other-api'], azp: clientId, hd: 'example.com' });
-    assert.equal((await whoIs(anonymous, bearer(token))).username, `${provider.issuer}#azp-user`);
+    assertStatus(await selfReview(anonymous, bearer(token)), 401, 'Unauthorized');
+    assert.match(await reviewError(s, token), /expected audience "plat-cluster" got \["other-api"\]/);
+    const both = await provider.token({ sub: 'azp-user', aud: ['other-api', clientId], azp: 'other-api', hd: 'example.com' });
+    assert.equal((await whoIs(anonymous, bearer(both))).username, `${provider.issuer}#azp-user`);
+  });
+
+  test('registered claims of the wrong JSON type refuse the token', async () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['aud list holding a number', { aud: [clientId, 7] }],
+      ['aud an object', { aud: { [clientId]: true } }],
+      ['sub a number', { sub: 42 }],
+      ['jti a list', { jti: ['a'] }],
+      ['exp a string', { exp: String(nowSeconds() + hour) }],
+      ['nbf a string', { nbf: '0' }],
+      ['iat a boolean', { iat: true }],
+    ];
+    for (const [what, claims] of cases) {
+      const token = await provider.token({ sub: 'typed', hd: 'example.com', ...claims });
+      assertStatus(await selfReview(anonymous, bearer(token)), 401, 'Unauthorized');
+      assert.notEqual(await reviewError(s, token), undefined, what);
+    }
   });
 
   test('key rotation: a token of the new key is accepted after one refresh; the old key is gone', async () => {

@@ -28,6 +28,18 @@ const byToken: TokenWebhookHandler = (review, _req, res) => {
   }
   if (token === 'for-other-audience') return answerReview(res, review, { authenticated: true, user: { username: 'aud-user' }, audiences: ['other-api'] });
   if (token === 'denied-with-error') return answerReview(res, review, { authenticated: false, error: 'token revoked by the identity team' });
+  if (token === 'status-kind') {
+    // A Status (or any other kind) whose status happens to say authenticated is no TokenReview.
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: { authenticated: true, user: { username: 'intruder' } } }));
+    return;
+  }
+  if (token === 'upstream-named') {
+    const apiVersion = review.apiVersion.replace(vocabulary.authenticationGroup, 'authentication.k8s.io');
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ apiVersion, kind: 'TokenReview', status: { authenticated: true, user: { username: 'upstream-named' } } }));
+    return;
+  }
   if (token === 'hangs') return; // never answers
   if (token === 'breaks') { res.socket?.destroy(); return; }
   if (token === 'garbage') { res.writeHead(200); res.end('{not json'); return; }
@@ -97,6 +109,12 @@ describe('webhook token authentication (v1beta1, cached)', () => {
     assert.equal(review.user.username, 'aud-user');
     const sent = hook.received.filter((r) => r.review.spec.token === 'for-other-audience').map((r) => r.review.spec.audiences);
     assert.deepEqual(sent, [['plat-api'], ['other-api']]);
+  });
+
+  test('an answer that is not a TokenReview of the version asked for is a 401, whatever it says; the upstream group name is the same kind', async () => {
+    assertStatus(await selfReview(anonymous, bearer('status-kind')), 401, 'Unauthorized');
+    assert.match((await tokenReview(s, 'status-kind')).error, /is not a TokenReview: expected .*\/v1beta1, Kind=TokenReview, got v1, Kind=Status/);
+    assert.equal((await whoIs(anonymous, bearer('upstream-named'))).username, 'upstream-named');
   });
 
   test('a webhook that hangs, breaks the connection, answers garbage or HTTP 500: 401, and the server goes on', async () => {

@@ -17,7 +17,7 @@ import { abacApiVersion } from '../../src/auth/authz/abac.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 const dir = tempDir();
-const tokens = tokenFile('t-alice,alice,uid-1,devs\nt-bob,bob,uid-2\nt-mallory,mallory,uid-3\nt-slow,slow,uid-4\nt-broken,broken,uid-5\n');
+const tokens = tokenFile('t-alice,alice,uid-1,devs\nt-bob,bob,uid-2\nt-mallory,mallory,uid-3\nt-slow,slow,uid-4\nt-broken,broken,uid-5\nt-statusy,statusy,uid-6\n');
 let abac: TestServer;
 let hook: TestWebhook;
 let webhooked: TestServer;
@@ -40,6 +40,12 @@ before(async () => {
     const user = body.spec.user;
     if (user === 'broken') { res.writeHead(500); res.end('boom'); return; }
     if (user === 'slow') return; // never answers
+    if (user === 'statusy') {
+      // A Status whose status says allowed is no SubjectAccessReview: no opinion, never an allow.
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ apiVersion: 'v1', kind: 'Status', status: { allowed: true } }));
+      return;
+    }
     assert.equal(req.headers.authorization, 'Bearer webhook-secret');
     if (user === 'mallory') return answer(res, body, { allowed: false, denied: true, reason: 'mallory is blocked' });
     if (user === 'alice' && body.spec.resourceAttributes?.resource === 'configmaps') return answer(res, body, { allowed: true, reason: 'the webhook likes alice' });
@@ -120,6 +126,13 @@ test('Webhook: a failing or silent webhook is no opinion: 403, with the failure 
   });
   assert.equal(review.json.status.allowed, false);
   assert.equal(review.json.status.evaluationError, 'error contacting the authorization webhook: the webhook answered HTTP 500');
+  // An answer of another kind is a failure too, however it is worded.
+  assertStatus(await webPlain.get('/api/v1/namespaces/team/configmaps', as('statusy')), 403, 'Forbidden');
+  const statusy = await webhooked.client.post(`/apis/${vocabulary.authorizationGroup}/v1/subjectaccessreviews`, {
+    spec: { user: 'statusy', resourceAttributes: { verb: 'get', resource: 'pods' } },
+  });
+  assert.equal(statusy.json.status.allowed, false);
+  assert.match(statusy.json.status.evaluationError, /is not a SubjectAccessReview: expected .*\/v1beta1, Kind=SubjectAccessReview, got v1, Kind=Status/);
   // RBAC before the webhook: the admin never reaches it.
   const count = hook.received.length;
   assert.equal((await webhooked.client.get('/api/v1/namespaces')).status, 200);

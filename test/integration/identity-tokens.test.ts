@@ -209,3 +209,26 @@ test('an expired token is refused; one signed by the server\'s key file and stil
   const valid = await token(600, Date.now());
   assert.equal((await bare.get('/api/v1/namespaces', bearer(valid))).status, 200);
 });
+
+test('a token whose registered claims have the wrong JSON type is refused (a string exp never expiring, among others)', async () => {
+  const account = (await s.client.get('/api/v1/namespaces/ns1/serviceaccounts/robot')).json;
+  const signer = await createTokenSigner(readFileSync(join(s.dataDir, 'pki', 'sa.key'), 'utf8'), issuer);
+  const claims = (now: number) => boundTokenClaims({
+    namespace: 'ns1', account: { name: 'robot', uid: account.metadata.uid }, audiences: [issuer], lifetimeSeconds: 600, now, id: `typed-${now}`,
+  });
+  const longAgo = Date.now() - 24 * 3600_000;
+  const cases: [string, (c: Record<string, unknown>) => void][] = [
+    ['exp a string, long past', (c) => { c.exp = String(c.exp); }],
+    ['nbf a string', (c) => { c.nbf = String(c.nbf); }],
+    ['iat an object', (c) => { c.iat = { at: c.iat }; }],
+    ['sub a list', (c) => { c.sub = [c.sub]; }],
+    ['aud holding a number', (c) => { c.aud = [issuer, 1]; }],
+  ];
+  for (const [what, spoil] of cases) {
+    const c = claims(what.includes('long past') ? longAgo : Date.now());
+    spoil(c);
+    const token = await signer.sign(c);
+    assertStatus(await bare.get('/api/v1/namespaces', bearer(token)), 401, 'Unauthorized');
+    assert.match((await review(token)).error, /^claim "(exp|nbf|iat|sub|aud)" is /, what);
+  }
+});

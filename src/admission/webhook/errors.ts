@@ -73,9 +73,17 @@ export class WebhookRejection extends ApiError {
   }
 }
 
-/** The HTTP code a rejection answers with: the webhook's, when it is an error code, else 403. */
-function rejectionCode(code: number | undefined): number {
-  return code !== undefined && code >= 400 && code <= 599 ? code : 403;
+/**
+ * The HTTP code a rejection answers with. No code is 403 (the spec). A code
+ * below 400 would tell the client the request went through, so it is 400.
+ * Codes of 400 and above are the webhook's, as upstream writes them on the
+ * status line; past 999 no HTTP status line can carry the code (upstream's
+ * response writer panics and the request ends in a 500), so it is a 500.
+ */
+export function rejectionCode(code: number | undefined): number {
+  if (code === undefined || code === 0) return 403;
+  if (code < 400) return 400;
+  return code > 999 ? 500 : code;
 }
 
 /**

@@ -1,10 +1,11 @@
 // The AdmissionReview a webhook receives and the checks of its answer, in
 // the first version of the webhook's admissionReviewVersions this server
-// speaks (v1, v1beta1). v1 answers must carry the request's uid back and be
-// a v1 AdmissionReview; v1beta1 answers are not checked for either, as
-// upstream. `allowed` must be a boolean in both.
+// speaks (v1, v1beta1). Answers must be an AdmissionReview of the version
+// sent (by our group name or upstream's): upstream decodes them into that
+// type, so a Status or another kind never passes as an answer. v1 answers
+// must also carry the request's uid back; `allowed` must be a boolean in both.
 
-import { vocabulary } from '../../machinery/vocabulary.js';
+import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
 import type { KubeObject } from '../../api/kind.js';
 import type { AdmissionRequest } from '../types.js';
@@ -76,16 +77,13 @@ const base64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Checks the decoded body of a webhook's answer. */
 export function verifyResponse(version: ReviewVersion, uid: string, mutating: boolean, body: unknown): ReviewResponse {
-  const response = isObject(body) ? ownValue(body, 'response') : undefined;
+  const wrongKind = wrongAnswerKind(body, reviewApiVersion(version), 'AdmissionReview');
+  if (wrongKind) throw new InvalidResponse(`webhook response: ${wrongKind}`);
+  const response = ownValue(body as Record<string, unknown>, 'response');
   if (!isObject(response)) throw new InvalidResponse('webhook response was absent');
   if (version === 'v1') {
     const got = ownValue(response, 'uid');
     if (got !== uid) throw new InvalidResponse(`expected response.uid=${JSON.stringify(uid)}, got ${JSON.stringify(typeof got === 'string' ? got : '')}`);
-    const apiVersion = ownValue(body as Record<string, unknown>, 'apiVersion');
-    const kind = ownValue(body as Record<string, unknown>, 'kind');
-    if (apiVersion !== reviewApiVersion('v1') || kind !== 'AdmissionReview') {
-      throw new InvalidResponse(`expected webhook response of ${reviewApiVersion('v1')}, Kind=AdmissionReview, got ${String(apiVersion ?? '')}, Kind=${String(kind ?? '')}`);
-    }
   }
   const allowed = ownValue(response, 'allowed');
   if (typeof allowed !== 'boolean') throw new InvalidResponse('response.allowed is required and must be a boolean');

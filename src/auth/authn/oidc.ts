@@ -2,13 +2,15 @@
 // discovery document names its keys (JWKS), fetched over TLS once and again
 // only when a token names a key id not seen yet, so no request calls the
 // provider. A token is checked for its signature (the allowed algorithms),
-// issuer, audience (the client ID in `aud`, or as `azp`), expiry and the
+// issuer, audience (the client ID in `aud`), the types of the registered
+// claims, expiry and the
 // required claims, then names its user by the username claim (prefixed as
 // the flags say) and groups. Verified tokens are cached by hash until they
 // expire.
 
 import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { hasOwn } from '../../machinery/ownkeys.js';
+import { audiencesOf, registeredClaimsProblem } from '../../machinery/jwtclaims.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { sharedUser } from '../../machinery/user.js';
 import { callJson } from '../remotejson.js';
@@ -89,8 +91,11 @@ export class OidcAuthenticator implements TokenAuthenticator {
 
   private async verify(token: string): Promise<{ payload: JWTPayload; user: UserInfo }> {
     const payload = await this.checkSignature(token);
-    const aud = payload.aud === undefined ? [] : Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    if (!aud.includes(this.o.clientId) && payload.azp !== this.o.clientId) {
+    const mistyped = registeredClaimsProblem(payload);
+    if (mistyped) throw new OidcError(`oidc: malformed claims: ${mistyped}`);
+    // As upstream's verifier: the client ID must be among the audiences; `azp` is no substitute.
+    const aud = audiencesOf(payload);
+    if (!aud.includes(this.o.clientId)) {
       throw new OidcError(`oidc: verify token: oidc: expected audience ${JSON.stringify(this.o.clientId)} got ${formatList(aud)}`);
     }
     for (const [claim, want] of this.o.requiredClaims) {

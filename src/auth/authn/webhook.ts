@@ -9,8 +9,8 @@
 
 import { Agent } from 'node:https';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
-import { vocabulary } from '../../machinery/vocabulary.js';
-import { setOwn } from '../../machinery/ownkeys.js';
+import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
+import { ownValue, setOwn } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { sharedUser } from '../../machinery/user.js';
 import { postReview } from '../remotejson.js';
@@ -35,10 +35,15 @@ type Answer = { kind: 'user'; user: UserInfo; audiences: string[] } | { kind: 'n
 
 const isStrings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
-/** The answer a TokenReview's status gives; a string is an error (the webhook's own text, or what is wrong with its answer). */
-export function answerOf(review: unknown): Answer | string {
-  const status = typeof review === 'object' && review !== null ? (review as Record<string, unknown>).status : undefined;
-  if (typeof status !== 'object' || status === null) return 'the webhook answered no TokenReview status';
+/**
+ * The answer a TokenReview (at `apiVersion`) gives in its status; a string is
+ * an error (the webhook's own text, or what is wrong with its answer).
+ */
+export function answerOf(review: unknown, apiVersion: string): Answer | string {
+  const wrongKind = wrongAnswerKind(review, apiVersion, 'TokenReview');
+  if (wrongKind) return `the webhook's answer is not a TokenReview: ${wrongKind}`;
+  const status = ownValue(review as Record<string, unknown>, 'status');
+  if (typeof status !== 'object' || status === null || Array.isArray(status)) return 'the webhook answered no TokenReview status';
   const s = status as Record<string, unknown>;
   if (s.authenticated !== true) {
     // Without a text of its own the token is simply not known: the generic Unauthorized.
@@ -113,10 +118,10 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
   private async ask(token: string, audiences: readonly string[], key: string): Promise<Answer | string> {
     const spec: Record<string, unknown> = { token };
     if (audiences.length) spec.audiences = [...audiences];
-    const review = { apiVersion: `${vocabulary.authenticationGroup}/${this.o.version}`, kind: 'TokenReview', spec };
+    const apiVersion = `${vocabulary.authenticationGroup}/${this.o.version}`;
     let answer: Answer | string;
     try {
-      answer = answerOf(await postReview(this.o.endpoint, review, this.o.timeoutMs, this.agent));
+      answer = answerOf(await postReview(this.o.endpoint, { apiVersion, kind: 'TokenReview', spec }, this.o.timeoutMs, this.agent), apiVersion);
     } catch (e) {
       return `webhook: ${(e as Error).message}`;
     }

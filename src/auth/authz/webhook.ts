@@ -5,7 +5,8 @@
 // than its timeout counts as no opinion, with the failure as evaluation error.
 
 import { noOpinion, type Attributes, type Decision, type RuleSet } from '../../machinery/authorization.js';
-import { vocabulary } from '../../machinery/vocabulary.js';
+import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
+import { ownValue } from '../../machinery/ownkeys.js';
 import type { UserInfo } from '../../machinery/user.js';
 import type { Authorizer } from './authorizer.js';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
@@ -44,10 +45,12 @@ export function reviewSpec(a: Attributes, version: 'v1' | 'v1beta1'): Json {
   return spec;
 }
 
-/** The decision a webhook's answer says; throws when it says nothing usable. */
-export function decisionOf(answer: unknown): Decision {
-  const status = typeof answer === 'object' && answer !== null ? (answer as Json).status : undefined;
-  if (typeof status !== 'object' || status === null) throw new Error('the webhook answered no SubjectAccessReview status');
+/** The decision a webhook's answer (a SubjectAccessReview at `apiVersion`) says; throws when it says nothing usable. */
+export function decisionOf(answer: unknown, apiVersion: string): Decision {
+  const wrongKind = wrongAnswerKind(answer, apiVersion, 'SubjectAccessReview');
+  if (wrongKind) throw new Error(`the webhook's answer is not a SubjectAccessReview: ${wrongKind}`);
+  const status = ownValue(answer as Json, 'status');
+  if (typeof status !== 'object' || status === null || Array.isArray(status)) throw new Error('the webhook answered no SubjectAccessReview status');
   const s = status as Json;
   const reason = typeof s.reason === 'string' ? s.reason : '';
   const evaluationError = typeof s.evaluationError === 'string' && s.evaluationError ? s.evaluationError : undefined;
@@ -75,7 +78,8 @@ export class WebhookAuthorizer implements Authorizer {
     if (cached) this.cache.delete(key);
     let decision: Decision;
     try {
-      decision = decisionOf(await this.post({ apiVersion: `${vocabulary.authorizationGroup}/${this.o.version}`, kind: 'SubjectAccessReview', spec }));
+      const apiVersion = `${vocabulary.authorizationGroup}/${this.o.version}`;
+      decision = decisionOf(await this.post({ apiVersion, kind: 'SubjectAccessReview', spec }), apiVersion);
     } catch (e) {
       // No opinion, never cached: the next request asks again.
       return noOpinion('', `error contacting the authorization webhook: ${(e as Error).message}`);
