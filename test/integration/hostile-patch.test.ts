@@ -286,3 +286,14 @@ test('managedFields entries are validated as upstream validates them (422)', asy
   assert.deepEqual(unreadable.json.metadata.managedFields.map((e: any) => [e.manager, e.operation]), [['writer', 'Update']]);
   await assertUnharmed();
 });
+
+test('a patch or a PUT that removes or changes the name is a 400 naming both names, as upstream', async () => {
+  status(await s.client.post(cms, { metadata: { name: 'named' }, data: { a: '1' } }), 201);
+  const mismatch = (got: string) => `the name of the object (${got}) does not match the name on the URL (named)`;
+  status(await patch(`${cms}/named`, 'merge', '{"metadata":{"name":null}}'), 400, 'BadRequest', mismatch(''));
+  status(await patch(`${cms}/named`, 'strategic', '{"metadata":{"name":"other"}}'), 400, 'BadRequest', mismatch('other'));
+  status(await patch(`${cms}/named`, 'json', '[{"op":"remove","path":"/metadata/name"}]'), 400, 'BadRequest', mismatch(''));
+  status(await sendRaw('PUT', `${cms}/named`, '{"metadata":{},"data":{"a":"2"}}'), 400, 'BadRequest', mismatch(''));
+  assert.equal((await s.client.get(`${cms}/named`)).json.data.a, '1', 'nothing changed');
+  assert.equal((await s.client.get(`${cms}/other`)).status, 404);
+});

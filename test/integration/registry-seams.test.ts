@@ -6,43 +6,15 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineKind, statusSubresource, type KindDefinition, type KubeObject } from '../../src/api/kind.js';
+import { defineKind, type KindDefinition } from '../../src/api/kind.js';
 import { t } from '../../src/api/schema.js';
-import * as meta from '../../src/api/meta/v1.js';
-import { productGroup } from '../../src/machinery/vocabulary.js';
 import { fieldErrors } from '../../src/machinery/errors.js';
 import { createSubresource, reviewResource, type RestObject } from '../../src/registry/rest.js';
 import { startTestServer, TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
+import { envelope, gadgetGroup, gadgets } from '../support/gadgets.js';
 
-const group = productGroup('gadgets');
-const objectMeta = { ref: meta.ObjectMeta };
-const envelope = { apiVersion: t.string(), kind: t.string(), metadata: objectMeta };
-
-const scales: KindDefinition = defineKind({
-  group: 'autoscaling', version: 'v1', kind: 'Scale', plural: 'scales', scope: 'Namespaced',
-  definitionName: 'test.autoscaling.v1.Scale',
-  schema: t.object({ ...envelope, spec: t.object({ replicas: t.int32() }), status: t.object({ replicas: t.int32() }) }),
-});
-
-const gadgets: KindDefinition = defineKind({
-  group, version: 'v1', kind: 'Gadget', plural: 'gadgets', scope: 'Namespaced', shortNames: ['gd'],
-  definitionName: 'test.gadgets.v1.Gadget',
-  schema: t.object({ ...envelope, spec: t.object({ replicas: t.int32(), color: t.string() }), status: t.object({ ready: t.int32() }) }),
-  subresources: {
-    status: statusSubresource,
-    scale: {
-      kind: scales,
-      verbs: ['get', 'update', 'patch'],
-      view: (g: KubeObject) => ({
-        apiVersion: 'autoscaling/v1', kind: 'Scale',
-        metadata: { name: g.metadata?.name, namespace: g.metadata?.namespace, resourceVersion: g.metadata?.resourceVersion, uid: g.metadata?.uid },
-        spec: { replicas: g.spec?.replicas ?? 0 }, status: { replicas: g.status?.ready ?? 0 },
-      }),
-      applyView: (g: KubeObject, scale: KubeObject) => ({ ...g, spec: { ...g.spec, replicas: scale.spec?.replicas ?? 0 } }),
-    },
-  },
-});
+const group = gadgetGroup;
 
 const gadgetReviews: KindDefinition = defineKind({
   group, version: 'v1', kind: 'GadgetReview', plural: 'gadgetreviews', scope: 'Cluster', verbs: ['create'],

@@ -9,7 +9,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
-import { allow, deny, eventually, patchWith, setLabel, startWebhookServer, type TestWebhookServer } from '../support/webhook.js';
+import {
+  active as activeHook, allow, configMaps, configurations, configure as configureHooks, deny, eventually, labelledNamespace, patchWith, setLabel,
+  startWebhookServer, unconfigure as unconfigureHooks, webhookEntry, type ConfigurationKind, type TestWebhookServer, type WebhookScene,
+} from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { toStoredBytes } from '../../src/registry/objects.js';
 
@@ -26,42 +29,15 @@ after(async () => {
 
 const group = vocabulary.admissionRegistrationGroup;
 const apiVersion = `${group}/v1`;
-const collection = (which: 'mutating' | 'validating') => `/apis/${group}/v1/${which}webhookconfigurations`;
-const cms = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
-
-/** A namespace of the test, labelled so that only the test's webhooks see it. */
-async function namespace(name: string, labels: Record<string, string> = { suite: name }): Promise<string> {
-  const r = await s.client.post('/api/v1/namespaces', { metadata: { name, labels } });
-  assert.equal(r.status, 201, r.text);
-  return name;
-}
-
-function webhook(name: string, path: string, suite: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name, clientConfig: { url: hooks.url(path), caBundle: hooks.caBundle },
-    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
-    namespaceSelector: { matchLabels: { suite } },
-    sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 1, ...extra,
-  };
-}
-
-async function configure(which: 'mutating' | 'validating', name: string, ...webhooks: Record<string, unknown>[]): Promise<void> {
-  const r = await s.client.post(collection(which), { apiVersion, kind: `${which === 'mutating' ? 'Mutating' : 'Validating'}WebhookConfiguration`, metadata: { name }, webhooks });
-  assert.equal(r.status, 201, r.text);
-}
-
-async function unconfigure(which: 'mutating' | 'validating', name: string): Promise<void> {
-  assert.equal((await s.client.delete(`${collection(which)}/${name}`)).status, 200);
-}
-
+const collection = configurations;
+const cms = configMaps;
+const scene = (): WebhookScene => ({ client: s.client, hooks });
+const namespace = (name: string, labels?: Record<string, string>) => labelledNamespace(scene(), name, labels);
+const webhook = (name: string, path: string, suite: string, extra: Record<string, unknown> = {}) => webhookEntry(scene(), name, path, suite, extra);
+const configure = (which: ConfigurationKind, name: string, ...webhooks: Record<string, unknown>[]) => configureHooks(scene(), which, name, ...webhooks);
+const unconfigure = (which: ConfigurationKind, name: string) => unconfigureHooks(scene(), which, name);
 /** Dry-run creates in `ns` until the webhook at `path` has been called: its configuration is in effect. */
-async function active(path: string, ns: string, labels: Record<string, string> = {}): Promise<void> {
-  const seen = hooks.callsTo(path).length;
-  await eventually(`webhook ${path} is called`, async () => {
-    await s.client.post(`${cms(ns)}?dryRun=All`, { metadata: { generateName: 'probe-', labels }, data: {} });
-    return hooks.callsTo(path).length > seen;
-  });
-}
+const active = (path: string, ns: string, labels: Record<string, string> = {}) => activeHook(scene(), path, cms(ns), { metadata: { labels }, data: {} });
 
 test('a mutating webhook configured with kubectl adds a label with a JSON patch; the review carries the whole request', async () => {
   const ns = await namespace('mutated');

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
 import { newCa, type CertPair } from './certs.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 export interface WebhookCall {
   path: string;
@@ -120,4 +121,54 @@ export async function eventually(what: string, condition: () => Promise<boolean>
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`timed out waiting until ${what}`);
+}
+
+/** What a test needs to configure webhooks on a running server: its client, and the webhook server. */
+export interface WebhookScene {
+  client: import('./client.js').TestClient;
+  hooks: TestWebhookServer;
+}
+
+export type ConfigurationKind = 'mutating' | 'validating';
+
+const configurationGroup = () => vocabulary.admissionRegistrationGroup;
+export const configurations = (which: ConfigurationKind) => `/apis/${configurationGroup()}/v1/${which}webhookconfigurations`;
+export const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
+
+/** A namespace of the test, labelled so that only the test's webhooks see it. */
+export async function labelledNamespace(scene: WebhookScene, name: string, labels: Record<string, string> = { suite: name }): Promise<string> {
+  const r = await scene.client.post('/api/v1/namespaces', { metadata: { name, labels } });
+  if (r.status !== 201) throw new Error(`creating namespace ${name}: ${r.status} ${r.text}`);
+  return name;
+}
+
+/** One webhook of a configuration: configmap writes in namespaces labelled `suite`, unless `extra` says otherwise. */
+export function webhookEntry(scene: WebhookScene, name: string, path: string, suite: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name, clientConfig: { url: scene.hooks.url(path), caBundle: scene.hooks.caBundle },
+    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+    namespaceSelector: { matchLabels: { suite } },
+    sideEffects: 'None', admissionReviewVersions: ['v1'], timeoutSeconds: 1, ...extra,
+  };
+}
+
+export async function configure(scene: WebhookScene, which: ConfigurationKind, name: string, ...webhooks: Record<string, unknown>[]): Promise<void> {
+  const kind = `${which === 'mutating' ? 'Mutating' : 'Validating'}WebhookConfiguration`;
+  const r = await scene.client.post(configurations(which), { apiVersion: `${configurationGroup()}/v1`, kind, metadata: { name }, webhooks });
+  if (r.status !== 201) throw new Error(`creating ${kind} ${name}: ${r.status} ${r.text}`);
+}
+
+export async function unconfigure(scene: WebhookScene, which: ConfigurationKind, name: string): Promise<void> {
+  const r = await scene.client.delete(`${configurations(which)}/${name}`);
+  if (r.status !== 200) throw new Error(`deleting ${which} configuration ${name}: ${r.status} ${r.text}`);
+}
+
+/** Dry-run creates at `collection` until the webhook at `path` has been called: its configuration is in effect. */
+export async function active(scene: WebhookScene, path: string, collection: string, body: Record<string, unknown> = { data: {} }): Promise<void> {
+  const seen = scene.hooks.callsTo(path).length;
+  await eventually(`webhook ${path} is called`, async () => {
+    const metadata = { generateName: 'probe-', ...((body.metadata as object | undefined) ?? {}) };
+    await scene.client.post(`${collection}?dryRun=All`, { ...body, metadata });
+    return scene.hooks.callsTo(path).length > seen;
+  });
 }

@@ -1,0 +1,37 @@
+// A namespaced test kind with every road a write can take: the main
+// resource, a `status` part and a `scale` view (answering an
+// autoscaling/v1 Scale). Tests add it to a running server's registry.
+
+import { defineKind, statusSubresource, type KindDefinition, type KubeObject } from '../../src/api/kind.js';
+import { t } from '../../src/api/schema.js';
+import * as meta from '../../src/api/meta/v1.js';
+import { productGroup } from '../../src/machinery/vocabulary.js';
+
+export const gadgetGroup = productGroup('gadgets');
+const objectMeta = { ref: meta.ObjectMeta };
+export const envelope = { apiVersion: t.string(), kind: t.string(), metadata: objectMeta };
+
+const scales: KindDefinition = defineKind({
+  group: 'autoscaling', version: 'v1', kind: 'Scale', plural: 'scales', scope: 'Namespaced',
+  definitionName: 'test.autoscaling.v1.Scale',
+  schema: t.object({ ...envelope, spec: t.object({ replicas: t.int32() }), status: t.object({ replicas: t.int32() }) }),
+});
+
+export const gadgets: KindDefinition = defineKind({
+  group: gadgetGroup, version: 'v1', kind: 'Gadget', plural: 'gadgets', scope: 'Namespaced', shortNames: ['gd'],
+  definitionName: 'test.gadgets.v1.Gadget',
+  schema: t.object({ ...envelope, spec: t.object({ replicas: t.int32(), color: t.string() }), status: t.object({ ready: t.int32() }) }),
+  subresources: {
+    status: statusSubresource,
+    scale: {
+      kind: scales,
+      verbs: ['get', 'update', 'patch'],
+      view: (g: KubeObject) => ({
+        apiVersion: 'autoscaling/v1', kind: 'Scale',
+        metadata: { name: g.metadata?.name, namespace: g.metadata?.namespace, resourceVersion: g.metadata?.resourceVersion, uid: g.metadata?.uid },
+        spec: { replicas: g.spec?.replicas ?? 0 }, status: { replicas: g.status?.ready ?? 0 },
+      }),
+      applyView: (g: KubeObject, scale: KubeObject) => ({ ...g, spec: { ...g.spec, replicas: scale.spec?.replicas ?? 0 } }),
+    },
+  },
+});
