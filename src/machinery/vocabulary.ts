@@ -40,6 +40,8 @@ export const vocabulary = {
   admissionRegistrationGroup: productGroup('admissionregistration'),
   apiextensionsGroup: productGroup('apiextensions'),
   eventsGroup: productGroup('events'),
+  /** Aggregated discovery documents (APIGroupDiscoveryList). */
+  discoveryGroup: productGroup('apidiscovery'),
   coordinationGroup: productGroup('coordination'),
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
@@ -97,6 +99,7 @@ export const reservedNamespaces: readonly string[] = [
 export const upstreamCompat = {
   groupVersionKindExtension: 'x-kubernetes-group-version-kind',
   metaGroup: 'meta.k8s.io',
+  discoveryGroup: 'apidiscovery.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',

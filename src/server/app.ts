@@ -12,9 +12,9 @@ import type { Registry } from '../registry/registry.js';
 import { authentication, authorization, chain, impersonation, recovery, RequestContext, requestInfo } from './filters.js';
 import type { RequestInfo } from './requestinfo.js';
 import { productGroupForUpstream } from '../machinery/vocabulary.js';
-import { Discovery, versionInfo } from './discovery.js';
+import { aggregatedFormAsked, Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
-import { negotiate, respond, respondError } from './representation.js';
+import { negotiate, plainJson, respond, respondError } from './representation.js';
 import { serveResource } from './handlers/resources.js';
 import { queryBool } from './params.js';
 import { InflightGate, markLongRunning, requestTimeout } from './inflight.js';
@@ -72,8 +72,15 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       respond(res, 200, doc as KubeObject, negotiate(req.headers.accept, { protobuf: false, views: false }), { pretty });
     };
     if (path === '/version' || path === '/version/') return readOnly(versionInfo(parts.packageVersion));
-    if (path === '/api' || path === '/api/') return readOnly(discovery.apiVersions(parts.serverAddress()));
-    if (path === '/apis' || path === '/apis/') return readOnly(discovery.apiGroupList());
+    const root = path === '/api' || path === '/api/' ? 'api' : path === '/apis' || path === '/apis/' ? 'apis' : undefined;
+    if (root !== undefined) {
+      const aggregated = aggregatedFormAsked(req.headers.accept);
+      if (aggregated) {
+        if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
+        return respond(res, 200, discovery.aggregated(root, aggregated.apiVersion), { ...plainJson, contentType: aggregated.contentType }, { pretty });
+      }
+      return readOnly(root === 'api' ? discovery.apiVersions(parts.serverAddress()) : discovery.apiGroupList());
+    }
     const segments = path.split('/').filter(Boolean);
     if (segments[0] === 'apis' && segments.length === 2) return readOnly(discovery.apiGroup(segments[1]));
     if (info.apiPrefix && !info.isResourceRequest && info.parts.length === 0) {

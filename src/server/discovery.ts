@@ -2,9 +2,10 @@
 // /apis/{group}, /api/v1 and /apis/{group}/{version}, and /version.
 
 import { createHash } from 'node:crypto';
-import { discoveredUpstreamGroup, product, productGroupForUpstream } from '../machinery/vocabulary.js';
+import { discoveredUpstreamGroup, product, productGroupForUpstream, upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
+import { parseAccept } from './negotiation.js';
 import { apiVersionOf, KindDefinition } from '../api/kind.js';
-import { verbsOf, type RestObject } from '../registry/rest.js';
+import { verbsOf, type RestDescription, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
 
 /** The upstream release whose API this server speaks; kubectl compares minors for skew. */
@@ -26,6 +27,32 @@ export function versionInfo(packageVersion: string) {
 
 function storageVersionHash(k: KindDefinition): string {
   return createHash('sha256').update(`${k.group}/${k.version}/${k.kind}`).digest().subarray(0, 8).toString('base64');
+}
+
+const discoveryGroups: readonly string[] = [vocabulary.discoveryGroup, upstreamCompat.discoveryGroup];
+const discoveryVersions: readonly string[] = ['v2', 'v2beta1'];
+
+/** The aggregated form a client asked for at `/api` or `/apis`: apiVersion and content type, or undefined for the plain documents. */
+export interface AggregatedForm {
+  apiVersion: string;
+  contentType: string;
+}
+
+/**
+ * Which discovery form the Accept header prefers: the first range that names
+ * an APIGroupDiscoveryList we serve (by our group or upstream's, v2 or
+ * v2beta1, as JSON) wins, unless a plain JSON range comes before it.
+ */
+export function aggregatedFormAsked(accept: string | undefined): AggregatedForm | undefined {
+  for (const m of parseAccept(accept)) {
+    if (m.params.as === undefined) {
+      if (m.type === '*' || (m.type === 'application' && (m.subtype === 'json' || m.subtype === '*'))) return undefined;
+      continue;
+    }
+    if (m.params.as !== 'APIGroupDiscoveryList' || m.subtype !== 'json' || !discoveryGroups.includes(m.params.g) || !discoveryVersions.includes(m.params.v)) continue;
+    return { apiVersion: `${m.params.g}/${m.params.v}`, contentType: `application/json;g=${m.params.g};v=${m.params.v};as=APIGroupDiscoveryList` };
+  }
+  return undefined;
 }
 
 export class Discovery {
@@ -74,17 +101,76 @@ export class Discovery {
 
   /** One entry per REST object of the group version: resources and sub-resources, verbs from their capabilities. */
   resourceList(group: string, version: string) {
+    const listed = this.listedResources(group, version);
+    if (!listed) return undefined;
+    const resources = listed.rests.map((rest) => resourceEntry(rest, listed.shortNames));
+    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
+  }
+
+  /**
+   * The REST objects discovery lists for a group version as clients name it
+   * (an upstream alias of one of ours lists our resources), and whether short
+   * names go with them: with the upstream name only, so that kubectl finds
+   * one resource for them.
+   */
+  private listedResources(group: string, version: string): { rests: RestObject[]; shortNames: boolean } | undefined {
     const ours = productGroupForUpstream(group);
     const served = ours !== undefined && discoveredUpstreamGroup(ours) === group ? ours : group;
     const rests = this.registry.restObjectsOf(served, version);
     if (rests.length === 0) return undefined;
-    // Short names go with the upstream name only, so that kubectl finds one resource for them.
-    const shortNames = served !== group || discoveredUpstreamGroup(group) === undefined;
-    const resources = rests.map((rest) => resourceEntry(rest, shortNames));
-    return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
+    return { rests, shortNames: served !== group || discoveredUpstreamGroup(group) === undefined };
+  }
+
+  /**
+   * Aggregated discovery (an APIGroupDiscoveryList at `apiVersion`): every
+   * group of `/api` (the core group) or `/apis` with its versions and their
+   * resources, sub-resources nested under their resource, in one answer, so
+   * a client needs one request per list instead of one per group version.
+   */
+  aggregated(root: 'api' | 'apis', apiVersion: string) {
+    const groups: [string, string[]][] = root === 'api'
+      ? [['', this.registry.groupVersions().filter((gv) => gv.group === '').map((gv) => gv.version)]]
+      : [...this.namedGroups()];
+    const items = groups.map(([name, versions]) => ({
+      metadata: { ...(name ? { name } : {}), creationTimestamp: null },
+      versions: versions.flatMap((version) => {
+        const listed = this.listedResources(name, version);
+        return listed ? [{ version, resources: discoveredResources(listed.rests, listed.shortNames), freshness: 'Current' }] : [];
+      }),
+    }));
+    return { kind: 'APIGroupDiscoveryList', apiVersion, metadata: {}, items };
   }
 }
 
+/** The aggregated form of a group version's REST objects: one entry per resource, its sub-resources inside. */
+function discoveredResources(rests: RestObject[], withShortNames: boolean): Record<string, unknown>[] {
+  const entries = new Map<string, Record<string, unknown>>();
+  const kindOf = (k: RestDescription['kind']) => ({ group: k.group, version: k.version, kind: k.kind });
+  const entryOf = (d: RestDescription): Record<string, unknown> => {
+    let entry = entries.get(d.resource);
+    if (!entry) {
+      // The resource's own fields; its verbs are those of its main REST object (none when only sub-resources are served).
+      entry = { resource: d.resource, responseKind: kindOf(d.parentKind), scope: d.namespaced ? 'Namespaced' : 'Cluster', singularResource: d.parentKind.singular, verbs: [] };
+      if (withShortNames && d.parentKind.shortNames.length) entry.shortNames = d.parentKind.shortNames;
+      if (d.parentKind.categories.length) entry.categories = d.parentKind.categories;
+      entries.set(d.resource, entry);
+    }
+    return entry;
+  };
+  for (const rest of rests) {
+    const d = rest.describe;
+    const entry = entryOf(d);
+    if (d.subresource === undefined) {
+      entry.responseKind = kindOf(d.kind);
+      entry.verbs = verbsOf(rest);
+    } else {
+      const list = (entry.subresources as Record<string, unknown>[] | undefined) ?? [];
+      list.push({ subresource: d.subresource, responseKind: kindOf(d.kind), verbs: verbsOf(rest) });
+      entry.subresources = list;
+    }
+  }
+  return [...entries.values()];
+}
 function resourceEntry(rest: RestObject, withShortNames: boolean): Record<string, unknown> {
   const d = rest.describe;
   const main = d.subresource === undefined;

@@ -94,6 +94,15 @@ test('api-resources, api-versions, version and explain', async () => {
   assert.match(explain, /Secrets that pods running as this account may use/);
 });
 
+test('a kubectl without a cache learns every resource from one discovery request per group list', async () => {
+  const cacheDir = join(s.dataDir, 'kubectl-cache');
+  rmSync(cacheDir, { recursive: true, force: true });
+  const r = await s.kubectl(['--cache-dir', cacheDir, 'get', 'configmaps,roles.rbac.authorization.k8s.io,csr', '-A', '-v=6']);
+  assert.equal(r.code, 0, r.stderr);
+  const discovery = r.stderr.split('\n').filter((l) => /GET https:\/\/\S+\/(api|apis)(\/[^/?\s]+){0,2}\?timeout=/.test(l));
+  assert.deepEqual(discovery.map((l) => /\/(apis?)[/?]/.exec(l)![1]).sort(), ['api', 'apis'], discovery.join('\n'));
+});
+
 test('a serving certificate from --tls-cert-file works with the admin kubeconfig', async () => {
   const { generateEcKeyPair, issueCertificate } = await import('../../src/pki/index.js');
   const { startTestServer: start, tempDir } = await import('../support/server.js');

@@ -249,6 +249,39 @@ describe('discovery, version and health', () => {
     assert.match(version.json.gitVersion, /^v1\.\d+\.\d+/);
   });
 
+  test('aggregated discovery: /api and /apis in one answer each, the same resources as the per-version documents', async () => {
+    for (const [group, version] of [['apidiscovery.k8s.io', 'v2'], ['apidiscovery.k8s.io', 'v2beta1'], [vocabulary.discoveryGroup, 'v2']]) {
+      const accept = `application/json;g=${group};v=${version};as=APIGroupDiscoveryList,application/json`;
+      for (const root of ['/api', '/apis']) {
+        const r = await s.client.get(root, { Accept: accept });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.headers['content-type'], `application/json;g=${group};v=${version};as=APIGroupDiscoveryList`);
+        assert.equal(r.json.kind, 'APIGroupDiscoveryList');
+        assert.equal(r.json.apiVersion, `${group}/${version}`);
+        const legacyGroups = root === '/api' ? [''] : (await s.client.get('/apis')).json.groups.map((g: any) => g.name);
+        assert.deepEqual(r.json.items.map((i: any) => i.metadata.name ?? ''), legacyGroups);
+        for (const item of r.json.items) {
+          for (const v of item.versions) {
+            assert.equal(v.freshness, 'Current');
+            const gv = item.metadata.name ? `${item.metadata.name}/${v.version}` : v.version;
+            const legacy = (await s.client.get(`${root}/${gv}`)).json.resources;
+            // Flatten the aggregated entries back into the per-version form and compare.
+            const flat = v.resources.flatMap((e: any) => [
+              { name: e.resource, kind: e.responseKind.kind, verbs: e.verbs, namespaced: e.scope === 'Namespaced', shortNames: e.shortNames, categories: e.categories },
+              ...(e.subresources ?? []).map((sub: any) => ({ name: `${e.resource}/${sub.subresource}`, kind: sub.responseKind.kind, verbs: sub.verbs, namespaced: e.scope === 'Namespaced', shortNames: undefined, categories: undefined })),
+            ]);
+            const pick = (x: any) => ({ name: x.name, kind: x.kind, verbs: x.verbs, namespaced: x.namespaced, shortNames: x.shortNames, categories: x.categories });
+            const byName = (a: any, b: any) => a.name.localeCompare(b.name);
+            assert.deepEqual(flat.map(pick).sort(byName), legacy.map(pick).sort(byName), gv);
+          }
+        }
+      }
+    }
+    // A client that prefers plain JSON gets the plain documents.
+    assert.equal((await s.client.get('/apis', { Accept: 'application/json, application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' })).json.kind, 'APIGroupList');
+    assert.equal((await s.client.get('/api', { Accept: 'application/json;g=apidiscovery.k8s.io;v=v1;as=APIGroupDiscoveryList' })).status, 406);
+  });
+
   test('health endpoints, verbose, exclude and single checks', async () => {
     for (const p of ['/healthz', '/livez', '/readyz']) {
       const r = await s.client.get(p);
