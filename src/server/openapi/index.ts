@@ -10,7 +10,7 @@ import { ApiError, errors } from '../../machinery/errors.js';
 import type { DocumentInfo } from './common.js';
 import { sendError, sendRedirect, sendRepresentation, negotiate, Representation } from './http.js';
 import { documentTitle, mediaTypes } from './names.js';
-import { allRoutes, type MediaTypes } from './routes.js';
+import { allRoutes } from './routes.js';
 import { buildV2 } from './v2.js';
 import { encodeDocument } from './v2-proto.js';
 import { buildV3 } from './v3.js';
@@ -27,13 +27,6 @@ export interface OpenApiSource {
   restObjects(): RestObject[];
   readonly generation: number;
 }
-
-/** Media types the server's REST handlers produce and accept; listed in the operations. */
-export const restMediaTypes: MediaTypes = {
-  produces: [mediaTypes.json, mediaTypes.yaml, mediaTypes.protobuf],
-  watchProduces: [mediaTypes.jsonWatch, mediaTypes.protobufWatch],
-  patch: [mediaTypes.jsonPatch, mediaTypes.mergePatch, mediaTypes.strategicMergePatch, mediaTypes.applyPatch],
-};
 
 const v2Offers = [mediaTypes.json, mediaTypes.openapiV2Protobuf, mediaTypes.openapiV2ProtobufAlias];
 const v3Offers = [mediaTypes.json];
@@ -86,7 +79,7 @@ export class OpenApiService {
   v2Document(): V2Cache {
     this.refresh();
     if (!this.v2) {
-      const doc = buildV2(this.kinds, allRoutes(this.rests, restMediaTypes), this.info);
+      const doc = buildV2(this.kinds, allRoutes(this.rests), this.info);
       this.v2 = { doc, json: new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json) };
     }
     return this.v2;
@@ -98,7 +91,7 @@ export class OpenApiService {
     if (!this.v3) {
       const docs = new Map<string, Representation>();
       const index: Record<string, { serverRelativeURL: string }> = {};
-      for (const [key, doc] of buildV3(this.kinds, allRoutes(this.rests, restMediaTypes), this.info)) {
+      for (const [key, doc] of buildV3(this.kinds, allRoutes(this.rests), this.info)) {
         const rep = new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json);
         docs.set(key, rep);
         index[key] = { serverRelativeURL: hashedUrl(key, rep.hash) };

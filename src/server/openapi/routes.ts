@@ -5,7 +5,8 @@
 import type { KindDefinition, Verb } from '../../api/kind.js';
 import { verbsOf, type RestObject } from '../../registry/rest.js';
 import * as meta from '../../api/meta/v1.js';
-import { groupVersionPath, operationGroupVersion, operationTag } from './names.js';
+import { discoveredUpstreamGroup } from '../../machinery/vocabulary.js';
+import { groupVersionPath, mediaTypes, operationGroupVersion, operationTag } from './names.js';
 import type { PathParam, QueryParam } from './parameters.js';
 import { actionParams } from './parameters.js';
 
@@ -49,16 +50,35 @@ export interface MediaTypes {
   patch: string[];
 }
 
+/**
+ * The media types a kind's operations really take and give: protobuf only
+ * where its objects have a protobuf form, strategic merge only where it
+ * applies (elsewhere the handlers answer 406 or 415, as upstream).
+ */
+export function mediaTypesOf(kind: Pick<KindDefinition, 'protobuf' | 'strategicMerge'>): MediaTypes {
+  return {
+    produces: kind.protobuf ? [mediaTypes.json, mediaTypes.yaml, mediaTypes.protobuf] : [mediaTypes.json, mediaTypes.yaml],
+    watchProduces: kind.protobuf ? [mediaTypes.jsonWatch, mediaTypes.protobufWatch] : [mediaTypes.jsonWatch],
+    patch: kind.strategicMerge
+      ? [mediaTypes.jsonPatch, mediaTypes.mergePatch, mediaTypes.strategicMergePatch, mediaTypes.applyPatch]
+      : [mediaTypes.jsonPatch, mediaTypes.mergePatch, mediaTypes.applyPatch],
+  };
+}
+
+/** The discovery documents are JSON (or YAML) only. */
+const discoveryMedia = [mediaTypes.json, mediaTypes.yaml];
+
 /** Base path of a group version: `/api/v1` or `/apis/<group>/<version>`. */
 export function basePath(group: string, version: string): string {
   return group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
 }
 
 /** The routes of one REST object: which operations follow from its capabilities. */
-export function restRoutes(rest: RestObject, media: MediaTypes): Route[] {
+export function restRoutes(rest: RestObject): Route[] {
   const d = rest.describe;
   const parent = d.parentKind;
   const k = d.kind;
+  const media = mediaTypesOf(k);
   const base = basePath(d.group, d.version);
   const doc = groupVersionPath(d.group, d.version);
   const gvk: GroupVersionKind = { group: k.group, version: k.version, kind: k.kind };
@@ -179,12 +199,12 @@ function watchRoutes(k: KindDefinition, op: OpFactory, media: MediaTypes): Route
 }
 
 /** The discovery documents of a group version (`/api/v1/`), a group (`/apis/<g>/`) and the roots. */
-export function discoveryRoutes(rests: RestObject[], media: MediaTypes): Route[] {
+export function discoveryRoutes(rests: RestObject[]): Route[] {
   const routes: Route[] = [];
   const plain = (path: string, doc: string, id: string, description: string, tag: string, definition: string): Route => ({
     path, doc, pathParams: [],
     operations: [{
-      method: 'get', operationId: id, description, tag, query: [], consumes: media.produces, produces: media.produces,
+      method: 'get', operationId: id, description, tag, query: [], consumes: discoveryMedia, produces: discoveryMedia,
       responses: [{ code: '200', definition }, { code: '401' }],
     }],
   });
@@ -207,8 +227,37 @@ export function discoveryRoutes(rests: RestObject[], media: MediaTypes): Route[]
   return routes;
 }
 
-/** Every route of every REST object plus discovery, sorted by path. */
-export function allRoutes(rests: RestObject[], media: MediaTypes): Route[] {
-  const routes = [...discoveryRoutes(rests, media), ...rests.flatMap((r) => restRoutes(r, media))];
+/**
+ * The routes of a group that discovery also lists by its upstream name, under
+ * that name (kubectl explain finds a resource's schema by its path there).
+ * Their operation ids and tags name the upstream group in full, so that they
+ * stay unique beside ours.
+ */
+function upstreamNamedRoutes(routes: Route[]): Route[] {
+  const out: Route[] = [];
+  for (const route of routes) {
+    const [prefix, group, version] = route.doc.split('/');
+    const upstream = prefix === 'apis' && group !== undefined && version !== undefined ? discoveredUpstreamGroup(group) : undefined;
+    if (upstream === undefined) continue;
+    const [ours, theirs] = [operationGroupVersion(group, version), operationGroupVersion(upstream, version)];
+    out.push({
+      ...route,
+      doc: route.doc.replace(`apis/${group}`, `apis/${upstream}`),
+      path: route.path.replace(`/apis/${group}/`, `/apis/${upstream}/`),
+      operations: route.operations.map((op) => ({
+        ...op,
+        operationId: op.operationId.replace(ours, theirs),
+        tag: operationTag(upstream, version),
+        ...(op.gvk?.group === group ? { gvk: { ...op.gvk, group: upstream } } : {}),
+      })),
+    });
+  }
+  return out;
+}
+
+/** Every route of every REST object plus discovery, under our group names and the upstream ones discovery lists, sorted by path. */
+export function allRoutes(rests: RestObject[]): Route[] {
+  const own = [...discoveryRoutes(rests), ...rests.flatMap((r) => restRoutes(r))];
+  const routes = [...own, ...upstreamNamedRoutes(own)];
   return routes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

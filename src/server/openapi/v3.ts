@@ -7,7 +7,6 @@ import { definitionSchemas, groupVersionKinds, renderDefinition } from './defini
 import { pathParameter, queryParameter } from './parameters.js';
 import type { Operation, Route } from './routes.js';
 import { collectRefs, refPrefix, type Json } from './translate.js';
-import { discoveredUpstreamGroup } from '../../machinery/vocabulary.js';
 
 const ref = (definition: string) => ({ $ref: refPrefix('v3') + definition });
 
@@ -72,7 +71,7 @@ export function buildV3(kinds: KindDefinition[], routes: Route[], info: Document
   };
 
   const byDoc = new Map<string, Route[]>();
-  for (const route of [...routes, ...upstreamNamedRoutes(routes)]) byDoc.set(route.doc, [...(byDoc.get(route.doc) ?? []), route]);
+  for (const route of routes) byDoc.set(route.doc, [...(byDoc.get(route.doc) ?? []), route]);
 
   const docs = new Map<string, Json>();
   for (const key of [...byDoc.keys()].sort()) {
@@ -90,24 +89,4 @@ export function buildV3(kinds: KindDefinition[], routes: Route[], info: Document
     });
   }
   return docs;
-}
-
-/**
- * The routes of a group that discovery also lists by its upstream name, under
- * that name: kubectl explain finds a resource's schema by its path there.
- */
-function upstreamNamedRoutes(routes: Route[]): Route[] {
-  const out: Route[] = [];
-  for (const route of routes) {
-    const [prefix, group, version] = route.doc.split('/');
-    const upstream = prefix === 'apis' && group !== undefined && version !== undefined ? discoveredUpstreamGroup(group) : undefined;
-    if (upstream === undefined) continue;
-    out.push({
-      ...route,
-      doc: `apis/${upstream}/${version}`,
-      path: route.path.replace(`/apis/${group}/`, `/apis/${upstream}/`),
-      operations: route.operations.map((op) => (op.gvk?.group === group ? { ...op, gvk: { ...op.gvk, group: upstream } } : op)),
-    });
-  }
-  return out;
 }
