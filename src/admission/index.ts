@@ -16,10 +16,10 @@ import { CertificateApproval } from './plugins/certificateapproval.js';
 import { CertificateSigning } from './plugins/certificatesigning.js';
 import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestriction.js';
 import type { Authorize } from './plugins/signerauthorization.js';
-import { WebhookClient, webhookPlugin, type ConfigurationFeed, type EquivalentResources } from './webhook/index.js';
+import { WebhookClient, webhookPlugin, type ConfigurationFeed } from './webhook/index.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
-export type { ConfigurationFeed, EquivalentResources } from './webhook/index.js';
+export type { ConfigurationFeed } from './webhook/index.js';
 
 export interface AdmissionLog {
   warn(message: string, extra?: object): void;
@@ -36,8 +36,6 @@ export interface AdmissionContext {
   metrics?: AdmissionMetrics;
   /** The stored webhook configurations of each kind (informer-fed); none means no webhooks. */
   webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
-  /** Other versions of a request's resource, for matchPolicy Equivalent. */
-  equivalents?: EquivalentResources;
   /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers); without it they refuse. */
   authorize?: Authorize;
 }
@@ -57,7 +55,7 @@ const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {}
 function webhookFactory(mutating: boolean): Factory {
   return (c, config, client) => webhookPlugin(mutating, config, {
     feed: (mutating ? c.webhookConfigurations?.mutating : c.webhookConfigurations?.validating) ?? noConfigurations,
-    getNamespace: c.getNamespace, equivalents: c.equivalents, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra),
+    getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra),
   });
 }
 

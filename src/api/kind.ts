@@ -81,10 +81,46 @@ export interface PrinterColumn {
   value(obj: KubeObject): unknown;
 }
 
+/**
+ * One version at which a kind is served. The stored version is the hub:
+ * every other version carries two small functions that convert an object of
+ * it to the stored shape and back (pure, synchronous, each answering a new
+ * object). There is no internal copy of any type.
+ */
+export interface KindVersion {
+  name: string;
+  /** Whether clients can reach the kind at this version. */
+  served: boolean;
+  deprecated: boolean;
+  /** Warning sent with every answer at a deprecated version (a default one when absent). */
+  deprecationWarning?: string;
+  /** The release (`1.25`) that removes the version; from then on it is not served. */
+  removedRelease?: string;
+  schema: Schema;
+  printerColumns: PrinterColumn[];
+  fieldSelectors: Record<string, (obj: KubeObject) => string>;
+  definitionName: string;
+  listDefinitionName: string;
+  /** An object of this version in the stored version's shape (absent for the stored version). */
+  toStored?(obj: KubeObject): KubeObject;
+  /** An object of the stored version in this version's shape (absent for the stored version). */
+  fromStored?(obj: KubeObject): KubeObject;
+}
+
+/** A version as a declaration gives it: its name and schema; the rest has defaults. */
+export type VersionDeclaration = Pick<KindVersion, 'name' | 'schema'> & Partial<Omit<KindVersion, 'name' | 'schema'>>;
+
 export interface KindDefinition {
   /** '' for the core group. */
   group: string;
+  /**
+   * The version objects are stored in (the hub). `schema`, `printerColumns`,
+   * `fieldSelectors` and the definition names are that version's; `kindAt`
+   * gives the kind as another served version sees it.
+   */
   version: string;
+  /** Every version of the kind, the stored one included. */
+  versions: KindVersion[];
   kind: string;
   listKind: string;
   plural: string;
@@ -123,12 +159,31 @@ export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | '
 export const allVerbs: Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'shortNames' | 'categories' | 'subresources'
-  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName' | 'definitionName'>
-  & Partial<KindDefinition>;
+  | 'strategy' | 'nameCheck' | 'printerColumns' | 'fieldSelectors' | 'deleteReturnsObject' | 'strategicMerge' | 'createOnUpdate' | 'tracksGeneration' | 'verbs' | 'protobuf' | 'listDefinitionName' | 'definitionName' | 'versions'>
+  & Partial<Omit<KindDefinition, 'versions'>>
+  & {
+    /** The versions besides the stored one (`version`, with `schema`), each with its conversions. */
+    otherVersions?: VersionDeclaration[];
+    /** Whether the stored version is served, deprecated, removed (served and current unless said). */
+    storedVersion?: Partial<Pick<KindVersion, 'served' | 'deprecated' | 'deprecationWarning' | 'removedRelease'>>;
+  };
 
-export function defineKind(d: KindDeclaration): KindDefinition {
+export function defineKind(declaration: KindDeclaration): KindDefinition {
+  const { otherVersions = [], storedVersion = {}, ...d } = declaration;
   const definitionName = d.definitionName ?? d.schema.name;
   if (!definitionName) throw new Error(`kind ${d.kind}: its schema needs a name (define) or a definitionName`);
+  const stored: KindVersion = {
+    name: d.version, served: true, deprecated: false, schema: d.schema, printerColumns: d.printerColumns ?? [], fieldSelectors: d.fieldSelectors ?? {},
+    definitionName, listDefinitionName: d.listDefinitionName ?? `${definitionName}List`, ...storedVersion,
+  };
+  const others = otherVersions.map((v): KindVersion => {
+    if (!v.toStored || !v.fromStored) throw new Error(`kind ${d.kind}: version ${v.name} needs toStored and fromStored`);
+    const name = v.definitionName ?? v.schema.name;
+    if (!name) throw new Error(`kind ${d.kind}: the schema of version ${v.name} needs a name (define) or a definitionName`);
+    return { served: true, deprecated: false, printerColumns: stored.printerColumns, fieldSelectors: stored.fieldSelectors, listDefinitionName: `${name}List`, ...v, definitionName: name };
+  });
+  const names = [stored, ...others].map((v) => v.name);
+  if (new Set(names).size !== names.length) throw new Error(`kind ${d.kind}: a version is declared twice (${names.join(', ')})`);
   return {
     definitionName,
     listKind: `${d.kind}List`,
@@ -148,7 +203,39 @@ export function defineKind(d: KindDeclaration): KindDefinition {
     verbs: allVerbs,
     listDefinitionName: `${definitionName}List`,
     ...d,
+    // Built here from the declaration (a declaration made from another kind carries that kind's list).
+    versions: [stored, ...others],
   };
+}
+
+/** Memo of kindAt: one view per kind and version, so that identity comparisons and caches keyed by kind hold. */
+const versionViews = new WeakMap<KindDefinition, Map<string, KindDefinition>>();
+
+/**
+ * The kind as clients see it at `version`: that version's schema, columns,
+ * field selectors and definition names, everything else shared. The stored
+ * version is the kind itself.
+ */
+export function kindAt(kind: KindDefinition, version: string): KindDefinition {
+  if (version === kind.version) return kind;
+  let views = versionViews.get(kind);
+  if (!views) versionViews.set(kind, (views = new Map()));
+  let view = views.get(version);
+  if (!view) {
+    const v = kind.versions.find((x) => x.name === version);
+    if (!v) throw new Error(`kind ${kind.kind} has no version ${version}`);
+    view = {
+      ...kind, version: v.name, schema: v.schema, printerColumns: v.printerColumns, fieldSelectors: v.fieldSelectors,
+      definitionName: v.definitionName, listDefinitionName: v.listDefinitionName,
+    };
+    views.set(version, view);
+  }
+  return view;
+}
+
+/** The versions of a kind clients can reach, the stored one first. */
+export function servedVersions(kind: KindDefinition): KindVersion[] {
+  return kind.versions.filter((v) => v.served);
 }
 
 export function apiVersionOf(k: Pick<KindDefinition, 'group' | 'version'>): string {

@@ -12,6 +12,7 @@ import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { ResourceStore } from './store.js';
+import { codecsOf, type VersionCodec } from '../api/codec.js';
 import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject } from './rest.js';
 
 export class Registry {
@@ -37,8 +38,11 @@ export class Registry {
     if (this.stores.has(id)) throw new Error(`${id} is served already`);
     const store = new ResourceStore(kind, this.backend, this.admission, this.caches);
     this.stores.set(id, store);
-    const rests = [storedResource(store), ...Object.entries(kind.subresources).map(([name, declaration]) =>
-      isViewSubresource(declaration) ? viewSubresource(store, name, declaration) : partSubresource(store, name, declaration))];
+    // Every served version has the resource and its sub-resources; those of other versions than the stored one convert.
+    const storedServed = kind.versions.some((v) => v.name === kind.version && v.served);
+    const versions: (VersionCodec | undefined)[] = [...(storedServed ? [undefined] : []), ...codecsOf(kind)];
+    const rests = versions.flatMap((codec) => [storedResource(store, codec), ...Object.entries(kind.subresources).map(([name, declaration]) =>
+      isViewSubresource(declaration) ? viewSubresource(store, name, declaration, codec) : partSubresource(store, name, declaration, codec))]);
     for (const rest of rests) this.rests.set(idOf(rest), rest);
     if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;
     this.changed();
@@ -49,9 +53,10 @@ export class Registry {
   removeKind(kind: KindDefinition): void {
     const id = restId(kind.group, kind.version, kind.plural);
     if (!this.stores.delete(id)) return;
+    const versions = new Set(kind.versions.map((v) => v.name));
     for (const [restKey, rest] of this.rests) {
       const d = rest.describe;
-      if (restId(d.group, d.version, d.resource) === id) this.rests.delete(restKey);
+      if (d.group === kind.group && d.resource === kind.plural && versions.has(d.version)) this.rests.delete(restKey);
     }
     this.changed();
   }

@@ -15,6 +15,8 @@ import type { DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceSt
 import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { decodeObject } from './decode.js';
+import type { VersionCodec } from '../api/codec.js';
+import { materializeList } from './objects.js';
 import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
 
 /** Where a request points: the namespace and name of the path (sub-resources: the parent's name). */
@@ -39,13 +41,20 @@ export interface RestDescription {
   deleteAnswersObject: boolean;
   /** Objects of this resource are stored (discovery gives them a storage version hash). */
   stored: boolean;
+  /**
+   * Set when the path names a version other than the stored one: objects in
+   * answers and watch events are converted by it (capabilities answer stored
+   * StoredObjects and watch events; the rest of their answers are converted).
+   */
+  codec?: VersionCodec;
 }
 
 export interface Written { object: KubeObject; created: boolean }
 
 export interface Capabilities {
   get(path: RestPath, resourceVersion: string | null): Promise<StoredObject | KubeObject>;
-  list(path: RestPath, opts: ListOptions): Promise<StoredList>;
+  /** Stored lists go out from their stored bytes; a list converted to another version is an object. */
+  list(path: RestPath, opts: ListOptions): Promise<StoredList | KubeObject>;
   watch(path: RestPath, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch>;
   create(path: RestPath, body: unknown, opts: WriteOptions): Promise<KubeObject>;
   update(path: RestPath, body: unknown, opts: WriteOptions): Promise<Written>;
@@ -77,10 +86,12 @@ export function idOf(rest: RestObject): string {
 }
 
 function describeKind(kind: KindDefinition, extra: Partial<RestDescription> = {}): RestDescription {
-  return {
+  const d: RestDescription = {
     group: kind.group, version: kind.version, resource: kind.plural, namespaced: kind.scope === 'Namespaced',
     kind, parentKind: kind, deleteAnswersObject: kind.deleteReturnsObject, stored: true, ...extra,
   };
+  if (d.codec === undefined) delete d.codec;
+  return d;
 }
 
 /** Keeps only the capabilities whose verbs are listed. */
@@ -93,43 +104,82 @@ function only(verbs: readonly Verb[], all: Partial<Capabilities>): Partial<Capab
   return kept;
 }
 
-/** The main resource of a stored kind: the verbs the kind declares. */
-export function storedResource(store: ResourceStore): RestObject {
+/**
+ * The main resource of a stored kind: the verbs the kind declares. With a
+ * codec it serves that codec's version: bodies are decoded at it and
+ * converted to the stored shape, answers converted back.
+ */
+export function storedResource(store: ResourceStore, codec?: VersionCodec): RestObject {
+  const kind = codec?.served ?? store.kind;
+  const describe = describeKind(kind, { codec });
+  if (!codec) {
+    return {
+      describe,
+      ...only(store.kind.verbs, {
+        get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
+        list: (p, opts) => store.listStored(p.namespace, opts),
+        watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
+        create: (p, body, opts) => store.create(p.namespace, body, opts),
+        update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts),
+        patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts),
+        delete: (p, options, opts) => store.delete(p.namespace, p.name!, options, opts),
+        deleteCollection: (p, listOpts, options, opts) => store.deleteCollection(p.namespace, listOpts, options, opts),
+      }),
+    };
+  }
+  const out = (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
   return {
-    describe: describeKind(store.kind),
+    describe,
     ...only(store.kind.verbs, {
-      get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
-      list: (p, opts) => store.listStored(p.namespace, opts),
+      get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
+      list: async (p, opts) => codec.fromStoredList(materializeList(await store.listStored(p.namespace, opts))),
+      // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
-      create: (p, body, opts) => store.create(p.namespace, body, opts),
-      update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts),
-      patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts),
-      delete: (p, options, opts) => store.delete(p.namespace, p.name!, options, opts),
-      deleteCollection: (p, listOpts, options, opts) => store.deleteCollection(p.namespace, listOpts, options, opts),
+      create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, store.decodeAt(body, opts, codec), opts)),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), opts)),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, opts, { ...patchOpts, codec })),
+      delete: async (p, options, opts) => {
+        const r = await store.delete(p.namespace, p.name!, options, opts);
+        return { ...r, object: codec.fromStored(r.object) };
+      },
+      deleteCollection: async (p, listOpts, options, opts) => codec.fromStoredList(await store.deleteCollection(p.namespace, listOpts, options, opts)),
     }),
   };
 }
 
 /** A sub-resource that is part of the parent (status, finalize): writes change only what it owns. */
-export function partSubresource(store: ResourceStore, name: string, declaration: PartSubresource): RestObject {
+export function partSubresource(store: ResourceStore, name: string, declaration: PartSubresource, codec?: VersionCodec): RestObject {
   const target = { subresource: name };
+  const describe = describeKind(codec?.served ?? store.kind, { subresource: name, deleteAnswersObject: false, codec });
+  if (!codec) {
+    return {
+      describe,
+      ...only(declaration.verbs, {
+        get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
+        update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts, target),
+        patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts, target),
+      }),
+    };
+  }
+  const out = (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
   return {
-    describe: describeKind(store.kind, { subresource: name, deleteAnswersObject: false }),
+    describe,
     ...only(declaration.verbs, {
-      get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
-      update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts, target),
-      patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts, target),
+      get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), opts, target)),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, opts, { ...patchOpts, codec }, target)),
     }),
   };
 }
 
 /** A sub-resource that shows the parent as another kind (scale): writes go back through `applyView`. */
-export function viewSubresource(store: ResourceStore, name: string, declaration: ViewSubresource): RestObject {
+export function viewSubresource(store: ResourceStore, name: string, declaration: ViewSubresource, codec?: VersionCodec): RestObject {
   const target = { subresource: name };
   const viewKind = declaration.kind;
   const decodeView = (body: unknown, opts: WriteOptions) => decodeObject(viewKind, body, opts);
   return {
-    describe: describeKind(store.kind, { subresource: name, kind: viewKind, deleteAnswersObject: false }),
+    // The view is made from the stored object whatever version the path names.
+    describe: describeKind(codec?.served ?? store.kind, { subresource: name, kind: viewKind, deleteAnswersObject: false }),
     ...only(declaration.verbs, {
       get: async (p, rv) => declaration.view(await store.get(p.namespace, p.name!, rv)),
       update: async (p, body, opts) => {

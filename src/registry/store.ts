@@ -19,6 +19,7 @@ import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
+import type { VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
 import { decodeObject, DecodeOptions } from './decode.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
@@ -47,6 +48,8 @@ const serverManager = `${product.name}-apiserver`;
 export interface PatchOptions {
   /** Server-side apply only: take ownership of conflicting fields. */
   force?: boolean;
+  /** The patch is written against another version than the stored one: it applies to the object converted to it. */
+  codec?: VersionCodec;
 }
 
 export interface DeleteOptions {
@@ -160,6 +163,17 @@ export class ResourceStore {
 
   decode(body: unknown, opts: WriteOptions): KubeObject {
     return decodeObject(this.kind, body, opts);
+  }
+
+  /**
+   * A body of the version `codec` serves (the stored one without a codec),
+   * decoded there (unknown fields reported against that version's schema)
+   * and converted to the stored shape.
+   */
+  decodeAt(body: unknown, opts: WriteOptions, codec?: VersionCodec): KubeObject {
+    if (!codec) return this.decode(body, opts);
+    // What the client sent was checked at its version; the conversion's answer is only pruned to the stored schema.
+    return decodeObject(this.kind, codec.toStored(decodeObject(codec.served, body, opts)), { fieldValidation: 'Ignore', warnings: [] });
   }
 
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {
@@ -494,7 +508,8 @@ export class ResourceStore {
   async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
     const manager = opts.manager ?? serverManager;
     const force = patchOpts.force ?? false;
-    const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts) : undefined;
+    const codec = patchOpts.codec;
+    const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts, codec) : undefined;
     const options = operationOptions('PatchOptions', opts, force ? { force } : {});
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) {
@@ -510,10 +525,11 @@ export class ResourceStore {
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
         next = trackApply(this.kind, live, config, manager, force, target.subresource);
       } else {
-        const patched = applyPatch(type as Exclude<PatchType, 'apply'>, this.kind, structuredClone(live), patch);
+        const base = codec ? codec.fromStored(live) : structuredClone(live);
+        const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = this.decode(patched, opts);
+        next = this.decodeAt(patched, opts, codec);
         this.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
           throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -526,14 +542,14 @@ export class ResourceStore {
   }
 
   /** An apply configuration: the kind's own apiVersion and kind, its name, pruned per fieldValidation. */
-  private decodeApplyConfig(patch: unknown, name: string, namespace: string | undefined, opts: WriteOptions): KubeObject {
+  private decodeApplyConfig(patch: unknown, name: string, namespace: string | undefined, opts: WriteOptions, codec?: VersionCodec): KubeObject {
     const raw = patch as KubeObject;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw errors.badRequest('the applied configuration must be an object');
     if (!raw.apiVersion || !raw.kind) {
       throw errors.badRequest(`${!raw.apiVersion ? 'apiVersion' : 'kind'} must be set in an applied configuration`);
     }
     if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
-    const config = this.decode(raw, opts);
+    const config = this.decodeAt(raw, opts, codec);
     this.placeAtName(config, name, true);
     this.placeInNamespace(config, namespace);
     return config;

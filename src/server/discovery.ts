@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { discoveredUpstreamGroup, product, productGroupForUpstream, upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import { parseAccept } from './negotiation.js';
+import { compareVersionPriority } from '../machinery/versionpriority.js';
 import { apiVersionOf, KindDefinition } from '../api/kind.js';
 import { verbsOf, type RestDescription, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
@@ -25,6 +26,7 @@ export function versionInfo(packageVersion: string) {
   };
 }
 
+/** The hash of the stored version, the same at every version a resource is served at (as upstream). */
 function storageVersionHash(k: KindDefinition): string {
   return createHash('sha256').update(`${k.group}/${k.version}/${k.kind}`).digest().subarray(0, 8).toString('base64');
 }
@@ -61,22 +63,28 @@ export class Discovery {
   apiVersions(serverAddress: string) {
     return {
       kind: 'APIVersions',
-      versions: this.registry.groupVersions().filter((gv) => gv.group === '').map((gv) => gv.version),
+      versions: this.versionsByGroup().get('') ?? [],
       serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
     };
   }
 
+  /** Every group served (core first) with its versions, the preferred one first. */
+  private versionsByGroup(): Map<string, string[]> {
+    const groups = new Map<string, string[]>();
+    for (const { group, version } of this.registry.groupVersions()) groups.set(group, [...(groups.get(group) ?? []), version]);
+    for (const versions of groups.values()) versions.sort(compareVersionPriority);
+    return groups;
+  }
+
+  /** Groups by the names discovery lists, each with its versions, the preferred one first. */
   private namedGroups(): Map<string, string[]> {
     const groups = new Map<string, string[]>();
-    for (const { group, version } of this.registry.groupVersions()) {
+    for (const [group, versions] of this.versionsByGroup()) {
       if (!group) continue;
       // Listed first, the upstream name is the one kubectl picks for these resources (see upstreamCompat).
       const upstream = discoveredUpstreamGroup(group);
-      if (upstream !== undefined && !groups.has(group)) groups.set(upstream, groups.get(upstream) ?? []);
-      const versions = groups.get(group) ?? [];
-      versions.push(version);
-      groups.set(group, versions);
       if (upstream !== undefined) groups.set(upstream, [...versions]);
+      groups.set(group, versions);
     }
     return groups;
   }
@@ -129,7 +137,7 @@ export class Discovery {
    */
   aggregated(root: 'api' | 'apis', apiVersion: string) {
     const groups: [string, string[]][] = root === 'api'
-      ? [['', this.registry.groupVersions().filter((gv) => gv.group === '').map((gv) => gv.version)]]
+      ? [['', this.versionsByGroup().get('') ?? []]]
       : [...this.namedGroups()];
     const items = groups.map(([name, versions]) => ({
       metadata: { ...(name ? { name } : {}), creationTimestamp: null },
@@ -188,6 +196,6 @@ function resourceEntry(rest: RestObject, withShortNames: boolean): Record<string
   entry.verbs = verbsOf(rest);
   if (main && withShortNames && d.kind.shortNames.length) entry.shortNames = d.kind.shortNames;
   if (main && d.kind.categories.length) entry.categories = d.kind.categories;
-  if (main && d.stored) entry.storageVersionHash = storageVersionHash(d.kind);
+  if (main && d.stored) entry.storageVersionHash = storageVersionHash(d.codec?.stored ?? d.kind);
   return entry;
 }

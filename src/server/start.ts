@@ -14,7 +14,7 @@ import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend 
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
-import { buildAdmission, type ConfigurationFeed, type EquivalentResources } from '../admission/index.js';
+import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
 import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../api/admissionregistration/v1/index.js';
 import type { KindDefinition } from '../api/kind.js';
@@ -85,22 +85,6 @@ function informerFeed(kind: KindDefinition): { feed: ConfigurationFeed; start(cl
   };
 }
 
-/** The other served versions of a request's resource (matchPolicy Equivalent), recomputed when the registry changes. */
-function equivalentResources(registry: () => Registry): EquivalentResources {
-  let cache = { generation: -1, byResource: new Map<string, KindDefinition[]>() };
-  return (request) => {
-    const r = registry();
-    if (cache.generation !== r.generation) {
-      const byResource = new Map<string, KindDefinition[]>();
-      for (const k of r.kinds) byResource.set(`${k.plural}.${k.group}`, [...(byResource.get(`${k.plural}.${k.group}`) ?? []), k]);
-      cache = { generation: r.generation, byResource };
-    }
-    return (cache.byResource.get(`${request.kind.plural}.${request.kind.group}`) ?? [])
-      .filter((k) => k.version !== request.kind.version)
-      .map((k) => ({ resource: { group: k.group, version: k.version, resource: k.plural }, kind: { group: k.group, version: k.version, kind: k.kind } }));
-  };
-}
-
 /** Creates the reserved namespaces that do not exist yet. */
 async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   const namespaces = registry.namespaces();
@@ -142,7 +126,6 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
       metrics: new AdmissionMetrics(metrics.registry),
       webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
-      equivalents: equivalentResources(() => registry!),
       authorize: (attributes) => authorizer.authorize(attributes),
     },
   );

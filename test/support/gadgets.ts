@@ -35,3 +35,25 @@ export const gadgets: KindDefinition = defineKind({
     },
   },
 });
+
+/**
+ * Gadgets served at two versions of one stored kind: v1 is stored
+ * (spec.color, spec.replicas), v2 names the same fields spec.colour and
+ * spec.count. The conversions only move fields, so both round trips are exact.
+ */
+export const versionedGadgets: KindDefinition = defineKind({
+  ...gadgets,
+  otherVersions: [{
+    name: 'v2',
+    schema: t.object({ ...envelope, spec: t.object({ count: t.int32(), colour: t.string() }), status: t.object({ ready: t.int32() }) }),
+    definitionName: 'test.gadgets.v2.Gadget',
+    toStored: (g) => (g.spec ? { ...g, spec: renamed(g.spec, { colour: 'color', count: 'replicas' }) } : g),
+    fromStored: (g) => (g.spec ? { ...g, spec: renamed(g.spec, { color: 'colour', replicas: 'count' }) } : g),
+  }],
+});
+
+function renamed(spec: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(spec)) out[Object.hasOwn(names, key) ? names[key]! : key] = value;
+  return out;
+}

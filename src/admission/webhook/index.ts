@@ -7,19 +7,17 @@ import type { AdmissionPlugin } from '../types.js';
 import { WebhookCaller } from './call.js';
 import type { WebhookClient } from './client.js';
 import { CredentialResolver } from './credentials.js';
-import { WebhookMatcher, type EquivalentResources } from './matcher.js';
+import { WebhookMatcher } from './matcher.js';
 import { MutatingAdmissionWebhook } from './mutating.js';
 import { WebhookSource, type ConfigurationFeed } from './source.js';
 import { ValidatingAdmissionWebhook } from './validating.js';
 
 export type { ConfigurationFeed } from './source.js';
-export type { EquivalentResources } from './matcher.js';
 export { WebhookClient } from './client.js';
 
 export interface WebhookDependencies {
   feed: ConfigurationFeed;
   getNamespace: NamespaceGetter;
-  equivalents?: EquivalentResources;
   client: WebhookClient;
   metrics?: AdmissionMetrics;
   warn: (message: string, extra?: object) => void;
@@ -30,7 +28,7 @@ export async function webhookPlugin(mutating: boolean, config: Record<string, un
   const credentials = await CredentialResolver.load(config, name);
   const parts = {
     source: new WebhookSource(deps.feed),
-    matcher: new WebhookMatcher(deps.getNamespace, deps.equivalents),
+    matcher: new WebhookMatcher(deps.getNamespace),
     caller: new WebhookCaller(deps.client, credentials),
     configurationGroup: vocabulary.admissionRegistrationGroup,
     metrics: deps.metrics,

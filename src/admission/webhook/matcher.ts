@@ -10,6 +10,7 @@ import type { Labels } from '../../machinery/selectors.js';
 import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from '../types.js';
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
+import { servedVersions } from '../../api/kind.js';
 
 /** Another version at which the request's resource is served: same group and resource name, same objects, another apiVersion. */
 export interface EquivalentResource {
@@ -17,8 +18,12 @@ export interface EquivalentResource {
   kind: GroupVersionKind;
 }
 
-/** The other versions of the request's resource; none when it is served at one version only. */
-export type EquivalentResources = (request: AdmissionRequest) => readonly EquivalentResource[];
+/** The other served versions of the request's resource, from its kind's declaration; none when it is served at one version only. */
+function equivalentResources(request: AdmissionRequest): EquivalentResource[] {
+  const k = request.kind;
+  return servedVersions(k).filter((v) => v.name !== k.version)
+    .map((v) => ({ resource: { group: k.group, version: v.name, resource: k.plural }, kind: { group: k.group, version: v.name, kind: k.kind } }));
+}
 
 /** What a matching webhook is called with: the request's resource, or the equivalent one its rule names. */
 export interface Invocation {
@@ -55,7 +60,7 @@ function ruleMatches(rule: WebhookRule, request: AdmissionRequest, resource: Gro
 export type NamespaceLabelCache = Map<string, Promise<Labels | undefined>>;
 
 export class WebhookMatcher {
-  constructor(private readonly getNamespace: NamespaceGetter, private readonly equivalents?: EquivalentResources) {}
+  constructor(private readonly getNamespace: NamespaceGetter) {}
 
   /**
    * The invocation when `hook` is to be called; throws an ApiError when that
@@ -73,8 +78,8 @@ export class WebhookMatcher {
     if (hook.rules.some((rule) => ruleMatches(rule, request, own))) {
       return { webhook: hook, resource: own, kind: { group: request.kind.group, version: request.kind.version, kind: request.kind.kind } };
     }
-    if (hook.matchPolicy !== 'Equivalent' || !this.equivalents) return undefined;
-    const others = this.equivalents(request);
+    if (hook.matchPolicy !== 'Equivalent') return undefined;
+    const others = equivalentResources(request);
     for (const rule of hook.rules) {
       for (const other of others) {
         if (ruleMatches(rule, request, other.resource)) return { webhook: hook, resource: other.resource, kind: other.kind };

@@ -12,11 +12,12 @@ import { jsonTextExceedsDepth, maxNestingDepth } from '../../machinery/limits.js
 import { applyJsonPatch, decodeJsonPatch, type JsonPatchOperation } from '../../machinery/patch/index.js';
 import { pruneObject } from '../../api/prune.js';
 import type { KubeObject } from '../../api/kind.js';
+import type { VersionCodec } from '../../api/codec.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest, type MutationRound } from '../types.js';
 import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { CallingWebhookError, rejectionError } from './errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
-import { versioned } from './review.js';
+import { invocationCodec, versioned } from './review.js';
 
 const pluginName = 'MutatingAdmissionWebhook';
 
@@ -80,7 +81,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     let mutated = false;
     try {
       checkDryRun(hook, request);
-      const sent = versioned(request.object, invocation);
+      const sent = versioned(request.object, invocation, request);
       const { response } = await this.parts.caller.call(invocation, request, true, sent);
       for (const [key, value] of response.auditAnnotations) addAuditAnnotation(request, `${hook.name}/${key}`, value);
       for (const warning of response.warnings) addWarning(request, warning);
@@ -92,7 +93,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
         throw errors.internal(`admission webhook "${hook.name}" attempted to modify the object, which is not supported for this operation`);
       }
       if (response.patchType !== 'JSONPatch') throw new CallingWebhookError(hook.name, `unsupported patch type "${response.patchType}"`, 403);
-      const patched = this.decodePatched(hook.name, request, sent, patch.ops);
+      const patched = this.decodePatched(hook.name, request, sent, patch.ops, invocationCodec(invocation, request));
       mutated = !deepEqual(request.object, patched);
       addAuditAnnotation(request, `${vocabulary.patchAnnotationPrefix}${at}`,
         JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: patch.raw, patchType: 'JSONPatch' }), 'Request');
@@ -104,8 +105,12 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     }
   }
 
-  /** The patched object, read as the kind's schema reads a body and defaulted again; what fails is the server's 500, as upstream. */
-  private decodePatched(webhook: string, request: AdmissionRequest, sent: KubeObject, ops: JsonPatchOperation[]): KubeObject {
+  /**
+   * The patched object, read as the schema of the version it was sent at
+   * reads a body, converted back to the stored version and defaulted again;
+   * what fails is the server's 500, as upstream.
+   */
+  private decodePatched(webhook: string, request: AdmissionRequest, sent: KubeObject, ops: JsonPatchOperation[], codec?: VersionCodec): KubeObject {
     let patched: unknown;
     try {
       patched = applyJsonPatch(sent, ops);
@@ -123,7 +128,9 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     }
     let object: KubeObject;
     try {
-      object = pruneObject(p, kind.schema, kind.kind, kind.version).object;
+      const at = codec?.served ?? kind;
+      object = pruneObject(p, at.schema, at.kind, at.version).object;
+      if (codec) object = codec.toStored(object);
     } catch (e) {
       if (isApiError(e)) throw errors.internal(e.message);
       throw e;

@@ -8,6 +8,7 @@
 import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
 import type { KubeObject } from '../../api/kind.js';
+import { codecFor, type VersionCodec } from '../../api/codec.js';
 import type { AdmissionRequest } from '../types.js';
 import type { Invocation } from './matcher.js';
 import { webhookStatus, type WebhookStatus } from './errors.js';
@@ -23,12 +24,21 @@ export function reviewVersionFor(versions: readonly string[]): ReviewVersion | u
 
 export const reviewApiVersion = (version: ReviewVersion) => `${vocabulary.admissionGroup}/${version}`;
 
-/** The object as the webhook's matched version names it (the same shape: conversion between versions is not served yet). */
-export function versioned(obj: KubeObject | undefined, invocation: Invocation): KubeObject | undefined {
+/**
+ * The request's (stored) object at the version the webhook's rule matched:
+ * converted when that is another version of the kind (matchPolicy
+ * Equivalent), as it is otherwise.
+ */
+export function versioned(obj: KubeObject | undefined, invocation: Invocation, request: AdmissionRequest): KubeObject | undefined {
   if (obj === undefined) return undefined;
+  const codec = invocationCodec(invocation, request);
+  return codec ? codec.fromStored(obj) : obj;
+}
+
+/** The codec between the stored version and the one the webhook was matched at, when they differ. */
+export function invocationCodec(invocation: Invocation, request: AdmissionRequest): VersionCodec | undefined {
   const { group, version } = invocation.kind;
-  const apiVersion = group ? `${group}/${version}` : version;
-  return obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion };
+  return group === request.kind.group && version !== request.kind.version ? codecFor(request.kind, version) : undefined;
 }
 
 /** The review sent: every field of the request, upstream's omissions of empty strings included. */
@@ -51,7 +61,7 @@ export function reviewBody(version: ReviewVersion, uid: string, request: Admissi
     operation: request.operation,
     userInfo,
     object: object ?? null,
-    oldObject: versioned(request.oldObject, invocation) ?? null,
+    oldObject: versioned(request.oldObject, invocation, request) ?? null,
     dryRun: request.dryRun,
     options: request.operation === 'CONNECT' ? null : request.options,
   };

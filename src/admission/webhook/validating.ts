@@ -42,7 +42,7 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
   private async call(invocation: Invocation, request: AdmissionRequest): Promise<void> {
     const hook = invocation.webhook;
     checkDryRun(hook, request);
-    const { response } = await this.parts.caller.call(invocation, request, false, versioned(request.object, invocation));
+    const { response } = await this.parts.caller.call(invocation, request, false, versioned(request.object, invocation, request));
     for (const [key, value] of response.auditAnnotations) addAuditAnnotation(request, `${hook.name}/${key}`, value);
     for (const warning of response.warnings) addWarning(request, warning);
     if (!response.allowed) throw rejectionError(request, hook.name, response.status);

@@ -150,8 +150,11 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
       const value = await capability(rest, 'get')(path, query.get('resourceVersion'));
       return value instanceof StoredObject ? replyStored(value) : reply(200, value);
     }
-    case 'list':
-      return replyStored(await capability(rest, 'list')(path, listOptions(query)));
+    case 'list': {
+      // A list at the stored version goes out from the stored bytes; one converted to another version is an object.
+      const value = await capability(rest, 'list')(path, listOptions(query));
+      return d.codec ? reply(200, value as KubeObject) : replyStored(value as StoredList);
+    }
     case 'watch': {
       const watch = capability(rest, 'watch');
       // The legacy /watch/…/{name} path watches one object: a name field selector, as upstream.
@@ -160,7 +163,7 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
         const byName = `metadata.name=${info.name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
         list.fieldSelector = list.fieldSelector ? `${list.fieldSelector},${byName}` : byName;
       }
-      const source = { kind: d.kind, watch: (namespace: string | undefined, opts: ListOptions, sink: WatchSink) => watch({ namespace }, opts, sink) };
+      const source = { kind: d.kind, codec: d.codec, watch: (namespace: string | undefined, opts: ListOptions, sink: WatchSink) => watch({ namespace }, opts, sink) };
       return serveWatch(source, res, rep, {
         namespace: path.namespace,
         list,

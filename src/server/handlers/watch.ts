@@ -12,10 +12,14 @@ import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.j
 import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
 import { answerAsTheirs, type ClientVersion } from './clientversion.js';
+import type { VersionCodec } from '../../api/codec.js';
 
 /** What a watch stream reads from: a kind's events, by namespace. */
 export interface WatchSource {
+  /** The kind at the version the client watches. */
   kind: KindDefinition;
+  /** Converts the stored objects of the events when the client watches another version. */
+  codec?: VersionCodec;
   watch(namespace: string | undefined, opts: ListOptions, sink: WatchSink): Promise<ActiveWatch>;
 }
 
@@ -84,13 +88,15 @@ class WatchEncoder {
 
   private encodeUncached(e: ObjectEvent): Frame {
     if (this.rep.view === 'Table') {
-      return this.frameOf(e.type, toTable(e.object.object, this.store.kind, this.rep.viewApiVersion, this.include));
+      const obj = this.store.codec ? this.store.codec.fromStored(e.object.object) : e.object.object;
+      return this.frameOf(e.type, toTable(obj, this.store.kind, this.rep.viewApiVersion, this.include));
     }
     if (this.rep.view === 'PartialObjectMetadata') {
       return this.frameOf(e.type, { kind: 'PartialObjectMetadata', apiVersion: this.rep.viewApiVersion, metadata: e.object.object.metadata });
     }
-    if (this.client) {
-      const theirs = answerAsTheirs(e.object.object, this.client);
+    if (this.client || this.store.codec) {
+      const served = this.store.codec ? this.store.codec.fromStored(e.object.object) : e.object.object;
+      const theirs = this.client ? answerAsTheirs(served, this.client) : served;
       return this.frameOf(e.type, this.rep.format === 'protobuf' ? encodeProtobufObject(theirs, this.store.kind.schema) : theirs);
     }
     if (this.rep.format === 'protobuf') return this.frameOf(e.type, encodeProtobufObject(e.object.object, this.store.kind.schema));

@@ -4,7 +4,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WebhookMatcher, exemptFromWebhooks, type EquivalentResources } from '../../../src/admission/webhook/matcher.js';
+import { WebhookMatcher, exemptFromWebhooks } from '../../../src/admission/webhook/matcher.js';
 import { WebhookSource } from '../../../src/admission/webhook/source.js';
 import type { Operation } from '../../../src/admission/types.js';
 import { configMaps, namespaces } from '../../../src/api/core/v1/index.js';
@@ -124,20 +124,25 @@ describe('selectors', () => {
 
 describe('matchPolicy', () => {
   const v2 = { resource: { group: '', version: 'v2', resource: 'configmaps' }, kind: { group: '', version: 'v2', kind: 'ConfigMap' } };
-  const equivalents: EquivalentResources = (r) => (r.kind.plural === 'configmaps' ? [v2] : []);
-  const withEquivalents = new WebhookMatcher(async (name) => labelled[name], equivalents);
+  // ConfigMaps as if also served at v2: the equivalent versions come from the kind's declaration.
+  const twoVersions = defineKind({
+    ...configMaps,
+    otherVersions: [{ name: 'v2', schema: configMaps.schema, definitionName: 'test.core.v2.ConfigMap', toStored: (o) => o, fromStored: (o) => o }],
+  });
+  const withEquivalents = new WebhookMatcher(async (name) => labelled[name]);
   const v2only = [rule(['configmaps'], { apiVersions: ['v2'] })];
 
   test('Equivalent calls for the same resource at another version, naming that version; Exact does not', async () => {
-    const r = admissionRequest('CREATE', configMaps, 'cm', { namespace: 'prod' });
+    const r = admissionRequest('CREATE', twoVersions, 'cm', { namespace: 'prod' });
     const inv = await withEquivalents.invocation(compiled({ rules: v2only, matchPolicy: 'Equivalent' }), r, new Map());
     assert.deepEqual(inv?.resource, v2.resource);
     assert.deepEqual(inv?.kind, v2.kind);
     assert.equal(await withEquivalents.invocation(compiled({ rules: v2only, matchPolicy: 'Exact' }), r, new Map()), undefined);
   });
 
-  test('a direct match wins over an equivalent one', async () => {
-    const r = admissionRequest('CREATE', configMaps, 'cm', { namespace: 'prod' });
+  test('a direct match wins over an equivalent one; a kind served at one version has no equivalent', async () => {
+    assert.equal(await withEquivalents.invocation(compiled({ rules: v2only, matchPolicy: 'Equivalent' }), admissionRequest('CREATE', configMaps, 'cm', { namespace: 'prod' }), new Map()), undefined);
+    const r = admissionRequest('CREATE', twoVersions, 'cm', { namespace: 'prod' });
     const inv = await withEquivalents.invocation(compiled({ rules: [rule(['configmaps'])] }), r, new Map());
     assert.equal(inv?.resource.version, 'v1');
   });

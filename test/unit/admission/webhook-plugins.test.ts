@@ -187,14 +187,14 @@ describe('validating webhooks', () => {
     assert.match(text, /apiserver_admission_webhook_admission_duration_seconds_count\{name="z.example.com",type="validating",operation="CREATE",rejected="false"\} 1/);
   });
 
-  test('a rejection without a status is 403 without explanation; codes outside 400-599 answer 403 and are counted as sent, capped at 600', async () => {
+  test('a rejection without a status is 403 without explanation; a code of 600 or more answers as sent and is counted capped at 600', async () => {
     hooks.on('/bare', deny());
     use('validating', 'cfg', webhook('bare.example.com', '/bare'));
     assert.equal((await rejection(admit(create()))).toStatus().message, 'configmaps "cm" is forbidden: admission webhook "bare.example.com" denied the request without explanation');
     configs.validating = [];
     hooks.on('/odd', deny({ code: 799 }));
     use('validating', 'cfg', webhook('odd.example.com', '/odd'));
-    assert.equal((await rejection(admit(create()))).code, 403);
+    assert.equal((await rejection(admit(create()))).code, 799);
     assert.match(await metricsRegistry.metrics(), /rejection_count\{name="odd.example.com",type="validating",operation="CREATE",error_type="no_error",rejection_code="600"\} 1/);
   });
 

@@ -57,10 +57,13 @@ describe('the answer', () => {
     assert.throws(() => verifyResponse(version, 'u1', mutating, body), (e: Error) => e instanceof InvalidResponse && e.message === message);
   };
 
-  test('v1: the uid must come back, in a v1 AdmissionReview, with allowed', () => {
-    refused('v1', false, {}, 'webhook response was absent');
+  test('v1: the uid must come back, in a v1 AdmissionReview (our group name or upstream\'s), with allowed', () => {
+    refused('v1', false, {}, `webhook response: expected ${reviewVersion}, Kind=AdmissionReview, got , Kind=`);
+    refused('v1', false, { apiVersion: reviewVersion, kind: 'AdmissionReview' }, 'webhook response was absent');
+    refused('v1', false, { ...ok({}), kind: 'Status' }, `webhook response: expected ${reviewVersion}, Kind=AdmissionReview, got ${reviewVersion}, Kind=Status`);
+    assert.equal(verifyResponse('v1', 'u1', false, ok({}, 'admission.k8s.io/v1')).allowed, true);
     refused('v1', false, ok({ uid: 'other' }), 'expected response.uid="u1", got "other"');
-    refused('v1', false, ok({}, 'v1'), `expected webhook response of ${reviewVersion}, Kind=AdmissionReview, got v1, Kind=AdmissionReview`);
+    refused('v1', false, ok({}, 'v1'), `webhook response: expected ${reviewVersion}, Kind=AdmissionReview, got v1, Kind=AdmissionReview`);
     refused('v1', false, ok({ allowed: undefined }), 'response.allowed is required and must be a boolean');
     refused('v1', false, ok({ allowed: 'yes' }), 'response.allowed is required and must be a boolean');
   });
@@ -78,8 +81,11 @@ describe('the answer', () => {
     assert.deepEqual(r.auditAnnotations, [['a', 'b']]);
   });
 
-  test('v1beta1 answers are not checked for uid or kind, and a patch is a JSON patch', () => {
-    const r = verifyResponse('v1beta1', 'u1', true, { response: { uid: 'x', allowed: false, patch: Buffer.from('[]').toString('base64'), status: { code: 418, message: 'tea', details: { causes: [{ field: 'a', bogus: 1 }] } } } });
+  test('v1beta1 answers are not checked for uid, must be a v1beta1 AdmissionReview, and a patch is a JSON patch', () => {
+    const beta = `${vocabulary.admissionGroup}/v1beta1`;
+    refused('v1beta1', false, { response: { uid: 'u1', allowed: true } }, `webhook response: expected ${beta}, Kind=AdmissionReview, got , Kind=`);
+    refused('v1beta1', false, { apiVersion: 'v1', kind: 'Status', response: { uid: 'u1', allowed: true } }, `webhook response: expected ${beta}, Kind=AdmissionReview, got v1, Kind=Status`);
+    const r = verifyResponse('v1beta1', 'u1', true, { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', response: { uid: 'x', allowed: false, patch: Buffer.from('[]').toString('base64'), status: { code: 418, message: 'tea', details: { causes: [{ field: 'a', bogus: 1 }] } } } });
     assert.equal(r.allowed, false);
     assert.equal(r.patchType, 'JSONPatch');
     assert.deepEqual(r.status, { code: 418, message: 'tea', reason: undefined, details: { causes: [{ field: 'a' }] } });
