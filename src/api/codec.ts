@@ -8,6 +8,7 @@
 // from the cache are shared and frozen) and their answer is labelled with
 // the target version, so a declaration only moves fields.
 
+import type { FieldError } from '../machinery/errors.js';
 import { apiVersionOf, kindAt, type KindDefinition, type KindVersion, type KubeObject } from './kind.js';
 
 export class VersionCodec {
@@ -18,13 +19,12 @@ export class VersionCodec {
   private readonly storedApiVersion: string;
   private readonly version: KindVersion & Required<Pick<KindVersion, 'toStored' | 'fromStored'>>;
 
-  constructor(readonly stored: KindDefinition, versionName: string) {
-    const version = stored.versions.find((v) => v.name === versionName);
-    if (!version || !version.toStored || !version.fromStored) {
-      throw new Error(`kind ${stored.kind}: ${versionName} is not a version with conversions (the stored version is ${stored.version})`);
+  constructor(readonly stored: KindDefinition, version: KindVersion) {
+    if (!version.toStored || !version.fromStored || !stored.versions.includes(version)) {
+      throw new Error(`kind ${stored.kind}: ${apiVersionOf({ group: version.group, version: version.name })} is not one of its versions with conversions`);
     }
     this.version = version as VersionCodec['version'];
-    this.served = kindAt(stored, versionName);
+    this.served = kindAt(stored, version);
     this.apiVersion = apiVersionOf(this.served);
     this.storedApiVersion = apiVersionOf(stored);
   }
@@ -32,6 +32,11 @@ export class VersionCodec {
   /** An object of the served version in the stored shape. */
   toStored(obj: KubeObject): KubeObject {
     return labelled(this.version.toStored(structuredClone(obj)), this.storedApiVersion, this.stored.kind);
+  }
+
+  /** Errors of the rules of writes through this version, for an object in its shape. */
+  validate(obj: KubeObject): FieldError[] {
+    return this.version.validate?.(obj) ?? [];
   }
 
   /** A stored object in the served version's shape. */
@@ -58,13 +63,13 @@ const codecs = new WeakMap<KindDefinition, VersionCodec[]>();
 export function codecsOf(stored: KindDefinition): VersionCodec[] {
   let list = codecs.get(stored);
   if (!list) {
-    list = stored.versions.filter((v) => v.served && v.name !== stored.version).map((v) => new VersionCodec(stored, v.name));
+    list = stored.versions.filter((v) => v.served && kindAt(stored, v) !== stored).map((v) => new VersionCodec(stored, v));
     codecs.set(stored, list);
   }
   return list;
 }
 
-/** The codec of `version` of a stored kind, or undefined for the stored version (or one it does not have). */
-export function codecFor(stored: KindDefinition, version: string): VersionCodec | undefined {
-  return codecsOf(stored).find((c) => c.served.version === version);
+/** The codec of `group`/`version` of a stored kind, or undefined for the stored version (or one it does not serve). */
+export function codecFor(stored: KindDefinition, group: string, version: string): VersionCodec | undefined {
+  return codecsOf(stored).find((c) => c.served.group === group && c.served.version === version);
 }

@@ -88,6 +88,12 @@ export interface PrinterColumn {
  * object). There is no internal copy of any type.
  */
 export interface KindVersion {
+  /**
+   * The group the version is served in: the kind's own, or another one when
+   * the same stored objects are also served there under another shape (core
+   * Event, also served as `events.plat.io/v1` Event).
+   */
+  group: string;
   name: string;
   /** Whether clients can reach the kind at this version. */
   served: boolean;
@@ -105,9 +111,11 @@ export interface KindVersion {
   toStored?(obj: KubeObject): KubeObject;
   /** An object of the stored version in this version's shape (absent for the stored version). */
   fromStored?(obj: KubeObject): KubeObject;
+  /** Rules every write of a whole object through this version must meet (in its shape), beyond the kind's own. */
+  validate?(obj: KubeObject): FieldError[];
 }
 
-/** A version as a declaration gives it: its name and schema; the rest has defaults. */
+/** A version as a declaration gives it: its name and schema; the rest has defaults (the group: the kind's). */
 export type VersionDeclaration = Pick<KindVersion, 'name' | 'schema'> & Partial<Omit<KindVersion, 'name' | 'schema'>>;
 
 export interface KindDefinition {
@@ -173,16 +181,19 @@ export function defineKind(declaration: KindDeclaration): KindDefinition {
   const definitionName = d.definitionName ?? d.schema.name;
   if (!definitionName) throw new Error(`kind ${d.kind}: its schema needs a name (define) or a definitionName`);
   const stored: KindVersion = {
-    name: d.version, served: true, deprecated: false, schema: d.schema, printerColumns: d.printerColumns ?? [], fieldSelectors: d.fieldSelectors ?? {},
+    group: d.group, name: d.version, served: true, deprecated: false, schema: d.schema, printerColumns: d.printerColumns ?? [], fieldSelectors: d.fieldSelectors ?? {},
     definitionName, listDefinitionName: d.listDefinitionName ?? `${definitionName}List`, ...storedVersion,
   };
   const others = otherVersions.map((v): KindVersion => {
     if (!v.toStored || !v.fromStored) throw new Error(`kind ${d.kind}: version ${v.name} needs toStored and fromStored`);
     const name = v.definitionName ?? v.schema.name;
     if (!name) throw new Error(`kind ${d.kind}: the schema of version ${v.name} needs a name (define) or a definitionName`);
-    return { served: true, deprecated: false, printerColumns: stored.printerColumns, fieldSelectors: stored.fieldSelectors, listDefinitionName: `${name}List`, ...v, definitionName: name };
+    return {
+      group: d.group, served: true, deprecated: false, printerColumns: stored.printerColumns, fieldSelectors: stored.fieldSelectors,
+      listDefinitionName: `${name}List`, ...v, definitionName: name,
+    };
   });
-  const names = [stored, ...others].map((v) => v.name);
+  const names = [stored, ...others].map((v) => apiVersionOf({ group: v.group, version: v.name }));
   if (new Set(names).size !== names.length) throw new Error(`kind ${d.kind}: a version is declared twice (${names.join(', ')})`);
   return {
     definitionName,
@@ -209,28 +220,33 @@ export function defineKind(declaration: KindDeclaration): KindDefinition {
 }
 
 /** Memo of kindAt: one view per kind and version, so that identity comparisons and caches keyed by kind hold. */
-const versionViews = new WeakMap<KindDefinition, Map<string, KindDefinition>>();
+const versionViews = new WeakMap<KindDefinition, Map<KindVersion, KindDefinition>>();
 
 /**
- * The kind as clients see it at `version`: that version's schema, columns,
- * field selectors and definition names, everything else shared. The stored
- * version is the kind itself.
+ * The kind as clients see it at one of its versions: that version's group,
+ * schema, columns, field selectors and definition names, everything else
+ * shared. The stored version is the kind itself.
  */
-export function kindAt(kind: KindDefinition, version: string): KindDefinition {
-  if (version === kind.version) return kind;
+export function kindAt(kind: KindDefinition, v: KindVersion): KindDefinition {
+  if (v.name === kind.version && v.group === kind.group) return kind;
   let views = versionViews.get(kind);
   if (!views) versionViews.set(kind, (views = new Map()));
-  let view = views.get(version);
+  let view = views.get(v);
   if (!view) {
-    const v = kind.versions.find((x) => x.name === version);
-    if (!v) throw new Error(`kind ${kind.kind} has no version ${version}`);
     view = {
-      ...kind, version: v.name, schema: v.schema, printerColumns: v.printerColumns, fieldSelectors: v.fieldSelectors,
+      ...kind, group: v.group, version: v.name, schema: v.schema, printerColumns: v.printerColumns, fieldSelectors: v.fieldSelectors,
       definitionName: v.definitionName, listDefinitionName: v.listDefinitionName,
+      // Short names and categories belong to the resource in its own group (`kubectl get ev` is core's events).
+      ...(v.group === kind.group ? {} : { shortNames: [], categories: [] }),
     };
-    views.set(version, view);
+    views.set(v, view);
   }
   return view;
+}
+
+/** The version of a kind at `group`/`version`, if it has one. */
+export function versionOf(kind: KindDefinition, group: string, version: string): KindVersion | undefined {
+  return kind.versions.find((v) => v.group === group && v.name === version);
 }
 
 /** The versions of a kind clients can reach, the stored one first. */

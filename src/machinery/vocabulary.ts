@@ -109,7 +109,7 @@ export const upstreamCompat = {
    * the upstream server) through discovery, and some commands insist on the
    * upstream group (`kubectl certificate approve`).
    */
-  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination'] as readonly string[],
+  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events'] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

@@ -172,8 +172,11 @@ export class ResourceStore {
    */
   decodeAt(body: unknown, opts: WriteOptions, codec?: VersionCodec): KubeObject {
     if (!codec) return this.decode(body, opts);
+    const sent = decodeObject(codec.served, body, opts);
+    const errs = codec.validate(sent);
+    if (errs.length) throw errors.invalid(codec.served.group, codec.served.kind, sent.metadata?.name ?? sent.metadata?.generateName ?? '', errs);
     // What the client sent was checked at its version; the conversion's answer is only pruned to the stored schema.
-    return decodeObject(this.kind, codec.toStored(decodeObject(codec.served, body, opts)), { fieldValidation: 'Ignore', warnings: [] });
+    return decodeObject(this.kind, codec.toStored(sent), { fieldValidation: 'Ignore', warnings: [] });
   }
 
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {

@@ -24,7 +24,7 @@ const send = (method: string, path: string, contentType: string, body: unknown) 
   s.client.send(method, path, { raw: JSON.stringify(body), headers: { 'Content-Type': contentType } });
 
 test('every version pair round-trips exactly, managedFields and all', () => {
-  const codec = new VersionCodec(versionedGadgets, 'v2');
+  const codec = new VersionCodec(versionedGadgets, versionedGadgets.versions[1]!);
   const managedFields = [{ manager: 'm', operation: 'Apply', apiVersion: `${gadgetGroup}/v1`, time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:color': {} } } }];
   const objects = [
     { apiVersion: `${gadgetGroup}/v1`, kind: 'Gadget', metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' }, managedFields }, spec: { color: 'red', replicas: 3 }, status: { ready: 2 } },

@@ -21,8 +21,8 @@ export interface EquivalentResource {
 /** The other served versions of the request's resource, from its kind's declaration; none when it is served at one version only. */
 function equivalentResources(request: AdmissionRequest): EquivalentResource[] {
   const k = request.kind;
-  return servedVersions(k).filter((v) => v.name !== k.version)
-    .map((v) => ({ resource: { group: k.group, version: v.name, resource: k.plural }, kind: { group: k.group, version: v.name, kind: k.kind } }));
+  return servedVersions(k).filter((v) => v.group !== k.group || v.name !== k.version)
+    .map((v) => ({ resource: { group: v.group, version: v.name, resource: k.plural }, kind: { group: v.group, version: v.name, kind: k.kind } }));
 }
 
 /** What a matching webhook is called with: the request's resource, or the equivalent one its rule names. */

@@ -38,7 +38,7 @@ export function versioned(obj: KubeObject | undefined, invocation: Invocation, r
 /** The codec between the stored version and the one the webhook was matched at, when they differ. */
 export function invocationCodec(invocation: Invocation, request: AdmissionRequest): VersionCodec | undefined {
   const { group, version } = invocation.kind;
-  return group === request.kind.group && version !== request.kind.version ? codecFor(request.kind, version) : undefined;
+  return codecFor(request.kind, group, version);
 }
 
 /** The review sent: every field of the request, upstream's omissions of empty strings included. */

@@ -35,8 +35,10 @@ const parse = (key: string) => JSON.parse(docs.get(key)!.body.toString()) as J;
 test('index lists every group version and the roots with content hashes', () => {
   const paths = JSON.parse(index.body.toString()).paths as Record<string, { serverRelativeURL: string }>;
   const widgetKey = `apis/${widgets.group}/v1alpha1`;
-  const builtinGroups = [...new Set(builtinKinds.filter((k) => k.group).flatMap((k) => [`apis/${k.group}`, `apis/${k.group}/${k.version}`]))];
-  const upstreamNamed = [...new Set(builtinKinds.flatMap((k) => (discoveredUpstreamGroup(k.group) ? [`apis/${discoveredUpstreamGroup(k.group)}/${k.version}`] : [])))];
+  // Every served version of every kind, in its own group (core Event is also served in the events group).
+  const versions = builtinKinds.flatMap((k) => k.versions.filter((v) => v.served));
+  const builtinGroups = [...new Set(versions.filter((v) => v.group).flatMap((v) => [`apis/${v.group}`, `apis/${v.group}/${v.name}`]))];
+  const upstreamNamed = [...new Set(versions.flatMap((v) => (discoveredUpstreamGroup(v.group) ? [`apis/${discoveredUpstreamGroup(v.group)}/${v.name}`] : [])))];
   assert.ok(upstreamNamed.length > 0, 'some group is listed by its upstream name too');
   assert.deepEqual(Object.keys(paths).sort(), ['api', 'api/v1', 'apis', ...builtinGroups, ...upstreamNamed, `apis/${widgets.group}`, widgetKey].sort());
   for (const [key, { serverRelativeURL }] of Object.entries(paths)) {

@@ -18,6 +18,12 @@ export const ObjectReference = define(core('ObjectReference'), t.object({
   fieldPath: p(7, t.string('A field inside the referent, when the reference points at part of it, e.g. spec.containers{name}.')),
 }, 'Enough information to find and inspect another object.', { mapType: 'atomic' }));
 
+/** Who reported an event (core Event's source; the events group's deprecatedSource). */
+export const EventSource = define(core('EventSource'), t.object({
+  component: p(1, t.string('Component that reported the event.')),
+  host: p(2, t.string('Node on which the event was generated.')),
+}, 'Who reported an event.'));
+
 export const LocalObjectReference = define(core('LocalObjectReference'), t.object({
   name: p(1, t.string('Name of the referent in the same namespace.')),
 }, 'Names another object in the same namespace.', { mapType: 'atomic' }));

@@ -1,14 +1,10 @@
 import { define, p, t } from '../../schema.js';
-import { defineKind, KubeObject } from '../../kind.js';
+import { defineKind, KubeObject, type PrinterColumn } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { Time, MicroTime } from '../../meta/v1.js';
 import { ageOf } from '../../../machinery/time.js';
-import { core, kindSchema, ObjectReference } from './common.js';
-
-const EventSource = define(core('EventSource'), t.object({
-  component: p(1, t.string('Component that reported the event.')),
-  host: p(2, t.string('Node on which the event was generated.')),
-}, 'Who reported an event.'));
+import { core, EventSource, kindSchema, ObjectReference } from './common.js';
+import { eventsV1Version } from '../../events/v1/event.js';
 
 const EventSeries = define(core('EventSeries'), t.object({
   count: p(1, t.int32('Occurrences in this series up to lastObservedTime.'), 'always'),
@@ -65,6 +61,19 @@ function eventSource(e: KubeObject): string {
   return instance ? `${component}, ${instance}` : component;
 }
 
+const columns: PrinterColumn[] = [
+  { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => eventTimes(e).last },
+  { name: 'Type', type: 'string', description: 'Type of the event.', value: (e) => e.type },
+  { name: 'Reason', type: 'string', description: 'Reason of the event.', value: (e) => e.reason },
+  { name: 'Object', type: 'string', description: 'The object the event is about.', value: eventTarget },
+  { name: 'Subobject', type: 'string', priority: 1, description: 'The part of the object the event is about.', value: (e) => e.involvedObject?.fieldPath },
+  { name: 'Source', type: 'string', priority: 1, description: 'Who reported the event.', value: eventSource },
+  { name: 'Message', type: 'string', description: 'The message of the event.', value: (e) => String(e.message ?? '').trim() },
+  { name: 'First Seen', type: 'string', priority: 1, description: 'Time since the first occurrence.', value: (e) => eventTimes(e).first },
+  { name: 'Count', type: 'string', priority: 1, description: 'How often the event occurred.', value: (e) => (e.series ? e.series.count : e.count) || 1 },
+  { name: 'Name', type: 'string', format: 'name', priority: 1, description: 'Name of the event object.', value: (e) => e.metadata?.name },
+];
+
 export const events = defineKind({
   group: '', version: 'v1', kind: 'Event', plural: 'events', shortNames: ['ev'],
   protobuf: true,
@@ -85,16 +94,6 @@ export const events = defineKind({
     source: (e) => e.source?.component ?? '',
     type: (e) => e.type ?? '',
   },
-  printerColumns: [
-    { name: 'Last Seen', type: 'string', description: 'Time since the last occurrence.', value: (e) => eventTimes(e).last },
-    { name: 'Type', type: 'string', description: 'Type of the event.', value: (e) => e.type },
-    { name: 'Reason', type: 'string', description: 'Reason of the event.', value: (e) => e.reason },
-    { name: 'Object', type: 'string', description: 'The object the event is about.', value: eventTarget },
-    { name: 'Subobject', type: 'string', priority: 1, description: 'The part of the object the event is about.', value: (e) => e.involvedObject?.fieldPath },
-    { name: 'Source', type: 'string', priority: 1, description: 'Who reported the event.', value: eventSource },
-    { name: 'Message', type: 'string', description: 'The message of the event.', value: (e) => String(e.message ?? '').trim() },
-    { name: 'First Seen', type: 'string', priority: 1, description: 'Time since the first occurrence.', value: (e) => eventTimes(e).first },
-    { name: 'Count', type: 'string', priority: 1, description: 'How often the event occurred.', value: (e) => (e.series ? e.series.count : e.count) || 1 },
-    { name: 'Name', type: 'string', format: 'name', priority: 1, description: 'Name of the event object.', value: (e) => e.metadata?.name },
-  ],
+  printerColumns: columns,
+  otherVersions: [eventsV1Version(columns)],
 });
