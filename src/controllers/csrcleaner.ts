@@ -6,7 +6,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
-import type { InformerFactory } from '../client/informer.js';
+import type { KitArgument } from './controller.js';
 import { conditionsOf, CsrController } from './csrcontroller.js';
 
 const hourMs = 60 * 60 * 1000;
@@ -49,22 +49,11 @@ function certificateExpiry(csr: ApiObject): number | undefined {
 export class CsrCleanerController extends CsrController {
   readonly name = 'csrcleaner';
   private readonly now: () => number;
-  private poll?: NodeJS.Timeout;
 
-  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly options: CsrCleanerOptions = {}) {
-    super(client, log, informers, 'removing a certificate request failed');
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, kit: KitArgument, options: CsrCleanerOptions = {}) {
+    // The informer's resync offers every request again each poll interval.
+    super(client, log, kit, 'removing a certificate request failed', 'csrcleaner', options.pollIntervalMs ?? hourMs);
     this.now = options.now ?? Date.now;
-  }
-
-  override async start(): Promise<void> {
-    await super.start();
-    this.poll = setInterval(() => { for (const csr of this.requests?.list() ?? []) this.offer(csr); }, this.options.pollIntervalMs ?? hourMs);
-    this.poll.unref();
-  }
-
-  override stop(): void {
-    clearInterval(this.poll);
-    super.stop();
   }
 
   /** Every request is looked at; sync decides whether its time has come. */
@@ -73,7 +62,7 @@ export class CsrCleanerController extends CsrController {
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.requests?.get(undefined, name);
+    const csr = this.requests.get(undefined, name);
     if (!csr) return;
     const reason = removalReason(csr, this.now());
     if (reason === undefined) return;
