@@ -27,7 +27,7 @@ let s: TestServer;
 before(async () => { s = await startTestServer({ controllers: ['*'] }); });
 after(async () => { await s.close(); });
 
-test(`a namespace of ${total.toLocaleString('en-US')} objects goes without /readyz failing, each queue within its worker bound`, async () => {
+test(`a namespace of ${total.toLocaleString('en-US')} objects goes without /readyz failing, each queue within its worker bound`, async (t) => {
   const r = await s.client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
   assert.equal(r.status, 201, r.text);
   // Written in-process: the test is about the deletion, not about HTTP writes.
@@ -77,5 +77,6 @@ test(`a namespace of ${total.toLocaleString('en-US')} objects goes without /read
     assert.ok(byName.has(name), `queue ${name} runs`);
   }
   assert.ok(byName.get('serviceaccount_tokens_service')!.peakRunning >= 1, 'the token controller had work');
+  t.diagnostic(`${polls} /readyz polls; peak syncs at once: ${queues.map((q) => `${q.name} ${q.peakRunning}/${q.workers}`).join(', ')}`);
   for (const q of queues) assert.ok(q.peakRunning <= q.workers, `${q.name}: ${q.peakRunning} syncs at once, bound ${q.workers}`);
 });
