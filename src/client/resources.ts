@@ -22,6 +22,7 @@ export const resources = {
   roles: { group: vocabulary.rbacGroup, resource: 'roles', version: 'v1' },
   clusterRoleBindings: { group: vocabulary.rbacGroup, resource: 'clusterrolebindings', version: 'v1' },
   roleBindings: { group: vocabulary.rbacGroup, resource: 'rolebindings', version: 'v1' },
+  leases: { group: vocabulary.coordinationGroup, resource: 'leases', version: 'v1' },
   certificateSigningRequests: { group: vocabulary.certificatesGroup, resource: 'certificatesigningrequests', version: 'v1' },
   mutatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'mutatingwebhookconfigurations', version: 'v1' },
   validatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingwebhookconfigurations', version: 'v1' },

@@ -29,7 +29,7 @@ export class BootstrapSigner extends BaseController {
   private readonly configMap: InformerSubscription;
   private readonly tokens: InformerSubscription;
 
-  constructor(client: ApiClient, log: Log, kit: KitArgument, private readonly now: () => number = Date.now) {
+  constructor(client: ApiClient, log: Log, kit: KitArgument) {
     super(client, log, kit);
     this.queue = this.workQueue(() => this.sync(), { name: 'bootstrap_signer_queue', failure: 'signing cluster-info failed', describe: (_k, err) => ({ err: String(err) }) });
     const changed = () => this.queue.add(key);

@@ -4,7 +4,7 @@
 // queue with a bounded number of workers, reading from the informers' caches
 // and acting through an ApiClient.
 
-import type { Clock } from '../client/clock.js';
+import { realClock, type Clock } from '../client/clock.js';
 import type { ApiClient, ResourceType } from '../client/types.js';
 import { InformerFactory, type InformerHandlers, type InformerSubscription, type SubscribeOptions } from '../client/informer.js';
 import { WorkQueue, type Sync, type WorkQueueMetrics, type WorkQueueOptions } from '../client/workqueue.js';
@@ -46,6 +46,9 @@ export abstract class BaseController implements Controller {
   constructor(protected readonly client: ApiClient, protected readonly log: Log, kit: KitArgument) {
     this.kit = kitOf(kit);
   }
+
+  /** The kit's clock, read by controllers that judge times (expiries, ages). */
+  protected readonly now = (): number => (this.kit.clock ?? realClock).now();
 
   /** The served type of a resource handle. */
   protected resolve(handle: ResourceHandle): ResourceType {

@@ -14,7 +14,7 @@ export const doneTtlMs = hourMs;
 export const pendingTtlMs = 24 * hourMs;
 
 export interface CsrCleanerOptions {
-  /** Milliseconds since the epoch; Date.now unless a test moves time on. */
+  /** Milliseconds since the epoch; the kit's clock unless a test moves time on. */
   now?: () => number;
   /** How often every request is looked at again. Default an hour, as upstream. */
   pollIntervalMs?: number;
@@ -48,12 +48,12 @@ function certificateExpiry(csr: ApiObject): number | undefined {
 
 export class CsrCleanerController extends CsrController {
   readonly name = 'csrcleaner';
-  private readonly now: () => number;
+  private readonly judgedAt: () => number;
 
   constructor(client: ApiClient, log: (msg: string, extra?: object) => void, kit: KitArgument, options: CsrCleanerOptions = {}) {
     // The informer's resync offers every request again each poll interval.
     super(client, log, kit, 'removing a certificate request failed', 'csrcleaner', options.pollIntervalMs ?? hourMs);
-    this.now = options.now ?? Date.now;
+    this.judgedAt = options.now ?? this.now;
   }
 
   /** Every request is looked at; sync decides whether its time has come. */
@@ -64,7 +64,7 @@ export class CsrCleanerController extends CsrController {
   protected async sync(name: string): Promise<void> {
     const csr = this.requests.get(undefined, name);
     if (!csr) return;
-    const reason = removalReason(csr, this.now());
+    const reason = removalReason(csr, this.judgedAt());
     if (reason === undefined) return;
     try {
       // Only the version judged: a request changed meanwhile is judged again.

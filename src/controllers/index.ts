@@ -128,12 +128,12 @@ export function startControllerManager(client: ApiClient, log: Log, options: Con
     }
     return halting;
   };
-  const identityLease = options.identity ? new IdentityLease(client, { instance: options.identity.instance, log }) : undefined;
+  const identityLease = options.identity ? new IdentityLease(client, { instance: options.identity.instance, log, clock: options.kit.clock }) : undefined;
   void identityLease?.start();
   let elector: LeaderElector | undefined;
   if (options.leaderElection) {
     elector = new LeaderElector(client, {
-      ...controllerManagerLease, ...options.leaderElection, identity, log,
+      ...controllerManagerLease, ...options.leaderElection, identity, log, clock: options.kit.clock,
       onStartedLeading: run, onStoppedLeading: () => void halt(),
     });
     elector.start();

@@ -17,7 +17,7 @@ export class TokenCleaner extends BaseController {
   /** Bootstrap token secrets of the system namespace only. */
   private readonly tokens: InformerSubscription;
 
-  constructor(client: ApiClient, log: Log, kit: KitArgument, private readonly now: () => number = Date.now) {
+  constructor(client: ApiClient, log: Log, kit: KitArgument) {
     super(client, log, kit);
     this.queue = this.workQueue((name) => this.sync(name), { name: 'token_cleaner', failure: 'bootstrap token cleanup failed' });
     const onSecret = (s: { metadata?: Record<string, any> }) => this.queue.add(String(s.metadata?.name));

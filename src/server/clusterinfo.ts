@@ -8,6 +8,7 @@
 import YAML from 'yaml';
 import { clusterInfo } from '../machinery/bootstraptoken.js';
 import { ApiCallError, type ApiClient } from '../client/types.js';
+import { resources, resourceType } from '../client/resources.js';
 
 /** The kubeconfig a joining client starts from: one unnamed cluster, no users, as upstream's. */
 export function clusterInfoKubeconfig(server: string, caPem: string): string {
@@ -23,7 +24,7 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
 }
 
 async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
-  const type = client.resources().find((r) => r.group === '' && r.resource === 'configmaps')!;
+  const type = resourceType(client, resources.configMaps);
   if (await client.get(type, clusterInfo.namespace, clusterInfo.name)) return;
   try {
     await client.create(type, clusterInfo.namespace, {
