@@ -25,7 +25,7 @@ const recheckMs = 1_000;
 /** Deletes one namespace sync has in flight at once. */
 const deletesInFlight = 8;
 /** Namespaces deleted at once (upstream's --concurrent-namespace-syncs). */
-export const namespaceWorkers = 10;
+const namespaceWorkers = 10;
 
 export class NamespaceController extends BaseController {
   readonly name = 'namespace';
