@@ -23,7 +23,8 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
   });
 }
 
-async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
+/** Creates the public cluster-info ConfigMap unless it exists. */
+export async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
   const type = resourceType(client, resources.configMaps);
   if (await client.get(type, clusterInfo.namespace, clusterInfo.name)) return;
   try {
@@ -34,22 +35,4 @@ async function ensureClusterInfo(client: ApiClient, server: string, caPem: strin
   } catch (e) {
     if (!(e instanceof ApiCallError && e.code === 409)) throw e;
   }
-}
-
-/** Creates cluster-info, trying again every `retryMs` while refused; the first attempt is over when the promise resolves. */
-export async function publishClusterInfo(
-  client: ApiClient, server: string, caPem: string, warn: (err: unknown) => void, retryMs = 2_000,
-): Promise<{ stop(): void }> {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const attempt = async (): Promise<void> => {
-    try {
-      await ensureClusterInfo(client, server, caPem);
-    } catch (err) {
-      warn(err);
-      if (!stopped) timer = setTimeout(() => void attempt(), retryMs);
-    }
-  };
-  await attempt();
-  return { stop: () => { stopped = true; clearTimeout(timer); } };
 }

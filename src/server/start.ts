@@ -35,7 +35,7 @@ import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
-import { publishClusterInfo } from './clusterinfo.js';
+import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
@@ -239,6 +239,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // Admission may refuse these writes (AlwaysDeny, a webhook that is not up
   // yet): the server then serves, not ready, and tries again every 2 s until
   // they are done. The first try is made here, before the server says it serves.
+  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
+  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
   const postStartWork: Record<string, { failure: string; run(): Promise<void> }> = {
     'reserved-namespaces': {
       failure: 'could not create the reserved namespaces; trying again',
@@ -248,6 +250,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     'rbac-bootstrap-roles': {
       failure: 'could not reconcile the default RBAC policy; trying again',
       run: async () => { await reconcileDefaultPolicy(new InProcessClient(registry!, `${product.name}-apiserver`), (msg) => log.debug(msg)); policyReady = true; },
+    },
+    // Not a readiness condition: bootstrap clients find it once it is there.
+    'cluster-info': {
+      failure: 'could not create the cluster-info ConfigMap; trying again',
+      run: () => ensureClusterInfo(new InProcessClient(registry!, `${product.name}-apiserver`), url, trustedPem),
     },
   };
   const postStart = new WorkQueue((key) => postStartWork[key]!.run(), {
@@ -262,10 +269,6 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       postStart.addRateLimited(key);
     }
   }
-  // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
-  const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
-  const clusterInfo = await publishClusterInfo(new InProcessClient(registry, `${product.name}-apiserver`), url, trustedPem,
-    (err) => log.warn({ err }, 'could not create the cluster-info ConfigMap; trying again'));
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
@@ -298,7 +301,6 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     shuttingDown = true;
     await controllerManager.stop();
     await postStart.shutDown();
-    clusterInfo.stop();
     webhookFeeds.mutating.stop();
     webhookFeeds.validating.stop();
     admission.close();
