@@ -8,10 +8,11 @@ import { CompactSign } from 'jose';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { ownValue, setOwn } from '../machinery/ownkeys.js';
 import { clusterInfo, detachPayload, signatureKey, signingToken, timeToExpiry } from '../machinery/bootstraptoken.js';
-import { ApiCallError, type ApiClient, type ApiObject, type ResourceType } from '../client/types.js';
-import { Informer } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 /** The detached signature of `content` with a token. */
 export async function signClusterInfo(content: string, id: string, secret: string): Promise<string> {
@@ -22,35 +23,19 @@ export async function signClusterInfo(content: string, id: string, secret: strin
 /** The one thing this controller keeps in shape. */
 const key = `${clusterInfo.namespace}/${clusterInfo.name}`;
 
-export class BootstrapSigner implements Controller {
+export class BootstrapSigner extends BaseController {
   readonly name = 'bootstrapsigner';
   private readonly queue: WorkQueue;
-  private readonly configMapsType: ResourceType;
-  private readonly configMap: Informer;
-  private readonly tokens: Informer;
+  private readonly configMap: InformerSubscription;
+  private readonly tokens: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly now: () => number = Date.now,
-  ) {
-    const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
-    this.configMapsType = find('configmaps');
-    this.queue = new WorkQueue(() => this.sync(), (_k, err) => this.log('signing cluster-info failed', { err: String(err) }));
+  constructor(client: ApiClient, log: Log, kit: KitArgument) {
+    super(client, log, kit);
+    this.queue = this.workQueue(() => this.sync(), { name: 'bootstrap_signer_queue', failure: 'signing cluster-info failed', describe: (_k, err) => ({ err: String(err) }) });
     const changed = () => this.queue.add(key);
     const handlers = { onAdd: changed, onUpdate: changed, onDelete: changed };
-    this.configMap = new Informer(client, this.configMapsType, handlers, clusterInfo.namespace, { fieldSelector: `metadata.name=${clusterInfo.name}` });
-    this.tokens = new Informer(client, find('secrets'), handlers, vocabulary.systemNamespace, { fieldSelector: `type=${vocabulary.bootstrapTokenSecretType}` });
-  }
-
-  async start(): Promise<void> {
-    await Promise.all([this.configMap.start(), this.tokens.start()]);
-  }
-
-  stop(): void {
-    this.configMap.stop();
-    this.tokens.stop();
-    this.queue.stop();
+    this.configMap = this.watch(this.resolve(resources.configMaps), handlers, { namespace: clusterInfo.namespace, fieldSelector: `metadata.name=${clusterInfo.name}` });
+    this.tokens = this.watch(this.resolve(resources.secrets), handlers, { namespace: vocabulary.systemNamespace, fieldSelector: `type=${vocabulary.bootstrapTokenSecretType}` });
   }
 
   private async sync(): Promise<void> {
@@ -74,7 +59,7 @@ export class BootstrapSigner implements Controller {
     for (const [k, v] of wanted) setOwn(next, k, v);
     if (sameData(data!, next)) return;
     try {
-      await this.client.update(this.configMapsType, clusterInfo.namespace, { ...cm, data: next } as ApiObject);
+      await this.client.update(this.configMap.type, clusterInfo.namespace, { ...cm, data: next } as ApiObject);
     } catch (e) {
       // Changed or deleted meanwhile: the informer's event brings it back.
       if (e instanceof ApiCallError && (e.code === 404 || e.code === 409)) return;

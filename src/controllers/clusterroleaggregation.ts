@@ -3,14 +3,14 @@
 // ClusterRole its selectors match (by name order, each rule once), kept up to
 // date as those roles and their labels change, as upstream's.
 
-import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
+import type { ApiClient, ApiObject } from '../client/types.js';
 import { ApiCallError } from '../client/types.js';
-import type { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
 import { deepEqual } from '../machinery/equal.js';
 import { labelSelectorOf } from '../machinery/selectors.js';
-import { vocabulary } from '../machinery/vocabulary.js';
-import type { Controller } from './controller.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 const hasAggregationRule = (role: ApiObject) => role.aggregationRule !== undefined && role.aggregationRule !== null;
 
@@ -34,45 +34,34 @@ export function aggregatedRules(role: ApiObject, all: readonly ApiObject[]): unk
   return rules;
 }
 
-export class ClusterRoleAggregationController implements Controller {
+export class ClusterRoleAggregationController extends BaseController {
   readonly name = 'clusterrole-aggregation';
   private readonly queue: WorkQueue;
-  private readonly type: ResourceType;
-  private subscription?: InformerSubscription;
+  private readonly roles: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
-  ) {
-    const type = client.resources().find((r) => r.group === vocabulary.rbacGroup && r.resource === 'clusterroles');
-    if (!type) throw new Error(`the catalog declares no clusterroles.${vocabulary.rbacGroup}`);
-    this.type = type;
-    this.queue = new WorkQueue((name) => this.sync(name), (name, e) => this.log('cluster role aggregation failed', { clusterRole: name, err: String(e) }));
+  constructor(client: ApiClient, log: Log, kit: KitArgument) {
+    super(client, log, kit);
+    this.queue = this.workQueue((name) => this.sync(name), { name: 'ClusterRoleAggregator', failure: 'cluster role aggregation failed' });
+    this.roles = this.watch(this.resolve(resources.clusterRoles), { onAdd: this.enqueueAll, onUpdate: this.enqueueAll, onDelete: this.enqueueAll });
   }
 
-  async start(): Promise<void> {
-    // Any ClusterRole's change may change what any aggregated one gathers.
-    const enqueueAll = () => {
-      for (const role of this.subscription?.list() ?? []) if (hasAggregationRule(role)) this.queue.add(String(role.metadata?.name));
-    };
-    this.subscription = this.informers.subscribe(this.type, { onAdd: enqueueAll, onUpdate: enqueueAll, onDelete: enqueueAll });
-    await this.subscription.start();
-    enqueueAll();
-  }
+  // Any ClusterRole's change may change what any aggregated one gathers.
+  private readonly enqueueAll = () => {
+    for (const role of this.roles.list()) if (hasAggregationRule(role)) this.queue.add(String(role.metadata?.name));
+  };
 
-  stop(): void {
-    this.subscription?.stop();
-    this.queue.stop();
+  override async start(): Promise<void> {
+    await super.start();
+    this.enqueueAll();
   }
 
   private async sync(name: string): Promise<void> {
-    const role = this.subscription?.get(undefined, name);
+    const role = this.roles.get(undefined, name);
     if (!role || !hasAggregationRule(role)) return;
-    const rules = aggregatedRules(role, this.subscription!.list());
+    const rules = aggregatedRules(role, this.roles.list());
     if (deepEqual(rules, role.rules ?? [])) return;
     try {
-      await this.client.update(this.type, undefined, { ...role, rules });
+      await this.client.update(this.roles.type, undefined, { ...role, rules });
     } catch (e) {
       // Deleted meanwhile: nothing to do. A conflict retries from the informer's newer copy.
       if (e instanceof ApiCallError && e.code === 404) return;

@@ -8,7 +8,7 @@ import type { Attributes, Decision } from '../machinery/authorization.js';
 import { CertificateRequestError, parseCertificateRequest, type CertificateRequestInfo } from '../machinery/pkcs10.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
-import type { InformerFactory } from '../client/informer.js';
+import type { KitArgument } from './controller.js';
 import { conditionsOf, CsrController, hasTrueCondition } from './csrcontroller.js';
 import { nodeClientProblem } from './csrsigners.js';
 
@@ -40,8 +40,8 @@ const recognizers: Recognizer[] = [
 export class CsrApprovingController extends CsrController {
   readonly name = 'csrapproving';
 
-  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly authorize: Authorize) {
-    super(client, log, informers, 'auto-approving a certificate request failed');
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, kit: KitArgument, private readonly authorize: Authorize) {
+    super(client, log, kit, 'auto-approving a certificate request failed', 'csrapproving');
   }
 
   protected wants(csr: ApiObject): boolean {
@@ -50,7 +50,7 @@ export class CsrApprovingController extends CsrController {
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.requests?.get(undefined, name);
+    const csr = this.requests.get(undefined, name);
     if (!csr || !this.wants(csr)) return;
     let request: CertificateRequestInfo;
     try {

@@ -6,7 +6,7 @@
 
 import { X509Certificate } from 'node:crypto';
 import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
-import type { InformerFactory } from '../client/informer.js';
+import type { KitArgument } from './controller.js';
 import { conditionsOf, CsrController } from './csrcontroller.js';
 
 const hourMs = 60 * 60 * 1000;
@@ -14,7 +14,7 @@ export const doneTtlMs = hourMs;
 export const pendingTtlMs = 24 * hourMs;
 
 export interface CsrCleanerOptions {
-  /** Milliseconds since the epoch; Date.now unless a test moves time on. */
+  /** Milliseconds since the epoch; the kit's clock unless a test moves time on. */
   now?: () => number;
   /** How often every request is looked at again. Default an hour, as upstream. */
   pollIntervalMs?: number;
@@ -48,23 +48,12 @@ function certificateExpiry(csr: ApiObject): number | undefined {
 
 export class CsrCleanerController extends CsrController {
   readonly name = 'csrcleaner';
-  private readonly now: () => number;
-  private poll?: NodeJS.Timeout;
+  private readonly judgedAt: () => number;
 
-  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly options: CsrCleanerOptions = {}) {
-    super(client, log, informers, 'removing a certificate request failed');
-    this.now = options.now ?? Date.now;
-  }
-
-  override async start(): Promise<void> {
-    await super.start();
-    this.poll = setInterval(() => { for (const csr of this.requests?.list() ?? []) this.offer(csr); }, this.options.pollIntervalMs ?? hourMs);
-    this.poll.unref();
-  }
-
-  override stop(): void {
-    clearInterval(this.poll);
-    super.stop();
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, kit: KitArgument, options: CsrCleanerOptions = {}) {
+    // The informer's resync offers every request again each poll interval.
+    super(client, log, kit, 'removing a certificate request failed', 'csrcleaner', options.pollIntervalMs ?? hourMs);
+    this.judgedAt = options.now ?? this.now;
   }
 
   /** Every request is looked at; sync decides whether its time has come. */
@@ -73,9 +62,9 @@ export class CsrCleanerController extends CsrController {
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.requests?.get(undefined, name);
+    const csr = this.requests.get(undefined, name);
     if (!csr) return;
-    const reason = removalReason(csr, this.now());
+    const reason = removalReason(csr, this.judgedAt());
     if (reason === undefined) return;
     try {
       // Only the version judged: a request changed meanwhile is judged again.

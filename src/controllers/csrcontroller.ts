@@ -2,11 +2,11 @@
 // cleaning) share: one informer of requests, a work queue of request names fed
 // by the requests each wants, and the reading of a request's conditions.
 
-import { vocabulary } from '../machinery/vocabulary.js';
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
-import type { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources, resourceType } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 type Condition = { type?: string; status?: string };
 
@@ -15,34 +15,29 @@ export const hasTrueCondition = (csr: ApiObject, type: string) => conditionsOf(c
 export const isApproved = (csr: ApiObject) => hasTrueCondition(csr, 'Approved') && !hasTrueCondition(csr, 'Denied');
 
 export function csrResourceType(client: ApiClient): ResourceType {
-  return client.resources().find((r) => r.group === vocabulary.certificatesGroup && r.resource === 'certificatesigningrequests')!;
+  return resourceType(client, resources.certificateSigningRequests);
 }
 
-export abstract class CsrController implements Controller {
-  abstract readonly name: string;
+export abstract class CsrController extends BaseController {
   protected readonly queue: WorkQueue;
   protected readonly type: ResourceType;
-  protected requests?: InformerSubscription;
+  protected readonly requests: InformerSubscription;
 
   constructor(
-    protected readonly client: ApiClient,
-    protected readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
+    client: ApiClient,
+    log: Log,
+    kit: KitArgument,
     /** What the log says when a sync fails ("signing a certificate request failed"). */
     failure: string,
+    /** The queue's name, as upstream's (`certificate`, `csrapproving`, ...). */
+    queueName: string,
+    /** Every request is offered again this often (the cleaner's hourly look). */
+    resyncMs?: number,
   ) {
+    super(client, log, kit);
     this.type = csrResourceType(client);
-    this.queue = new WorkQueue((name) => this.sync(name), (name, err) => this.log(failure, { name, err: String(err) }));
-  }
-
-  async start(): Promise<void> {
-    this.requests = this.informers.subscribe(this.type, { onAdd: (csr) => this.offer(csr), onUpdate: (_old, csr) => this.offer(csr) });
-    await this.requests.start();
-  }
-
-  stop(): void {
-    this.requests?.stop();
-    this.queue.stop();
+    this.queue = this.workQueue((name) => this.sync(name), { name: queueName, failure });
+    this.requests = this.watch(this.type, { onAdd: (csr) => this.offer(csr), onUpdate: (_old, csr) => this.offer(csr) }, { resyncMs });
   }
 
   /** Queues the request when this controller has something to do with it. */

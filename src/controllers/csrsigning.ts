@@ -9,7 +9,7 @@ import type { CertificateUsage } from '../machinery/usages.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
-import type { InformerFactory } from '../client/informer.js';
+import type { KitArgument } from './controller.js';
 import { conditionsOf, CsrController, hasTrueCondition, isApproved } from './csrcontroller.js';
 import { builtinSigners, lifetimeMs, signerProblem } from './csrsigners.js';
 
@@ -27,8 +27,8 @@ export interface CsrSigningOptions {
 export class CsrSigningController extends CsrController {
   readonly name = 'csrsigning';
 
-  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, informers: InformerFactory, private readonly options: CsrSigningOptions) {
-    super(client, log, informers, 'signing a certificate request failed');
+  constructor(client: ApiClient, log: (msg: string, extra?: object) => void, kit: KitArgument, private readonly options: CsrSigningOptions) {
+    super(client, log, kit, 'signing a certificate request failed', 'csrsigning');
   }
 
   /** Approved, not failed, not yet issued, for a built-in signer. */
@@ -37,7 +37,7 @@ export class CsrSigningController extends CsrController {
   }
 
   protected async sync(name: string): Promise<void> {
-    const csr = this.requests?.get(undefined, name);
+    const csr = this.requests.get(undefined, name);
     if (!csr || !this.wants(csr)) return;
     const usages: string[] = Array.isArray(csr.spec.usages) ? csr.spec.usages : [];
     let request: CertificateRequestInfo;

@@ -10,6 +10,7 @@ import { isConflict, isNotFound } from '../client/types.js';
 import { rfc3339MicroNow } from '../machinery/time.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import type { Controller } from './controller.js';
+import { realClock, type Clock, type TimerHandle } from '../client/clock.js';
 import { leasesType } from './leaderelection.js';
 
 export interface IdentityLeaseOptions {
@@ -20,6 +21,8 @@ export interface IdentityLeaseOptions {
   /** Time between sweeps for expired identity leases. */
   gcIntervalMs?: number;
   log?(msg: string, extra?: object): void;
+  /** Timers and time of the upkeep; the real clock unless a test moves time on. */
+  clock?: Clock;
 }
 
 const identityValue = `${product.name}-apiserver`;
@@ -38,11 +41,13 @@ export class IdentityLease implements Controller {
   private readonly renewIntervalMs: number;
   private readonly durationSeconds: number;
   private readonly gcIntervalMs: number;
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly timers = new Set<TimerHandle>();
+  private readonly clock: Clock;
   private stopped = false;
 
   constructor(private readonly client: ApiClient, private readonly options: IdentityLeaseOptions) {
     this.leases = leasesType(client);
+    this.clock = options.clock ?? realClock;
     this.leaseName = identityLeaseName(options.instance);
     this.identity = `${this.leaseName}_${randomUUID()}`;
     this.renewIntervalMs = options.renewIntervalMs ?? 10_000;
@@ -57,7 +62,7 @@ export class IdentityLease implements Controller {
 
   stop(): void {
     this.stopped = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) this.clock.clearTimeout(timer);
   }
 
   private every(ms: number, run: () => Promise<void>): void {
@@ -66,11 +71,10 @@ export class IdentityLease implements Controller {
       run().catch((e) => this.options.log?.('identity lease upkeep failed', { err: String(e) }))
         .finally(() => {
           if (this.stopped) return;
-          const timer = setTimeout(() => {
+          const timer = this.clock.setTimeout(() => {
             this.timers.delete(timer);
             tick();
           }, ms);
-          timer.unref();
           this.timers.add(timer);
         });
     };
@@ -79,7 +83,7 @@ export class IdentityLease implements Controller {
 
   private async renew(): Promise<void> {
     const namespace = vocabulary.systemNamespace;
-    const now = rfc3339MicroNow();
+    const now = rfc3339MicroNow(new Date(this.clock.now()));
     const current = await this.client.get(this.leases, namespace, this.leaseName);
     const labels = { [vocabulary.apiserverIdentityLabel]: identityValue, [vocabulary.hostnameLabel]: hostname() };
     if (!current) {
@@ -100,7 +104,7 @@ export class IdentityLease implements Controller {
   /** Deletes identity leases (of any server) not renewed for their whole duration. */
   private async collectExpired(): Promise<void> {
     const list = await this.client.list(this.leases, vocabulary.systemNamespace, { labelSelector: `${vocabulary.apiserverIdentityLabel}=${identityValue}` });
-    const now = Date.now();
+    const now = this.clock.now();
     for (const lease of list.items) {
       const renewed = Date.parse(lease.spec?.renewTime ?? '');
       const durationMs = (Number(lease.spec?.leaseDurationSeconds) || this.durationSeconds) * 1000;

@@ -4,8 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ApiClient } from '../client/types.js';
-import type { Controller } from './controller.js';
-import { InformerFactory } from '../client/informer.js';
+import type { Controller, ControllerKit } from './controller.js';
+import type { WorkQueue } from '../client/workqueue.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { NamespaceController } from './namespace.js';
 import { ServiceAccountController } from './serviceaccount.js';
@@ -21,7 +21,7 @@ import { CsrCleanerController } from './csrcleaner.js';
 import { TokenCleaner } from './tokencleaner.js';
 import { BootstrapSigner } from './bootstrapsigner.js';
 
-export type { Controller } from './controller.js';
+export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
 
 type Log = (msg: string, extra?: object) => void;
@@ -36,7 +36,7 @@ export interface CertificateControllerOptions {
 export type IdentityControllerOptions = TokenControllerOptions & { certificates: CertificateControllerOptions };
 
 /** Every controller by name (upstream's names), in start order; all but those of `disabledByDefault` are on by default. */
-const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFactory, identity: IdentityControllerOptions) => Controller> = {
+const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, identity: IdentityControllerOptions) => Controller> = {
   namespace: (c, l, i) => new NamespaceController(c, l, i),
   serviceaccount: (c, l, i) => new ServiceAccountController(c, l, i),
   garbagecollector: (c, l, i) => new GarbageCollector(c, l, i),
@@ -47,8 +47,8 @@ const makers: Record<string, (client: ApiClient, log: Log, informers: InformerFa
   csrapproving: (c, l, i, id) => new CsrApprovingController(c, l, i, id.certificates.authorize),
   csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
-  tokencleaner: (c, l) => new TokenCleaner(c, l),
-  bootstrapsigner: (c, l) => new BootstrapSigner(c, l),
+  tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
+  bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),
 };
 
 /** Controllers `*` does not turn on, as upstream's controller manager. */
@@ -75,22 +75,23 @@ export function badControllerEntry(entry: string): string | undefined {
   return `"${entry}" is not in the list of known controllers (${controllerNames.join(', ')})`;
 }
 
-/** The selected controllers, sharing one informer per resource type (stop `informers` after the controllers). */
+/** The selected controllers, on the process's shared informers. */
 export function builtinControllers(
   client: ApiClient,
   log: Log,
   identity: IdentityControllerOptions,
+  kit: ControllerKit,
   selection: readonly string[] = ['*'],
-): { controllers: Controller[]; informers: InformerFactory } {
-  const informers = new InformerFactory(client);
-  const controllers = controllerNames.filter((name) => controllerEnabled(name, selection)).map((name) => makers[name]!(client, log, informers, identity));
-  return { controllers, informers };
+): Controller[] {
+  return controllerNames.filter((name) => controllerEnabled(name, selection)).map((name) => makers[name]!(client, log, kit, identity));
 }
 
 /** The lease the controller managers of all servers on one store compete for. */
 export const controllerManagerLease = { namespace: vocabulary.systemNamespace, name: `${product.name}-controller-manager` };
 
 export interface ControllerManagerOptions {
+  /** The process's shared informers (which outlive the controllers), the queues' metrics and the clock. */
+  kit: ControllerKit;
   /** What the identity controllers need (token signer, CA bundle). */
   identityControllers: IdentityControllerOptions;
   /** `--controllers`: which controllers run (upstream's syntax); all by default. */
@@ -105,29 +106,35 @@ export interface ControllerManager {
   /** The identity this manager competes with (also the lease's holderIdentity while it leads). */
   readonly identity: string;
   isLeading(): boolean;
+  /** The work queues of the controllers running now. */
+  queues(): readonly WorkQueue[];
   stop(): Promise<void>;
 }
 
 export function startControllerManager(client: ApiClient, log: Log, options: ControllerManagerOptions): ControllerManager {
   const identity = `${hostname()}_${randomUUID()}`;
-  let running: ReturnType<typeof builtinControllers> | undefined;
+  let running: Controller[] | undefined;
   const run = (): void => {
-    running = builtinControllers(client, log, options.identityControllers, options.selection);
-    Promise.all(running.controllers.map((c) => c.start())).catch((err) => log('controllers failed to start', { err: String(err) }));
+    running = builtinControllers(client, log, options.identityControllers, options.kit, options.selection);
+    Promise.all(running.map((c) => c.start())).catch((err) => log('controllers failed to start', { err: String(err) }));
   };
-  const halt = (): void => {
-    if (!running) return;
-    for (const c of running.controllers) c.stop();
-    running.informers.stopAll();
-    running = undefined;
+  // Each controller lets go of its informers (the last reader of one stops it) and finishes the syncs it runs.
+  let halting: Promise<void> = Promise.resolve();
+  const halt = (): Promise<void> => {
+    if (running) {
+      const stopping = running;
+      running = undefined;
+      halting = Promise.all(stopping.map((c) => c.stop())).then(() => undefined);
+    }
+    return halting;
   };
-  const identityLease = options.identity ? new IdentityLease(client, { instance: options.identity.instance, log }) : undefined;
+  const identityLease = options.identity ? new IdentityLease(client, { instance: options.identity.instance, log, clock: options.kit.clock }) : undefined;
   void identityLease?.start();
   let elector: LeaderElector | undefined;
   if (options.leaderElection) {
     elector = new LeaderElector(client, {
-      ...controllerManagerLease, ...options.leaderElection, identity, log,
-      onStartedLeading: run, onStoppedLeading: halt,
+      ...controllerManagerLease, ...options.leaderElection, identity, log, clock: options.kit.clock,
+      onStartedLeading: run, onStoppedLeading: () => void halt(),
     });
     elector.start();
   } else {
@@ -136,10 +143,11 @@ export function startControllerManager(client: ApiClient, log: Log, options: Con
   return {
     identity,
     isLeading: () => running !== undefined,
+    queues: () => (running ?? []).flatMap((c) => c.queues?.() ?? []),
     async stop() {
       identityLease?.stop();
       if (elector) await elector.stop();
-      halt();
+      await halt();
     },
   };
 }

@@ -7,6 +7,8 @@
 // two candidates can never both win one round.
 
 import { ApiClient, ApiObject, isConflict, ResourceType } from '../client/types.js';
+import { resources, resourceType } from '../client/resources.js';
+import { realClock, type Clock, type TimerHandle } from '../client/clock.js';
 import { rfc3339MicroNow } from '../machinery/time.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 
@@ -26,17 +28,18 @@ export interface LeaderElectionOptions extends LeaderElectionTiming {
   onStartedLeading(): void;
   onStoppedLeading(): void;
   log?(msg: string, extra?: object): void;
+  /** Timers and time of the elector; the real clock unless a test moves time on. */
+  clock?: Clock;
 }
 
 export function leasesType(client: ApiClient): ResourceType {
-  const type = client.resources().find((r) => r.group === vocabulary.coordinationGroup && r.resource === 'leases');
-  if (!type) throw new Error('the server does not serve leases');
-  return type;
+  return resourceType(client, resources.leases);
 }
 
 export class LeaderElector {
   private readonly leases: ResourceType;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly clock: Clock;
+  private timer: TimerHandle | undefined;
   private stopped = false;
   private leading = false;
   /** The lease as last read, and when (by our clock) its holder or renew time last changed. */
@@ -47,6 +50,7 @@ export class LeaderElector {
 
   constructor(private readonly client: ApiClient, private readonly options: LeaderElectionOptions) {
     this.leases = leasesType(client);
+    this.clock = options.clock ?? realClock;
     if (!(options.leaseDurationMs > options.renewDeadlineMs && options.renewDeadlineMs > options.retryPeriodMs && options.retryPeriodMs > 0)) {
       throw new Error('leader election needs lease duration > renew deadline > retry period > 0');
     }
@@ -63,9 +67,9 @@ export class LeaderElector {
   /** Stops competing; a leader stops leading and frees the lease so another takes over at once. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    if (this.timer) this.clock.clearTimeout(this.timer);
     // A store that does not answer must not hold up the server's stop.
-    const bounded = (work: Promise<unknown>) => Promise.race([work, new Promise((resolve) => setTimeout(resolve, this.options.retryPeriodMs).unref())]);
+    const bounded = (work: Promise<unknown>) => Promise.race([work, new Promise((resolve) => this.clock.setTimeout(() => resolve(undefined), this.options.retryPeriodMs))]);
     await bounded(this.attempt);
     if (!this.leading) return;
     this.setLeading(false);
@@ -76,7 +80,7 @@ export class LeaderElector {
     try {
       const lease = await this.client.get(this.leases, this.options.namespace, this.options.name);
       if (lease?.spec?.holderIdentity === this.options.identity) {
-        const now = rfc3339MicroNow();
+        const now = rfc3339MicroNow(new Date(this.clock.now()));
         const { holderIdentity: _released, ...spec } = lease.spec;
         await this.client.update(this.leases, this.options.namespace, {
           ...lease, spec: { ...spec, leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
@@ -89,10 +93,9 @@ export class LeaderElector {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.attempt = this.tryAcquireOrRenew().finally(() => this.schedule(this.options.retryPeriodMs));
     }, delayMs);
-    this.timer.unref();
   }
 
   private async tryAcquireOrRenew(): Promise<void> {
@@ -105,9 +108,9 @@ export class LeaderElector {
     }
     if (this.stopped) return;
     if (held) {
-      this.renewedAt = Date.now();
+      this.renewedAt = this.clock.now();
       if (!this.leading) this.setLeading(true);
-    } else if (this.leading && Date.now() - this.renewedAt >= this.options.renewDeadlineMs) {
+    } else if (this.leading && this.clock.now() - this.renewedAt >= this.options.renewDeadlineMs) {
       this.setLeading(false);
     }
   }
@@ -115,7 +118,7 @@ export class LeaderElector {
   /** One round: true when this candidate holds the lease afterwards. */
   private async acquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity } = this.options;
-    const now = Date.now();
+    const now = this.clock.now();
     const nowText = rfc3339MicroNow(new Date(now));
     const durationSeconds = Math.max(1, Math.round(this.options.leaseDurationMs / 1000));
     const lease = await this.client.get(this.leases, namespace, name);

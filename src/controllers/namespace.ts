@@ -7,12 +7,10 @@
 import { vocabulary } from '../machinery/vocabulary.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { ApiClient, ApiObject, isConflict, isNotFound, ResourceType } from '../client/types.js';
-import { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
-
-const namespacesType = (client: ApiClient): ResourceType =>
-  client.resources().find((r) => r.group === '' && r.resource === 'namespaces')!;
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 interface Condition {
   type: string;
@@ -24,35 +22,28 @@ interface Condition {
 
 /** How long to wait before looking again at a namespace whose content is still going. */
 const recheckMs = 1_000;
+/** Deletes one namespace sync has in flight at once. */
+const deletesInFlight = 8;
+/** Namespaces deleted at once (upstream's --concurrent-namespace-syncs). */
+const namespaceWorkers = 10;
 
-export class NamespaceController implements Controller {
+export class NamespaceController extends BaseController {
   readonly name = 'namespace';
   private readonly queue: WorkQueue;
-  private informer?: InformerSubscription;
+  private readonly namespacesType: ResourceType;
+  private readonly namespaces: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void = () => undefined,
-    /** Shared with the other controllers; whoever made it stops it. */
-    private readonly informers: InformerFactory,
-  ) {
-    this.queue = new WorkQueue((name) => this.sync(name), (name, e) => this.log('namespace sync failed', { namespace: name, err: String(e) }));
-  }
-
-  async start(): Promise<void> {
+  constructor(client: ApiClient, log: Log = () => undefined, kit: KitArgument) {
+    super(client, log, kit);
+    this.namespacesType = this.resolve(resources.namespaces);
+    // As upstream's namespace controller: several namespaces at once, and a namespace is retried for as long as it takes.
+    this.queue = this.workQueue((name) => this.sync(name), { name: 'namespace', workers: namespaceWorkers, maxRetries: Infinity, failure: 'namespace sync failed' });
     const enqueue = (ns: ApiObject) => { if (ns.metadata?.deletionTimestamp) this.queue.add(ns.metadata.name); };
-    this.informer = this.informers.subscribe(namespacesType(this.client), { onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) });
-    await this.informer.start();
-  }
-
-  stop(): void {
-    this.informer?.stop();
-    this.queue.stop();
+    this.namespaces = this.watch(this.namespacesType, { onAdd: enqueue, onUpdate: (_old, ns) => enqueue(ns) });
   }
 
   private async sync(name: string): Promise<void> {
-    const nsType = namespacesType(this.client);
-    const ns = await this.client.get(nsType, undefined, name);
+    const ns = this.namespaces.get(undefined, name);
     if (!ns?.metadata?.deletionTimestamp) return;
     if (!(ns.spec?.finalizers ?? []).includes(vocabulary.namespaceFinalizer)) return;
     const { remaining, finalizers, failures } = await this.deleteContent(name);
@@ -61,7 +52,7 @@ export class NamespaceController implements Controller {
       this.queue.addAfter(name, recheckMs);
       return;
     }
-    await this.finalize(name);
+    await this.finalize(ns);
   }
 
   /** Deletes every object in the namespace; tells what is still there and which finalizers hold it. */
@@ -72,11 +63,17 @@ export class NamespaceController implements Controller {
     for (const type of this.client.resources()) {
       if (!type.namespaced || !type.verbs.includes('list') || !type.verbs.includes('delete')) continue;
       try {
-        const { items } = await this.client.list(type, namespace);
-        for (const item of items) {
-          if (!item.metadata?.deletionTimestamp) await this.client.delete(type, namespace, item.metadata!.name, { propagationPolicy: 'Background' });
-        }
-        const left = items.length ? (await this.client.list(type, namespace)).items : [];
+        // Read live: no informer holds every kind, and what is left must be counted as stored.
+        const { items } = await this.client.list(type, namespace, { metadataOnly: true });
+        const going = items.filter((item) => !item.metadata?.deletionTimestamp);
+        // A few deletes in flight at once: the store commits them together instead of one after another.
+        let next = 0;
+        await Promise.all(Array.from({ length: Math.min(deletesInFlight, going.length) }, async () => {
+          for (let i = next++; i < going.length; i = next++) {
+            await this.client.delete(type, namespace, going[i]!.metadata!.name, { propagationPolicy: 'Background' });
+          }
+        }));
+        const left = items.length ? (await this.client.list(type, namespace, { metadataOnly: true })).items : [];
         if (left.length) remaining.set(type.group ? `${type.resource}.${type.group}` : type.resource, left.length);
         for (const item of left) for (const f of item.metadata?.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
       } catch (e) {
@@ -113,7 +110,7 @@ export class NamespaceController implements Controller {
     });
     if (!changed) return;
     try {
-      await this.client.update(namespacesType(this.client), undefined, { ...ns, status: { ...ns.status, conditions } }, 'status');
+      await this.client.update(this.namespacesType, undefined, { ...ns, status: { ...ns.status, conditions } }, 'status');
     } catch (e) {
       if (!isConflict(e) && !isNotFound(e)) throw e;
       this.queue.add(ns.metadata!.name); // look again at the fresh object
@@ -121,13 +118,13 @@ export class NamespaceController implements Controller {
   }
 
   /** Removes our finalizer; with nothing else holding it, the namespace is then gone. */
-  private async finalize(name: string): Promise<void> {
-    const nsType = namespacesType(this.client);
-    const ns = await this.client.get(nsType, undefined, name);
+  private async finalize(cached: ApiObject): Promise<void> {
+    // The namespace as stored now: a finalizer another party added since our cache saw it must not be dropped.
+    const ns = await this.client.get(this.namespacesType, undefined, cached.metadata!.name);
     if (!ns) return;
     const finalizers = (ns.spec?.finalizers ?? []).filter((f: string) => f !== vocabulary.namespaceFinalizer);
     try {
-      await this.client.update(nsType, undefined, { ...ns, spec: { ...ns.spec, finalizers } }, 'finalize');
+      await this.client.update(this.namespacesType, undefined, { ...ns, spec: { ...ns.spec, finalizers } }, 'finalize');
     } catch (e) {
       if (isNotFound(e)) return;
       throw e;

@@ -2,53 +2,36 @@
 // ServiceAccount named `default`, created when the namespace appears and
 // again whenever it is deleted.
 
-import { ApiClient, ApiCallError, ApiObject, ResourceType } from '../client/types.js';
-import { InformerFactory, InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import { ApiClient, ApiCallError, ApiObject } from '../client/types.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 export const defaultServiceAccountName = 'default';
 
-export class ServiceAccountController implements Controller {
+export class ServiceAccountController extends BaseController {
   readonly name = 'serviceaccount';
   private readonly queue: WorkQueue;
-  private readonly subscriptions: InformerSubscription[] = [];
-  private readonly namespaces: ResourceType;
-  private readonly serviceAccounts: ResourceType;
+  private readonly namespaces: InformerSubscription;
+  private readonly accounts: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void = () => undefined,
-    /** Shared with the other controllers; whoever made it stops it. */
-    private readonly informers: InformerFactory,
-  ) {
-    const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
-    this.namespaces = find('namespaces');
-    this.serviceAccounts = find('serviceaccounts');
-    this.queue = new WorkQueue((ns) => this.sync(ns), (ns, e) => this.log('service account sync failed', { namespace: ns, err: String(e) }));
-  }
-
-  async start(): Promise<void> {
+  constructor(client: ApiClient, log: Log = () => undefined, kit: KitArgument) {
+    super(client, log, kit);
+    this.queue = this.workQueue((ns) => this.sync(ns), { name: 'serviceaccount', failure: 'service account sync failed' });
     const onNamespace = (ns: ApiObject) => this.queue.add(ns.metadata!.name);
     const onAccountGone = (sa: ApiObject) => { if (sa.metadata?.name === defaultServiceAccountName) this.queue.add(sa.metadata.namespace); };
-    this.subscriptions.push(
-      this.informers.subscribe(this.namespaces, { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) }),
-      this.informers.subscribe(this.serviceAccounts, { onDelete: onAccountGone }, { metadataOnly: true }),
-    );
-    await Promise.all(this.subscriptions.map((i) => i.start()));
-  }
-
-  stop(): void {
-    for (const i of this.subscriptions) i.stop();
-    this.queue.stop();
+    this.namespaces = this.watch(this.resolve(resources.namespaces), { onAdd: onNamespace, onUpdate: (_o, ns) => onNamespace(ns) });
+    this.accounts = this.watch(this.resolve(resources.serviceAccounts), { onDelete: onAccountGone }, { metadataOnly: true });
   }
 
   private async sync(namespace: string): Promise<void> {
-    const ns = await this.client.get(this.namespaces, undefined, namespace);
+    const ns = this.namespaces.get(undefined, namespace);
     if (!ns || ns.metadata?.deletionTimestamp || ns.status?.phase !== 'Active') return;
-    if (await this.client.get(this.serviceAccounts, namespace, defaultServiceAccountName)) return;
+    // A cache that has not seen the account yet makes the create below answer 409, which is fine.
+    if (this.accounts.get(namespace, defaultServiceAccountName)) return;
     try {
-      await this.client.create(this.serviceAccounts, namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: defaultServiceAccountName } });
+      await this.client.create(this.accounts.type, namespace, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: defaultServiceAccountName } });
     } catch (e) {
       // Created meanwhile, or the namespace began terminating: nothing to do.
       if (e instanceof ApiCallError && (e.code === 409 || e.code === 403 || e.code === 404)) return;

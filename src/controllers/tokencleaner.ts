@@ -5,37 +5,24 @@
 
 import { vocabulary } from '../machinery/vocabulary.js';
 import { timeToExpiry } from '../machinery/bootstraptoken.js';
-import { ApiCallError, type ApiClient, type ResourceType } from '../client/types.js';
-import { Informer } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import { ApiCallError, type ApiClient } from '../client/types.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
-export class TokenCleaner implements Controller {
+export class TokenCleaner extends BaseController {
   readonly name = 'tokencleaner';
   private readonly queue: WorkQueue;
-  private readonly secretsType: ResourceType;
   /** Bootstrap token secrets of the system namespace only. */
-  private readonly tokens: Informer;
+  private readonly tokens: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.secretsType = client.resources().find((r) => r.group === '' && r.resource === 'secrets')!;
-    this.queue = new WorkQueue((name) => this.sync(name), (name, err) => this.log('bootstrap token cleanup failed', { name, err: String(err) }));
+  constructor(client: ApiClient, log: Log, kit: KitArgument) {
+    super(client, log, kit);
+    this.queue = this.workQueue((name) => this.sync(name), { name: 'token_cleaner', failure: 'bootstrap token cleanup failed' });
     const onSecret = (s: { metadata?: Record<string, any> }) => this.queue.add(String(s.metadata?.name));
-    this.tokens = new Informer(client, this.secretsType, { onAdd: onSecret, onUpdate: (_o, s) => onSecret(s) },
-      vocabulary.systemNamespace, { fieldSelector: `type=${vocabulary.bootstrapTokenSecretType}` });
-  }
-
-  start(): Promise<void> {
-    return this.tokens.start();
-  }
-
-  stop(): void {
-    this.tokens.stop();
-    this.queue.stop();
+    this.tokens = this.watch(this.resolve(resources.secrets), { onAdd: onSecret, onUpdate: (_o, s) => onSecret(s) },
+      { namespace: vocabulary.systemNamespace, fieldSelector: `type=${vocabulary.bootstrapTokenSecretType}` });
   }
 
   private async sync(name: string): Promise<void> {
@@ -49,7 +36,7 @@ export class TokenCleaner implements Controller {
     }
     try {
       // Only the secret that expired: a new one of the same name is not this one.
-      await this.client.delete(this.secretsType, vocabulary.systemNamespace, name, { preconditions: { uid: secret.metadata?.uid } });
+      await this.client.delete(this.tokens.type, vocabulary.systemNamespace, name, { preconditions: { uid: secret.metadata?.uid } });
     } catch (e) {
       if (e instanceof ApiCallError && (e.code === 404 || e.code === 409)) return;
       throw e;

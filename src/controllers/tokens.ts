@@ -9,9 +9,10 @@ import { vocabulary } from '../machinery/vocabulary.js';
 import { generateName } from '../machinery/objectmeta.js';
 import { legacyTokenClaims, type TokenSigner } from '../machinery/serviceaccount.js';
 import { ApiCallError, isConflict, isNotFound, type ApiClient, type ApiObject, type ResourceType } from '../client/types.js';
-import { Informer, type InformerFactory, type InformerSubscription } from '../client/informer.js';
-import { WorkQueue } from '../client/workqueue.js';
-import type { Controller } from './controller.js';
+import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 
 export interface TokenControllerOptions {
   /** Signs legacy tokens (issuer `<product>/serviceaccount`). */
@@ -37,61 +38,57 @@ export function isTokenSecretOf(secret: ApiObject, name: string, uid: string | u
   return !claimed || !uid || claimed === uid;
 }
 
+/** Token secrets by `<namespace>/<account name>`: what an account's deletion takes with it, without a list. */
+const byAccount = 'serviceaccount';
+const accountIndex = (s: ApiObject) => {
+  const name = s.metadata?.annotations?.[nameAnnotation];
+  return typeof name === 'string' && s.metadata?.namespace ? [`${s.metadata.namespace}/${name}`] : [];
+};
+
+/** Accounts and secrets synced at once (upstream's --concurrent-serviceaccount-token-syncs). */
+const tokenWorkers = 5;
+
 /** Queue keys carry what a deleted object no longer tells: the uids involved. */
 interface AccountKey { namespace: string; name: string; uid: string }
 interface SecretKey { namespace: string; name: string; uid: string; account: string; accountUid: string }
 
-export class TokensController implements Controller {
+export class TokensController extends BaseController {
   readonly name = 'serviceaccount-token';
   private readonly accountQueue: WorkQueue;
   private readonly secretQueue: WorkQueue;
   private readonly accountsType: ResourceType;
   private readonly secretsType: ResourceType;
-  private accounts?: InformerSubscription;
+  private readonly accounts: InformerSubscription;
   /** Token secrets only (a field selector): not every secret of the cluster. */
-  private readonly tokenSecrets: Informer;
+  private readonly tokenSecrets: InformerSubscription;
 
-  constructor(
-    private readonly client: ApiClient,
-    private readonly log: (msg: string, extra?: object) => void,
-    private readonly informers: InformerFactory,
-    private readonly options: TokenControllerOptions,
-  ) {
-    const find = (resource: string) => client.resources().find((r) => r.group === '' && r.resource === resource)!;
-    this.accountsType = find('serviceaccounts');
-    this.secretsType = find('secrets');
-    this.accountQueue = new WorkQueue((key) => this.syncAccount(JSON.parse(key)), (key, err) => this.log('service account token sync failed', { key, err: String(err) }));
-    this.secretQueue = new WorkQueue((key) => this.syncSecret(JSON.parse(key)), (key, err) => this.log('token secret sync failed', { key, err: String(err) }));
+  constructor(client: ApiClient, log: Log, kit: KitArgument, private readonly options: TokenControllerOptions) {
+    super(client, log, kit);
+    this.accountsType = this.resolve(resources.serviceAccounts);
+    this.secretsType = this.resolve(resources.secrets);
+    this.accountQueue = this.workQueue((key) => this.syncAccount(JSON.parse(key)), { name: 'serviceaccount_tokens_service', workers: tokenWorkers, failure: 'service account token sync failed' });
+    this.secretQueue = this.workQueue((key) => this.syncSecret(JSON.parse(key)), { name: 'serviceaccount_tokens_secret', workers: tokenWorkers, failure: 'token secret sync failed' });
     const onSecret = (s: ApiObject) => this.secretQueue.add(JSON.stringify({
       namespace: s.metadata?.namespace, name: s.metadata?.name, uid: s.metadata?.uid,
       account: s.metadata?.annotations?.[nameAnnotation] ?? '', accountUid: s.metadata?.annotations?.[uidAnnotation] ?? '',
     } satisfies SecretKey));
-    this.tokenSecrets = new Informer(client, this.secretsType, { onAdd: onSecret, onUpdate: (_o, s) => onSecret(s), onDelete: onSecret },
-      undefined, { fieldSelector: `type=${tokenType}` });
-  }
-
-  async start(): Promise<void> {
+    this.tokenSecrets = this.watch(this.secretsType, { onAdd: onSecret, onUpdate: (_o, s) => onSecret(s), onDelete: onSecret },
+      { fieldSelector: `type=${tokenType}`, indexers: { [byAccount]: accountIndex } });
     const onAccount = (sa: ApiObject) => this.accountQueue.add(JSON.stringify({
       namespace: sa.metadata?.namespace, name: sa.metadata?.name, uid: sa.metadata?.uid,
     } satisfies AccountKey));
-    this.accounts = this.informers.subscribe(this.accountsType, { onAdd: onAccount, onUpdate: (_o, sa) => onAccount(sa), onDelete: onAccount });
-    await Promise.all([this.tokenSecrets.start(), this.accounts.start()]);
-  }
-
-  stop(): void {
-    this.accounts?.stop();
-    this.tokenSecrets.stop();
-    this.accountQueue.stop();
-    this.secretQueue.stop();
+    this.accounts = this.watch(this.accountsType, { onAdd: onAccount, onUpdate: (_o, sa) => onAccount(sa), onDelete: onAccount });
   }
 
   /** The account `name` with `uid` (any uid when empty), from the informer or, when it has not seen it yet, the store. */
   private async account(namespace: string, name: string, uid: string): Promise<ApiObject | undefined> {
-    const sa = this.accounts?.get(namespace, name) ?? await this.client.get(this.accountsType, namespace, name);
+    // A miss is read live: a secret's event may come before its new account's, and a token must not be taken for an orphan's.
+    const sa = this.accounts.get(namespace, name) ?? await this.client.get(this.accountsType, namespace, name);
     return sa && (!uid || sa.metadata?.uid === uid) ? sa : undefined;
   }
 
   private async secret(namespace: string, name: string): Promise<ApiObject | undefined> {
+    // A miss is read live: the cache holds token secrets only, and may not have seen one just written.
     return this.tokenSecrets.get(namespace, name) ?? await this.client.get(this.secretsType, namespace, name);
   }
 
@@ -104,8 +101,7 @@ export class TokensController implements Controller {
 
   /** The account is gone: so are its token secrets. */
   private async deleteTokens(key: AccountKey): Promise<void> {
-    const { items } = await this.client.list(this.secretsType, key.namespace, { fieldSelector: `type=${tokenType}` });
-    for (const s of items) {
+    for (const s of this.tokenSecrets.byIndex(byAccount, `${key.namespace}/${key.name}`)) {
       if (!isTokenSecretOf(s, key.name, key.uid)) continue;
       await this.client.delete(this.secretsType, key.namespace, s.metadata!.name, { preconditions: { uid: s.metadata!.uid } }).catch((e) => {
         if (!isConflict(e)) throw e; // replaced meanwhile by another secret of the same name
@@ -125,6 +121,7 @@ export class TokensController implements Controller {
   private async ensureReferencedToken(sa: ApiObject): Promise<void> {
     if (await this.hasReferencedToken(sa)) return;
     const { namespace, name, uid } = sa.metadata!;
+    // Read live on purpose: a token is minted only for the account as stored, never for a stale copy.
     const live = await this.client.get(this.accountsType, namespace, name);
     // Our view is behind or ahead of the store: the update event that follows brings us back.
     if (!live || live.metadata?.resourceVersion !== sa.metadata!.resourceVersion) return;
@@ -155,6 +152,7 @@ export class TokensController implements Controller {
   private async addReference(sa: ApiObject, secretName: string): Promise<void> {
     const { namespace, name, uid } = sa.metadata!;
     for (let attempt = 1; ; attempt++) {
+      // The fresh copy to write over (a conflict retries with a newer one).
       const live = await this.client.get(this.accountsType, namespace, name);
       // Another account of the same name now, or one that got a token meanwhile: leave it be (the secret's sync cleans up).
       if (!live || live.metadata?.uid !== uid || await this.hasReferencedToken(live)) return;
@@ -208,6 +206,7 @@ export class TokensController implements Controller {
     };
     const wanted = needs(cached);
     if (!wanted.ca && !wanted.namespace && !wanted.token) return;
+    // Read live on purpose: the data written must be that of the secret as stored.
     const live = await this.client.get(this.secretsType, cached.metadata!.namespace, cached.metadata!.name);
     if (!live || live.metadata?.resourceVersion !== cached.metadata!.resourceVersion) return; // a newer version comes as an event
     const need = needs(live);

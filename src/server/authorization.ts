@@ -7,8 +7,9 @@ import { readFile } from 'node:fs/promises';
 import type { ServerOptions } from './options.js';
 import type { Registry } from '../registry/registry.js';
 import { InProcessClient } from './inprocess.js';
-import { InformerFactory, type InformerSubscription } from '../client/informer.js';
-import type { ApiObject, ResourceType } from '../client/types.js';
+import type { InformerFactory, InformerSubscription } from '../client/informer.js';
+import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
+import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupsAuthorizer, UnionAuthorizer, type Authorizer } from '../auth/authz/authorizer.js';
 import { authorizationOptionsProblem, type AuthorizationMode } from '../auth/authz/modes.js';
@@ -80,28 +81,21 @@ export interface AuthorizationParts {
   authorizer: UnionAuthorizer;
   /** The admission plugin that refuses role and binding writes granting what the writer does not hold. */
   escalation: AdmissionPlugin;
-  /** Serves the access reviews and starts the informers of the RBAC index; resolves once they hold every object. */
-  start(registry: Registry): Promise<void>;
+  /** Serves the access reviews and subscribes the RBAC index to the shared informers; resolves once they hold every object. */
+  start(registry: Registry, informers: InformerFactory): Promise<void>;
   stop(): void;
 }
 
-/** Informers of the RBAC objects feeding the index. */
-function feedRbacIndex(registry: Registry, index: RbacIndex): { informers: InformerFactory; subscriptions: InformerSubscription[] } {
-  const client = new InProcessClient(registry, `${product.name}-apiserver`);
-  const informers = new InformerFactory(client);
-  const type = (resource: string): ResourceType => {
-    const found = client.resources().find((r) => r.group === vocabulary.rbacGroup && r.version === 'v1' && r.resource === resource);
-    if (!found) throw new Error(`the catalog declares no ${resource}.${vocabulary.rbacGroup}`);
-    return found;
-  };
+/** The RBAC objects feed the index from the process's shared informers. */
+function feedRbacIndex(informers: InformerFactory, client: ApiClient, index: RbacIndex): InformerSubscription[] {
+  const type = (handle: ResourceHandle): ResourceType => resourceType(client, handle);
   const feed = (put: (o: ApiObject) => void, remove: (o: ApiObject) => void) => ({ onAdd: put, onUpdate: (_old: ApiObject, o: ApiObject) => put(o), onDelete: remove });
-  const subscriptions = [
-    informers.subscribe(type('clusterroles'), feed((o) => index.putClusterRole(o), (o) => index.removeClusterRole(o))),
-    informers.subscribe(type('roles'), feed((o) => index.putRole(o), (o) => index.removeRole(o))),
-    informers.subscribe(type('clusterrolebindings'), feed((o) => index.putBinding('ClusterRoleBinding', o), (o) => index.removeBinding('ClusterRoleBinding', o))),
-    informers.subscribe(type('rolebindings'), feed((o) => index.putBinding('RoleBinding', o), (o) => index.removeBinding('RoleBinding', o))),
+  return [
+    informers.subscribe(type(resources.clusterRoles), feed((o) => index.putClusterRole(o), (o) => index.removeClusterRole(o))),
+    informers.subscribe(type(resources.roles), feed((o) => index.putRole(o), (o) => index.removeRole(o))),
+    informers.subscribe(type(resources.clusterRoleBindings), feed((o) => index.putBinding('ClusterRoleBinding', o), (o) => index.removeBinding('ClusterRoleBinding', o))),
+    informers.subscribe(type(resources.roleBindings), feed((o) => index.putBinding('RoleBinding', o), (o) => index.removeBinding('RoleBinding', o))),
   ];
-  return { informers, subscriptions };
 }
 
 const rbacKinds = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
@@ -141,16 +135,15 @@ export function buildAuthorization(files: AuthorizationFiles): AuthorizationPart
     }
   }
   const authorizer = new UnionAuthorizer(modules);
-  let informers: InformerFactory | undefined;
+  let subscriptions: InformerSubscription[] = [];
   return {
     authorizer,
     escalation: escalationPlugin(new EscalationCheck(authorizer, rbac, index)),
-    async start(registry) {
+    async start(registry, informers) {
       for (const rest of accessReviewRests(authorizer)) registry.addRest(rest);
-      const fed = feedRbacIndex(registry, index);
-      informers = fed.informers;
-      await Promise.all(fed.subscriptions.map((s) => s.start()));
+      subscriptions = feedRbacIndex(informers, new InProcessClient(registry, `${product.name}-apiserver`), index);
+      await Promise.all(subscriptions.map((s) => s.start()));
     },
-    stop: () => informers?.stopAll(),
+    stop: () => { for (const s of subscriptions) s.stop(); },
   };
 }

@@ -8,6 +8,7 @@
 import YAML from 'yaml';
 import { clusterInfo } from '../machinery/bootstraptoken.js';
 import { ApiCallError, type ApiClient } from '../client/types.js';
+import { resources, resourceType } from '../client/resources.js';
 
 /** The kubeconfig a joining client starts from: one unnamed cluster, no users, as upstream's. */
 export function clusterInfoKubeconfig(server: string, caPem: string): string {
@@ -22,8 +23,9 @@ export function clusterInfoKubeconfig(server: string, caPem: string): string {
   });
 }
 
-async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
-  const type = client.resources().find((r) => r.group === '' && r.resource === 'configmaps')!;
+/** Creates the public cluster-info ConfigMap unless it exists. */
+export async function ensureClusterInfo(client: ApiClient, server: string, caPem: string): Promise<void> {
+  const type = resourceType(client, resources.configMaps);
   if (await client.get(type, clusterInfo.namespace, clusterInfo.name)) return;
   try {
     await client.create(type, clusterInfo.namespace, {
@@ -33,22 +35,4 @@ async function ensureClusterInfo(client: ApiClient, server: string, caPem: strin
   } catch (e) {
     if (!(e instanceof ApiCallError && e.code === 409)) throw e;
   }
-}
-
-/** Creates cluster-info, trying again every `retryMs` while refused; the first attempt is over when the promise resolves. */
-export async function publishClusterInfo(
-  client: ApiClient, server: string, caPem: string, warn: (err: unknown) => void, retryMs = 2_000,
-): Promise<{ stop(): void }> {
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-  const attempt = async (): Promise<void> => {
-    try {
-      await ensureClusterInfo(client, server, caPem);
-    } catch (err) {
-      warn(err);
-      if (!stopped) timer = setTimeout(() => void attempt(), retryMs);
-    }
-  };
-  await attempt();
-  return { stop: () => { stopped = true; clearTimeout(timer); } };
 }

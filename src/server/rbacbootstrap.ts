@@ -6,7 +6,7 @@
 
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
 import { ApiCallError } from '../client/types.js';
-import { vocabulary } from '../machinery/vocabulary.js';
+import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
 import { defaultClusterRoleBindings, defaultClusterRoles, defaultRoleBindings, defaultRoles } from '../auth/authz/bootstrappolicy.js';
 import { reconcileBinding, reconcileRole, type Reconciled } from '../auth/authz/reconcile.js';
 
@@ -45,16 +45,12 @@ async function reconcileOne(client: ApiClient, type: ResourceType, expected: Api
 
 /** Creates or reconciles every default role and binding; roles before the bindings that grant them. */
 export async function reconcileDefaultPolicy(client: ApiClient, log: Log): Promise<void> {
-  const type = (resource: string): ResourceType => {
-    const found = client.resources().find((r) => r.group === vocabulary.rbacGroup && r.version === 'v1' && r.resource === resource);
-    if (!found) throw new Error(`the catalog declares no ${resource}.${vocabulary.rbacGroup}`);
-    return found;
-  };
+  const type = (handle: ResourceHandle): ResourceType => resourceType(client, handle);
   const steps: [ResourceType, ApiObject[], typeof reconcileRole][] = [
-    [type('clusterroles'), defaultClusterRoles(), reconcileRole],
-    [type('clusterrolebindings'), defaultClusterRoleBindings(), reconcileBinding],
-    [type('roles'), defaultRoles(), reconcileRole],
-    [type('rolebindings'), defaultRoleBindings(), reconcileBinding],
+    [type(resources.clusterRoles), defaultClusterRoles(), reconcileRole],
+    [type(resources.clusterRoleBindings), defaultClusterRoleBindings(), reconcileBinding],
+    [type(resources.roles), defaultRoles(), reconcileRole],
+    [type(resources.roleBindings), defaultRoleBindings(), reconcileBinding],
   ];
   for (const [t, objects, reconcile] of steps) {
     for (const expected of objects) await reconcileOne(client, t, expected, reconcile, log);

@@ -16,11 +16,13 @@ import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
 import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
-import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../api/admissionregistration/v1/index.js';
 import type { KindDefinition } from '../api/kind.js';
-import { Informer } from '../client/informer.js';
-import type { ApiClient } from '../client/types.js';
+import { InformerFactory, type InformerSubscription } from '../client/informer.js';
+import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
+import { WorkQueue } from '../client/workqueue.js';
+import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
 import { Metrics } from './metrics.js';
+import { PromWorkQueueMetrics } from './workqueuemetrics.js';
 import { Auditor } from './audit/index.js';
 import { InflightGate } from './inflight.js';
 import { RequestMetrics } from './requestmetrics.js';
@@ -33,7 +35,7 @@ import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
-import { publishClusterInfo } from './clusterinfo.js';
+import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
@@ -69,19 +71,19 @@ export async function packageVersion(): Promise<string> {
 /** The server's own identity for writes it makes itself (upstream's loopback user). */
 const apiserverUser: UserInfo = { username: 'system:apiserver', groups: [systemGroups.masters, systemGroups.authenticated] };
 
-/** The stored objects of a kind, as an informer holds them, for admission plugins; `start` lists them. */
-function informerFeed(kind: KindDefinition): { feed: ConfigurationFeed; start(client: ApiClient): Promise<void>; stop(): void } {
+/** The stored objects of a kind, as the shared informer holds them, for admission plugins; `start` subscribes. */
+function informerFeed(handle: ResourceHandle): { feed: ConfigurationFeed; start(informers: InformerFactory, registry: Registry): Promise<void>; stop(): void } {
   const listeners = new Set<() => void>();
   const changed = () => { for (const listener of listeners) listener(); };
-  let informer: Informer | undefined;
+  let subscription: InformerSubscription | undefined;
   return {
-    feed: { list: () => informer?.list() ?? [], onChange: (listener) => listeners.add(listener) },
-    start(client) {
-      const type = { group: kind.group, version: kind.version, resource: kind.plural, kind: kind.kind, namespaced: kind.scope === 'Namespaced', verbs: kind.verbs };
-      informer = new Informer(client, type, { onAdd: changed, onUpdate: changed, onDelete: changed });
-      return informer.start();
+    feed: { list: () => subscription?.list() ?? [], onChange: (listener) => listeners.add(listener) },
+    start(informers, registry) {
+      const type = resourceType(new InProcessClient(registry, `${product.name}-apiserver`), handle);
+      subscription = informers.subscribe(type, { onAdd: changed, onUpdate: changed, onDelete: changed });
+      return subscription.start();
     },
-    stop: () => informer?.stop(),
+    stop: () => subscription?.stop(),
   };
 }
 
@@ -113,7 +115,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   let rawBackend: Backend | undefined;
   const requestMetrics = new RequestMetrics(metrics.registry, () => registry, gate, () => rawBackend);
   const lifecycle = new Lifecycle(options, requestMetrics);
-  const webhookFeeds = { mutating: informerFeed(mutatingWebhookConfigurations), validating: informerFeed(validatingWebhookConfigurations) };
+  const webhookFeeds = { mutating: informerFeed(resources.mutatingWebhookConfigurations), validating: informerFeed(resources.validatingWebhookConfigurations) };
   const admission = await buildAdmission(
     {
       enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile,
@@ -145,9 +147,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const timed = timedBackend(backend, requestMetrics.storageObserver);
   const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
   registry = new Registry(builtinKinds, timed, admission.chain, caches);
+  // One informer per resource and selector for the whole process: the RBAC
+  // index, the webhook configurations and every controller read from it.
+  const informers = new InformerFactory(new InProcessClient(registry, `${product.name}-apiserver`));
+  const workQueueMetrics = new PromWorkQueueMetrics(metrics.registry);
   // Webhook configurations are known before the first request is served.
-  const admissionClient = new InProcessClient(registry, `${product.name}-apiserver`);
-  await Promise.all([webhookFeeds.mutating.start(admissionClient), webhookFeeds.validating.start(admissionClient)]);
+  await Promise.all([webhookFeeds.mutating.start(informers, registry), webhookFeeds.validating.start(informers, registry)]);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -167,7 +172,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   }
   health.add({ name: 'shutdown', check: () => { if (shuttingDown || lifecycle.shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
-  await authorization.start(registry);
+  await authorization.start(registry, informers);
   const lookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
     authorizationModes: options.authorizationMode,
@@ -215,34 +220,38 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const url = `https://${address}`;
 
   // Admission may refuse these writes (AlwaysDeny, a webhook that is not up
-  // yet): the server then serves, not ready, and tries again until they exist.
-  let reservedRetry: NodeJS.Timeout | undefined;
-  const createReserved = async (): Promise<void> => {
-    try {
-      await ensureReservedNamespaces(registry!);
-      reservedReady = true;
-    } catch (err) {
-      log.warn({ err }, 'could not create the reserved namespaces; trying again');
-      if (!shuttingDown) reservedRetry = setTimeout(() => void createReserved(), 2_000);
-    }
-  };
-  await createReserved();
-  // The default policy is written through admission too: refused, the server stays not ready and tries again.
-  let policyRetry: NodeJS.Timeout | undefined;
-  const reconcilePolicy = async (): Promise<void> => {
-    try {
-      await reconcileDefaultPolicy(new InProcessClient(registry!, `${product.name}-apiserver`), (msg) => log.debug(msg));
-      policyReady = true;
-    } catch (err) {
-      log.warn({ err }, 'could not reconcile the default RBAC policy; trying again');
-      if (!shuttingDown) policyRetry = setTimeout(() => void reconcilePolicy(), 2_000);
-    }
-  };
-  await reconcilePolicy();
+  // yet): the server then serves, not ready, and tries again every 2 s until
+  // they are done. The first try is made here, before the server says it serves.
   // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
   const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;
-  const clusterInfo = await publishClusterInfo(new InProcessClient(registry, `${product.name}-apiserver`), url, trustedPem,
-    (err) => log.warn({ err }, 'could not create the cluster-info ConfigMap; trying again'));
+  const postStartWork: Record<string, { failure: string; run(): Promise<void> }> = {
+    'reserved-namespaces': {
+      failure: 'could not create the reserved namespaces; trying again',
+      run: async () => { await ensureReservedNamespaces(registry!); reservedReady = true; },
+    },
+    // The default policy is written through admission too: refused, the server stays not ready and tries again.
+    'rbac-bootstrap-roles': {
+      failure: 'could not reconcile the default RBAC policy; trying again',
+      run: async () => { await reconcileDefaultPolicy(new InProcessClient(registry!, `${product.name}-apiserver`), (msg) => log.debug(msg)); policyReady = true; },
+    },
+    // Not a readiness condition: bootstrap clients find it once it is there.
+    'cluster-info': {
+      failure: 'could not create the cluster-info ConfigMap; trying again',
+      run: () => ensureClusterInfo(new InProcessClient(registry!, `${product.name}-apiserver`), url, trustedPem),
+    },
+  };
+  const postStart = new WorkQueue((key) => postStartWork[key]!.run(), {
+    name: 'poststarthooks', workers: 1, maxRetries: Infinity, failure: 'post-start work failed; trying again', rateLimiter: new ItemExponentialRateLimiter(2_000, 2_000),
+    log: (msg, extra) => log.warn(extra ?? {}, msg), describe: (key, err) => ({ err, hook: key }),
+  });
+  for (const [key, work] of Object.entries(postStartWork)) {
+    try {
+      await work.run();
+    } catch (err) {
+      log.warn({ err }, work.failure);
+      postStart.addRateLimited(key);
+    }
+  }
   // Controllers act through an in-process client. As upstream's controller
   // manager, they are not part of readiness: the API is ready without them.
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
@@ -257,6 +266,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
         certificates: { signing: { issuer: clusterSigner, durationMs: options.clusterSigningDurationMs }, authorize: (attributes) => authorizer.authorize(attributes) },
       },
       selection: options.controllers,
+      kit: { informers, metrics: workQueueMetrics },
       ...(shared ? {
         leaderElection: {
           leaseDurationMs: options.leaderElectLeaseDurationMs,
@@ -273,13 +283,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const stop = async () => {
     shuttingDown = true;
     await controllerManager.stop();
-    clearTimeout(reservedRetry);
-    clearTimeout(policyRetry);
-    clusterInfo.stop();
+    await postStart.shutDown();
     webhookFeeds.mutating.stop();
     webhookFeeds.validating.stop();
     admission.close();
     authorization.stop();
+    informers.stopAll();
     compactor.stop();
     await caches.stopAll();
     // After a graceful drain the listener is closed already, and a second close would never call back.

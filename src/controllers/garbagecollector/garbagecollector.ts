@@ -20,9 +20,9 @@
 // stopped server left behind is finished.
 
 import { ApiClient, ApiObject, ResourceType } from '../../client/types.js';
-import { InformerFactory, InformerSubscription } from '../../client/informer.js';
-import { WorkQueue } from '../../client/workqueue.js';
-import type { Controller } from '../controller.js';
+import type { InformerSubscription } from '../../client/informer.js';
+import { WorkQueue, type WorkQueueOptions } from '../../client/workqueue.js';
+import { kitOf, type Controller, type ControllerKit, type KitArgument } from '../controller.js';
 import { DependencyGraph, GraphNode } from './graph.js';
 import { GarbageCollectorStopped, Operations } from './operations.js';
 import {
@@ -33,6 +33,9 @@ import {
 type Log = (msg: string, extra?: object) => void;
 
 type OwnerState = 'solid' | 'dangling' | 'waiting';
+
+/** Objects looked at once per queue (upstream's --concurrent-gc-syncs). */
+const gcWorkers = 20;
 
 /** Never watched, as upstream: many, short-lived, and never anyone's owner. */
 const ignoredResources = new Set(['/events', 'events.k8s.io/events']);
@@ -64,20 +67,28 @@ export class GarbageCollector implements Controller {
   private synced = false;
   private stopped = false;
 
+  private readonly kit: ControllerKit;
+
   constructor(
     private readonly client: ApiClient,
     private readonly log: Log = () => undefined,
-    /** Shared with the other controllers; whoever made it stops it. */
-    private readonly informerFactory: InformerFactory,
+    /** The process's shared informers (and the queues' metrics and clock). */
+    kit: KitArgument,
   ) {
+    this.kit = kitOf(kit);
     this.ops = new Operations(client, () => !this.stopped);
-    const onError = (what: string) => (uid: string, e: unknown) => {
-      if (this.stopped || e instanceof GarbageCollectorStopped) return;
-      const node = this.graph.get(uid);
-      this.log(`garbage collector: ${what} failed`, { object: node?.identity ? describe(node.identity) : uid, err: String(e) });
-    };
-    this.deleteQueue = new WorkQueue((uid) => this.attemptToDelete(uid), onError('attemptToDelete'));
-    this.orphanQueue = new WorkQueue((uid) => this.attemptToOrphan(uid), onError('attemptToOrphan'));
+    const queue = (name: string, what: string): WorkQueueOptions => ({
+      // As upstream's collector: an object is retried for as long as it takes (an owner's kind may be served later).
+      name, workers: gcWorkers, maxRetries: Infinity, clock: this.kit.clock, metrics: this.kit.metrics, log: this.log,
+      failure: `garbage collector: ${what} failed`,
+      describe: (uid, e) => {
+        if (this.stopped || e instanceof GarbageCollectorStopped) return undefined;
+        const node = this.graph.get(uid);
+        return { object: node?.identity ? describe(node.identity) : uid, err: String(e) };
+      },
+    });
+    this.deleteQueue = new WorkQueue((uid) => this.attemptToDelete(uid), queue('garbage_collector_attempt_to_delete', 'attemptToDelete'));
+    this.orphanQueue = new WorkQueue((uid) => this.attemptToOrphan(uid), queue('garbage_collector_attempt_to_orphan', 'attemptToOrphan'));
     this.graph = new DependencyGraph({
       attemptToDelete: (node) => { if (this.synced) this.deleteQueue.add(node.uid); },
       attemptToOrphan: (node) => { if (this.synced) this.orphanQueue.add(node.uid); },
@@ -87,7 +98,7 @@ export class GarbageCollector implements Controller {
 
   async start(): Promise<void> {
     if (this.informers.length) throw new Error('the garbage collector is already started');
-    this.informers = collectableTypes(this.client.resources()).map((type) => this.informerFactory.subscribe(type, {
+    this.informers = collectableTypes(this.client.resources()).map((type) => this.kit.informers.subscribe(type, {
       onAdd: (obj) => this.graph.observe(type, obj),
       onUpdate: (old, obj) => {
         // The same name with a new uid is another object: the old one is gone.
@@ -106,11 +117,15 @@ export class GarbageCollector implements Controller {
     }
   }
 
-  stop(): void {
+  /** Resolves once the running syncs are done (typed as the Controller's, so a caller may ignore the wait). */
+  stop(): void | Promise<void> {
     this.stopped = true;
     for (const i of this.informers) i.stop();
-    this.deleteQueue.stop();
-    this.orphanQueue.stop();
+    return Promise.all([this.deleteQueue.shutDown(), this.orphanQueue.shutDown()]).then(() => undefined);
+  }
+
+  queues(): readonly WorkQueue[] {
+    return [this.deleteQueue, this.orphanQueue];
   }
 
   /** How many objects (and unobserved owners) the graph holds; for tests and diagnostics. */

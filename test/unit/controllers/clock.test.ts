@@ -1,0 +1,63 @@
+// Controllers on an injected clock: the token cleaner leaves a bootstrap
+// token alone until the clock passes its expiration, then deletes it, without
+// the test waiting an hour. The cleaner's delayed requeue and its judging of
+// expiry both read the kit's clock.
+
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { builtinKinds } from '../../../src/api/catalog.js';
+import { MemoryBackend } from '../../../src/storage/memory.js';
+import { CacheSet } from '../../../src/storage/cache/index.js';
+import { Registry } from '../../../src/registry/registry.js';
+import { InProcessClient } from '../../../src/server/inprocess.js';
+import { InformerFactory } from '../../../src/client/informer.js';
+import { resources, resourceType } from '../../../src/client/resources.js';
+import { TokenCleaner } from '../../../src/controllers/tokencleaner.js';
+import { vocabulary } from '../../../src/machinery/vocabulary.js';
+import { bootstrapSecretName } from '../../../src/machinery/bootstraptoken.js';
+import { FakeClock } from '../../support/clock.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test('the token cleaner deletes a bootstrap token when the injected clock passes its expiration', async () => {
+  const backend = new MemoryBackend();
+  const caches = new CacheSet(backend, {});
+  const registry = new Registry(builtinKinds, backend, undefined, caches);
+  const client = new InProcessClient(registry, 'clock-test');
+  cleanups.push(async () => { await caches.stopAll(); await backend.close(); });
+  const clock = new FakeClock(Date.parse('2030-01-01T00:00:00Z'));
+  const informers = new InformerFactory(client, clock);
+  const cleaner = new TokenCleaner(client, () => undefined, { informers, clock });
+  cleanups.push(async () => { await cleaner.stop(); informers.stopAll(); });
+
+  const secrets = resourceType(client, resources.secrets);
+  await client.create(resourceType(client, resources.namespaces), undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: vocabulary.systemNamespace } });
+  const name = bootstrapSecretName('abcdef');
+  await client.create(secrets, vocabulary.systemNamespace, {
+    apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: vocabulary.bootstrapTokenSecretType,
+    data: { 'token-id': b64('abcdef'), 'token-secret': b64('0123456789abcdef'), expiration: b64('2030-01-01T01:00:00Z') },
+  });
+  await cleaner.start();
+  const exists = async () => (await client.get(secrets, vocabulary.systemNamespace, name)) !== undefined;
+  await until('the cleaner looks at the token and sets its requeue for the expiry', async () => clock.pending().includes(3_600_000));
+  assert.equal(await exists(), true);
+
+  clock.advance(3_599_999);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(await exists(), true, 'not a millisecond early');
+  clock.advance(1);
+  await until('the expired token is deleted', async () => !(await exists()));
+});
