@@ -32,8 +32,10 @@ export interface AdmissionRequest {
   /** Identifies this request to webhooks; their answers must carry it back. */
   uid: string;
   operation: Operation;
-  /** The kind declaration of the object written (the parent's for sub-resources). */
+  /** The kind declaration of the object written (the parent's for sub-resources), at its stored version: the objects' shape. */
   kind: KindDefinition;
+  /** The kind at the version (and group) the client's request named, when that is not the stored one. */
+  requestedAs?: KindDefinition;
   subresource?: string;
   namespace?: string;
   name: string;
@@ -56,12 +58,14 @@ export interface AdmissionRequest {
 
 /** Group, version and kind of the request's object, as an AdmissionReview names it. */
 export function requestKind(request: AdmissionRequest): GroupVersionKind {
-  return { group: request.kind.group, version: request.kind.version, kind: request.kind.kind };
+  const k = request.requestedAs ?? request.kind;
+  return { group: k.group, version: k.version, kind: k.kind };
 }
 
 /** Group, version and resource of the request, as an AdmissionReview names it. */
 export function requestResource(request: AdmissionRequest): GroupVersionResource {
-  return { group: request.kind.group, version: request.kind.version, resource: request.kind.plural };
+  const k = request.requestedAs ?? request.kind;
+  return { group: k.group, version: k.version, resource: k.plural };
 }
 
 /** Adds an audit annotation; as upstream, a key once set keeps its first value. */

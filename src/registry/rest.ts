@@ -128,6 +128,8 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
     };
   }
   const out = (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
+  // Admission names the version the request named.
+  const at = (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
   return {
     describe,
     ...only(store.kind.verbs, {
@@ -135,14 +137,14 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
       list: async (p, opts) => codec.fromStoredList(materializeList(await store.listStored(p.namespace, opts))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
-      create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, store.decodeAt(body, opts, codec), opts)),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), opts)),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, opts, { ...patchOpts, codec })),
+      create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, store.decodeAt(body, opts, codec), at(opts))),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), at(opts))),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), { ...patchOpts, codec })),
       delete: async (p, options, opts) => {
-        const r = await store.delete(p.namespace, p.name!, options, opts);
+        const r = await store.delete(p.namespace, p.name!, options, at(opts));
         return { ...r, object: codec.fromStored(r.object) };
       },
-      deleteCollection: async (p, listOpts, options, opts) => codec.fromStoredList(await store.deleteCollection(p.namespace, listOpts, options, opts)),
+      deleteCollection: async (p, listOpts, options, opts) => codec.fromStoredList(await store.deleteCollection(p.namespace, listOpts, options, at(opts))),
     }),
   };
 }
@@ -166,8 +168,8 @@ export function partSubresource(store: ResourceStore, name: string, declaration:
     describe,
     ...only(declaration.verbs, {
       get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), opts, target)),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, opts, { ...patchOpts, codec }, target)),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), { ...opts, requestedAs: codec.served }, target)),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, { ...opts, requestedAs: codec.served }, { ...patchOpts, codec }, target)),
     }),
   };
 }

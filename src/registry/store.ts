@@ -40,6 +40,8 @@ export interface WriteOptions extends DecodeOptions {
   manager?: string;
   /** The request's audit annotations, when it is audited: admission plugins add theirs to it. */
   auditAnnotations?: Map<string, AuditAnnotation>;
+  /** The kind at the version the request named, when not the stored one (admission reviews name it). */
+  requestedAs?: KindDefinition;
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -190,7 +192,8 @@ export class ResourceStore {
   private admissionRequest(operation: Operation, name: string, namespace: string | undefined, opts: WriteOptions,
     options: OperationOptions, object?: KubeObject, oldObject?: KubeObject, subresource?: string): AdmissionRequest {
     return {
-      uid: randomUUID(), operation, kind: this.kind, name, namespace: this.namespaced ? namespace : undefined,
+      uid: randomUUID(), operation, kind: this.kind, ...(opts.requestedAs ? { requestedAs: opts.requestedAs } : {}),
+      name, namespace: this.namespaced ? namespace : undefined,
       object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun, options,
       // Warnings from plugins (webhooks) reach the client with the store's own; annotations reach the audit event.
       warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,

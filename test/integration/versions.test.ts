@@ -168,3 +168,31 @@ test('a webhook matched at the other version (matchPolicy Equivalent) sees the o
     await hooks.close();
   }
 });
+
+test('a request at the other version is reviewed at that version: an Exact rule for it matches, and the review names it', async () => {
+  const hooks = await startWebhookServer();
+  try {
+    const scene = { client: s.client, hooks };
+    const ns = await labelledNamespace(scene, 'exact-v2');
+    await configure(scene, 'validating', 'v2-only', webhookEntry(scene, 'v2-only.example.com', '/v2-only', ns, {
+      rules: [{ operations: ['CREATE'], apiGroups: [gadgetGroup], apiVersions: ['v2'], resources: ['gadgets'] }], matchPolicy: 'Exact',
+    }));
+    const base = (v: string) => `/apis/${gadgetGroup}/${v}/namespaces/${ns}/gadgets`;
+    await eventually('the webhook is called', async () => {
+      await s.client.post(`${base('v2')}?dryRun=All`, { apiVersion: `${gadgetGroup}/v2`, kind: 'Gadget', metadata: { generateName: 'probe-' } });
+      return hooks.callsTo('/v2-only').length > 0;
+    });
+    const before = hooks.callsTo('/v2-only').length;
+    assert.equal((await s.client.post(base('v1'), { apiVersion: `${gadgetGroup}/v1`, kind: 'Gadget', metadata: { name: 'at-v1' }, spec: { color: 'red' } })).status, 201);
+    assert.equal(hooks.callsTo('/v2-only').length, before, 'a request at v1 does not match an Exact v2 rule');
+    assert.equal((await s.client.post(base('v2'), { apiVersion: `${gadgetGroup}/v2`, kind: 'Gadget', metadata: { name: 'at-v2' }, spec: { colour: 'red' } })).status, 201);
+    const review = hooks.callsTo('/v2-only').at(-1)!.review.request;
+    assert.equal(review.name, 'at-v2');
+    assert.deepEqual(review.requestKind, { group: gadgetGroup, version: 'v2', kind: 'Gadget' });
+    assert.deepEqual(review.kind, { group: gadgetGroup, version: 'v2', kind: 'Gadget' });
+    assert.deepEqual(review.object.spec, { colour: 'red' });
+    await unconfigure(scene, 'validating', 'v2-only');
+  } finally {
+    await hooks.close();
+  }
+});

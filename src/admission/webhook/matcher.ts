@@ -7,7 +7,7 @@
 
 import { errors } from '../../machinery/errors.js';
 import type { Labels } from '../../machinery/selectors.js';
-import type { AdmissionRequest, GroupVersionKind, GroupVersionResource } from '../types.js';
+import { requestKind, requestResource, type AdmissionRequest, type GroupVersionKind, type GroupVersionResource } from '../types.js';
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
 import { servedVersions } from '../../api/kind.js';
@@ -18,10 +18,11 @@ export interface EquivalentResource {
   kind: GroupVersionKind;
 }
 
-/** The other served versions of the request's resource, from its kind's declaration; none when it is served at one version only. */
+/** The served versions of the request's resource other than the one the request named, from its kind's declaration. */
 function equivalentResources(request: AdmissionRequest): EquivalentResource[] {
   const k = request.kind;
-  return servedVersions(k).filter((v) => v.group !== k.group || v.name !== k.version)
+  const asked = requestResource(request);
+  return servedVersions(k).filter((v) => v.group !== asked.group || v.name !== asked.version)
     .map((v) => ({ resource: { group: v.group, version: v.name, resource: k.plural }, kind: { group: v.group, version: v.name, kind: k.kind } }));
 }
 
@@ -74,10 +75,9 @@ export class WebhookMatcher {
 
   /** The invocation when one of the hook's rules matches the request (at its own version or, for Equivalent, another). */
   byRules(hook: CompiledWebhook, request: AdmissionRequest): Invocation | undefined {
-    const own: GroupVersionResource = { group: request.kind.group, version: request.kind.version, resource: request.kind.plural };
-    if (hook.rules.some((rule) => ruleMatches(rule, request, own))) {
-      return { webhook: hook, resource: own, kind: { group: request.kind.group, version: request.kind.version, kind: request.kind.kind } };
-    }
+    // The version the request named first, as upstream; its object is converted to it for the webhook.
+    const own = requestResource(request);
+    if (hook.rules.some((rule) => ruleMatches(rule, request, own))) return { webhook: hook, resource: own, kind: requestKind(request) };
     if (hook.matchPolicy !== 'Equivalent') return undefined;
     const others = equivalentResources(request);
     for (const rule of hook.rules) {

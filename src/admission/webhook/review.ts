@@ -9,7 +9,7 @@ import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
 import type { KubeObject } from '../../api/kind.js';
 import { codecFor, type VersionCodec } from '../../api/codec.js';
-import type { AdmissionRequest } from '../types.js';
+import { requestKind, requestResource, type AdmissionRequest } from '../types.js';
 import type { Invocation } from './matcher.js';
 import { webhookStatus, type WebhookStatus } from './errors.js';
 
@@ -53,8 +53,8 @@ export function reviewBody(version: ReviewVersion, uid: string, request: Admissi
     kind: invocation.kind,
     resource: invocation.resource,
     ...(request.subresource ? { subResource: request.subresource } : {}),
-    requestKind: { group: request.kind.group, version: request.kind.version, kind: request.kind.kind },
-    requestResource: { group: request.kind.group, version: request.kind.version, resource: request.kind.plural },
+    requestKind: requestKind(request),
+    requestResource: requestResource(request),
     ...(request.subresource ? { requestSubResource: request.subresource } : {}),
     ...(request.name ? { name: request.name } : {}),
     ...(request.namespace ? { namespace: request.namespace } : {}),
