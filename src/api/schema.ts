@@ -38,7 +38,7 @@ export interface Schema {
   /**
    * Whether the protobuf form writes the field when empty, where upstream's Go
    * type decides it otherwise than its JSON type would suggest (see
-   * server/protobuf/presence.ts): `always` for a value field, `whenSet` for a pointer.
+   * api/protobuf/presence.ts): `always` for a value field, `whenSet` for a pointer.
    */
   protoPresence?: 'always' | 'whenSet';
   /**

@@ -7,7 +7,7 @@ import { errors } from '../machinery/errors.js';
 import { jsonTextExceedsDepth, maxNestingDepth, maxRequestBodyBytes, tooDeep, valueExceedsDepth } from '../machinery/limits.js';
 import { findDuplicateFields, numberTextOf, type NumberText } from '../machinery/duplicates.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from './protobuf/index.js';
+import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from '../api/protobuf/index.js';
 
 // Request bodies above this are refused with 413, as upstream; machinery's
 // JSON patch bounds its copies by the same number, so it lives there.

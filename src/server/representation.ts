@@ -9,7 +9,7 @@ import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import { ageOf } from '../machinery/time.js';
 import { Status } from '../api/meta/v1.js';
 import type { KindDefinition, KubeObject, PrinterColumn } from '../api/kind.js';
-import { encodeProtobufObject, isProtobufMediaType } from './protobuf/index.js';
+import { encodeProtobufObject, isProtobufMediaType } from '../api/protobuf/index.js';
 import { encodedWithVersionParts, encodeListJsonParts, materializeList, storedFormOf, StoredList, StoredObject } from '../registry/objects.js';
 import { parseAccept, warningHeader } from './negotiation.js';
 

@@ -13,7 +13,7 @@ import { eventually } from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { events } from '../../src/api/core/v1/index.js';
 import { kindAt, versionOf } from '../../src/api/kind.js';
-import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/server/protobuf/index.js';
+import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
 
 let s: TestServer;
 before(async () => {

@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, TestServer } from '../support/server.js';
 import { vocabulary, upstreamCompat } from '../../src/machinery/vocabulary.js';
-import { decodeProtobufObject, builtinSchemaLookup } from '../../src/server/protobuf/index.js';
+import { decodeProtobufObject, builtinSchemaLookup } from '../../src/api/protobuf/index.js';
 import { builtinKinds } from '../../src/api/catalog.js';
 
 let s: TestServer;

@@ -11,7 +11,7 @@ import { Agent, request } from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import { startTestServer, TestServer } from '../support/server.js';
 import { builtinKinds } from '../../src/api/catalog.js';
-import { builtinSchemaLookup, decodeEnvelope, decodeProtobufObject, envelopeMagic } from '../../src/server/protobuf/index.js';
+import { builtinSchemaLookup, decodeEnvelope, decodeProtobufObject, envelopeMagic } from '../../src/api/protobuf/index.js';
 import { upstreamCompat, vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;

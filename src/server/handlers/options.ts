@@ -8,7 +8,7 @@ import { DeleteOptions as DeleteOptionsSchema } from '../../api/meta/v1.js';
 import { pruneObject } from '../../api/prune.js';
 import type { DeleteOptions, FieldValidation, ListOptions, WriteOptions } from '../../registry/store.js';
 import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
-import type { SchemaLookup } from '../protobuf/index.js';
+import type { SchemaLookup } from '../../api/protobuf/index.js';
 import type { RequestContext } from '../filters.js';
 import { integerParam, queryBool } from '../params.js';
 

@@ -10,7 +10,7 @@ import type { ListOptions, WriteOptions } from '../../registry/store.js';
 import { capabilityOf, type Capabilities, type RestDescription, type RestObject, type RestPath } from '../../registry/rest.js';
 import { StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
-import { builtinSchemaLookup, type SchemaLookup } from '../protobuf/index.js';
+import { builtinSchemaLookup, type SchemaLookup } from '../../api/protobuf/index.js';
 import { bodyFormat, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
 import type { PatchType } from '../../registry/patch.js';
 import { productApiVersionForUpstream } from '../../machinery/vocabulary.js';

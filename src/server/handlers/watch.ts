@@ -9,7 +9,7 @@ import { Status, WatchEvent } from '../../api/meta/v1.js';
 import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
 import type { ListOptions } from '../../registry/store.js';
 import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.js';
-import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../protobuf/index.js';
+import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../../api/protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
 import { answerAsTheirs, type ClientVersion } from './clientversion.js';
 import type { VersionCodec } from '../../api/codec.js';

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   builtinSchemaLookup, decodeEnvelope, decodeProtobufObject, encodeEnvelope, encodeProtobufObject, isProtobufMediaType,
-} from '../../../src/server/protobuf/index.js';
+} from '../../../src/api/protobuf/index.js';
 import { coreV1Kinds } from '../../../src/api/core/v1/index.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 import { maxNestingDepth } from '../../../src/machinery/limits.js';

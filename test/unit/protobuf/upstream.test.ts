@@ -6,7 +6,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../../src/server/protobuf/index.js';
+import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../../src/api/protobuf/index.js';
 import { coreV1Kinds } from '../../../src/api/core/v1/index.js';
 
 const lookup = builtinSchemaLookup(coreV1Kinds);

@@ -7,7 +7,7 @@
 // written even when empty (see presence.ts). Decoding yields the JSON shape the
 // JSON decoder would: empty value fields are dropped, as `omitempty` would.
 
-import { resolve, type Schema } from '../../api/schema.js';
+import { resolve, type Schema } from '../schema.js';
 import { ProtobufError, Reader, WireType, Writer } from './wire.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
 import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';

@@ -5,9 +5,9 @@
 import { errors, isApiError } from '../../machinery/errors.js';
 import { tooDeep, valueExceedsDepth } from '../../machinery/limits.js';
 import { upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
-import { p, t, type Schema } from '../../api/schema.js';
-import { DeleteOptions, ListMeta, Status } from '../../api/meta/v1.js';
-import { apiVersionOf, type KindDefinition, type KubeObject } from '../../api/kind.js';
+import { p, t, type Schema } from '../schema.js';
+import { DeleteOptions, ListMeta, Status } from '../meta/v1.js';
+import { apiVersionOf, type KindDefinition, type KubeObject } from '../kind.js';
 import { decodeMessage, encodeMessage } from './codec.js';
 import { decodeEnvelope, encodeEnvelope } from './envelope.js';
 

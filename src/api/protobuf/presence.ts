@@ -16,7 +16,7 @@
 // arrives holds a value even when zero (gracePeriodSeconds: 0), while a zero
 // value field is dropped, as JSON `omitempty` would.
 
-import type { Schema } from '../../api/schema.js';
+import type { Schema } from '../schema.js';
 
 export type Presence = 'always' | 'whenSet';
 
