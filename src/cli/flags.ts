@@ -404,6 +404,7 @@ export const serverFlags: readonly Flag[] = [
   option('service-account-key-file', listOf(stringType), 'serviceAccountKeyFiles', 'PEM file of keys that verify service-account tokens; repeatable.', 'the signing key only'),
   option('service-account-signing-key-file', stringType, 'serviceAccountSigningKeyFile', 'Private key (PEM) that signs service-account tokens.', 'generated under --data-dir'),
   option('service-account-issuer', listOf(stringType), 'serviceAccountIssuer', 'Issuer (iss) of service-account tokens; the first one signs, all are accepted; repeatable.'),
+  option('service-account-jwks-uri', httpsUrlType, 'serviceAccountJwksUri', 'jwks_uri of the service-account issuer discovery document (/.well-known/openid-configuration), for relying parties that fetch the keys elsewhere (https).', 'https://<this server>/openid/v1/jwks'),
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),

@@ -26,6 +26,8 @@ export interface ServerOptions extends ExternalIdentityOptions {
   /** Private key (PEM) that signs service-account tokens. */
   serviceAccountSigningKeyFile?: string;
   serviceAccountIssuer: string[];
+  /** jwks_uri of the issuer discovery document; https://<address>/openid/v1/jwks when absent. */
+  serviceAccountJwksUri?: string;
   /** How long the store keeps history for watches and continue tokens, in ms. Default 5 minutes. */
   etcdCompactionIntervalMs: number;
   /** Client URLs of the cluster store's members (storageBackend etcd3). */

@@ -89,3 +89,22 @@ test('a process-level guard keeps the server up after a stray exception', async 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('an issuer that is not https: issuer discovery is not served, and the start says why; a jwks URI must be https', async () => {
+  const dir = tempDir();
+  const server = await startChildServer(['--service-account-issuer', 'http://issuer.example'], dir);
+  const client = TestClient.fromKubeconfig(server.kubeconfigPath);
+  try {
+    assert.match(server.output(), /service account issuer discovery is not served: issuer URL must use https scheme, got: http:\/\/issuer\.example/);
+    assert.equal((await client.get('/.well-known/openid-configuration')).status, 404);
+    assert.equal((await client.get('/openid/v1/jwks')).status, 404);
+  } finally {
+    client.close();
+    server.process.kill('SIGTERM');
+    await new Promise((r) => server.process.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const r = run(['--service-account-jwks-uri', 'http://keys.example/jwks']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /invalid argument "http:\/\/keys\.example\/jwks" for "--service-account-jwks-uri" flag: must be an https URL/);
+});
