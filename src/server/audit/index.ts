@@ -6,6 +6,8 @@
 // authentication has decided (its listener); without a policy and a backend
 // there is no listener at all, so requests pay nothing for it.
 
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
@@ -22,6 +24,19 @@ export { AuditConfigError } from './policy.js';
 
 /** The user of an event for a request no authenticator accepted. */
 const noUser: UserInfo = { username: '', groups: [] };
+
+/** Upstream's message for a request no authenticator accepted: which kinds of credentials it carried. */
+function attemptedAuthentication(req: IncomingMessage, query: URLSearchParams): string {
+  const tried: string[] = [];
+  const authorization = (req.headers.authorization ?? '').trim();
+  if (/^basic /i.test(authorization)) tried.push('basic');
+  const parts = authorization.split(' ');
+  if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') tried.push('bearer');
+  if ((query.get('access_token') ?? '').trim() !== '') tried.push('access_token');
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate === 'function' && Object.keys(socket.getPeerCertificate() ?? {}).length > 0) tried.push('x509');
+  return tried.length ? `Authentication failed, attempted: ${tried.join(', ')}` : 'Authentication failed, no credentials provided';
+}
 export type { AuditRecord } from './event.js';
 
 interface Backend {
@@ -120,8 +135,22 @@ export class Auditor {
    * too, as upstream's failed-authentication audit, with an empty user.
    */
   readonly authenticated: AuthenticatedListener = (ctx, user) => {
-    if (ctx.audit === undefined) this.follow(ctx, user ?? noUser);
+    if (ctx.audit !== undefined) return;
+    if (user) this.follow(ctx, user);
+    else this.failedAuthentication(ctx);
   };
+
+  /**
+   * As upstream's failed-authentication audit: one ResponseStarted event, no
+   * user, a status naming the credentials that were tried and the code sent.
+   */
+  private failedAuthentication(ctx: RequestContext): void {
+    const config = this.checker.levelFor(noUser, ctx.info!);
+    if (config.level === 'None') return;
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink);
+    const message = attemptedAuthentication(ctx.req, ctx.query);
+    whenAnswered(ctx.res, () => record.emitFailedAuthentication(ctx.res.statusCode, message));
+  }
 
   /** Gives the request a record when its level is not None, and emits its stages as they come. */
   private follow(ctx: RequestContext, user: UserInfo): void {

@@ -9,6 +9,8 @@
 import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { AuditEvent } from './event.js';
+import { goQuote } from '../../machinery/goquote.js';
+import { rfc3339NanoOfMicro } from '../../machinery/time.js';
 
 export interface LogBackendOptions {
   /** A file path, or `-` for standard output. */
@@ -28,15 +30,25 @@ const flushBytes = 1 << 20;
 /** Events queued beyond this many are dropped (the writer cannot keep up). */
 const maxQueued = 100_000;
 
-/** Upstream's legacy line: key="value" pairs after a timestamp. */
+/**
+ * Upstream's legacy line (its EventString): the time the request was
+ * received (RFC 3339, trailing zeros dropped), then key="value" pairs quoted
+ * as Go's %q; a list of groups is one quoted text of quoted names.
+ */
 export function legacyLine(e: AuditEvent): string {
-  const q = (s: string | undefined) => JSON.stringify(s ?? '');
-  const as = e.impersonatedUser ? q(e.impersonatedUser.username) : '"<self>"';
-  const asGroups = e.impersonatedUser ? `[${e.impersonatedUser.groups.map((g) => q(g)).join(',')}]` : '"<lookup>"';
-  const response = e.responseStatus?.code !== undefined ? `"${String(e.responseStatus.code)}"` : '"<deferred>"';
-  return `${e.stageTimestamp} AUDIT: id=${q(e.auditID)} stage=${q(e.stage)} ip=${q(e.sourceIPs[0])} method=${q(e.verb)} `
-    + `user=${q(e.user.username)} groups=[${e.user.groups.map((g) => q(g)).join(',')}] as=${as} asgroups=${asGroups} `
-    + `user-agent=${q(e.userAgent)} namespace=${q(e.objectRef?.namespace)} uri=${q(e.requestURI)} response=${response}`;
+  const q = goQuote;
+  const groupsOf = (groups: readonly string[]) => groups.map((g) => q(g)).join(',');
+  const named = (e.user.username ?? '') !== '';
+  const user = named ? e.user.username : '<none>';
+  const groups = named && e.user.groups?.length ? groupsOf(e.user.groups) : '<none>';
+  const as = e.impersonatedUser ? e.impersonatedUser.username : '<self>';
+  const asGroups = e.impersonatedUser?.groups ? groupsOf(e.impersonatedUser.groups) : '<lookup>';
+  const namespace = e.objectRef?.namespace || '<none>';
+  const response = e.responseStatus?.code !== undefined ? String(e.responseStatus.code) : '<deferred>';
+  const ip = e.sourceIPs[0] ?? '<unknown>';
+  return `${rfc3339NanoOfMicro(e.requestReceivedTimestamp)} AUDIT: id=${q(e.auditID)} stage=${q(e.stage)} ip=${q(ip)} method=${q(e.verb)} `
+    + `user=${q(user)} groups=${q(groups)} as=${q(as)} asgroups=${q(asGroups)} `
+    + `user-agent=${q(e.userAgent ?? '')} namespace=${q(namespace)} uri=${q(e.requestURI)} response="${response}"`;
 }
 
 /** lumberjack's backup name: `audit-2006-01-02T15-04-05.000.log` beside `audit.log`. */
