@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { formatDuration, parseDuration } from '../machinery/time.js';
-import { defaultServerOptions, type ServerOptions } from '../server/options.js';
+import { auditModes, defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
@@ -376,6 +376,7 @@ const operationFlags: readonly Flag[] = [
   option('audit-policy-file', stringType, 'auditPolicyFile', `Audit policy (${vocabulary.auditGroup}/v1 Policy, YAML or JSON); without it nothing is audited.`, 'none'),
   option('audit-log-path', stringType, 'auditLogPath', 'File the audit events are appended to; - for standard output.', 'none'),
   option('audit-log-format', enumOf(['json', 'legacy'] as const), 'auditLogFormat', 'Format of the audit log: json (one Event per line) or legacy (one text line per event).'),
+  option('audit-log-mode', enumOf(auditModes), 'auditLogMode', 'How events reach the audit log: batch (written in the background), blocking (a request waits for its RequestReceived event to be written) or blocking-strict (and fails with 500 when that write fails).'),
   option('audit-log-maxage', countType, 'auditLogMaxAge', 'Days to keep rotated audit log files (0: no limit).'),
   option('audit-log-maxbackup', countType, 'auditLogMaxBackup', 'Rotated audit log files to keep (0: no limit).'),
   option('audit-log-maxsize', countType, 'auditLogMaxSize', 'Megabytes an audit log file reaches before it is rotated (0: never).'),
@@ -388,6 +389,7 @@ const operationFlags: readonly Flag[] = [
   option('audit-webhook-batch-throttle-enable', boolType, 'auditWebhookBatchThrottleEnable', 'Limit how many batches a second the audit webhook gets (the throttle qps and burst flags).'),
   option('audit-webhook-batch-throttle-qps', rateType, 'auditWebhookBatchThrottleQps', 'Batches a second the audit webhook gets at most, on average.'),
   option('audit-webhook-batch-throttle-burst', countType, 'auditWebhookBatchThrottleBurst', 'Batches sent to the audit webhook at once after a quiet while.'),
+  option('audit-webhook-mode', enumOf(auditModes), 'auditWebhookMode', 'How events reach the audit webhook: batch (buffered, posted in batches), blocking (each event posted on its own; a request waits for its RequestReceived event) or blocking-strict (and fails with 500 when that post fails).'),
   option('livez-grace-period', durationType, 'livezGracePeriodMs', 'Time after start during which /livez does not fail for post-start work still running.'),
   option('shutdown-delay-duration', durationType, 'shutdownDelayDurationMs', 'On SIGTERM, time /readyz fails while requests are still served, before the listener closes.'),
   option('shutdown-send-retry-after', boolType, 'shutdownSendRetryAfter', 'During the shutdown delay, answer new requests 429 with Retry-After and Connection: close.'),

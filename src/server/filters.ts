@@ -98,7 +98,7 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, gr
  * Called once per request with who authentication found, or without a user
  * when it refused or failed (the auditor follows requests from here).
  */
-export type AuthenticatedListener = (ctx: RequestContext, user: UserInfo | undefined) => void;
+export type AuthenticatedListener = (ctx: RequestContext, user: UserInfo | undefined) => Promise<boolean> | undefined;
 
 export function authentication(authenticator: UnionAuthenticator, log?: Logger, authenticated?: AuthenticatedListener): Filter {
   return async (ctx, next) => {
@@ -115,7 +115,9 @@ export function authentication(authenticator: UnionAuthenticator, log?: Logger, 
       throw errors.unauthorized();
     }
     ctx.user = result.user;
-    authenticated?.(ctx, result.user);
+    const recorded = authenticated?.(ctx, result.user);
+    // A blocking audit backend holds the request until its first event is written; a strict one that failed ends it.
+    if (recorded && !(await recorded)) throw errors.internal('failed to store audit event');
     await next();
   };
 }

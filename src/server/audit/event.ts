@@ -131,7 +131,7 @@ function withoutManagedFields(value: unknown): unknown {
  * two parts: the head every stage of the request shares, then what this stage
  * adds. The head is made once and never copied into each event's text.
  */
-export type AuditSink = (head: string, rest: string) => void;
+export type AuditSink = (head: string, rest: string) => Promise<boolean> | undefined;
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
@@ -185,9 +185,10 @@ export class AuditRecord {
     this.sink(this.headJson(), json);
   }
 
-  emit(stage: AuditStage, code?: number, impersonated?: UserInfo): void {
-    if (this.config.omitStages.includes(stage)) return;
-    this.sink(this.headJson(), this.stageJson(stage, code, impersonated));
+  /** Hands the stage's event to the backends; a promise when one blocks (false: a strict one failed). */
+  emit(stage: AuditStage, code?: number, impersonated?: UserInfo): Promise<boolean> | undefined {
+    if (this.config.omitStages.includes(stage)) return undefined;
+    return this.sink(this.headJson(), this.stageJson(stage, code, impersonated));
   }
 
   private headJson(): string {

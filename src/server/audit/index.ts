@@ -40,8 +40,11 @@ function attemptedAuthentication(req: IncomingMessage, query: URLSearchParams): 
 export type { AuditRecord } from './event.js';
 
 interface Backend {
-  /** Takes an event as JSON text, in two parts (see AuditSink); never blocks, never throws. */
-  process(head: string, rest?: string): void;
+  /**
+   * Takes an event as JSON text, in two parts (see AuditSink); never throws.
+   * A blocking backend answers when the event is through (false: it failed and the mode is strict).
+   */
+  process(head: string, rest?: string): Promise<boolean> | undefined;
   close(): Promise<void>;
 }
 
@@ -78,7 +81,7 @@ export class Auditor {
     if (options.auditLogPath) {
       try {
         backends.push(await LogBackend.open({
-          path: options.auditLogPath, format: options.auditLogFormat,
+          path: options.auditLogPath, format: options.auditLogFormat, mode: options.auditLogMode,
           maxAgeDays: options.auditLogMaxAge, maxBackups: options.auditLogMaxBackup, maxSizeMB: options.auditLogMaxSize,
           onError: onError('log'),
         }));
@@ -96,7 +99,7 @@ export class Auditor {
       backends.push(new WebhookBackend({
         endpoint, bufferSize: options.auditWebhookBatchBufferSize, maxBatchSize: options.auditWebhookBatchMaxSize,
         maxWaitMs: options.auditWebhookBatchMaxWaitMs, timeoutMs: 30_000, onError: onError('webhook'),
-        initialBackoffMs: options.auditWebhookInitialBackoffMs,
+        initialBackoffMs: options.auditWebhookInitialBackoffMs, mode: options.auditWebhookMode,
         throttle: options.auditWebhookBatchThrottleEnable
           ? { qps: options.auditWebhookBatchThrottleQps, burst: options.auditWebhookBatchThrottleBurst }
           : undefined,
@@ -126,7 +129,12 @@ export class Auditor {
 
   private sink: AuditSink = (head, rest) => {
     this.eventCount++;
-    for (const b of this.backends) b.process(head, rest);
+    let waits: Promise<boolean>[] | undefined;
+    for (const b of this.backends) {
+      const wait = b.process(head, rest);
+      if (wait) (waits ??= []).push(wait);
+    }
+    return waits && Promise.all(waits).then((oks) => oks.every(Boolean));
   };
 
   /**
@@ -135,9 +143,10 @@ export class Auditor {
    * too, as upstream's failed-authentication audit, with an empty user.
    */
   readonly authenticated: AuthenticatedListener = (ctx, user) => {
-    if (ctx.audit !== undefined) return;
-    if (user) this.follow(ctx, user);
-    else this.failedAuthentication(ctx);
+    if (ctx.audit !== undefined) return undefined;
+    if (user) return this.follow(ctx, user);
+    this.failedAuthentication(ctx);
+    return undefined;
   };
 
   /**
@@ -152,15 +161,19 @@ export class Auditor {
     whenAnswered(ctx.res, () => record.emitFailedAuthentication(ctx.res.statusCode, message));
   }
 
-  /** Gives the request a record when its level is not None, and emits its stages as they come. */
-  private follow(ctx: RequestContext, user: UserInfo): void {
+  /**
+   * Gives the request a record when its level is not None, and emits its
+   * stages as they come; a blocking backend's answer for RequestReceived is
+   * the request's to wait for.
+   */
+  private follow(ctx: RequestContext, user: UserInfo): Promise<boolean> | undefined {
     const info = ctx.info!;
     const config = this.checker.levelFor(user, info);
-    if (config.level === 'None') return;
+    if (config.level === 'None') return undefined;
     const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
     ctx.audit = record;
     ctx.auditAnnotations = record.annotations;
-    record.emit('RequestReceived');
+    const received = record.emit('RequestReceived');
     const res = ctx.res;
     if (record.wantsResponseBody) {
       const write = res.write;
@@ -186,8 +199,9 @@ export class Auditor {
       record.failure = ctx.error;
       record.panicked = ctx.panicked ?? false;
       const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
-      record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+      void record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
     });
+    return received;
   }
 
   /** Writes what is queued and stops. */

@@ -9,6 +9,7 @@
 import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { AuditEvent } from './event.js';
+import type { AuditMode } from '../options.js';
 import { goQuote } from '../../machinery/goquote.js';
 import { rfc3339NanoOfMicro } from '../../machinery/time.js';
 
@@ -16,6 +17,8 @@ export interface LogBackendOptions {
   /** A file path, or `-` for standard output. */
   path: string;
   format: 'json' | 'legacy';
+  /** batch: lines gathered and written in the background; blocking modes: each line written before process() settles. */
+  mode?: AuditMode;
   maxAgeDays: number;
   maxBackups: number;
   maxSizeMB: number;
@@ -92,9 +95,32 @@ export class LogBackend {
     this.size = (await this.handle.stat()).size;
   }
 
-  /** An event's JSON text, whole or in two parts (see AuditSink), written as one line. */
-  process(head: string, rest = ''): void {
-    if (this.closed) return;
+  /** Blocking modes: the writes of single lines, one after the other. */
+  private blockingWrites: Promise<unknown> = Promise.resolve();
+
+  /**
+   * An event's JSON text, whole or in two parts (see AuditSink), written as
+   * one line. In the blocking modes it settles once the line is written: with
+   * false when it could not be and the mode is blocking-strict.
+   */
+  process(head: string, rest = ''): Promise<boolean> | undefined {
+    if (this.closed) return undefined;
+    if (this.o.mode === 'blocking' || this.o.mode === 'blocking-strict') return this.writeNow(head + rest);
+    this.enqueue(head, rest);
+    return undefined;
+  }
+
+  private writeNow(json: string): Promise<boolean> {
+    const line = Buffer.from(`${this.o.format === 'legacy' ? legacyLine(JSON.parse(json) as AuditEvent) : json}\n`);
+    const written = this.blockingWrites.then(() => this.write(line, [line.length]));
+    this.blockingWrites = written.catch(() => undefined);
+    return written.then(() => true, (err) => {
+      this.o.onError(1, err);
+      return this.o.mode !== 'blocking-strict';
+    });
+  }
+
+  private enqueue(head: string, rest: string): void {
     if (this.ends.length >= maxQueued) {
       this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
       return;
@@ -210,6 +236,7 @@ export class LogBackend {
   /** Writes what is queued, then closes the file. */
   async close(): Promise<void> {
     this.closing = true;
+    await this.blockingWrites;
     for (this.flush(); this.writing; this.flush()) await this.writing;
     clearTimeout(this.timer);
     this.closed = true;
