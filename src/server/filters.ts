@@ -3,7 +3,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, errors, isApiError } from '../machinery/errors.js';
+import { ApiError, errorInClientGroup, errors, isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { anonymousUser, systemGroups } from '../machinery/user.js';
 import { ownValue, setOwn } from '../machinery/ownkeys.js';
@@ -68,6 +68,8 @@ export function recovery(log: Logger): Filter {
         err = errors.internal('the server could not complete the request');
         ctx.panicked = true;
       }
+      // A client that named the group by its upstream name reads the failure in that name, as upstream would say it.
+      if (ctx.info?.clientGroup !== undefined) err = errorInClientGroup(err, ctx.info.apiGroup, ctx.info.clientGroup);
       ctx.error = err;
       if (!ctx.res.headersSent) respondError(ctx.res, err, ctx.representation);
       else ctx.res.destroy();
