@@ -46,6 +46,8 @@ export class WorkQueue {
       await this.worker(key);
       this.failures.delete(key);
     } catch (e) {
+      // A key that fails because the queue stopped under it (the server stopping) is no failure to report.
+      if (this.stopped) return;
       const n = (this.failures.get(key) ?? 0) + 1;
       this.failures.set(key, n);
       this.onError(key, e);
