@@ -371,7 +371,7 @@ export const countType: FlagType<number> = {
 };
 
 const operationFlags: readonly Flag[] = [
-  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 with Retry-After (0: no limit). Watches, health probes and system:masters are never limited.'),
   option('max-mutating-requests-inflight', countType, 'maxMutatingRequestsInflight', 'Most mutating requests served at once; more are answered 429 (0: no limit).'),
   option('audit-policy-file', stringType, 'auditPolicyFile', `Audit policy (${vocabulary.auditGroup}/v1 Policy, YAML or JSON); without it nothing is audited.`, 'none'),
   option('audit-log-path', stringType, 'auditLogPath', 'File the audit events are appended to; - for standard output.', 'none'),
@@ -566,6 +566,31 @@ export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerO
     '',
     'Flags:',
     ...lines,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The flag reference page (docs/flags.md): the rows of `--help` as a
+ * Markdown table, from the same flag table, so the two cannot disagree.
+ * scripts/flags-doc.mjs writes it; a test keeps the file equal to this.
+ */
+export function flagReference(flags: readonly Flag[] = serverFlags, defaults: ServerOptions = defaultServerOptions): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = flags.map((flag) => {
+    const names = `${flag.shorthand ? `\`-${flag.shorthand}\`, ` : ''}\`--${flag.name}\``;
+    const shown = flag.defaultText(defaults);
+    return `| ${names} | ${flag.type.label ? `\`${flag.type.label}\`` : ''} | ${shown === undefined ? '' : cell(`\`${shown}\``)} | ${cell(flag.help)} |`;
+  });
+  return [
+    `# ${commandName} flags`,
+    '',
+    `Generated from the flag table in src/cli/flags.ts by \`node scripts/flags-doc.mjs\`; \`${commandName} --help\` prints the same.`,
+    `Flags pass through npm after \`--\`: \`npm start -- --secure-port 7443\`.`,
+    '',
+    '| flag | value | default | meaning |',
+    '|---|---|---|---|',
+    ...rows,
     '',
   ].join('\n');
 }
