@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { formatDuration, parseDuration } from '../machinery/time.js';
-import { defaultServerOptions, type ServerOptions } from '../server/options.js';
+import { auditModes, defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
@@ -371,11 +371,12 @@ export const countType: FlagType<number> = {
 };
 
 const operationFlags: readonly Flag[] = [
-  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 (0: no limit).'),
+  option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 with Retry-After (0: no limit). Watches, health probes and system:masters are never limited.'),
   option('max-mutating-requests-inflight', countType, 'maxMutatingRequestsInflight', 'Most mutating requests served at once; more are answered 429 (0: no limit).'),
   option('audit-policy-file', stringType, 'auditPolicyFile', `Audit policy (${vocabulary.auditGroup}/v1 Policy, YAML or JSON); without it nothing is audited.`, 'none'),
   option('audit-log-path', stringType, 'auditLogPath', 'File the audit events are appended to; - for standard output.', 'none'),
   option('audit-log-format', enumOf(['json', 'legacy'] as const), 'auditLogFormat', 'Format of the audit log: json (one Event per line) or legacy (one text line per event).'),
+  option('audit-log-mode', enumOf(auditModes), 'auditLogMode', 'How events reach the audit log: batch (written in the background), blocking (a request waits for its RequestReceived event to be written) or blocking-strict (and fails with 500 when that write fails).'),
   option('audit-log-maxage', countType, 'auditLogMaxAge', 'Days to keep rotated audit log files (0: no limit).'),
   option('audit-log-maxbackup', countType, 'auditLogMaxBackup', 'Rotated audit log files to keep (0: no limit).'),
   option('audit-log-maxsize', countType, 'auditLogMaxSize', 'Megabytes an audit log file reaches before it is rotated (0: never).'),
@@ -388,6 +389,7 @@ const operationFlags: readonly Flag[] = [
   option('audit-webhook-batch-throttle-enable', boolType, 'auditWebhookBatchThrottleEnable', 'Limit how many batches a second the audit webhook gets (the throttle qps and burst flags).'),
   option('audit-webhook-batch-throttle-qps', rateType, 'auditWebhookBatchThrottleQps', 'Batches a second the audit webhook gets at most, on average.'),
   option('audit-webhook-batch-throttle-burst', countType, 'auditWebhookBatchThrottleBurst', 'Batches sent to the audit webhook at once after a quiet while.'),
+  option('audit-webhook-mode', enumOf(auditModes), 'auditWebhookMode', 'How events reach the audit webhook: batch (buffered, posted in batches), blocking (each event posted on its own; a request waits for its RequestReceived event) or blocking-strict (and fails with 500 when that post fails).'),
   option('livez-grace-period', durationType, 'livezGracePeriodMs', 'Time after start during which /livez does not fail for post-start work still running.'),
   option('shutdown-delay-duration', durationType, 'shutdownDelayDurationMs', 'On SIGTERM, time /readyz fails while requests are still served, before the listener closes.'),
   option('shutdown-send-retry-after', boolType, 'shutdownSendRetryAfter', 'During the shutdown delay, answer new requests 429 with Retry-After and Connection: close.'),
@@ -404,6 +406,7 @@ export const serverFlags: readonly Flag[] = [
   option('service-account-key-file', listOf(stringType), 'serviceAccountKeyFiles', 'PEM file of keys that verify service-account tokens; repeatable.', 'the signing key only'),
   option('service-account-signing-key-file', stringType, 'serviceAccountSigningKeyFile', 'Private key (PEM) that signs service-account tokens.', 'generated under --data-dir'),
   option('service-account-issuer', listOf(stringType), 'serviceAccountIssuer', 'Issuer (iss) of service-account tokens; the first one signs, all are accepted; repeatable.'),
+  option('service-account-jwks-uri', httpsUrlType, 'serviceAccountJwksUri', 'jwks_uri of the service-account issuer discovery document (/.well-known/openid-configuration), for relying parties that fetch the keys elsewhere (https).', 'https://<this server>/openid/v1/jwks'),
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
@@ -563,6 +566,31 @@ export function helpText(flags: readonly Flag[] = serverFlags, defaults: ServerO
     '',
     'Flags:',
     ...lines,
+    '',
+  ].join('\n');
+}
+
+/**
+ * The flag reference page (docs/flags.md): the rows of `--help` as a
+ * Markdown table, from the same flag table, so the two cannot disagree.
+ * scripts/flags-doc.mjs writes it; a test keeps the file equal to this.
+ */
+export function flagReference(flags: readonly Flag[] = serverFlags, defaults: ServerOptions = defaultServerOptions): string {
+  const cell = (text: string) => text.replace(/\|/g, '\\|');
+  const rows = flags.map((flag) => {
+    const names = `${flag.shorthand ? `\`-${flag.shorthand}\`, ` : ''}\`--${flag.name}\``;
+    const shown = flag.defaultText(defaults);
+    return `| ${names} | ${flag.type.label ? `\`${flag.type.label}\`` : ''} | ${shown === undefined ? '' : cell(`\`${shown}\``)} | ${cell(flag.help)} |`;
+  });
+  return [
+    `# ${commandName} flags`,
+    '',
+    `Generated from the flag table in src/cli/flags.ts by \`node scripts/flags-doc.mjs\`; \`${commandName} --help\` prints the same.`,
+    `Flags pass through npm after \`--\`: \`npm start -- --secure-port 7443\`.`,
+    '',
+    '| flag | value | default | meaning |',
+    '|---|---|---|---|',
+    ...rows,
     '',
   ].join('\n');
 }

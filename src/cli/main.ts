@@ -4,7 +4,7 @@
 // clean stop on SIGINT/SIGTERM. `migrate` copies one store into another and
 // exits (1 when the copy fails).
 
-import { relative } from 'node:path';
+import { resolve } from 'node:path';
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { parseMigrateFlags, runMigrate } from './migrate.js';
 import { packageVersion, startServer, type RunningServer } from '../server/start.js';
@@ -34,14 +34,13 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   return undefined;
 }
 
-/** The lines a person reads at start; the JSON log line says the same for machines. */
+/** The lines a person reads at start (the kubeconfig's path absolute, to copy); the JSON log line says the same for machines. */
 function welcome(server: RunningServer): string {
-  const shown = relative(process.cwd(), server.kubeconfigPath);
-  const kubeconfig = shown && !shown.startsWith('..') ? shown : server.kubeconfigPath;
+  const kubeconfig = resolve(server.kubeconfigPath);
   return [
     `${commandName} is serving at ${server.url}`,
     `  admin kubeconfig: ${kubeconfig}`,
-    `  try: export KUBECONFIG=${server.kubeconfigPath}; kubectl get namespaces`,
+    `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`,
     '',
   ].join('\n');
 }
@@ -106,7 +105,18 @@ async function main(argv: string[]): Promise<void> {
   }
   tolerateClosedOutput();
   const options = parsed.options;
-  let server: RunningServer;
+  // Signals are taken from the first moment: one that comes while the server starts stops it once it has.
+  let server: RunningServer | undefined;
+  let stopSignal: string | undefined;
+  const stop = (signal: string) => {
+    if (stopSignal) return;
+    stopSignal = signal;
+    if (!server) return;
+    const running = server;
+    say(`received ${signal}, shutting down\n`);
+    running.shutdown().then(() => process.exit(0), (err) => { running.log.error({ err }, 'shutdown failed'); process.exit(1); });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   try {
     server = await startServer(options);
   } catch (e) {
@@ -115,20 +125,18 @@ async function main(argv: string[]): Promise<void> {
     say(`${commandName}: ${why}\n`);
     process.exit(1);
   }
+  const log = server.log;
   // One failed request or callback is a logged error, never the end of the server.
-  process.on('uncaughtException', (err) => server.log.error({ err }, 'uncaught exception; the server goes on'));
-  process.on('unhandledRejection', (err) => server.log.error({ err }, 'unhandled promise rejection; the server goes on'));
+  process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception; the server goes on'));
+  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
+  // The log's own line is out before the welcome, so the two never mix on a terminal.
+  await new Promise<void>((done) => log.flush(() => done()));
   say(welcome(server));
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    say(`received ${signal}, shutting down\n`);
-    server.shutdown().then(() => process.exit(0), (err) => { server.log.error({ err }, 'shutdown failed'); process.exit(1); });
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGHUP', () => stop('SIGHUP'));
+  const early = stopSignal;
+  if (early) {
+    stopSignal = undefined;
+    stop(early);
+  }
 }
 
 main(process.argv.slice(2)).catch((e) => {

@@ -225,6 +225,23 @@ export const fieldErrors = {
   typeInvalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueTypeInvalid', field, detail, value),
 };
 
+/**
+ * The same failure as a client that named the group `theirs` (an upstream
+ * name for our `ours`) reads it: the resource qualified by its group
+ * (`rolebindings.<theirs> "x" is forbidden`), an authorizer's `API group
+ * "<theirs>"` and the details' group. Other text, names included, is kept.
+ */
+export function errorInClientGroup(err: ApiError, ours: string, theirs: string): ApiError {
+  if (ours === '' || ours === theirs) return err;
+  const escaped = ours.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // `resource.group` as a word of its own (never inside a quoted name), or the authorizer's `API group "group"`.
+  const qualified = new RegExp(`(?<=(?:^|\\s)[a-z0-9-]+)\\.${escaped}(?=\\s|:|$)|(?<=API group ")${escaped}(?=")`, 'g');
+  const message = err.message.replace(qualified, (m) => (m.startsWith('.') ? `.${theirs}` : theirs));
+  const details = err.details?.group === ours ? { ...err.details, group: theirs } : err.details;
+  if (message === err.message && details === err.details) return err;
+  return new ApiError(err.code, err.reason, message, details, err.headers, err.statusMetadata);
+}
+
 export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }

@@ -8,6 +8,35 @@ export function rfc3339MicroNow(date = new Date()): string {
   return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
+/**
+ * The wall clock in microseconds since the epoch. Date.now() has only
+ * milliseconds: the monotonic clock supplies the rest, anchored to the wall
+ * clock and anchored again whenever the wall clock moves (NTP, a manual set).
+ */
+export function nowMicros(): number {
+  const wall = Date.now();
+  let micros = (clockAnchor + performance.now()) * 1000;
+  // Date.now() truncates to the millisecond: a drift within that is the anchor's own.
+  if (micros < wall * 1000 - 1000 || micros >= wall * 1000 + 2000) {
+    clockAnchor = wall - performance.now();
+    micros = wall * 1000;
+  }
+  return Math.floor(micros);
+}
+
+let clockAnchor = Date.now() - performance.now();
+
+/** RFC 3339 with exactly six digits of fraction (metav1.MicroTime) for microseconds since the epoch. */
+export function rfc3339Micro(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  return `${new Date(ms).toISOString().slice(0, -1)}${String(micros - ms * 1000).padStart(3, '0')}Z`;
+}
+
+/** Go's RFC3339Nano text of a MicroTime text: trailing zeros of the fraction dropped, and the dot with them. */
+export function rfc3339NanoOfMicro(text: string): string {
+  return text.replace(/\.(\d*?)0*Z$/, (_, digits: string) => (digits ? `.${digits}Z` : 'Z'));
+}
+
 /** A short age such as 45s, 3m20s, 5h, 12d or 2y, as kubectl shows ages. */
 export function humanDuration(ms: number): string {
   const seconds = Math.floor(ms / 1000);

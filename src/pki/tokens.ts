@@ -20,9 +20,9 @@ export function tokenAlgorithmOf(key: KeyObject): string {
   throw new Error(`unsupported key type ${key.asymmetricKeyType} for service-account tokens (RSA or ECDSA)`);
 }
 
-/** base64url(SHA-256(SPKI DER)) of the key's public half. */
+/** base64url(SHA-256(SPKI DER)) of the key's public half (a private or a public key). */
 export function tokenKeyId(key: KeyObject): string {
-  const spki = createPublicKey(key).export({ type: 'spki', format: 'der' });
+  const spki = (key.type === 'public' ? key : createPublicKey(key)).export({ type: 'spki', format: 'der' });
   return createHash('sha256').update(spki).digest('base64url');
 }
 

@@ -22,6 +22,7 @@ import type { RequestMetrics } from './requestmetrics.js';
 import type { Auditor } from './audit/index.js';
 import type { Lifecycle } from './lifecycle.js';
 import { requestLog } from './requestlog.js';
+import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
 
 export interface AppParts {
   registry: Registry;
@@ -34,6 +35,8 @@ export interface AppParts {
   openapi?: (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams) => boolean;
   /** host:port clients reach the server at, for /api's serverAddressByClientCIDRs. */
   serverAddress: () => string;
+  /** Answers the service-account issuer discovery documents; false for other paths. */
+  issuerDiscovery?: IssuerDiscoveryHandler;
   /** Answers /metrics. */
   metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** In-flight limits (absent: none). */
@@ -64,6 +67,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     if (await parts.health.serve(path, query, res)) return;
     if (parts.openapi?.(req, res, path, query)) return;
     if (path === '/metrics' && parts.metrics) return parts.metrics(req, res);
+    if (parts.issuerDiscovery?.(req, res, path)) return;
     const method = req.method ?? 'GET';
     const pretty = queryBool(query, 'pretty') ?? false;
     const readOnly = (doc: unknown) => {

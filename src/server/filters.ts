@@ -3,7 +3,7 @@
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { ApiError, errors, isApiError } from '../machinery/errors.js';
+import { ApiError, errorInClientGroup, errors, isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { anonymousUser, systemGroups } from '../machinery/user.js';
 import { ownValue, setOwn } from '../machinery/ownkeys.js';
@@ -68,6 +68,8 @@ export function recovery(log: Logger): Filter {
         err = errors.internal('the server could not complete the request');
         ctx.panicked = true;
       }
+      // A client that named the group by its upstream name reads the failure in that name, as upstream would say it.
+      if (ctx.info?.clientGroup !== undefined) err = errorInClientGroup(err, ctx.info.apiGroup, ctx.info.clientGroup);
       ctx.error = err;
       if (!ctx.res.headersSent) respondError(ctx.res, err, ctx.representation);
       else ctx.res.destroy();
@@ -98,7 +100,7 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, gr
  * Called once per request with who authentication found, or without a user
  * when it refused or failed (the auditor follows requests from here).
  */
-export type AuthenticatedListener = (ctx: RequestContext, user: UserInfo | undefined) => void;
+export type AuthenticatedListener = (ctx: RequestContext, user: UserInfo | undefined) => Promise<boolean> | undefined;
 
 export function authentication(authenticator: UnionAuthenticator, log?: Logger, authenticated?: AuthenticatedListener): Filter {
   return async (ctx, next) => {
@@ -115,7 +117,9 @@ export function authentication(authenticator: UnionAuthenticator, log?: Logger, 
       throw errors.unauthorized();
     }
     ctx.user = result.user;
-    authenticated?.(ctx, result.user);
+    const recorded = authenticated?.(ctx, result.user);
+    // A blocking audit backend holds the request until its first event is written; a strict one that failed ends it.
+    if (recorded && !(await recorded)) throw errors.internal('failed to store audit event');
     await next();
   };
 }

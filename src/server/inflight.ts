@@ -1,8 +1,9 @@
 // How much work the server takes at once, and for how long: the in-flight
 // limits of upstream's max-in-flight filter (non-mutating and mutating pools,
-// 429 with Retry-After beyond them; long-running requests exempt), a small
-// pool of its own for system:masters so that a flood of other users never
-// locks the administrator out, and the 504 for requests past --request-timeout.
+// 429 with Retry-After beyond them; long-running requests, health probes and
+// system:masters exempt, as upstream, so that neither a flood of other users
+// nor an administrator's own script is refused), and the 504 for requests
+// past --request-timeout.
 
 import { errors } from '../machinery/errors.js';
 import { systemGroups } from '../machinery/user.js';
@@ -41,21 +42,17 @@ export interface InflightLimits {
 export class InflightGate {
   readOnly = 0;
   mutating = 0;
-  exempt = 0;
-  /** The exempt pool's own bound: enough for an administrator, small beside the others. */
-  readonly exemptLimit: number;
 
-  constructor(readonly limits: InflightLimits) {
-    this.exemptLimit = Math.max(10, Math.ceil((limits.readOnly + limits.mutating) / 20));
-  }
+  constructor(readonly limits: InflightLimits) {}
 
   /** The filter: after authentication (who asks decides the pool), before authorization. */
   filter(): Filter {
     return async (ctx, next) => {
       const info = ctx.info!;
-      if (ctx.longRunning || isHealthProbe(ctx.path)) return next();
-      const pool: 'exempt' | 'mutating' | 'readOnly' = ctx.user?.groups.includes(systemGroups.masters) ? 'exempt' : isMutating(info) ? 'mutating' : 'readOnly';
-      const limit = pool === 'exempt' ? this.exemptLimit : this.limits[pool];
+      // Upstream's filter lets system:masters through uncounted, whatever the load.
+      if (ctx.longRunning || isHealthProbe(ctx.path) || ctx.user?.groups.includes(systemGroups.masters)) return next();
+      const pool: 'mutating' | 'readOnly' = isMutating(info) ? 'mutating' : 'readOnly';
+      const limit = this.limits[pool];
       if (limit > 0 && this[pool] >= limit) {
         // As upstream: come back in a second.
         throw errors.tooManyRequests('Too many requests, please try again later.', 1);

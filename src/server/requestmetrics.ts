@@ -41,6 +41,17 @@ export function verbLabel(ctx: RequestContext, info: RequestInfo): string {
   }
 }
 
+/**
+ * Upstream's dry_run label: empty without the parameter, the distinct values
+ * sorted and joined when each is one upstream knows (All), else `invalid`.
+ */
+export function dryRunLabel(query: URLSearchParams): string {
+  if (!query.has('dryRun')) return '';
+  const values = query.getAll('dryRun');
+  if (!values.every((v) => v === 'All')) return 'invalid';
+  return [...new Set(values)].sort().join(',');
+}
+
 /** Upstream's scope label. */
 function scopeLabel(info: RequestInfo): string {
   if (!info.isResourceRequest) return '';
@@ -70,8 +81,8 @@ export class RequestMetrics {
 
   constructor(metrics: MetricsRegistry, private readonly registry: () => Registry | undefined, gate: InflightGate, backend: () => Backend | undefined) {
     const registers = [metrics];
-    this.total = new Counter({ name: 'apiserver_request_total', help: 'Counter of apiserver requests broken out for each verb, group, version, resource, scope, component, and HTTP response code.', labelNames: [...requestLabels, 'code'], registers });
-    this.duration = new Histogram({ name: 'apiserver_request_duration_seconds', help: 'Response latency distribution in seconds for each verb, group, version, resource, subresource, scope and component.', labelNames: [...requestLabels], buckets: durationBuckets, registers });
+    this.total = new Counter({ name: 'apiserver_request_total', help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.', labelNames: [...requestLabels, 'dry_run', 'code'], registers });
+    this.duration = new Histogram({ name: 'apiserver_request_duration_seconds', help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.', labelNames: [...requestLabels, 'dry_run'], buckets: durationBuckets, registers });
     this.sizes = new Histogram({ name: 'apiserver_response_sizes', help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.', labelNames: [...requestLabels], buckets: sizeBuckets, registers });
     this.longRunning = new Gauge({ name: 'apiserver_longrunning_requests', help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.', labelNames: [...requestLabels], registers });
     this.watchEvents = new Counter({ name: 'apiserver_watch_events_total', help: 'Number of events sent in watch clients', labelNames: ['group', 'version', 'kind'], registers });
@@ -114,11 +125,14 @@ export class RequestMetrics {
       if (knownNonResource.has(first)) subresource = `/${first}`;
     }
     const scope = scopeLabel(info);
-    const key = `${verb} ${group} ${version} ${resource} ${subresource} ${scope}`;
+    const dryRun = dryRunLabel(ctx.query);
+    const key = `${verb} ${group} ${version} ${resource} ${subresource} ${scope} ${dryRun}`;
     let s = this.series.get(key);
     if (!s) {
+      // As upstream, sizes and long-running requests are not split by dry_run.
       const labels = { verb, group, version, resource, subresource, scope, component };
-      s = { labels, total: new Map(), duration: this.duration.labels(labels), size: this.sizes.labels(labels), longRunning: this.longRunning.labels(labels) };
+      const withDryRun = { ...labels, dry_run: dryRun };
+      s = { labels: withDryRun, total: new Map(), duration: this.duration.labels(withDryRun), size: this.sizes.labels(labels), longRunning: this.longRunning.labels(labels) };
       this.series.set(key, s);
     }
     return s;

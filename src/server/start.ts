@@ -40,6 +40,7 @@ import { Health } from './health.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
 import { versionInfo } from './discovery.js';
+import { issuerDiscovery, issuerDiscoveryProblem, type IssuerDiscoveryHandler } from './issuerdiscovery.js';
 
 export interface RunningServer {
   /** https://127.0.0.1:<port> */
@@ -185,12 +186,17 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
+  // As upstream: a bad issuer for discovery is a warning, not a failed start.
+  const discoveryProblem = issuerDiscoveryProblem(options.serviceAccountIssuer[0]!, options.serviceAccountJwksUri);
+  if (discoveryProblem) log.warn(`service account issuer discovery is not served: ${discoveryProblem}`);
+  let discoveryHandler: IssuerDiscoveryHandler | undefined;
   const app = createApp({
     registry, health, authenticator, authorizer, log,
     packageVersion: version,
     openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
     serverAddress: () => address,
     metrics: (req, res) => metrics.serve(req, res),
+    issuerDiscovery: (req, res, path) => discoveryHandler?.(req, res, path) ?? false,
     inflight: gate,
     requestTimeoutMs: options.requestTimeoutMs,
     requestMetrics,
@@ -218,6 +224,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const host = options.bindAddress === '0.0.0.0' || options.bindAddress === '::' ? '127.0.0.1' : options.bindAddress;
   address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const url = `https://${address}`;
+  if (!discoveryProblem) {
+    discoveryHandler = issuerDiscovery({ issuer: options.serviceAccountIssuer[0]!, jwksUri: options.serviceAccountJwksUri, address, publicKeyPems: keys.serviceAccountPublicKeyPems });
+  }
 
   // Admission may refuse these writes (AlwaysDeny, a webhook that is not up
   // yet): the server then serves, not ready, and tries again every 2 s until

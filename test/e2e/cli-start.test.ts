@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer, tempDir } from '../support/server.js';
@@ -87,5 +87,74 @@ test('a process-level guard keeps the server up after a stray exception', async 
     server.process.kill('SIGTERM');
     await new Promise((r) => server.process.once('exit', r));
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an issuer that is not https: issuer discovery is not served, and the start says why; a jwks URI must be https', async () => {
+  const dir = tempDir();
+  const server = await startChildServer(['--service-account-issuer', 'http://issuer.example'], dir);
+  const client = TestClient.fromKubeconfig(server.kubeconfigPath);
+  try {
+    assert.match(server.output(), /service account issuer discovery is not served: issuer URL must use https scheme, got: http:\/\/issuer\.example/);
+    assert.equal((await client.get('/.well-known/openid-configuration')).status, 404);
+    assert.equal((await client.get('/openid/v1/jwks')).status, 404);
+  } finally {
+    client.close();
+    server.process.kill('SIGTERM');
+    await new Promise((r) => server.process.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const r = run(['--service-account-jwks-uri', 'http://keys.example/jwks']);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /invalid argument "http:\/\/keys\.example\/jwks" for "--service-account-jwks-uri" flag: must be an https URL/);
+});
+
+/** Starts the CLI in `dir` (relative --data-dir, as a newcomer types it) and resolves with its output once the welcome is out. */
+function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ child: ReturnType<typeof spawn>; output: () => string }> {
+  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', 'data', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const seen = (d: Buffer) => {
+      out += d;
+      if (/try: export KUBECONFIG=.*\n/.test(out)) resolve({ child, output: () => out });
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`exited ${code} before the welcome: ${out}`)));
+  });
+}
+
+test('the welcome names the kubeconfig by its absolute path, after the JSON log line, never between its lines', async () => {
+  const dir = tempDir();
+  try {
+    const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'info']);
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
+    const lines = output().split('\n');
+    const first = lines.findIndex((l) => l.startsWith('plat-apiserver is serving at '));
+    assert.equal(lines[first + 1], `  admin kubeconfig: ${kubeconfig}`);
+    assert.equal(lines[first + 2], `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
+    const serving = lines.findIndex((l) => l.includes('"msg":"serving"'));
+    assert.ok(serving >= 0 && serving < first, output());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('stopping right after the start logs no warning (all controllers running), three times over', async () => {
+  for (let i = 0; i < 3; i++) {
+    const dir = tempDir();
+    try {
+      const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'warn']);
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGINT');
+      assert.equal(await exited, 0);
+      const warnings = output().split('\n').filter((l) => /"level":[4-6]\d/.test(l));
+      assert.deepEqual(warnings, [], output());
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });

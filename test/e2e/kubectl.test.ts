@@ -124,3 +124,13 @@ test('a serving certificate from --tls-cert-file works with the admin kubeconfig
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('errors name the kind by the group kubectl used (rbac.authorization.k8s.io), as upstream says them', async () => {
+  const missing = await s.kubectl(['-n', 'default', 'get', 'rolebinding', 'nobody-here']);
+  assert.notEqual(missing.code, 0);
+  assert.match(missing.stderr, /Error from server \(NotFound\): rolebindings\.rbac\.authorization\.k8s\.io "nobody-here" not found/);
+  const refused = await s.kubectl(['--as', 'jane', '-n', 'default', 'create', 'rolebinding', 'jane-admin', '--clusterrole=admin', '--user=jane']);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /rolebindings\.rbac\.authorization\.k8s\.io is forbidden: User "jane" cannot create resource "rolebindings" in API group "rbac\.authorization\.k8s\.io" in the namespace "default"/);
+  assert.doesNotMatch(missing.stderr + refused.stderr, new RegExp(vocabulary.rbacGroup.replace(/\./g, '\\.')));
+});

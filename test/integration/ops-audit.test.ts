@@ -155,16 +155,30 @@ test('the audit log follows the policy for a scripted sequence', async () => {
   assert.equal(denied.responseStatus.status, 'Failure');
   assert.equal(denied.annotations[`${vocabulary.authorizationGroup}/decision`], 'forbid');
 
-  // A request no authenticator accepts is audited too, without a user.
+  // A request no authenticator accepts is audited as upstream does: one ResponseStarted event, no user,
+  // a status naming the credentials tried.
   const stranger = s.client.anonymous();
   const unauthorized = await stranger.get('/api/v1/namespaces', { Authorization: 'Bearer not-a-known-token' });
   stranger.close();
   assert.equal(unauthorized.status, 401);
-  const [unknown] = await eventsOf(unauthorized.headers['audit-id']);
-  assert.equal(unknown.user.username, '');
-  assert.equal(unknown.responseStatus.code, 401);
-  assert.equal(unknown.responseStatus.reason, 'Unauthorized');
+  const unknownEvents = await eventsOf(unauthorized.headers['audit-id'], 'ResponseStarted');
+  assert.deepEqual(unknownEvents.map((e) => e.stage), ['ResponseStarted']);
+  const [unknown] = unknownEvents;
+  assert.deepEqual(unknown.user, {});
+  assert.deepEqual(unknown.responseStatus, { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 });
+  assert.deepEqual(unknown.objectRef, { resource: 'namespaces', apiVersion: 'v1' });
   assert.equal(unknown.annotations, undefined, 'no authorization was asked');
+  await s.client.get('/version');
+  assert.equal(events().filter((e) => e.auditID === unauthorized.headers['audit-id']).length, 1, 'no other stage follows');
+
+  // Timestamps carry microseconds (not milliseconds padded with zeros), as upstream's MicroTime.
+  const all = events();
+  for (const e of all) {
+    assert.match(e.requestReceivedTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.match(e.stageTimestamp, /\.\d{6}Z$/);
+    assert.ok(e.stageTimestamp >= e.requestReceivedTimestamp, `${e.stageTimestamp} before ${e.requestReceivedTimestamp}`);
+  }
+  assert.ok(all.some((e) => !e.stageTimestamp.endsWith('000Z')), 'sub-millisecond digits are filled');
 
   // A watch: ResponseStarted when it begins, ResponseComplete when it ends.
   const watch = await s.client.watch('/api/v1/namespaces/default/configmaps?watch=true', { 'Audit-Id': 'watch-audit-1' });

@@ -1,6 +1,6 @@
 // In-flight limits, request timeouts and body limits as a client sees them:
 // a flood past --max-mutating-requests-inflight is answered 429 with
-// Retry-After while health checks and system:masters still get through; a
+// Retry-After while health checks and system:masters (never counted) still get through; a
 // request past --request-timeout gets 504 while a watch lives on; a body past
 // 3 MiB gets 413. Requests are held by a hanging webhook, never by sleeping.
 
@@ -69,6 +69,38 @@ test('a flood past the mutating limit gets 429 with Retry-After; health checks a
   assert.notEqual((await held).status, 201);
   const after = await flooder.send('POST', `/api/v1/namespaces/${ns}/configmaps`, { body: { metadata: { generateName: 'after-' } }, headers: bearer });
   assert.equal(after.status, 201, after.text);
+});
+
+test('system:masters is never limited: a flood as masters and as another user at once, only the other user sees 429', async () => {
+  const t = await startTestServer({ maxRequestsInflight: 1, maxMutatingRequestsInflight: 1, tokenAuthFile: tokenFile('flood-token,flooder,1001\n'), authorizationMode: ['AlwaysAllow'] });
+  const hold = await startHolder(t.client, 'masters');
+  const other = t.client.anonymous();
+  try {
+    hold.hold();
+    const before = hold.calls();
+    const otherHeld = other.send('POST', '/api/v1/namespaces/masters/configmaps', { body: heldConfigMap(), headers: bearer });
+    await eventually('the other user\'s first create is held', async () => hold.calls() > before || undefined);
+    // Both flood at once; masters with more held creates than any pool of the old design allowed (10).
+    const masters = Array.from({ length: 12 }, () => t.client.post('/api/v1/namespaces/masters/configmaps', heldConfigMap()));
+    const others = await Promise.all(Array.from({ length: 3 }, () => other.send('POST', '/api/v1/namespaces/masters/configmaps', { body: heldConfigMap(), headers: bearer })));
+    for (const r of others) assert.equal(r.status, 429, r.text);
+    await eventually('all 12 masters creates are in flight', async () => hold.calls() - before >= 13 || undefined);
+    assert.equal((await other.send('POST', '/api/v1/namespaces/masters/configmaps', { body: { metadata: { generateName: 'more-' } }, headers: bearer })).status, 429);
+    // The administrator still writes and reads while 12 of its own requests are in flight.
+    const more = await t.client.post('/api/v1/namespaces/masters/configmaps', { metadata: { generateName: 'admin-' } });
+    assert.equal(more.status, 201, more.text);
+    assert.equal((await t.client.get('/api/v1/namespaces/masters/configmaps')).status, 200);
+    // Masters are not counted in the gauge: only the other user's held create is.
+    assert.match((await t.client.get('/metrics')).text, /^apiserver_current_inflight_requests\{request_kind="mutating"\} 1$/m);
+
+    await hold.close();
+    for (const r of await Promise.all(masters)) assert.notEqual(r.status, 429, r.text);
+    assert.notEqual((await otherHeld).status, 429);
+  } finally {
+    other.close();
+    await hold.close();
+    await t.close();
+  }
 });
 
 test('a request past --request-timeout gets 504 Timeout; a watch opened before it goes on', async () => {

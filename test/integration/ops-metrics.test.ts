@@ -2,10 +2,12 @@
 // parser: request counts, durations and sizes under upstream's names and
 // labels, long-running requests and watchers while a watch is open, watch
 // events, stored objects, storage call latencies, and no label value taken
-// from a resource the server does not serve.
+// from a resource the server does not serve; the dry_run label as upstream,
+// and promtool's lint is clean.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { parsePrometheusText, samples, value } from '../support/prometheus.js';
 
@@ -16,6 +18,8 @@ after(async () => { await s.close(); });
 const cms = '/api/v1/namespaces/default/configmaps';
 const labels = (verb: string, resource: string, scope: string, extra: Record<string, string> = {}) =>
   ({ verb, group: '', version: 'v1', resource, subresource: '', scope, component: 'apiserver', ...extra });
+/** apiserver_request_total and _duration_seconds carry dry_run as well, as upstream. */
+const requestLabels = (verb: string, resource: string, scope: string, dryRun = '') => labels(verb, resource, scope, { dry_run: dryRun });
 
 async function scrape() {
   const r = await s.client.get('/metrics');
@@ -50,11 +54,11 @@ test('a scripted sequence shows in the request, watch and storage metrics', asyn
 
   const m = await scrape();
   const total = 'apiserver_request_total';
-  assert.ok(value(m, total, { ...labels('POST', 'configmaps', 'resource'), code: '201' })! >= 2);
-  assert.equal(value(m, total, { ...labels('GET', 'configmaps', 'resource'), code: '200' }), 1);
-  assert.equal(value(m, total, { ...labels('GET', 'configmaps', 'resource'), code: '404' }), 1);
-  assert.equal(value(m, total, { ...labels('LIST', 'configmaps', 'namespace'), code: '200' }), 1);
-  assert.equal(value(m, total, { ...labels('LIST', 'configmaps', 'cluster'), code: '200' }), 1);
+  assert.ok(value(m, total, { ...requestLabels('POST', 'configmaps', 'resource'), code: '201' })! >= 2);
+  assert.equal(value(m, total, { ...requestLabels('GET', 'configmaps', 'resource'), code: '200' }), 1);
+  assert.equal(value(m, total, { ...requestLabels('GET', 'configmaps', 'resource'), code: '404' }), 1);
+  assert.equal(value(m, total, { ...requestLabels('LIST', 'configmaps', 'namespace'), code: '200' }), 1);
+  assert.equal(value(m, total, { ...requestLabels('LIST', 'configmaps', 'cluster'), code: '200' }), 1);
   for (const family of m.values()) {
     for (const sample of family.samples) {
       const text = JSON.stringify(sample.labels);
@@ -64,8 +68,8 @@ test('a scripted sequence shows in the request, watch and storage metrics', asyn
   assert.ok(samples(m, total, { resource: '', group: '', subresource: '', code: '404' }).length >= 1, 'unknown requests are counted without their names');
 
   const getLabels = labels('GET', 'configmaps', 'resource');
-  assert.equal(value(m, 'apiserver_request_duration_seconds_count', getLabels), 2);
-  assert.equal(value(m, 'apiserver_request_duration_seconds_bucket', { ...getLabels, le: '+Inf' }), 2);
+  assert.equal(value(m, 'apiserver_request_duration_seconds_count', requestLabels('GET', 'configmaps', 'resource')), 2);
+  assert.equal(value(m, 'apiserver_request_duration_seconds_bucket', { ...requestLabels('GET', 'configmaps', 'resource'), le: '+Inf' }), 2);
   assert.equal(value(m, 'apiserver_response_sizes_count', getLabels), 2);
   assert.ok(value(m, 'apiserver_response_sizes_sum', getLabels)! > 0);
 
@@ -90,7 +94,7 @@ test('a scripted sequence shows in the request, watch and storage metrics', asyn
   await waitUntil(async () => value(await scrape(), 'apiserver_registered_watchers', { group: '', version: 'v1', kind: 'ConfigMap' }) === 0);
   const after = await scrape();
   assert.equal(value(after, 'apiserver_longrunning_requests', watchLabels), 0);
-  assert.ok(value(after, 'apiserver_request_total', { verb: 'GET', group: '', version: '', resource: '', subresource: '/metrics', scope: '', component: 'apiserver', code: '200' })! >= 1);
+  assert.ok(value(after, 'apiserver_request_total', { verb: 'GET', group: '', version: '', resource: '', subresource: '/metrics', scope: '', component: 'apiserver', dry_run: '', code: '200' })! >= 1);
 });
 
 async function waitUntil(check: () => Promise<boolean>): Promise<void> {
@@ -100,3 +104,22 @@ async function waitUntil(check: () => Promise<boolean>): Promise<void> {
   }
   throw new Error('condition never held');
 }
+
+test('dry_run labels requests as upstream: All, invalid for unknown values, empty without the parameter', async () => {
+  assert.equal((await s.client.post(`${cms}?dryRun=All`, { metadata: { name: 'dry' } })).status, 201);
+  assert.equal((await s.client.post(`${cms}?dryRun=All&dryRun=All`, { metadata: { name: 'dry' } })).status, 201);
+  assert.equal((await s.client.post(`${cms}?dryRun=Some`, { metadata: { name: 'dry' } })).status, 422);
+  const m = await scrape();
+  assert.equal(value(m, 'apiserver_request_total', { ...requestLabels('POST', 'configmaps', 'resource', 'All'), code: '201' }), 2);
+  assert.equal(value(m, 'apiserver_request_total', { ...requestLabels('POST', 'configmaps', 'resource', 'invalid'), code: '422' }), 1);
+  assert.equal(value(m, 'apiserver_request_duration_seconds_count', requestLabels('POST', 'configmaps', 'resource', 'All')), 2);
+  assert.equal(samples(m, 'apiserver_response_sizes_count', { dry_run: 'All' }).length, 0, 'sizes are not split by dry_run');
+});
+
+test('promtool check metrics finds nothing to report', async () => {
+  const text = (await s.client.get('/metrics')).text;
+  const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  assert.ok(!r.error, `promtool is needed on the PATH (Debian package prometheus): ${String(r.error)}`);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.stdout + r.stderr, '');
+});

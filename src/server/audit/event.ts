@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import type { ApiError } from '../../machinery/errors.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
-import { rfc3339MicroNow } from '../../machinery/time.js';
+import { nowMicros, rfc3339Micro } from '../../machinery/time.js';
 import type { AuditAnnotation } from '../../admission/types.js';
 import type { RequestInfo } from '../requestinfo.js';
 import { auditApiVersion, levelAtLeast, type AuditStage, type RequestAuditConfig } from './policy.js';
@@ -35,13 +35,13 @@ export interface AuditEvent {
 }
 
 /** RFC 3339 with microseconds, as upstream's MicroTime. */
-function microTime(ms: number): string {
-  // Many events share a millisecond under load: its text is made once.
-  if (ms !== lastTime.ms) lastTime = { ms, text: rfc3339MicroNow(new Date(ms)) };
+function microTime(micros: number): string {
+  // Events of one request stage often share a microsecond: its text is made once.
+  if (micros !== lastTime.micros) lastTime = { micros, text: rfc3339Micro(micros) };
   return lastTime.text;
 }
 
-let lastTime = { ms: -1, text: '' };
+let lastTime = { micros: -1, text: '' };
 
 /** X-Forwarded-For, then X-Real-Ip, then the peer's address, as upstream's SourceIPs. */
 function sourceIPs(req: IncomingMessage): string[] {
@@ -69,6 +69,8 @@ const userJsonCache = new WeakMap<UserInfo, string>();
 const peerJsonCache = new WeakMap<object, string>();
 
 function userJson(user: UserInfo): string {
+  // Upstream's UserInfo leaves empty fields out: no user at all is {}.
+  if (user.username === '' && user.groups.length === 0) return '{}';
   let json = userJsonCache.get(user);
   if (json === undefined) userJsonCache.set(user, (json = JSON.stringify(user)));
   return json;
@@ -129,11 +131,11 @@ function withoutManagedFields(value: unknown): unknown {
  * two parts: the head every stage of the request shares, then what this stage
  * adds. The head is made once and never copied into each event's text.
  */
-export type AuditSink = (head: string, rest: string) => void;
+export type AuditSink = (head: string, rest: string) => Promise<boolean> | undefined;
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
-  private readonly received = Date.now();
+  private readonly received = nowMicros();
   private requestBody?: Buffer;
   /** The request body as event JSON, made once for every stage that carries it. */
   private requestJson?: string;
@@ -173,9 +175,20 @@ export class AuditRecord {
     (this.responseChunks ??= []).push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
   }
 
-  emit(stage: AuditStage, code?: number, impersonated?: UserInfo): void {
-    if (this.config.omitStages.includes(stage)) return;
-    this.sink(this.headJson(), this.stageJson(stage, code, impersonated));
+  /** The one event of a request no authenticator accepted (upstream sends it as the answer starts). */
+  emitFailedAuthentication(code: number, message: string): void {
+    if (this.config.omitStages.includes('ResponseStarted')) return;
+    const info = this.info;
+    let json = ',"stage":"ResponseStarted"';
+    if (info.isResourceRequest) json += `,"objectRef":${this.objectRefJson()}`;
+    json += `,"responseStatus":{"metadata":{},"message":${JSON.stringify(message)},"code":${code}},"stageTimestamp":"${microTime(nowMicros())}"}`;
+    this.sink(this.headJson(), json);
+  }
+
+  /** Hands the stage's event to the backends; a promise when one blocks (false: a strict one failed). */
+  emit(stage: AuditStage, code?: number, impersonated?: UserInfo): Promise<boolean> | undefined {
+    if (this.config.omitStages.includes(stage)) return undefined;
+    return this.sink(this.headJson(), this.stageJson(stage, code, impersonated));
   }
 
   private headJson(): string {
@@ -217,7 +230,7 @@ export class AuditRecord {
       const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
       if (obj !== undefined) json += `,"responseObject":${JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(obj) : obj)}`;
     }
-    json += `,"stageTimestamp":"${microTime(Date.now())}"`;
+    json += `,"stageTimestamp":"${microTime(nowMicros())}"`;
     if (this.annotations.size) json += this.annotationsJson();
     return `${json}}`;
   }

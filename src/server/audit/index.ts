@@ -6,6 +6,8 @@
 // authentication has decided (its listener); without a policy and a backend
 // there is no listener at all, so requests pay nothing for it.
 
+import type { IncomingMessage } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
@@ -22,11 +24,27 @@ export { AuditConfigError } from './policy.js';
 
 /** The user of an event for a request no authenticator accepted. */
 const noUser: UserInfo = { username: '', groups: [] };
+
+/** Upstream's message for a request no authenticator accepted: which kinds of credentials it carried. */
+function attemptedAuthentication(req: IncomingMessage, query: URLSearchParams): string {
+  const tried: string[] = [];
+  const authorization = (req.headers.authorization ?? '').trim();
+  if (/^basic /i.test(authorization)) tried.push('basic');
+  const parts = authorization.split(' ');
+  if (parts.length > 1 && parts[0]!.toLowerCase() === 'bearer') tried.push('bearer');
+  if ((query.get('access_token') ?? '').trim() !== '') tried.push('access_token');
+  const socket = req.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate === 'function' && Object.keys(socket.getPeerCertificate() ?? {}).length > 0) tried.push('x509');
+  return tried.length ? `Authentication failed, attempted: ${tried.join(', ')}` : 'Authentication failed, no credentials provided';
+}
 export type { AuditRecord } from './event.js';
 
 interface Backend {
-  /** Takes an event as JSON text, in two parts (see AuditSink); never blocks, never throws. */
-  process(head: string, rest?: string): void;
+  /**
+   * Takes an event as JSON text, in two parts (see AuditSink); never throws.
+   * A blocking backend answers when the event is through (false: it failed and the mode is strict).
+   */
+  process(head: string, rest?: string): Promise<boolean> | undefined;
   close(): Promise<void>;
 }
 
@@ -63,7 +81,7 @@ export class Auditor {
     if (options.auditLogPath) {
       try {
         backends.push(await LogBackend.open({
-          path: options.auditLogPath, format: options.auditLogFormat,
+          path: options.auditLogPath, format: options.auditLogFormat, mode: options.auditLogMode,
           maxAgeDays: options.auditLogMaxAge, maxBackups: options.auditLogMaxBackup, maxSizeMB: options.auditLogMaxSize,
           onError: onError('log'),
         }));
@@ -81,7 +99,7 @@ export class Auditor {
       backends.push(new WebhookBackend({
         endpoint, bufferSize: options.auditWebhookBatchBufferSize, maxBatchSize: options.auditWebhookBatchMaxSize,
         maxWaitMs: options.auditWebhookBatchMaxWaitMs, timeoutMs: 30_000, onError: onError('webhook'),
-        initialBackoffMs: options.auditWebhookInitialBackoffMs,
+        initialBackoffMs: options.auditWebhookInitialBackoffMs, mode: options.auditWebhookMode,
         throttle: options.auditWebhookBatchThrottleEnable
           ? { qps: options.auditWebhookBatchThrottleQps, burst: options.auditWebhookBatchThrottleBurst }
           : undefined,
@@ -111,7 +129,12 @@ export class Auditor {
 
   private sink: AuditSink = (head, rest) => {
     this.eventCount++;
-    for (const b of this.backends) b.process(head, rest);
+    let waits: Promise<boolean>[] | undefined;
+    for (const b of this.backends) {
+      const wait = b.process(head, rest);
+      if (wait) (waits ??= []).push(wait);
+    }
+    return waits && Promise.all(waits).then((oks) => oks.every(Boolean));
   };
 
   /**
@@ -120,18 +143,37 @@ export class Auditor {
    * too, as upstream's failed-authentication audit, with an empty user.
    */
   readonly authenticated: AuthenticatedListener = (ctx, user) => {
-    if (ctx.audit === undefined) this.follow(ctx, user ?? noUser);
+    if (ctx.audit !== undefined) return undefined;
+    if (user) return this.follow(ctx, user);
+    this.failedAuthentication(ctx);
+    return undefined;
   };
 
-  /** Gives the request a record when its level is not None, and emits its stages as they come. */
-  private follow(ctx: RequestContext, user: UserInfo): void {
+  /**
+   * As upstream's failed-authentication audit: one ResponseStarted event, no
+   * user, a status naming the credentials that were tried and the code sent.
+   */
+  private failedAuthentication(ctx: RequestContext): void {
+    const config = this.checker.levelFor(noUser, ctx.info!);
+    if (config.level === 'None') return;
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink);
+    const message = attemptedAuthentication(ctx.req, ctx.query);
+    whenAnswered(ctx.res, () => record.emitFailedAuthentication(ctx.res.statusCode, message));
+  }
+
+  /**
+   * Gives the request a record when its level is not None, and emits its
+   * stages as they come; a blocking backend's answer for RequestReceived is
+   * the request's to wait for.
+   */
+  private follow(ctx: RequestContext, user: UserInfo): Promise<boolean> | undefined {
     const info = ctx.info!;
     const config = this.checker.levelFor(user, info);
-    if (config.level === 'None') return;
+    if (config.level === 'None') return undefined;
     const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
     ctx.audit = record;
     ctx.auditAnnotations = record.annotations;
-    record.emit('RequestReceived');
+    const received = record.emit('RequestReceived');
     const res = ctx.res;
     if (record.wantsResponseBody) {
       const write = res.write;
@@ -157,8 +199,9 @@ export class Auditor {
       record.failure = ctx.error;
       record.panicked = ctx.panicked ?? false;
       const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
-      record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+      void record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
     });
+    return received;
   }
 
   /** Writes what is queued and stops. */

@@ -9,11 +9,16 @@
 import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import type { AuditEvent } from './event.js';
+import type { AuditMode } from '../options.js';
+import { goQuote } from '../../machinery/goquote.js';
+import { rfc3339NanoOfMicro } from '../../machinery/time.js';
 
 export interface LogBackendOptions {
   /** A file path, or `-` for standard output. */
   path: string;
   format: 'json' | 'legacy';
+  /** batch: lines gathered and written in the background; blocking modes: each line written before process() settles. */
+  mode?: AuditMode;
   maxAgeDays: number;
   maxBackups: number;
   maxSizeMB: number;
@@ -28,15 +33,25 @@ const flushBytes = 1 << 20;
 /** Events queued beyond this many are dropped (the writer cannot keep up). */
 const maxQueued = 100_000;
 
-/** Upstream's legacy line: key="value" pairs after a timestamp. */
+/**
+ * Upstream's legacy line (its EventString): the time the request was
+ * received (RFC 3339, trailing zeros dropped), then key="value" pairs quoted
+ * as Go's %q; a list of groups is one quoted text of quoted names.
+ */
 export function legacyLine(e: AuditEvent): string {
-  const q = (s: string | undefined) => JSON.stringify(s ?? '');
-  const as = e.impersonatedUser ? q(e.impersonatedUser.username) : '"<self>"';
-  const asGroups = e.impersonatedUser ? `[${e.impersonatedUser.groups.map((g) => q(g)).join(',')}]` : '"<lookup>"';
-  const response = e.responseStatus?.code !== undefined ? `"${String(e.responseStatus.code)}"` : '"<deferred>"';
-  return `${e.stageTimestamp} AUDIT: id=${q(e.auditID)} stage=${q(e.stage)} ip=${q(e.sourceIPs[0])} method=${q(e.verb)} `
-    + `user=${q(e.user.username)} groups=[${e.user.groups.map((g) => q(g)).join(',')}] as=${as} asgroups=${asGroups} `
-    + `user-agent=${q(e.userAgent)} namespace=${q(e.objectRef?.namespace)} uri=${q(e.requestURI)} response=${response}`;
+  const q = goQuote;
+  const groupsOf = (groups: readonly string[]) => groups.map((g) => q(g)).join(',');
+  const named = (e.user.username ?? '') !== '';
+  const user = named ? e.user.username : '<none>';
+  const groups = named && e.user.groups?.length ? groupsOf(e.user.groups) : '<none>';
+  const as = e.impersonatedUser ? e.impersonatedUser.username : '<self>';
+  const asGroups = e.impersonatedUser?.groups ? groupsOf(e.impersonatedUser.groups) : '<lookup>';
+  const namespace = e.objectRef?.namespace || '<none>';
+  const response = e.responseStatus?.code !== undefined ? String(e.responseStatus.code) : '<deferred>';
+  const ip = e.sourceIPs[0] ?? '<unknown>';
+  return `${rfc3339NanoOfMicro(e.requestReceivedTimestamp)} AUDIT: id=${q(e.auditID)} stage=${q(e.stage)} ip=${q(ip)} method=${q(e.verb)} `
+    + `user=${q(user)} groups=${q(groups)} as=${q(as)} asgroups=${q(asGroups)} `
+    + `user-agent=${q(e.userAgent ?? '')} namespace=${q(namespace)} uri=${q(e.requestURI)} response="${response}"`;
 }
 
 /** lumberjack's backup name: `audit-2006-01-02T15-04-05.000.log` beside `audit.log`. */
@@ -80,9 +95,32 @@ export class LogBackend {
     this.size = (await this.handle.stat()).size;
   }
 
-  /** An event's JSON text, whole or in two parts (see AuditSink), written as one line. */
-  process(head: string, rest = ''): void {
-    if (this.closed) return;
+  /** Blocking modes: the writes of single lines, one after the other. */
+  private blockingWrites: Promise<unknown> = Promise.resolve();
+
+  /**
+   * An event's JSON text, whole or in two parts (see AuditSink), written as
+   * one line. In the blocking modes it settles once the line is written: with
+   * false when it could not be and the mode is blocking-strict.
+   */
+  process(head: string, rest = ''): Promise<boolean> | undefined {
+    if (this.closed) return undefined;
+    if (this.o.mode === 'blocking' || this.o.mode === 'blocking-strict') return this.writeNow(head + rest);
+    this.enqueue(head, rest);
+    return undefined;
+  }
+
+  private writeNow(json: string): Promise<boolean> {
+    const line = Buffer.from(`${this.o.format === 'legacy' ? legacyLine(JSON.parse(json) as AuditEvent) : json}\n`);
+    const written = this.blockingWrites.then(() => this.write(line, [line.length]));
+    this.blockingWrites = written.catch(() => undefined);
+    return written.then(() => true, (err) => {
+      this.o.onError(1, err);
+      return this.o.mode !== 'blocking-strict';
+    });
+  }
+
+  private enqueue(head: string, rest: string): void {
     if (this.ends.length >= maxQueued) {
       this.o.onError(1, new Error('the audit log writer is behind; event dropped'));
       return;
@@ -198,6 +236,7 @@ export class LogBackend {
   /** Writes what is queued, then closes the file. */
   async close(): Promise<void> {
     this.closing = true;
+    await this.blockingWrites;
     for (this.flush(); this.writing; this.flush()) await this.writing;
     clearTimeout(this.timer);
     this.closed = true;

@@ -6,7 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import YAML, { LineCounter, type Document } from 'yaml';
-import { vocabulary } from '../../machinery/vocabulary.js';
+import { productApiVersionForUpstream, vocabulary } from '../../machinery/vocabulary.js';
 import { hasOwn, ownValue } from '../../machinery/ownkeys.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
 import type { UserInfo } from '../../machinery/user.js';
@@ -187,7 +187,10 @@ export function parsePolicy(text: string, file: string): Policy {
   }
   const r = new Reader(file, doc, lines);
   const top = r.object(doc.toJS({ maxAliasCount: 100 }), [], policyFields);
-  if (ownValue(top, 'apiVersion') !== auditApiVersion || ownValue(top, 'kind') !== 'Policy') {
+  // An upstream policy file (audit.k8s.io/v1) is accepted as ours, as upstream group names are elsewhere.
+  const apiVersion = ownValue(top, 'apiVersion');
+  const known = apiVersion === auditApiVersion || (typeof apiVersion === 'string' && productApiVersionForUpstream(apiVersion) === auditApiVersion);
+  if (!known || ownValue(top, 'kind') !== 'Policy') {
     r.fail([], `must be a Policy of apiVersion ${auditApiVersion}, not ${String(ownValue(top, 'kind') ?? 'an object without kind')} (apiVersion ${String(ownValue(top, 'apiVersion') ?? 'unset')})`);
   }
   const rawRules = ownValue(top, 'rules') ?? [];

@@ -10,11 +10,15 @@
 // after --audit-webhook-initial-backoff, then 1.5 times longer each time, five
 // tries in all, as upstream's generic webhook; after that, or for any other
 // failure, it is dropped, counted and logged. Requests never wait for it.
+// In the blocking modes (--audit-webhook-mode) each event is posted on its
+// own, with the same retries but neither buffer nor throttle, and the caller
+// learns when it is through, as upstream's blocking webhook.
 
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
 import { auditApiVersion } from './policy.js';
+import type { AuditMode } from '../options.js';
 
 export interface WebhookBackendOptions {
   endpoint: RemoteEndpoint;
@@ -27,6 +31,7 @@ export interface WebhookBackendOptions {
   initialBackoffMs: number;
   /** Batches a second on average, and at once after a quiet while; absent: no limit. */
   throttle?: { qps: number; burst: number };
+  mode?: AuditMode;
   onError(lost: number, err: unknown): void;
 }
 
@@ -71,16 +76,37 @@ export class WebhookBackend {
   private sending?: Promise<void>;
   private closed = false;
   private readonly bucket?: TokenBucket;
-  /** Ends the wait of a retry or of the throttle early (on close). */
-  private wake?: () => void;
+  /** End the waits of retries or of the throttle early (on close). */
+  private readonly wakes = new Set<() => void>();
 
   constructor(private readonly o: WebhookBackendOptions) {
     if (o.throttle && o.throttle.qps > 0) this.bucket = new TokenBucket(o.throttle.qps, Math.max(1, o.throttle.burst));
   }
 
-  /** An event's JSON text, whole or in two parts (see AuditSink). */
-  process(head: string, rest = ''): void {
-    if (this.closed) return;
+  /** Posts of the blocking modes under way, for close(). */
+  private readonly blocking = new Set<Promise<boolean>>();
+
+  /**
+   * An event's JSON text, whole or in two parts (see AuditSink). In the
+   * blocking modes it settles once the webhook took the event: with false
+   * when it did not and the mode is blocking-strict.
+   */
+  process(head: string, rest = ''): Promise<boolean> | undefined {
+    if (this.closed) return undefined;
+    if (this.o.mode === 'blocking' || this.o.mode === 'blocking-strict') {
+      const posted = this.postWithRetries([head + rest], false).then(() => true, (err) => {
+        this.o.onError(1, err);
+        return this.o.mode !== 'blocking-strict';
+      });
+      this.blocking.add(posted);
+      void posted.finally(() => this.blocking.delete(posted));
+      return posted;
+    }
+    this.enqueue(head, rest);
+    return undefined;
+  }
+
+  private enqueue(head: string, rest: string): void {
     if (this.buffer.length >= Math.max(1, this.o.bufferSize)) {
       this.o.onError(1, new Error('the audit webhook buffer is full; event dropped'));
       return;
@@ -126,17 +152,17 @@ export class WebhookBackend {
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
-        this.wake = undefined;
+        this.wakes.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
-      this.wake = done;
+      this.wakes.add(done);
     });
   }
 
   /** Posts a batch within the throttle, trying again after a passing failure; a closing backend tries once more at most. */
-  private async postWithRetries(items: string[]): Promise<void> {
-    if (this.bucket) await this.pause(this.bucket.take());
+  private async postWithRetries(items: string[], throttled = true): Promise<void> {
+    if (this.bucket && throttled) await this.pause(this.bucket.take());
     let wait = this.o.initialBackoffMs;
     for (let attempt = 1; ; attempt++) {
       try {
@@ -180,10 +206,11 @@ export class WebhookBackend {
   /** Sends everything buffered (without waiting out a retry's backoff), then stops taking events. */
   async close(): Promise<void> {
     this.closed = true;
-    this.wake?.();
+    for (const wake of this.wakes) wake();
     clearTimeout(this.timer);
     this.timer = undefined;
     while (this.sending) await this.sending;
     if (this.buffer.length) await (this.sending = this.sendAll());
+    await Promise.all(this.blocking);
   }
 }

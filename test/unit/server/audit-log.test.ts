@@ -78,9 +78,12 @@ test('a file that would pass --audit-log-maxsize rotates; --audit-log-maxbackup 
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('the legacy format is one text line per event', async () => {
-  const line = legacyLine({ ...event(1), impersonatedUser: { username: 'bob', groups: ['g'] } });
-  assert.equal(line, '2026-01-01T00:00:00.001000Z AUDIT: id="id-1" stage="ResponseComplete" ip="127.0.0.1" method="get" user="jane" groups=["dev","system:authenticated"] as="bob" asgroups=["g"] user-agent="test" namespace="default" uri="/api/v1/namespaces/default/configmaps/c1?x=" response="200"');
+test('the legacy format is upstream\'s line: received time, Go-quoted fields, groups as one quoted list', async () => {
+  const line = legacyLine({ ...event(1), requestReceivedTimestamp: '2026-01-01T00:00:00.123450Z', impersonatedUser: { username: 'bob', groups: ['g'] } });
+  assert.equal(line, '2026-01-01T00:00:00.12345Z AUDIT: id="id-1" stage="ResponseComplete" ip="127.0.0.1" method="get" user="jane" groups="\\"dev\\",\\"system:authenticated\\"" as="bob" asgroups="\\"g\\"" user-agent="test" namespace="default" uri="/api/v1/namespaces/default/configmaps/c1?x=" response="200"');
+  // No user (a 401), no namespace, no answer yet, no fraction of a second; control characters as Go escapes them.
+  const bare = legacyLine({ ...event(2), user: { username: '', groups: [] }, objectRef: undefined, responseStatus: undefined, sourceIPs: [], userAgent: 'a\x01\x7fé', requestURI: '/x\ty' });
+  assert.equal(bare, '2026-01-01T00:00:00Z AUDIT: id="id-2" stage="ResponseComplete" ip="<unknown>" method="get" user="<none>" groups="<none>" as="<self>" asgroups="<lookup>" user-agent="a\\x01\\x7fé" namespace="<none>" uri="/x\\ty" response="<deferred>"');
 });
 
 test('a log that cannot be written counts the lost events instead of failing requests', async () => {

@@ -37,9 +37,15 @@ test('bad policies stop with the file and the line named', () => {
   assert.match(failure(`${head}rules:\n- level: None\n  nonResourceURLs: [healthz]\n`), /must begin with \//);
   assert.match(failure(`${head}omitStages: [Never]\n`), /line 3: omitStages\[0\]: unsupported value "Never"/);
   assert.match(failure(`${head}rules:\n- level: Metadata\n  resources:\n  - resources: ["*"]\n    resourceNames: [x]\n`), /wildcard resource/);
-  assert.match(failure(`apiVersion: audit.k8s.io/v1\nkind: Policy\n`), /must be a Policy of apiVersion/);
+  assert.match(failure(`apiVersion: audit.k8s.io/v1beta1\nkind: Policy\n`), /must be a Policy of apiVersion/);
+  assert.match(failure(`apiVersion: audit.example.com/v1\nkind: Policy\n`), /must be a Policy of apiVersion/);
   assert.match(failure(`${head}rules:\n- level: Metadata\n  omitManagedFields: "yes"\n`), /line 5: .*must be true or false/);
   assert.match(failure(`${head}rules:\n- level: Metadata\n  __proto__: {}\n`), /unknown field "__proto__"/);
+});
+
+test('an upstream policy file (audit.k8s.io/v1) is read as ours', () => {
+  const p = parsePolicy('apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: RequestResponse\n  resources: [{group: "", resources: [pods]}]\n', 'upstream.yaml');
+  assert.equal(new PolicyChecker(p).levelFor(...attrs({})).level, 'RequestResponse');
 });
 
 test('JSON policies are read as well', () => {
