@@ -19,6 +19,9 @@ import { defineKind, type KindDefinition } from '../../src/api/kind.js';
 import { t } from '../../src/api/schema.js';
 import * as meta from '../../src/api/meta/v1.js';
 import { reviewResource } from '../../src/registry/rest.js';
+import { builtinKinds } from '../../src/api/catalog.js';
+import { configMaps } from '../../src/api/core/v1/index.js';
+import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
 
 const policy = `apiVersion: ${vocabulary.auditGroup}/v1
 kind: Policy
@@ -194,6 +197,29 @@ test('the audit log follows the policy for a scripted sequence', async () => {
   const metrics = parsePrometheusText((await s.client.get('/metrics')).text);
   assert.ok(value(metrics, 'apiserver_audit_event_total', {})! >= written);
   assert.equal(value(metrics, 'apiserver_audit_error_total', { plugin: 'log' }) ?? 0, 0);
+});
+
+test('a protobuf create (as kubectl sends one) is audited with its objects as JSON, and names its object at every level', async () => {
+  const lookup = builtinSchemaLookup(builtinKinds);
+  const send = (namespace: string, name: string) => s.client.send('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+    raw: encodeProtobufObject({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { wire: 'protobuf' } }, configMaps.schema),
+    headers: { 'Content-Type': vocabulary.protobufMediaType, Accept: vocabulary.protobufMediaType },
+  });
+  const full = await send('audited', 'binary-cm');
+  assert.equal(full.status, 201, full.text);
+  assert.equal(decodeProtobufObject(full.body, lookup).metadata?.name, 'binary-cm');
+  const event = (await eventsOf(full.headers['audit-id']))[0]!;
+  assert.equal(event.level, 'RequestResponse');
+  assert.equal(event.objectRef.name, 'binary-cm');
+  assert.deepEqual(event.requestObject.data, { wire: 'protobuf' });
+  assert.equal(event.requestObject.metadata.name, 'binary-cm');
+  assert.equal(event.responseObject.kind, 'ConfigMap');
+  assert.deepEqual(event.responseObject.data, { wire: 'protobuf' });
+  assert.equal(event.responseObject.metadata.managedFields, undefined, 'omitManagedFields holds for objects from any wire format');
+  const meta = await send('meta', 'binary-meta');
+  assert.equal(meta.status, 201, meta.text);
+  const metaEvents = await eventsOf(meta.headers['audit-id']);
+  assert.ok(metaEvents.every((e) => e.objectRef.name === 'binary-meta' && e.requestObject === undefined && e.responseObject === undefined));
 });
 
 test('quotes, backslashes and other scripts in a path come out of the log as they went in', async () => {

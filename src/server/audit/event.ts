@@ -106,9 +106,9 @@ function annotationJson(key: string, a: AuditAnnotation): string {
   return json;
 }
 
-/** JSON bodies as objects; anything else is left out of the event, as upstream leaves out what it cannot decode. */
-function parsedJson(body: Buffer, contentType: string | number | string[] | undefined): unknown {
-  if (typeof contentType === 'string' && !contentType.includes('json')) return undefined;
+/** An answer's JSON bytes as an object; anything else is left out of the event, as upstream leaves out what it cannot decode. */
+function parsedJson(body: Buffer): unknown {
+  if (body.length === 0) return undefined;
   const text = body.toString('utf8');
   if (jsonTextExceedsDepth(text)) return undefined;
   try {
@@ -136,10 +136,14 @@ export type AuditSink = (head: string, rest: string) => Promise<boolean> | undef
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
   private readonly received = nowMicros();
-  private requestBody?: Buffer;
-  /** The request body as event JSON, made once for every stage that carries it. */
+  /** The request's object as its handler decoded it (JSON, YAML or protobuf alike), at Request level and above. */
+  private requestObject?: unknown;
+  /** The request object as event JSON, made once for every stage that carries it. */
   private requestJson?: string;
   private requestName?: string;
+  /** The answer's object as its handler made it (any wire format), at RequestResponse; read when an event needs it. */
+  private responseObject?: () => unknown;
+  /** The answer's bytes, for answers no handler described (errors, discovery): used when they are JSON. */
   private responseChunks?: Buffer[];
   /** The fields every stage shares, as JSON without its closing brace. */
   private head?: string;
@@ -166,8 +170,20 @@ export class AuditRecord {
     return levelAtLeast(this.config.level, 'RequestResponse');
   }
 
-  keepRequestBody(body: Buffer): void {
-    if (this.wantsRequestBody) this.requestBody = body;
+  /**
+   * The request's decoded body: as upstream, the event carries the object
+   * (whatever wire format it came in) at Request level and above, and a
+   * create names its object from it at every level.
+   */
+  keepRequestObject(value: unknown): void {
+    const name = typeof value === 'object' && value !== null ? (value as { metadata?: { name?: unknown } }).metadata?.name : undefined;
+    if (typeof name === 'string' && name) this.requestName = name;
+    if (this.wantsRequestBody) this.requestObject = value;
+  }
+
+  /** The answer's object, made on demand (a stored list materializes only if an event wants it). */
+  keepResponseObject(make: () => unknown): void {
+    if (this.wantsResponseBody) this.responseObject = make;
   }
 
   keepResponseChunk(chunk: unknown): void {
@@ -208,12 +224,8 @@ export class AuditRecord {
     const info = this.info;
     let json = `,"stage":"${stage}"`;
     if (impersonated) json += `,"impersonatedUser":${JSON.stringify(impersonated)}`;
-    if (this.requestBody && this.requestBody.length && this.requestJson === undefined) {
-      const parsed = parsedJson(this.requestBody, this.req.headers['content-type'] ?? 'application/json');
-      this.requestJson = parsed === undefined ? '' : JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(parsed) : parsed);
-      // As upstream, a create names its object from the body.
-      const name = (parsed as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
-      if (typeof name === 'string' && name) this.requestName = name;
+    if (this.requestObject !== undefined && this.requestJson === undefined) {
+      this.requestJson = JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(structuredClone(this.requestObject)) : this.requestObject);
     }
     if (info.isResourceRequest) json += `,"objectRef":${this.objectRefJson()}`;
     if (code !== undefined && !this.failure) json += `,"responseStatus":{"metadata":{},"code":${code}}`;
@@ -226,8 +238,10 @@ export class AuditRecord {
       json += `,"responseStatus":${JSON.stringify(status)}`;
     }
     if (this.requestJson) json += `,"requestObject":${this.requestJson}`;
-    if (this.responseChunks && stage !== 'ResponseStarted') {
-      const obj = parsedJson(Buffer.concat(this.responseChunks), undefined);
+    if (stage !== 'ResponseStarted' && (this.responseObject || this.responseChunks)) {
+      // Shared objects (from the cache) are copied before managedFields are taken out.
+      const described = this.responseObject?.();
+      const obj = described !== undefined ? (this.config.omitManagedFields ? structuredClone(described) : described) : parsedJson(Buffer.concat(this.responseChunks ?? []));
       if (obj !== undefined) json += `,"responseObject":${JSON.stringify(this.config.omitManagedFields ? withoutManagedFields(obj) : obj)}`;
     }
     json += `,"stageTimestamp":"${microTime(nowMicros())}"`;

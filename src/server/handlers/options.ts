@@ -56,10 +56,10 @@ const propagationPolicies = ['Foreground', 'Background', 'Orphan'];
  */
 export async function deleteOptions(scope: RequestContext, protobufSchemas: SchemaLookup): Promise<DeleteOptions & { dryRun: string[] }> {
   const raw = await readBody(scope.req);
-  scope.audit?.keepRequestBody(raw);
   let body: Record<string, any> = {};
   if (raw.length > 0) {
     const decoded = decodeBody(raw, bodyFormat(scope.req.headers['content-type']), protobufSchemas);
+    scope.audit?.keepRequestObject(decoded);
     if (decoded !== null) {
       if (typeof decoded !== 'object' || Array.isArray(decoded)) {
         throw errors.badRequest('the object provided is unrecognized (must be of type DeleteOptions): json: cannot unmarshal non-object into Go value of type v1.DeleteOptions');

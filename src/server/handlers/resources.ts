@@ -8,7 +8,7 @@ import type { KindDefinition, KubeObject, Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ListOptions, WriteOptions } from '../../registry/store.js';
 import { capabilityOf, type Capabilities, type RestDescription, type RestObject, type RestPath } from '../../registry/rest.js';
-import { StoredObject, type StoredList } from '../../registry/objects.js';
+import { materializeList, StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
 import { builtinSchemaLookup, type SchemaLookup } from '../../api/protobuf/index.js';
 import { bodyFormat, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
@@ -48,11 +48,11 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
     throw errors.invalidOptions('PatchOptions', [fieldErrors.forbidden('force', 'may not be specified for non-apply patch')]);
   }
   const raw = await readBody(scope.req);
-  scope.audit?.keepRequestBody(raw);
   const text = raw.toString('utf8');
   // Repeated keys of an apply (YAML) or merge patch matter unless fieldValidation=Ignore.
   const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
   const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
+  scope.audit?.keepRequestObject(body.value);
   opts.duplicates = body.duplicates;
   // An apply configuration (or a merge patch) that names the client's version is one in ours.
   const patch = client ? bodyAsOurs(body.value, client) : body.value;
@@ -89,10 +89,10 @@ const schemaCaches = new WeakMap<Registry, { generation: number; lookup: SchemaL
 
 async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: ClientVersion): Promise<unknown> {
   const raw = await readBody(scope.req);
-  scope.audit?.keepRequestBody(raw);
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
   const body = parseBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined, opts.fieldValidation !== 'Ignore');
+  scope.audit?.keepRequestObject(body.value);
   opts.duplicates = body.duplicates;
   opts.numberText = body.numberText;
   return client ? bodyAsOurs(body.value, client) : body.value;
@@ -138,11 +138,18 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   const include = parseIncludeObject(query.get('includeObject'));
   const client: ClientVersion | undefined = info.clientGroup === undefined ? undefined
     : { theirs: `${info.clientGroup}/${info.apiVersion}`, ours: `${info.apiGroup}/${info.apiVersion}` };
-  const reply = (code: number, obj: KubeObject, warnings?: string[]) =>
-    respond(res, code, client ? answerAsTheirs(obj, client) : obj, rep, { pretty, warnings, kind: d.kind, include });
-  const replyStored = (value: StoredObject | StoredList) => (client
-    ? respond(res, 200, storedAsTheirs(value, client), rep, { pretty, kind: d.kind, include })
-    : respondStored(res, 200, value, rep, { pretty, kind: d.kind, include }));
+  // Audit at RequestResponse logs the answer's object whatever its wire format (a Table is logged as sent).
+  const audited = rep.view === 'object' ? scope.audit : undefined;
+  const reply = (code: number, obj: KubeObject, warnings?: string[]) => {
+    const out = client ? answerAsTheirs(obj, client) : obj;
+    audited?.keepResponseObject(() => out);
+    respond(res, code, out, rep, { pretty, warnings, kind: d.kind, include });
+  };
+  const replyStored = (value: StoredObject | StoredList) => {
+    if (client) return reply(200, storedAsTheirs(value, client));
+    audited?.keepResponseObject(() => (value instanceof StoredObject ? value.object : materializeList(value)));
+    respondStored(res, 200, value, rep, { pretty, kind: d.kind, include });
+  };
 
   switch (verb) {
     case 'get': {
