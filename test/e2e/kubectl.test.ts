@@ -103,6 +103,21 @@ test('a kubectl without a cache learns every resource from one discovery request
   assert.deepEqual(discovery.map((l) => /\/(apis?)[/?]/.exec(l)![1]).sort(), ['api', 'apis'], discovery.join('\n'));
 });
 
+test('an events.k8s.io/v1 Event applied by kubectl is the core Event kubectl get events and kubectl events show', async () => {
+  await ok(['create', 'namespace', 'eventful']);
+  const manifest = [
+    'apiVersion: events.k8s.io/v1', 'kind: Event', 'metadata: {name: hello, namespace: eventful}',
+    'eventTime: "2026-11-25T10:00:00.000000Z"', `reportingController: ${vocabulary.eventsGroup}/tester`, 'reportingInstance: tester-1',
+    'action: Tested', 'reason: Greeted', 'regarding: {kind: Namespace, name: eventful, apiVersion: v1}', 'note: hello there', 'type: Normal', '',
+  ].join('\n');
+  assert.match(await ok(['apply', '-f', '-'], manifest), /event\.events\.k8s\.io\/hello created/);
+  assert.match(await ok(['get', 'events', '-n', 'eventful']), /Normal\s+Greeted\s+namespace\/eventful\s+hello there/);
+  assert.match(await ok(['events', '-n', 'eventful']), /Greeted/);
+  const viaGroup = JSON.parse(await ok(['get', 'events.v1.events.k8s.io', 'hello', '-n', 'eventful', '-o', 'json']));
+  assert.equal(viaGroup.note, 'hello there');
+  assert.equal(JSON.parse(await ok(['get', 'events.v1.', 'hello', '-n', 'eventful', '-o', 'json'])).message, 'hello there');
+});
+
 test('a serving certificate from --tls-cert-file works with the admin kubeconfig', async () => {
   const { generateEcKeyPair, issueCertificate } = await import('../../src/pki/index.js');
   const { startTestServer: start, tempDir } = await import('../support/server.js');
