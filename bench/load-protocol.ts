@@ -17,8 +17,11 @@ export type PhaseSpec =
   | { kind: 'namespaces'; names: string[] }
   /** POST `count` ServiceAccounts named <prefix>00000… (from <prefix><first> when given). */
   | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean; first?: number }
-  /** `count` GETs of names picked at random (seeded) among the first `population`; `anyVersion`: with resourceVersion=0. */
-  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean }
+  /**
+   * `count` GETs of names picked at random (seeded) among the first `population`; `anyVersion`: with resourceVersion=0;
+   * `collectionPath`: the collection read (default: the namespace's ServiceAccounts).
+   */
+  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean; collectionPath?: string }
   /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
   | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
   /**

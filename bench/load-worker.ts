@@ -119,7 +119,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       const picks = Array.from({ length: spec.count }, () => Math.floor(random() * spec.population));
       const r = await drive(spec.count, async (i) => {
         const name = nameOf(spec.prefix, picks[i]!);
-        const path = `${collection(spec.namespace)}/${name}${spec.anyVersion ? '?resourceVersion=0' : ''}`;
+        const path = `${spec.collectionPath ?? collection(spec.namespace)}/${name}${spec.anyVersion ? '?resourceVersion=0' : ''}`;
         const reply = expect(await send('GET', path), 'GET', path, 200);
         const obj = JSON.parse(reply.body.toString('utf8'));
         if (obj?.metadata?.name !== name) throw new Error(`GET ${path} returned ${reply.body.toString('utf8').slice(0, 200)}`);

@@ -1,0 +1,104 @@
+// What reading a kind at a version other than the stored one costs: core v1
+// Events are stored as they are, and served again in the events group's
+// shape, converted on every read. The same random gets of the same 1,000
+// Events go through both paths on one server (built CLI child, fresh sqlite
+// data dir), in alternated rounds; the server CPU per get of each is the
+// median of its rounds (steadier than req/s on a shared machine).
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Agent } from 'node:https';
+import { vocabulary } from '../src/machinery/vocabulary.js';
+import { sendJson } from './http.js';
+import { BenchServer, cpuMsPrecise, startBenchServer } from './child.js';
+import { LoadGenerator } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { rateCell, type Measured } from './alternate.js';
+import { Row, target } from './table.js';
+import { fmtInt } from './stats.js';
+
+export interface VersionsBenchOptions {
+  quick: boolean;
+  progress: (msg: string) => void;
+}
+
+const CONCURRENCY = 16;
+const PHASE_TIMEOUT_MS = 120_000;
+const POPULATION = 1_000;
+const namespace = 'versions';
+const goalRatio = 2;
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> {
+  const { quick, progress } = opts;
+  const COUNT = quick ? 1_000 : 5_000;
+  const ROUNDS = quick ? 5 : 9;
+  const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-versions-'));
+  let server: BenchServer | undefined;
+  let load: LoadGenerator | undefined;
+  let agent: Agent | undefined;
+  try {
+    server = await startBenchServer({ dataDir });
+    const s = server;
+    agent = new Agent({ keepAlive: true, maxSockets: 1, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key });
+    const a = agent;
+    const send = async (method: string, path: string, body: unknown) => {
+      const r = await sendJson(a, s.port, method, path, body, 10_000);
+      if (r.status !== 201) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
+    };
+    progress(`versions: ${fmtInt(POPULATION)} Events…`);
+    await send('POST', '/api/v1/namespaces', { metadata: { name: namespace } });
+    const core = `/api/v1/namespaces/${namespace}/events`;
+    for (let i = 0; i < POPULATION; i++) {
+      await send('POST', core, {
+        metadata: { name: `ev-${String(i).padStart(5, '0')}` }, involvedObject: { kind: 'Namespace', name: namespace, apiVersion: 'v1' },
+        reason: 'Measured', message: `event number ${i}`, type: 'Normal', source: { component: 'bench' }, count: 1,
+      });
+    }
+    load = new LoadGenerator({ url: s.url, creds: s.creds, concurrency: CONCURRENCY });
+    const gen = load;
+    const paths = { stored: core, converted: `/apis/${vocabulary.eventsGroup}/v1/namespaces/${namespace}/events` };
+    let seed = 1;
+    const get = (collectionPath: string, count: number): PhaseSpec => ({ kind: 'get', namespace, prefix: 'ev-', population: POPULATION, count, seed: seed++, collectionPath });
+    for (const path of Object.values(paths)) await gen.run(get(path, COUNT / 5), PHASE_TIMEOUT_MS);
+    const rounds: Record<keyof typeof paths, Measured[]> = { stored: [], converted: [] };
+    progress(`versions: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} gets at each version…`);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const k of Object.keys(paths) as (keyof typeof paths)[]) {
+        const cpu0 = cpuMsPrecise(s.pid);
+        const r = await gen.run(get(paths[k], COUNT), PHASE_TIMEOUT_MS);
+        rounds[k].push({ ...r, serverCpuMs: (cpuMsPrecise(s.pid) - cpu0) / r.requests });
+      }
+    }
+    const typical = (xs: Measured[]): Measured => {
+      const cpu = median(xs.map((x) => x.serverCpuMs));
+      return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
+    };
+    const stored = typical(rounds.stored);
+    const converted = typical(rounds.converted);
+    const ratio = converted.serverCpuMs / stored.serverCpuMs;
+    return [
+      { metric: `get Event at its stored version, core v1 (median of ${ROUNDS} × ${fmtInt(COUNT)} random GETs among ${fmtInt(POPULATION)}, alternating with the row below)`, result: rateCell(stored), target: '—' },
+      {
+        metric: `get the same Event converted to ${vocabulary.eventsGroup}/v1 (median of ${ROUNDS} × ${fmtInt(COUNT)})`,
+        result: `${rateCell(converted)} · ${ratio.toFixed(2)}× the stored version's server CPU`,
+        target: target(`within ${goalRatio}× the stored version's server CPU`, ratio <= goalRatio),
+      },
+    ];
+  } finally {
+    agent?.destroy();
+    await load?.close().catch(() => {});
+    await server?.stop(2000).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// Alone: node dist/bench/versions.js [--quick]
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  const rows = await benchVersions({ quick, progress: (m) => process.stderr.write(`${m}\n`) });
+  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
+}
