@@ -158,3 +158,32 @@ test('stopping right after the start logs no warning (all controllers running), 
     }
   }
 });
+
+test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exits 0', async () => {
+  const dir = tempDir();
+  const root = new URL('../../../', import.meta.url).pathname;
+  const npm = spawn('npm', ['start', '--', '--secure-port', '0', '--data-dir', join(dir, 'data'), '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const seen = (d: Buffer) => { out += d; if (/try: export KUBECONFIG=/.test(out)) resolve(); };
+      npm.stdout!.on('data', seen);
+      npm.stderr!.on('data', seen);
+      npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${out}`)));
+    });
+    const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
+    npm.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    assert.match(out, /received SIGTERM, shutting down/);
+    // Nothing serves there any more: the server went with npm, not on as an orphan.
+    const client = TestClient.fromKubeconfig(join(dir, 'data', 'admin.kubeconfig'));
+    try {
+      await assert.rejects(client.get('/readyz'), /ECONNREFUSED/);
+    } finally {
+      client.close();
+    }
+  } finally {
+    if (npm.exitCode === null) npm.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
