@@ -58,6 +58,8 @@ export class Auditor {
     private readonly backends: Backend[],
     registry: Registry,
     private readonly log: Logger,
+    /** A backend blocks: requests wait for their RequestReceived and final events. */
+    private readonly blocking: boolean,
   ) {
     // Counted in a plain number and handed to the counter when scraped: nothing per event.
     const count = () => this.eventCount;
@@ -109,7 +111,9 @@ export class Auditor {
       log.warn({ policy: options.auditPolicyFile }, 'an audit policy without --audit-log-path or --audit-webhook-config-file audits nothing');
       return undefined;
     }
-    auditor = new Auditor(new PolicyChecker(policy), backends, registry, log);
+    const blocking = (options.auditLogPath !== undefined && options.auditLogMode !== 'batch')
+      || (options.auditWebhookConfigFile !== undefined && options.auditWebhookMode !== 'batch');
+    auditor = new Auditor(new PolicyChecker(policy), backends, registry, log, blocking);
     return auditor;
   }
 
@@ -175,16 +179,31 @@ export class Auditor {
     ctx.auditAnnotations = record.annotations;
     const received = record.emit('RequestReceived');
     const res = ctx.res;
+    let completed = false;
+    const complete = (): Promise<boolean> | undefined => {
+      completed = true;
+      record.failure = ctx.error;
+      record.panicked = ctx.panicked ?? false;
+      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
+      return record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+    };
+    // As upstream's blocking backends, the answer ends only once its final event is through (not for streams).
+    const endAfterEvent = this.blocking && !ctx.longRunning;
     if (record.wantsResponseBody) {
       const write = res.write;
-      const end = res.end;
       res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
         record.keepResponseChunk(chunk);
         return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
       } as typeof res.write;
+    }
+    if (record.wantsResponseBody || endAfterEvent) {
+      const end = res.end as (...a: unknown[]) => typeof res;
       res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
-        if (typeof chunk !== 'function') record.keepResponseChunk(chunk);
-        return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
+        if (record.wantsResponseBody && typeof chunk !== 'function') record.keepResponseChunk(chunk);
+        const through = endAfterEvent && !completed ? complete() : undefined;
+        if (!through) return end.call(this, chunk, ...rest);
+        void through.then(() => end.call(this, chunk, ...rest));
+        return this;
       } as typeof res.end;
     }
     if (ctx.longRunning) {
@@ -196,10 +215,7 @@ export class Auditor {
       } as typeof res.writeHead;
     }
     whenAnswered(res, () => {
-      record.failure = ctx.error;
-      record.panicked = ctx.panicked ?? false;
-      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
-      void record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+      if (!completed) void complete();
     });
     return received;
   }
