@@ -1,6 +1,9 @@
-// The command as a newcomer meets it: --version, the welcome lines, one clear
-// line and exit 1 when the port or the store is taken, and a clean stop on
-// Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`).
+// The command as a newcomer meets it: --version, the welcome lines (the
+// kubeconfig's absolute path, the log line never between them), one clear
+// line and exit 1 when the port or the store is taken, a clean stop on
+// Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`), no
+// warning when stopped right after the start, SIGTERM to `npm start`, and the
+// start-up warning of an issuer that issuer discovery cannot serve.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,9 +2,11 @@
 // the request gets an AuditRecord whose events (RequestReceived,
 // ResponseStarted for long-running requests, ResponseComplete or Panic) go to
 // the log and webhook backends; a request refused by authentication is audited
-// too, without a user. The auditor follows requests from the moment
-// authentication has decided (its listener); without a policy and a backend
-// there is no listener at all, so requests pay nothing for it.
+// too, as upstream: one ResponseStarted event without a user. The auditor
+// follows requests from the moment authentication has decided (its
+// listener); without a policy and a backend there is no listener at all, so
+// requests pay nothing for it. With a backend in a blocking mode a request
+// waits for its RequestReceived event and its answer ends after its final one.
 
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
