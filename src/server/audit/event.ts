@@ -135,7 +135,7 @@ export type AuditSink = (head: string, rest: string) => Promise<boolean> | undef
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
-  private readonly received = nowMicros();
+  private readonly received: number;
   private requestBody?: Buffer;
   /** The request body as event JSON, made once for every stage that carries it. */
   private requestJson?: string;
@@ -156,7 +156,11 @@ export class AuditRecord {
     private readonly info: RequestInfo,
     private readonly user: UserInfo,
     private readonly sink: AuditSink,
-  ) {}
+    /** When the request arrived (before authentication, as upstream stamps it). */
+    received = nowMicros(),
+  ) {
+    this.received = received;
+  }
 
   get wantsRequestBody(): boolean {
     return levelAtLeast(this.config.level, 'Request');

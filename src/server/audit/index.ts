@@ -162,7 +162,7 @@ export class Auditor {
   private failedAuthentication(ctx: RequestContext): void {
     const config = this.checker.levelFor(noUser, ctx.info!);
     if (config.level === 'None') return;
-    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink);
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink, ctx.receivedMicros);
     const message = attemptedAuthentication(ctx.req, ctx.query);
     whenAnswered(ctx.res, () => record.emitFailedAuthentication(ctx.res.statusCode, message));
   }
@@ -176,7 +176,7 @@ export class Auditor {
     const info = ctx.info!;
     const config = this.checker.levelFor(user, info);
     if (config.level === 'None') return undefined;
-    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink, ctx.receivedMicros);
     ctx.audit = record;
     ctx.auditAnnotations = record.annotations;
     const received = record.emit('RequestReceived');
