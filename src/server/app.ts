@@ -22,6 +22,7 @@ import type { RequestMetrics } from './requestmetrics.js';
 import type { Auditor } from './audit/index.js';
 import type { Lifecycle } from './lifecycle.js';
 import { requestLog } from './requestlog.js';
+import { nowMicros } from '../machinery/time.js';
 import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
 
 export interface AppParts {
@@ -142,6 +143,6 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       respondError(res, errors.badRequest(`malformed request path: ${JSON.stringify(req.url)}`));
       return;
     }
-    void handle({ req, res, path, query, auditID, watchHooks });
+    void handle({ req, res, path, query, auditID, watchHooks, receivedMicros: parts.auditor ? nowMicros() : undefined });
   };
 }

@@ -30,6 +30,8 @@ export interface RequestContext {
   log?: Logger;
   /** The request's audit ID: the Audit-Id header of the answer, and of its audit events. */
   auditID?: string;
+  /** When the request arrived, in microseconds since the epoch (set while auditing: the event's requestReceivedTimestamp). */
+  receivedMicros?: number;
   /** Watches and other streams: no in-flight limit, no timeout. */
   longRunning?: boolean;
   /** The request's audit record, when the policy audits it. */

@@ -1,6 +1,9 @@
-// The command as a newcomer meets it: --version, the welcome lines, one clear
-// line and exit 1 when the port or the store is taken, and a clean stop on
-// Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`).
+// The command as a newcomer meets it: --version, the welcome lines (the
+// kubeconfig's absolute path, the log line never between them), one clear
+// line and exit 1 when the port or the store is taken, a clean stop on
+// Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`), no
+// warning when stopped right after the start, SIGTERM to `npm start`, and the
+// start-up warning of an issuer that issuer discovery cannot serve.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -156,5 +159,34 @@ test('stopping right after the start logs no warning (all controllers running), 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+});
+
+test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exits 0', async () => {
+  const dir = tempDir();
+  const root = new URL('../../../', import.meta.url).pathname;
+  const npm = spawn('npm', ['start', '--', '--secure-port', '0', '--data-dir', join(dir, 'data'), '--log-level', 'warn'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const seen = (d: Buffer) => { out += d; if (/try: export KUBECONFIG=/.test(out)) resolve(); };
+      npm.stdout!.on('data', seen);
+      npm.stderr!.on('data', seen);
+      npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${out}`)));
+    });
+    const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
+    npm.kill('SIGTERM');
+    assert.equal(await exited, 0, out);
+    assert.match(out, /received SIGTERM, shutting down/);
+    // Nothing serves there any more: the server went with npm, not on as an orphan.
+    const client = TestClient.fromKubeconfig(join(dir, 'data', 'admin.kubeconfig'));
+    try {
+      await assert.rejects(client.get('/readyz'), /ECONNREFUSED/);
+    } finally {
+      client.close();
+    }
+  } finally {
+    if (npm.exitCode === null) npm.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
   }
 });

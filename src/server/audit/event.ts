@@ -135,7 +135,7 @@ export type AuditSink = (head: string, rest: string) => Promise<boolean> | undef
 
 export class AuditRecord {
   readonly annotations = new Map<string, AuditAnnotation>();
-  private readonly received = nowMicros();
+  private readonly received: number;
   /** The request's object as its handler decoded it (JSON, YAML or protobuf alike), at Request level and above. */
   private requestObject?: unknown;
   /** The request object as event JSON, made once for every stage that carries it. */
@@ -160,7 +160,11 @@ export class AuditRecord {
     private readonly info: RequestInfo,
     private readonly user: UserInfo,
     private readonly sink: AuditSink,
-  ) {}
+    /** When the request arrived (before authentication, as upstream stamps it). */
+    received = nowMicros(),
+  ) {
+    this.received = received;
+  }
 
   get wantsRequestBody(): boolean {
     return levelAtLeast(this.config.level, 'Request');

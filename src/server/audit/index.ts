@@ -2,9 +2,11 @@
 // the request gets an AuditRecord whose events (RequestReceived,
 // ResponseStarted for long-running requests, ResponseComplete or Panic) go to
 // the log and webhook backends; a request refused by authentication is audited
-// too, without a user. The auditor follows requests from the moment
-// authentication has decided (its listener); without a policy and a backend
-// there is no listener at all, so requests pay nothing for it.
+// too, as upstream: one ResponseStarted event without a user. The auditor
+// follows requests from the moment authentication has decided (its
+// listener); without a policy and a backend there is no listener at all, so
+// requests pay nothing for it. With a backend in a blocking mode a request
+// waits for its RequestReceived event and its answer ends after its final one.
 
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -58,6 +60,8 @@ export class Auditor {
     private readonly backends: Backend[],
     registry: Registry,
     private readonly log: Logger,
+    /** A backend blocks: requests wait for their RequestReceived and final events. */
+    private readonly blocking: boolean,
   ) {
     // Counted in a plain number and handed to the counter when scraped: nothing per event.
     const count = () => this.eventCount;
@@ -109,7 +113,9 @@ export class Auditor {
       log.warn({ policy: options.auditPolicyFile }, 'an audit policy without --audit-log-path or --audit-webhook-config-file audits nothing');
       return undefined;
     }
-    auditor = new Auditor(new PolicyChecker(policy), backends, registry, log);
+    const blocking = (options.auditLogPath !== undefined && options.auditLogMode !== 'batch')
+      || (options.auditWebhookConfigFile !== undefined && options.auditWebhookMode !== 'batch');
+    auditor = new Auditor(new PolicyChecker(policy), backends, registry, log, blocking);
     return auditor;
   }
 
@@ -156,7 +162,7 @@ export class Auditor {
   private failedAuthentication(ctx: RequestContext): void {
     const config = this.checker.levelFor(noUser, ctx.info!);
     if (config.level === 'None') return;
-    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink);
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, ctx.info!, noUser, this.sink, ctx.receivedMicros);
     const message = attemptedAuthentication(ctx.req, ctx.query);
     whenAnswered(ctx.res, () => record.emitFailedAuthentication(ctx.res.statusCode, message));
   }
@@ -170,21 +176,36 @@ export class Auditor {
     const info = ctx.info!;
     const config = this.checker.levelFor(user, info);
     if (config.level === 'None') return undefined;
-    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink);
+    const record = new AuditRecord(config, ctx.auditID ?? '', ctx.req, info, user, this.sink, ctx.receivedMicros);
     ctx.audit = record;
     ctx.auditAnnotations = record.annotations;
     const received = record.emit('RequestReceived');
     const res = ctx.res;
+    let completed = false;
+    const complete = (): Promise<boolean> | undefined => {
+      completed = true;
+      record.failure = ctx.error;
+      record.panicked = ctx.panicked ?? false;
+      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
+      return record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+    };
+    // As upstream's blocking backends, the answer ends only once its final event is through (not for streams).
+    const endAfterEvent = this.blocking && !ctx.longRunning;
     if (record.wantsResponseBody) {
       const write = res.write;
-      const end = res.end;
       res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
         record.keepResponseChunk(chunk);
         return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
       } as typeof res.write;
+    }
+    if (record.wantsResponseBody || endAfterEvent) {
+      const end = res.end as (...a: unknown[]) => typeof res;
       res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
-        if (typeof chunk !== 'function') record.keepResponseChunk(chunk);
-        return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
+        if (record.wantsResponseBody && typeof chunk !== 'function') record.keepResponseChunk(chunk);
+        const through = endAfterEvent && !completed ? complete() : undefined;
+        if (!through) return end.call(this, chunk, ...rest);
+        void through.then(() => end.call(this, chunk, ...rest));
+        return this;
       } as typeof res.end;
     }
     if (ctx.longRunning) {
@@ -196,10 +217,7 @@ export class Auditor {
       } as typeof res.writeHead;
     }
     whenAnswered(res, () => {
-      record.failure = ctx.error;
-      record.panicked = ctx.panicked ?? false;
-      const impersonated = ctx.user !== undefined && ctx.user !== user ? ctx.user : undefined;
-      void record.emit(record.panicked ? 'Panic' : 'ResponseComplete', res.statusCode, impersonated);
+      if (!completed) void complete();
     });
     return received;
   }

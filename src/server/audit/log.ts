@@ -1,6 +1,8 @@
 // The audit log backend: events become lines (JSON, or upstream's legacy
 // text) queued in memory and appended by one asynchronous writer, so that a
-// request never waits for the disk. A file rotates when it would pass
+// request never waits for the disk (--audit-log-mode batch); in the blocking
+// modes each line is written on its own and the request waits for it, as
+// upstream's default does. A file rotates when it would pass
 // --audit-log-maxsize megabytes (the old one renamed with a timestamp, as
 // upstream's lumberjack names it); backups beyond --audit-log-maxbackup or
 // older than --audit-log-maxage days are removed. A full queue or a failed

@@ -9,7 +9,7 @@
 // connection, 429, 500, 504, or any answer with Retry-After) is tried again
 // after --audit-webhook-initial-backoff, then 1.5 times longer each time, five
 // tries in all, as upstream's generic webhook; after that, or for any other
-// failure, it is dropped, counted and logged. Requests never wait for it.
+// failure, it is dropped, counted and logged. Requests never wait for a batch.
 // In the blocking modes (--audit-webhook-mode) each event is posted on its
 // own, with the same retries but neither buffer nor throttle, and the caller
 // learns when it is through, as upstream's blocking webhook.
