@@ -5,6 +5,8 @@
 // exits (1 when the copy fails).
 
 import { resolve } from 'node:path';
+import type { EventEmitter } from 'node:events';
+import pino from 'pino';
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { parseMigrateFlags, runMigrate } from './migrate.js';
 import { packageVersion, startServer, type RunningServer } from '../server/start.js';
@@ -53,6 +55,24 @@ function tolerateClosedOutput(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err; });
   }
+}
+
+/**
+ * Resolves once every line the log has taken is written. pino's flush() calls
+ * back at once when its stream does not batch (minLength 0) even while a
+ * write is still in flight, so the stream's own state is read: while its
+ * `_writing` flag is up, its 'drain' event comes once everything is out.
+ */
+function logWritten(log: RunningServer['log']): Promise<void> {
+  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as (EventEmitter & { _writing?: boolean }) | undefined;
+  return new Promise((done) => {
+    if (!stream?._writing) return done();
+    // A stream that fails (a closed pipe) never drains: the welcome does not wait for it, nor for long.
+    const timer = setTimeout(done, 1000);
+    const finish = () => { clearTimeout(timer); done(); };
+    stream.once('drain', finish);
+    stream.once('error', finish);
+  });
 }
 
 function say(text: string): void {
@@ -130,7 +150,7 @@ async function main(argv: string[]): Promise<void> {
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   // The log's own line is out before the welcome, so the two never mix on a terminal.
-  await new Promise<void>((done) => log.flush(() => done()));
+  await logWritten(log);
   say(welcome(server));
   const early = stopSignal;
   if (early) {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
@@ -112,18 +112,29 @@ test('an issuer that is not https: issuer discovery is not served, and the start
   assert.match(r.stderr, /invalid argument "http:\/\/keys\.example\/jwks" for "--service-account-jwks-uri" flag: must be an https URL/);
 });
 
-/** Starts the CLI in `dir` (relative --data-dir, as a newcomer types it) and resolves with its output once the welcome is out. */
+/**
+ * Starts the CLI in `dir` (relative --data-dir, as a newcomer types it) and
+ * resolves with its output once the welcome is out. Its standard output and
+ * error share one file, as they share a terminal, so the output is in the
+ * order the process wrote it (two pipes read side by side have no order).
+ */
 function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ child: ReturnType<typeof spawn>; output: () => string }> {
-  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', 'data', ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
+  const outPath = join(dir, 'output.txt');
+  const fd = openSync(outPath, 'w');
+  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', 'data', ...args], { cwd: dir, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  const output = () => readFileSync(outPath, 'utf8');
   return new Promise((resolve, reject) => {
-    const seen = (d: Buffer) => {
-      out += d;
-      if (/try: export KUBECONFIG=.*\n/.test(out)) resolve({ child, output: () => out });
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    child.once('exit', (code) => reject(new Error(`exited ${code} before the welcome: ${out}`)));
+    const poll = setInterval(() => {
+      if (/try: export KUBECONFIG=.*\n/.test(output())) {
+        clearInterval(poll);
+        resolve({ child, output });
+      }
+    }, 20);
+    child.once('exit', (code) => {
+      clearInterval(poll);
+      reject(new Error(`exited ${code} before the welcome: ${output()}`));
+    });
   });
 }
 
