@@ -4,6 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { LogBackend, legacyLine } from '../../../src/server/audit/log.js';
@@ -96,19 +97,12 @@ test('a log that cannot be written counts the lost events instead of failing req
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('--audit-log-path - writes the lines to standard output', async () => {
-  const written: string[] = [];
-  const original = process.stdout.write;
-  process.stdout.write = ((chunk: string, cb?: (err?: Error) => void) => { written.push(String(chunk)); cb?.(); return true; }) as typeof process.stdout.write;
-  try {
-    const log = await LogBackend.open({ path: '-', format: 'json', maxAgeDays: 0, maxBackups: 0, maxSizeMB: 0, onError: noErrors });
-    log.process(JSON.stringify(event(1)));
-    log.process(JSON.stringify(event(2)));
-    await log.close();
-  } finally {
-    process.stdout.write = original;
-  }
-  assert.deepEqual(written.join('').trimEnd().split('\n').map((l) => JSON.parse(l).auditID), ['id-1', 'id-2']);
+// In a child process of its own: the test runner may use this process's standard output itself.
+test('--audit-log-path - writes the lines to standard output', () => {
+  const writer = new URL('./audit-stdout-writer.js', import.meta.url).pathname;
+  const r = spawnSync(process.execPath, [writer, 'id-1', 'id-2'], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).auditID), ['id-1', 'id-2']);
 });
 
 /** An HTTP audit webhook answering each post with the next of `codes` (the last one repeats); records when posts came. */
