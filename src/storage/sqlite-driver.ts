@@ -58,6 +58,13 @@ function builtinAvailable(): boolean {
   return major >= 26 || (major === 24 && minor >= 15);
 }
 
+/** SQLITE_BUSY as either binding reports it: another connection holds the lock. */
+export function isBusy(err: unknown): boolean {
+  const e = err as { code?: string; errcode?: number };
+  // node:sqlite gives the numeric result code (extended codes keep the primary one in the low byte).
+  return e?.code === 'SQLITE_BUSY' || (typeof e?.errcode === 'number' && (e.errcode & 0xff) === 5);
+}
+
 export function openDatabase(path: string, driver: DriverName = chooseDriver()): SqlDatabase {
   return driver === 'node:sqlite' ? openBuiltin(path) : openAddon(path);
 }
@@ -73,7 +80,11 @@ function transactions(prepare: (sql: string) => { run(): unknown }): (body: () =
       body();
       commit.run();
     } catch (err) {
-      rollback.run();
+      try {
+        rollback.run();
+      } catch {
+        // Some failures (a full disk, I/O errors) end the transaction themselves; the first error is the one to report.
+      }
       throw err;
     }
   };
@@ -105,14 +116,8 @@ function openAddon(path: string): SqlDatabase {
   return {
     driver: 'better-sqlite3',
     exec: (sql) => void db.exec(sql),
-    prepare<P, R>(sql: string): SqlStatement<P, R> {
-      const statement = keep(db.prepare(sql));
-      return {
-        get: (...params) => statement.get(...params) as R | undefined,
-        all: (...params) => statement.all(...params) as R[],
-        run: (...params) => void statement.run(...params),
-      };
-    },
+    // The addon's statements already have this shape: handed out as they are, nothing in between on the hot path.
+    prepare: <P, R>(sql: string) => keep(db.prepare(sql)) as unknown as SqlStatement<P, R>,
     transaction,
     close: () => void db.close(),
   };

@@ -20,7 +20,7 @@ import {
 } from './backend.js';
 import { prefixEnd, rangeStart } from './keys.js';
 import { closedError, readRevision } from './revisions.js';
-import { DriverName, openDatabase, SqlDatabase } from './sqlite-driver.js';
+import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.js';
 import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
 import { WatchHub } from './watch-hub.js';
 import { planWrite, WritePlan, WriteOp } from './write-plan.js';
@@ -102,7 +102,7 @@ export class SqliteBackend implements Backend {
     } catch (err) {
       if (this.walFd !== undefined) closeSync(this.walFd);
       this.db.close();
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+      if (isBusy(err)) {
         throw new StorageError('Unavailable', `${path} is locked: another process has the store open`);
       }
       throw err;

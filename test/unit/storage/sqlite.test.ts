@@ -178,14 +178,16 @@ describe('sqlite backend on disk', () => {
     removeScratch();
   });
 
-  test('a second store on the same file is refused while the first is open', async () => {
-    const path = join(scratchDir(), 'store.db');
-    const first = openSqliteBackend(path);
-    assert.throws(() => openSqliteBackend(path), /locked|busy/i);
-    await first.close();
-    openSqliteBackend(path).close();
-    removeScratch();
-  });
+  for (const driver of availableDrivers()) {
+    test(`a second store on the same file is refused while the first is open (${driver})`, async () => {
+      const path = join(scratchDir(), 'store.db');
+      const first = openSqliteBackend(path, driver);
+      assert.throws(() => openSqliteBackend(path, driver), /is locked: another process has the store open/);
+      await first.close();
+      await openSqliteBackend(path, driver).close();
+      removeScratch();
+    });
+  }
 
   // How long the open takes is measured by bench/storage.ts, never asserted here.
   test('a file with 10,000 keys reopens with its revision and every key', async () => {
