@@ -4,13 +4,13 @@
 // started alike. Rounds alternate which binding goes first; each row reports
 // the median over the rounds, since other work on the machine disturbs single
 // rounds. Usage: node dist/bench/sqlite-drivers.js [--rounds N]
-// (node:sqlite needs Node 24 or later).
+// (node:sqlite needs Node 24.15 or later).
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteBackend } from '../src/storage/sqlite.js';
-import type { DriverName } from '../src/storage/sqlite-driver.js';
+import { availableDrivers, type DriverName } from '../src/storage/sqlite-driver.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import { measureBackend } from './storage.js';
@@ -96,6 +96,10 @@ function table(samples: Samples): string {
   return lines.join('\n') + '\n';
 }
 
+if (!availableDrivers().includes('node:sqlite')) {
+  process.stderr.write(`node:sqlite cannot serve on Node ${process.version} (it needs 24.15 or later); nothing to compare\n`);
+  process.exit(1);
+}
 const samples: Samples = new Map();
 const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
 for (let round = 0; round < ROUNDS; round++) {
