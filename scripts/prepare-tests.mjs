@@ -15,7 +15,8 @@ const kubectlDownload = `https://kubernetes.io/docs/tasks/tools/ (for example ht
 
 /**
  * Every external program a test runs, in one list. `pkg` is the Debian
- * package that supplies it; without one it is never installed here.
+ * package that supplies it; without one it is never installed here. (No test
+ * runs promtool: /metrics is checked by test/support/prometheus.ts.)
  */
 const requirements = [
   {
