@@ -94,6 +94,8 @@ export interface StartOptions {
   extraArgs?: string[];
   /** Extra node flags for the child (for example --cpu-prof). */
   nodeArgs?: string[];
+  /** Variables added to the child's environment. */
+  env?: Record<string, string>;
   timeoutMs?: number;
 }
 
@@ -107,7 +109,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
     '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
   ];
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   live.add(child);
   let out = '';
   const keep = (d: Buffer) => { out = (out + d.toString()).slice(-20_000); };

@@ -3,6 +3,7 @@
 // gRPC failures as StorageErrors.
 
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 import type { Etcd3, IKeyValue } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
@@ -30,10 +31,12 @@ export function etcd3(): Etcd3Module {
 
 export function connect(options: EtcdConnectionOptions): Etcd3 {
   const { tls } = options;
+  const secure = tls !== undefined && (tls.ca !== undefined || tls.cert !== undefined);
+  if (secure) refuseAddressesAsServerNames(options.endpoints);
   const { Etcd3, isRecoverableError } = etcd3();
   return new Etcd3({
     hosts: options.endpoints,
-    credentials: tls && (tls.ca || tls.cert) ? { rootCertificate: tls.ca ?? Buffer.alloc(0), privateKey: tls.key, certChain: tls.cert } : undefined,
+    credentials: secure ? { rootCertificate: tls.ca ?? Buffer.alloc(0), privateKey: tls.key, certChain: tls.cert } : undefined,
     // No blanket retries: a write whose answer was lost may have been applied.
     // A member that fails is skipped for a second, so the next call tries another.
     faultHandling: {
@@ -49,6 +52,24 @@ export function connect(options: EtcdConnectionOptions): Etcd3 {
       'grpc.keepalive_permit_without_calls': 1,
     },
   });
+}
+
+/**
+ * gRPC sends each endpoint's host as the TLS server name, and from Node 26 on
+ * TLS refuses an IP address there (RFC 6066; Node 20 and 24 only warn), so a
+ * TLS connection to an address could never be made: said at once, instead of
+ * a store that stays unavailable.
+ */
+function refuseAddressesAsServerNames(endpoints: string[]): void {
+  if (Number(process.versions.node.split('.')[0]) < 26) return;
+  for (const endpoint of endpoints) {
+    const host = new URL(endpoint.includes('://') ? endpoint : `https://${endpoint}`).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host)) {
+      throw new StorageError('Unavailable', `${endpoint}: over TLS on Node ${process.versions.node} an etcd endpoint must name a host ` +
+        'its certificate carries (such as https://localhost:2379), not an IP address: gRPC sends the host as the TLS server name, ' +
+        'which Node 26 and later refuse for IP addresses');
+    }
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
 // id = the write's revision. A tombstone row (deleted = 1) carries no value;
 // its prev_revision row holds the value that was deleted.
 
-import type { Database } from 'better-sqlite3';
+import type { SqlDatabase } from './sqlite-driver.js';
 
 export const schemaVersion = 1;
 
@@ -63,7 +63,7 @@ export interface HistoryRow {
 // BLOB in SQLite; this keeps one statement per query.
 const latestAtRevision = `k.id = (SELECT MAX(x.id) FROM kv x WHERE x.name = k.name AND x.id <= @revision)`;
 
-export function prepareStatements(db: Database) {
+export function prepareStatements(db: SqlDatabase) {
   return {
     latest: db.prepare<[string], VersionRow>(
       'SELECT id, create_revision, deleted, value FROM kv WHERE name = ? ORDER BY id DESC LIMIT 1'),

@@ -15,12 +15,12 @@
 
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
 import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions,
 } from './backend.js';
 import { prefixEnd, rangeStart } from './keys.js';
 import { closedError, readRevision } from './revisions.js';
+import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.js';
 import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
 import { WatchHub } from './watch-hub.js';
 import { planWrite, WritePlan, WriteOp } from './write-plan.js';
@@ -54,7 +54,7 @@ interface CommittedBatch {
 
 export class SqliteBackend implements Backend {
   readonly name = 'sqlite';
-  private readonly db: Database.Database;
+  private readonly db: SqlDatabase;
   private readonly sql: Statements;
   /** Latest durable revision: what reads are served at and watchers have seen. */
   private revision: number;
@@ -78,16 +78,17 @@ export class SqliteBackend implements Backend {
   private compaction: Promise<void> = Promise.resolve();
   private closed = false;
 
-  constructor(readonly path: string) {
+  constructor(readonly path: string, driver?: DriverName) {
     mkdirSync(dirname(path), { recursive: true });
-    // A short busy timeout: the only other holder would be another server on the same file.
-    this.db = new Database(path, { timeout: 500 });
+    this.db = openDatabase(path, driver);
     try {
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
+      // A short busy timeout: the only other holder would be another server on the same file.
+      this.db.exec('PRAGMA busy_timeout = 500');
+      this.db.exec('PRAGMA journal_mode = WAL');
+      this.db.exec('PRAGMA synchronous = FULL');
       // One writer, this process: hold the lock for the connection's life.
-      this.db.pragma('locking_mode = EXCLUSIVE');
-      this.db.pragma('temp_store = MEMORY');
+      this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
+      this.db.exec('PRAGMA temp_store = MEMORY');
       this.db.exec(schema);
       // Take the write lock now, so a second server on the same file fails at open.
       this.db.exec('BEGIN IMMEDIATE; COMMIT');
@@ -97,11 +98,11 @@ export class SqliteBackend implements Backend {
       this.compacted = this.readMeta(metaKeys.compacted);
       this.walFd = openWal(`${path}-wal`);
       // We sync the WAL ourselves after each commit (off the event loop); SQLite still syncs around checkpoints.
-      if (this.walFd !== undefined) this.db.pragma('synchronous = NORMAL');
+      if (this.walFd !== undefined) this.db.exec('PRAGMA synchronous = NORMAL');
     } catch (err) {
       if (this.walFd !== undefined) closeSync(this.walFd);
       this.db.close();
-      if ((err as { code?: string }).code === 'SQLITE_BUSY') {
+      if (isBusy(err)) {
         throw new StorageError('Unavailable', `${path} is locked: another process has the store open`);
       }
       throw err;
@@ -248,7 +249,7 @@ export class SqliteBackend implements Backend {
           this.insertRow(op, plan, revision);
           outcomes.push(plan);
         }
-      })();
+      });
     } catch (err) {
       const failure = unavailable('the write could not be committed', err);
       for (const write of batch) write.reject(failure);
@@ -340,7 +341,7 @@ export class SqliteBackend implements Backend {
         this.sql.sweepSuperseded.run({ after: swept, upTo });
         this.sql.sweepTombstones.run({ after: swept, upTo });
         this.sql.setMeta.run(metaKeys.swept, upTo);
-      })();
+      });
       swept = upTo;
       if (swept < this.compacted) await new Promise((resolve) => setImmediate(resolve));
     }
@@ -378,8 +379,8 @@ function openWal(path: string): number | undefined {
 }
 
 /** Open (creating if needed) the store in the file at `path`. */
-export function openSqliteBackend(path: string): SqliteBackend {
-  return new SqliteBackend(path);
+export function openSqliteBackend(path: string, driver?: DriverName): SqliteBackend {
+  return new SqliteBackend(path, driver);
 }
 
 function toLiveValue(key: string, row: VersionRow | undefined): KeyValue | undefined {

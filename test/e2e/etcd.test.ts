@@ -154,7 +154,7 @@ async function etcdCertificates(dir: string): Promise<TestCertificates> {
   const leaf = async (commonName: string, usages: ('server auth' | 'client auth')[]) => {
     const key = await generateEcKeyPair();
     const cert = await issueCertificate({
-      commonName, ipAddresses: ['127.0.0.1'], usages: ['digital signature', 'key encipherment', ...usages],
+      commonName, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'], usages: ['digital signature', 'key encipherment', ...usages],
       publicKey: key.publicKeyPem, issuerKeyPem: ca.privateKeyPem, issuerCertPem: caCert,
     });
     return { key: key.privateKeyPem, cert };
@@ -178,11 +178,13 @@ describe('etcd over TLS', () => {
     const dir = tempDir();
     const certs = await etcdCertificates(dir);
     const etcd = await startEtcd(1, undefined, certs);
+    // By name: gRPC sends the host as the TLS server name, which Node 26 refuses for an address (see the unit test).
+    const endpoints = etcd.endpoints.replace(/\/\/127\.0\.0\.1:/g, '//localhost:').split(',');
     let server: TestServer | undefined;
     try {
       assert.match(etcd.endpoints, /^https:/);
       server = await startTestServer({
-        storageBackend: 'etcd3', etcdServers: etcd.endpoints.split(','),
+        storageBackend: 'etcd3', etcdServers: endpoints,
         etcdCaFile: certs.caFile, etcdCertFile: certs.clientCertFile, etcdKeyFile: certs.clientKeyFile,
       });
       const made = await server.kubectl(['create', 'configmap', 'over-tls', '--from-literal=a=b']);
@@ -191,7 +193,7 @@ describe('etcd over TLS', () => {
       assert.equal(got.stdout, 'b');
       const ready = await server.client.get('/readyz/etcd');
       assert.equal(ready.status, 200, ready.text);
-      const anonymous = new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 3000, tls: { ca: readFileSync(certs.caFile) } });
+      const anonymous = new EtcdBackend({ endpoints, requestTimeoutMs: 3000, tls: { ca: readFileSync(certs.caFile) } });
       try {
         await assert.rejects(anonymous.check(), (err: StorageError) => err.code === 'Unavailable' || err.code === 'Timeout');
       } finally {

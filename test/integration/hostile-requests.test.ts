@@ -192,7 +192,9 @@ describe('the HTTP connection', () => {
 
 test('writes without a precondition racing on one object all succeed', async () => {
   assert.equal((await s.client.post(cms, { metadata: { name: 'race' }, data: {} })).status, 201);
-  const n = 40;
+  // Fewer than the administrator's in-flight pool admits at once (30 with the default limits): how many
+  // arrive together depends on the Node line's scheduling, and those beyond the pool would get a 429.
+  const n = 24;
   const patches = Array.from({ length: n }, (_, i) => {
     switch (i % 4) {
       case 0: return s.client.send('PATCH', `${cms}/race`, { raw: JSON.stringify({ data: { [`m${i}`]: 'v' } }), headers: { 'Content-Type': 'application/merge-patch+json' } });

@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
 import { openSqliteBackend } from '../../../src/storage/sqlite.js';
+import { availableDrivers, chooseDriver, openDatabase } from '../../../src/storage/sqlite-driver.js';
 import { buf, recordWatch, runConformance, text } from './conformance.js';
 
 const scratch: string[] = [];
@@ -19,10 +19,13 @@ function removeScratch(): void {
   for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
 
-runConformance('sqlite', {
-  open: () => openSqliteBackend(join(scratchDir(), 'store.db')),
-  cleanup: removeScratch,
-});
+// Every binding this Node can load passes the same suite (Node 20 has only the addon).
+for (const driver of availableDrivers()) {
+  runConformance(`sqlite (${driver})`, {
+    open: () => openSqliteBackend(join(scratchDir(), 'store.db'), driver),
+    cleanup: removeScratch,
+  });
+}
 
 describe('sqlite backend on disk', () => {
   test('data, revisions and compaction survive close and reopen', async () => {
@@ -84,8 +87,8 @@ describe('sqlite backend on disk', () => {
     await store.create('/c', buf('c'));                // 14
     await store.compact(await store.currentRevision());
     await store.close();
-    const db = new Database(path, { readonly: true });
-    const rows = db.prepare('SELECT name, id FROM kv ORDER BY id').all();
+    const db = openDatabase(path);
+    const rows = db.prepare('SELECT name, id FROM kv ORDER BY id').all().map((row) => ({ ...(row as object) }));
     db.close();
     assert.deepEqual(rows, [{ name: '/a', id: 11 }, { name: '/c', id: 14 }]);
     removeScratch();
@@ -175,14 +178,16 @@ describe('sqlite backend on disk', () => {
     removeScratch();
   });
 
-  test('a second store on the same file is refused while the first is open', async () => {
-    const path = join(scratchDir(), 'store.db');
-    const first = openSqliteBackend(path);
-    assert.throws(() => openSqliteBackend(path), /locked|busy/i);
-    await first.close();
-    openSqliteBackend(path).close();
-    removeScratch();
-  });
+  for (const driver of availableDrivers()) {
+    test(`a second store on the same file is refused while the first is open (${driver})`, async () => {
+      const path = join(scratchDir(), 'store.db');
+      const first = openSqliteBackend(path, driver);
+      assert.throws(() => openSqliteBackend(path, driver), /is locked: another process has the store open/);
+      await first.close();
+      await openSqliteBackend(path, driver).close();
+      removeScratch();
+    });
+  }
 
   // How long the open takes is measured by bench/storage.ts, never asserted here.
   test('a file with 10,000 keys reopens with its revision and every key', async () => {
@@ -234,4 +239,12 @@ describe('sqlite backend on disk', () => {
       removeScratch();
     }
   });
+});
+
+test('the addon serves unless PLAT_SQLITE_DRIVER asks for node:sqlite, which is refused where it would warn or is missing', () => {
+  assert.equal(chooseDriver({}), 'better-sqlite3');
+  assert.equal(chooseDriver({ PLAT_SQLITE_DRIVER: 'better-sqlite3' }), 'better-sqlite3');
+  assert.throws(() => chooseDriver({ PLAT_SQLITE_DRIVER: 'sqlite3' }), /must be better-sqlite3 or node:sqlite, not "sqlite3"/);
+  if (availableDrivers().includes('node:sqlite')) assert.equal(chooseDriver({ PLAT_SQLITE_DRIVER: 'node:sqlite' }), 'node:sqlite');
+  else assert.throws(() => chooseDriver({ PLAT_SQLITE_DRIVER: 'node:sqlite' }), /needs Node 24\.15 or later/);
 });
