@@ -121,7 +121,7 @@ function escalationPlugin(check: EscalationCheck): AdmissionPlugin {
  * whatever the modes: escalation checks read the rules users hold from it,
  * as upstream's RBAC storage does under every mode.
  */
-export function buildAuthorization(files: AuthorizationFiles): AuthorizationParts {
+export function buildAuthorization(files: AuthorizationFiles, log?: (message: string, extra: object) => void): AuthorizationParts {
   const index = new RbacIndex();
   const rbac = new RbacAuthorizer(index);
   const modules: Authorizer[] = [new PrivilegedGroupsAuthorizer()];
@@ -131,7 +131,7 @@ export function buildAuthorization(files: AuthorizationFiles): AuthorizationPart
       case 'AlwaysDeny': modules.push(new AlwaysDenyAuthorizer()); break;
       case 'RBAC': modules.push(rbac); break;
       case 'ABAC': modules.push(new AbacAuthorizer(files.abac!)); break;
-      case 'Webhook': modules.push(new WebhookAuthorizer(files.webhook!)); break;
+      case 'Webhook': modules.push(new WebhookAuthorizer({ ...files.webhook!, log })); break;
     }
   }
   const authorizer = new UnionAuthorizer(modules);

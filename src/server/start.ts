@@ -108,7 +108,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authorizationFiles = await readAuthorizationFiles(options);
   // Plugins read through the registry they guard, so they reach it late.
   let registry: Registry | undefined;
-  const authorization = buildAuthorization(authorizationFiles);
+  const authorization = buildAuthorization(authorizationFiles, (message, extra) => log.warn(extra, message));
   const authorizer = authorization.authorizer;
   const metrics = new Metrics();
   const auditor = await Auditor.create(options, metrics.registry, log);

@@ -20,6 +20,8 @@ export interface WebhookAuthorizerOptions {
   unauthorizedTtlMs: number;
   timeoutMs: number;
   now?: () => number;
+  /** Where a failed call (or an answer that is no SubjectAccessReview) is reported; the request sees no opinion. */
+  log?: (message: string, extra: object) => void;
 }
 
 /** Entries kept at most, as upstream's cache; the oldest go first. */
@@ -82,6 +84,7 @@ export class WebhookAuthorizer implements Authorizer {
       decision = decisionOf(await this.post({ apiVersion, kind: 'SubjectAccessReview', spec }), apiVersion);
     } catch (e) {
       // No opinion, never cached: the next request asks again.
+      this.o.log?.('authorization webhook failed; no opinion', { err: (e as Error).message, user: attrs.user.username, verb: attrs.verb });
       return noOpinion('', `error contacting the authorization webhook: ${(e as Error).message}`);
     }
     const ttl = decision.decision === 'allow' ? this.o.authorizedTtlMs : this.o.unauthorizedTtlMs;
