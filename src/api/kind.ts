@@ -91,7 +91,7 @@ export interface KindVersion {
   /**
    * The group the version is served in: the kind's own, or another one when
    * the same stored objects are also served there under another shape (core
-   * Event, also served as `events.plat.io/v1` Event).
+   * Event, also served as the events group's v1 Event).
    */
   group: string;
   name: string;

@@ -10,11 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
 import { deepEqual } from '../machinery/equal.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
-import { generateName, validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
-import { copyPaths, setPath } from '../machinery/paths.js';
+import { validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { rfc3339Now } from '../machinery/time.js';
 import type { UserInfo } from '../machinery/user.js';
-import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
+import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
@@ -24,6 +23,7 @@ import { CollectionReader, ListOptions } from './reader.js';
 import { decodeObject, DecodeOptions } from './decode.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
+import { ServerOwnedFields, type CreateStamp } from './serverfields.js';
 import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
@@ -95,19 +95,11 @@ function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, ex
   return options;
 }
 
-/** The uid and creation time a create gives its object, kept across mutating admission. */
-interface CreateStamp {
-  uid: string;
-  creationTimestamp: string;
-}
-
 export class ResourceStore {
   readonly qualified: Qualified;
   readonly reader: CollectionReader;
-  /** Fields that only sub-resources write: a write to the main resource keeps them as stored. */
-  private readonly ownedBySubresources: string[];
-  /** Fields a create leaves empty (status): only their sub-resource sets them. */
-  private readonly resetOnCreate: string[];
+  /** What the server owns in the objects of this kind, put back after every step a client or webhook acts in. */
+  private readonly owned: ServerOwnedFields;
 
   constructor(
     readonly kind: KindDefinition,
@@ -118,9 +110,7 @@ export class ResourceStore {
   ) {
     this.reader = new CollectionReader(kind, backend, caches);
     this.qualified = this.reader.qualified;
-    const parts = Object.values(kind.subresources).filter((d) => !isViewSubresource(d)) as PartSubresource[];
-    this.ownedBySubresources = parts.flatMap((d) => d.owns);
-    this.resetOnCreate = parts.filter((d) => d.resetOnCreate).flatMap((d) => d.owns);
+    this.owned = new ServerOwnedFields(kind);
   }
 
   get namespaced(): boolean {
@@ -205,29 +195,6 @@ export class ResourceStore {
     return (obj.metadata?.finalizers ?? []).length > 0 || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
   }
 
-  /** The namespace in the body must agree with the path; an empty one takes the path's. */
-  private placeInNamespace(obj: KubeObject, namespace: string | undefined): void {
-    const meta = obj.metadata!;
-    if (!this.namespaced) return;
-    if (meta.namespace && namespace && meta.namespace !== namespace) {
-      throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-    }
-    meta.namespace = namespace ?? meta.namespace;
-  }
-
-  /**
-   * The name in the body must be the URL's, as upstream checks a PUT, a
-   * patched object and (here) what mutating admission returned; an apply
-   * configuration without a name takes the URL's.
-   */
-  private placeAtName(obj: KubeObject, name: string, emptyTakesUrl = false): void {
-    const meta = obj.metadata!;
-    if (emptyTakesUrl && !meta.name) meta.name = name;
-    if (meta.name !== name) {
-      throw errors.badRequest(`the name of the object (${meta.name ?? ''}) does not match the name on the URL (${name})`);
-    }
-  }
-
   // ---- the update loop -------------------------------------------------------
 
   /**
@@ -299,20 +266,20 @@ export class ResourceStore {
    * (by an apply). `retry` when the name is taken.
    */
   private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean, urlName?: string): Promise<Attempt<KubeObject>> {
-    this.placeInNamespace(decoded, namespace);
+    this.owned.placeInNamespace(decoded, namespace);
     const strategy = this.kind.strategy;
     strategy.defaults?.(decoded);
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
-    this.stampForCreate(decoded, stamp, opts.user);
+    this.owned.stampForCreate(decoded, stamp, opts.user);
     const requested = decoded.metadata!.managedFields;
     const request = this.admissionRequest('CREATE', decoded.metadata!.name ?? '', decoded.metadata!.namespace, opts, operationOptions('CreateOptions', opts), decoded);
     await this.admission.mutate(request);
     return this.orRelease(request, async () => {
       // Whatever mutating admission returned, what the server owns is the server's again.
       let obj = request.object!;
-      if (urlName !== undefined) this.placeAtName(obj, urlName);
-      this.placeInNamespace(obj, namespace);
-      this.stampForCreate(obj, stamp, opts.user);
+      if (urlName !== undefined) this.owned.placeAtName(obj, urlName);
+      this.owned.placeInNamespace(obj, namespace);
+      this.owned.stampForCreate(obj, stamp, opts.user);
       obj.metadata!.managedFields = requested;
       if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
       if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager);
@@ -346,27 +313,6 @@ export class ResourceStore {
   }
 
   /**
-   * The fields of a new object only the server sets: run before mutating
-   * admission (so webhooks see them) and again after it, with the same uid
-   * and timestamp, so that nothing a webhook returned overrides them.
-   */
-  private stampForCreate(obj: KubeObject, stamp: CreateStamp, user: UserInfo | undefined): void {
-    const meta = obj.metadata!;
-    meta.uid = stamp.uid;
-    meta.creationTimestamp = stamp.creationTimestamp;
-    delete meta.deletionTimestamp;
-    delete meta.deletionGracePeriodSeconds;
-    delete meta.resourceVersion;
-    delete meta.selfLink;
-    for (const path of this.resetOnCreate) setPath(obj, path, undefined);
-    if (this.kind.tracksGeneration) meta.generation = 1;
-    else delete meta.generation;
-    if (!meta.name && meta.generateName) meta.name = generateName(meta.generateName);
-    this.kind.strategy.prepareForCreate?.(obj, user);
-    this.kind.strategy.defaults?.(obj);
-  }
-
-  /**
    * Runs what follows admission; when it fails or loses its race, plugins that
    * reserved something for the request (quota) give it back.
    */
@@ -388,8 +334,8 @@ export class ResourceStore {
    */
   async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
     const obj = this.decode(body, opts);
-    this.placeAtName(obj, name);
-    this.placeInNamespace(obj, namespace);
+    this.owned.placeAtName(obj, name);
+    this.owned.placeInNamespace(obj, namespace);
     const meta = obj.metadata!;
     const pinned = parseResourceVersion(meta.resourceVersion);
     if (Number.isNaN(pinned)) {
@@ -421,8 +367,8 @@ export class ResourceStore {
       if (!current) throw errors.notFound(this.qualified, name);
       const live = this.reader.stored(current).object; // read-only: `change` gets a copy
       const changed = await change(structuredClone(live));
-      this.placeAtName(changed, name);
-      this.placeInNamespace(changed, namespace);
+      this.owned.placeAtName(changed, name);
+      this.owned.placeInNamespace(changed, namespace);
       const next = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
       return this.commit(current.key, next, current, opts);
     });
@@ -438,14 +384,14 @@ export class ResourceStore {
     const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
-    let next = this.keepServerOwned(obj, old, target.subresource, ownPart);
+    let next = this.owned.keepServerOwned(obj, old, target.subresource, ownPart);
     const requested = next.metadata!.managedFields;
     const request = this.admissionRequest('UPDATE', next.metadata!.name, next.metadata!.namespace, opts, options, next, old, target.subresource);
     await this.admission.mutate(request);
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
-    this.placeAtName(request.object!, oldMeta.name);
-    this.placeInNamespace(request.object!, oldMeta.namespace);
-    next = this.keepServerOwned(request.object!, old, target.subresource, ownPart);
+    this.owned.placeAtName(request.object!, oldMeta.name);
+    this.owned.placeInNamespace(request.object!, oldMeta.namespace);
+    next = this.owned.keepServerOwned(request.object!, old, target.subresource, ownPart);
     next.metadata!.managedFields = requested;
     if (requested === undefined) delete next.metadata!.managedFields;
     if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource);
@@ -469,39 +415,6 @@ export class ResourceStore {
     }
     await this.admission.validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
-    return next;
-  }
-
-  /**
-   * The new object with what the writer may not change taken from the old
-   * one: through a part sub-resource only its fields change; the main
-   * resource keeps what sub-resources own; uid (when absent), creation and
-   * deletion times are the stored object's. Run before mutating admission and
-   * again on what it returned, so webhooks cannot change them either.
-   */
-  private keepServerOwned(obj: KubeObject, old: KubeObject, subresource: string | undefined, ownPart: PartSubresource | undefined): KubeObject {
-    let next = obj;
-    if (ownPart) {
-      // Through a sub-resource only its fields change: start from the stored object.
-      next = structuredClone(old);
-      copyPaths(obj, next, ownPart.owns);
-      // A different uid is not quietly dropped: validation reports it as a change of an immutable field.
-      if (obj.metadata?.uid) next.metadata!.uid = obj.metadata.uid;
-    } else if (subresource === undefined) {
-      copyPaths(old, next, this.ownedBySubresources);
-    }
-    const meta = next.metadata!;
-    const oldMeta = old.metadata!;
-    meta.uid ||= oldMeta.uid;
-    meta.creationTimestamp = oldMeta.creationTimestamp;
-    meta.deletionTimestamp = oldMeta.deletionTimestamp;
-    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-    if (meta.deletionTimestamp === undefined) delete meta.deletionTimestamp;
-    if (meta.deletionGracePeriodSeconds === undefined) delete meta.deletionGracePeriodSeconds;
-    delete meta.selfLink;
-    this.kind.strategy.defaults?.(next);
-    if (subresource === undefined) this.kind.strategy.prepareForUpdate?.(next, old);
-    else ownPart?.prepareForUpdate?.(next, old);
     return next;
   }
 
@@ -536,7 +449,7 @@ export class ResourceStore {
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
         next = this.decodeAt(patched, opts, codec);
-        this.placeAtName(next, name);
+        this.owned.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
           throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
         }
@@ -556,8 +469,8 @@ export class ResourceStore {
     }
     if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
     const config = this.decodeAt(raw, opts, codec);
-    this.placeAtName(config, name, true);
-    this.placeInNamespace(config, namespace);
+    this.owned.placeAtName(config, name, true);
+    this.owned.placeInNamespace(config, namespace);
     return config;
   }
 
