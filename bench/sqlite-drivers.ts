@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteBackend } from '../src/storage/sqlite.js';
-import { availableDrivers, type DriverName } from '../src/storage/sqlite-driver.js';
+import { availableDrivers, driverVariable, type DriverName } from '../src/storage/sqlite-driver.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import { measureBackend } from './storage.js';
@@ -59,7 +59,7 @@ interface Side {
 
 async function startSide(driver: DriverName): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-drivers-server-'));
-  const server = await startBenchServer({ dataDir: dir, env: { PLAT_SQLITE_DRIVER: driver } });
+  const server = await startBenchServer({ dataDir: dir, env: { [driverVariable]: driver } });
   const load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: 16 });
   await load.run({ kind: 'namespaces', names: ['bench', 'bench-warm'] }, PHASE_TIMEOUT_MS);
   // The population the gets pick from, and the JIT warmed on both sides of the connection.

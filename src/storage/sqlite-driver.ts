@@ -8,6 +8,7 @@
 // again on each new Node line.
 
 import { createRequire } from 'node:module';
+import { product } from '../machinery/vocabulary.js';
 
 /** Positional parameters (a tuple) or named ones (one object). */
 type Args<P> = P extends readonly unknown[] ? P : [P];
@@ -31,16 +32,19 @@ export type DriverName = 'node:sqlite' | 'better-sqlite3';
 
 const require = createRequire(import.meta.url);
 
+/** The environment variable that picks the binding: `PLAT_SQLITE_DRIVER`, from the product's prefix. */
+export const driverVariable = `${product.envPrefix}_SQLITE_DRIVER`;
+
 /**
  * The addon, unless `PLAT_SQLITE_DRIVER=node:sqlite` asks for the built-in
  * binding (the bench compares the two this way), which is refused where it is
  * missing or would print an experimental-feature warning.
  */
 export function chooseDriver(env: NodeJS.ProcessEnv = process.env): DriverName {
-  const asked = env.PLAT_SQLITE_DRIVER;
+  const asked = env[driverVariable];
   if (asked === undefined || asked === '' || asked === 'better-sqlite3') return 'better-sqlite3';
-  if (asked !== 'node:sqlite') throw new Error(`PLAT_SQLITE_DRIVER must be better-sqlite3 or node:sqlite, not ${JSON.stringify(asked)}`);
-  if (!builtinAvailable()) throw new Error(`PLAT_SQLITE_DRIVER=node:sqlite needs Node 24.15 or later (this is ${process.version})`);
+  if (asked !== 'node:sqlite') throw new Error(`${driverVariable} must be better-sqlite3 or node:sqlite, not ${JSON.stringify(asked)}`);
+  if (!builtinAvailable()) throw new Error(`${driverVariable}=node:sqlite needs Node 24.15 or later (this is ${process.version})`);
   return asked;
 }
 

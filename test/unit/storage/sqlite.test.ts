@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteBackend } from '../../../src/storage/sqlite.js';
-import { availableDrivers, chooseDriver, openDatabase } from '../../../src/storage/sqlite-driver.js';
+import { availableDrivers, chooseDriver, driverVariable, openDatabase } from '../../../src/storage/sqlite-driver.js';
 import { buf, recordWatch, runConformance, text } from './conformance.js';
 
 const scratch: string[] = [];
@@ -243,8 +243,8 @@ describe('sqlite backend on disk', () => {
 
 test('the addon serves unless PLAT_SQLITE_DRIVER asks for node:sqlite, which is refused where it would warn or is missing', () => {
   assert.equal(chooseDriver({}), 'better-sqlite3');
-  assert.equal(chooseDriver({ PLAT_SQLITE_DRIVER: 'better-sqlite3' }), 'better-sqlite3');
-  assert.throws(() => chooseDriver({ PLAT_SQLITE_DRIVER: 'sqlite3' }), /must be better-sqlite3 or node:sqlite, not "sqlite3"/);
-  if (availableDrivers().includes('node:sqlite')) assert.equal(chooseDriver({ PLAT_SQLITE_DRIVER: 'node:sqlite' }), 'node:sqlite');
-  else assert.throws(() => chooseDriver({ PLAT_SQLITE_DRIVER: 'node:sqlite' }), /needs Node 24\.15 or later/);
+  assert.equal(chooseDriver({ [driverVariable]: 'better-sqlite3' }), 'better-sqlite3');
+  assert.throws(() => chooseDriver({ [driverVariable]: 'sqlite3' }), /must be better-sqlite3 or node:sqlite, not "sqlite3"/);
+  if (availableDrivers().includes('node:sqlite')) assert.equal(chooseDriver({ [driverVariable]: 'node:sqlite' }), 'node:sqlite');
+  else assert.throws(() => chooseDriver({ [driverVariable]: 'node:sqlite' }), /needs Node 24\.15 or later/);
 });
