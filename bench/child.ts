@@ -263,3 +263,25 @@ export function cpuMsPrecise(pid: number): number {
 
 /** USER_HZ; 100 on every Linux this runs on (getconf CLK_TCK). */
 const clockTicksPerSecond = 100;
+
+/**
+ * Waits until a process has gone quiet (under 5 % of a core over 50 ms) and
+ * answers how long it stayed busy after being asked, in ms (the quiet window
+ * that ends the wait not counted), at most `limitMs`. A phase whose writes
+ * leave work to the in-process controllers (a token per new ServiceAccount)
+ * is charged that work, wall time and CPU, instead of the phase after it.
+ */
+export async function settle(pid: number, limitMs = 30_000): Promise<number> {
+  const started = performance.now();
+  let busyUntil = started;
+  let last = cpuMsPrecise(pid);
+  while (performance.now() - started < limitMs) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = cpuMsPrecise(pid);
+    const used = now - last;
+    last = now;
+    if (used < 2.5) return busyUntil - started;
+    busyUntil = performance.now();
+  }
+  return busyUntil - started;
+}

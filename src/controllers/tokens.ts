@@ -45,8 +45,14 @@ const accountIndex = (s: ApiObject) => {
   return typeof name === 'string' && s.metadata?.namespace ? [`${s.metadata.namespace}/${name}`] : [];
 };
 
-/** Accounts and secrets synced at once (upstream's --concurrent-serviceaccount-token-syncs). */
-const tokenWorkers = 5;
+/**
+ * Accounts and secrets synced at once (upstream's
+ * --concurrent-serviceaccount-token-syncs, 5 there). More here: on SQLite the
+ * writes in flight together commit as one group (one WAL sync), and with 5
+ * workers a burst of new accounts cost about 30 % more server CPU per
+ * account than with 16 (measured beside the code before the controller kit).
+ */
+const tokenWorkers = 16;
 
 /** Queue keys carry what a deleted object no longer tells: the uids involved. */
 interface AccountKey { namespace: string; name: string; uid: string }
