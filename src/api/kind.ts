@@ -244,11 +244,6 @@ export function kindAt(kind: KindDefinition, v: KindVersion): KindDefinition {
   return view;
 }
 
-/** The version of a kind at `group`/`version`, if it has one. */
-export function versionOf(kind: KindDefinition, group: string, version: string): KindVersion | undefined {
-  return kind.versions.find((v) => v.group === group && v.name === version);
-}
-
 /** The versions of a kind clients can reach, the stored one first. */
 export function servedVersions(kind: KindDefinition): KindVersion[] {
   return kind.versions.filter((v) => v.served);

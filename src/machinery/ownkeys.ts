@@ -23,3 +23,10 @@ export function setOwn(obj: Record<string, unknown>, key: string, value: unknown
   if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
   else obj[key] = value;
 }
+
+/** A copy of `obj` with the keys `names` lists renamed (the others kept), every key set as an own property. */
+export function renameKeys(obj: Record<string, unknown>, names: Readonly<Record<string, string>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(obj)) setOwn(out, hasOwn(names, key) ? names[key]! : key, value);
+  return out;
+}

@@ -94,6 +94,12 @@ function describeKind(kind: KindDefinition, extra: Partial<RestDescription> = {}
   return d;
 }
 
+/** A write's answer in the codec's version. */
+const convertedWritten = (codec: VersionCodec) => (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
+
+/** Write options naming the codec's version, so that admission reviews name the version the request named. */
+const requestedAt = (codec: VersionCodec) => (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
+
 /** Keeps only the capabilities whose verbs are listed. */
 function only(verbs: readonly Verb[], all: Partial<Capabilities>): Partial<Capabilities> {
   const kept: Partial<Capabilities> = {};
@@ -127,9 +133,8 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
       }),
     };
   }
-  const out = (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
-  // Admission names the version the request named.
-  const at = (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
+  const out = convertedWritten(codec);
+  const at = requestedAt(codec);
   return {
     describe,
     ...only(store.kind.verbs, {
@@ -163,13 +168,14 @@ export function partSubresource(store: ResourceStore, name: string, declaration:
       }),
     };
   }
-  const out = (w: Written): Written => ({ object: codec.fromStored(w.object), created: w.created });
+  const out = convertedWritten(codec);
+  const at = requestedAt(codec);
   return {
     describe,
     ...only(declaration.verbs, {
       get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), { ...opts, requestedAs: codec.served }, target)),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, { ...opts, requestedAs: codec.served }, { ...patchOpts, codec }, target)),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), at(opts), target)),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), { ...patchOpts, codec }, target)),
     }),
   };
 }

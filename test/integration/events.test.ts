@@ -12,7 +12,7 @@ import { assertStatus } from '../support/hostile.js';
 import { eventually } from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { events } from '../../src/api/core/v1/index.js';
-import { kindAt, versionOf } from '../../src/api/kind.js';
+import { kindAt } from '../../src/api/kind.js';
 import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
 
 let s: TestServer;
@@ -114,7 +114,7 @@ test('upstream\'s group name reaches the same objects, as client-go\'s event rec
 });
 
 test('protobuf in the events group\'s shape: a body in, an answer out', async () => {
-  const groupKind = kindAt(events, versionOf(events, group, 'v1')!);
+  const groupKind = kindAt(events, events.versions.find((v) => v.group === group && v.name === 'v1')!);
   const lookup = builtinSchemaLookup([groupKind]);
   const body = encodeProtobufObject(newEvent('binary'), groupKind.schema);
   const r = await s.client.send('POST', groupEvents(), { raw: body, headers: { 'Content-Type': vocabulary.protobufMediaType, Accept: vocabulary.protobufMediaType } });

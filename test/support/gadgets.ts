@@ -6,6 +6,7 @@ import { defineKind, statusSubresource, type KindDefinition, type KubeObject } f
 import { t } from '../../src/api/schema.js';
 import * as meta from '../../src/api/meta/v1.js';
 import { productGroup } from '../../src/machinery/vocabulary.js';
+import { renameKeys } from '../../src/machinery/ownkeys.js';
 
 export const gadgetGroup = productGroup('gadgets');
 const objectMeta = { ref: meta.ObjectMeta };
@@ -47,13 +48,8 @@ export const versionedGadgets: KindDefinition = defineKind({
     name: 'v2',
     schema: t.object({ ...envelope, spec: t.object({ count: t.int32(), colour: t.string() }), status: t.object({ ready: t.int32() }) }),
     definitionName: 'test.gadgets.v2.Gadget',
-    toStored: (g) => (g.spec ? { ...g, spec: renamed(g.spec, { colour: 'color', count: 'replicas' }) } : g),
-    fromStored: (g) => (g.spec ? { ...g, spec: renamed(g.spec, { color: 'colour', replicas: 'count' }) } : g),
+    toStored: (g) => (g.spec ? { ...g, spec: renameKeys(g.spec, { colour: 'color', count: 'replicas' }) } : g),
+    fromStored: (g) => (g.spec ? { ...g, spec: renameKeys(g.spec, { color: 'colour', replicas: 'count' }) } : g),
   }],
 });
 
-function renamed(spec: Record<string, unknown>, names: Record<string, string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(spec)) out[Object.hasOwn(names, key) ? names[key]! : key] = value;
-  return out;
-}

@@ -191,7 +191,8 @@ export class AuditRecord {
   }
 
   keepResponseChunk(chunk: unknown): void {
-    if (chunk === undefined || chunk === null) return;
+    // A handler that described its answer made the bytes from it: no copy of them is needed.
+    if (chunk === undefined || chunk === null || this.responseObject) return;
     (this.responseChunks ??= []).push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
   }
 

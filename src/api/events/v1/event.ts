@@ -10,6 +10,7 @@ import type { KubeObject, PrinterColumn, VersionDeclaration } from '../../kind.j
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, isQualifiedName } from '../../../machinery/validation.js';
 import { definitionPrefix, vocabulary } from '../../../machinery/vocabulary.js';
+import { renameKeys } from '../../../machinery/ownkeys.js';
 import { MicroTime, Time } from '../../meta/v1.js';
 import { EventSource, kindSchema, ObjectReference } from '../../core/v1/common.js';
 
@@ -44,15 +45,8 @@ const coreNames: Record<string, string> = {
 };
 const eventsNames: Record<string, string> = Object.fromEntries(Object.entries(coreNames).map(([ours, theirs]) => [theirs, ours]));
 
-/** The object with its top-level fields renamed by `names` (the others kept). */
-function renamed(obj: KubeObject, names: Record<string, string>): KubeObject {
-  const out: KubeObject = {};
-  for (const [key, value] of Object.entries(obj)) out[Object.hasOwn(names, key) ? names[key]! : key] = value;
-  return out;
-}
-
-export const toCoreEvent = (e: KubeObject): KubeObject => renamed(e, coreNames);
-export const fromCoreEvent = (e: KubeObject): KubeObject => renamed(e, eventsNames);
+export const toCoreEvent = (e: KubeObject): KubeObject => renameKeys(e, coreNames);
+export const fromCoreEvent = (e: KubeObject): KubeObject => renameKeys(e, eventsNames);
 
 /** Upstream's limits on a new event's fields. */
 const limits = { reportingInstance: 128, action: 128, reason: 128, note: 1024 };
