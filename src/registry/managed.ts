@@ -1,10 +1,18 @@
 // metadata.managedFields on every write: a non-apply write makes its manager
 // own what it changed; an apply merges by ownership and may conflict. The
 // entries that result are validated as upstream validates ObjectMeta's.
+//
+// A write is tracked in the version it was sent in, and its entry records
+// that version; for a kind of several versions each other entry is read in
+// its own version, against the objects converted to it, as upstream.
 
 import { errors } from '../machinery/errors.js';
-import { applyObject, fieldPaths, updateManagedFields, validateManagedFields, type FieldSet } from '../machinery/managedfields/index.js';
+import {
+  applyObject, fieldPaths, updateManagedFields, validateManagedFields, type FieldSet, type TypeInfo, type VersionConverter,
+} from '../machinery/managedfields/index.js';
 import { apiVersionOf, isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { codecsOf, type VersionCodec } from '../api/codec.js';
+import { asStored } from '../api/decode.js';
 import { resolve } from '../api/schema.js';
 import { typeInfoOf } from '../api/typeinfo.js';
 
@@ -37,13 +45,40 @@ function computeIgnoredFields(kind: KindDefinition, subresource: string | undefi
   return paths.length ? fieldPaths(...paths) : undefined;
 }
 
-function baseOptions(kind: KindDefinition, subresource: string | undefined) {
+/** Conversions between the versions of a stored kind, by apiVersion; none for a kind of one version. */
+function converterOf(stored: KindDefinition): VersionConverter | undefined {
+  if (!converters.has(stored)) converters.set(stored, makeConverter(stored));
+  return converters.get(stored);
+}
+
+const converters = new WeakMap<KindDefinition, VersionConverter | undefined>();
+
+function makeConverter(stored: KindDefinition): VersionConverter | undefined {
+  const codecs = new Map(codecsOf(stored).map((c) => [c.apiVersion, c]));
+  if (codecs.size === 0) return undefined;
+  const storedVersion = apiVersionOf(stored);
+  const types = new Map<string, TypeInfo>([[storedVersion, typeInfoOf(stored.schema)]]);
+  for (const [v, c] of codecs) types.set(v, typeInfoOf(c.served.schema));
+  const known = (v: string) => types.has(v);
+  return {
+    convert(obj, from, to) {
+      if (!known(from) || !known(to)) return undefined;
+      const hub = from === storedVersion ? obj : codecs.get(from)!.toStored(obj as KubeObject);
+      return to === storedVersion ? hub : codecs.get(to)!.fromStored(hub as KubeObject);
+    },
+    typeInfo: (v) => types.get(v),
+  };
+}
+
+function baseOptions(stored: KindDefinition, subresource: string | undefined, codec: VersionCodec | undefined) {
+  const kind = codec?.served ?? stored;
   return {
     typeInfo: typeInfoOf(kind.schema),
     apiVersion: apiVersionOf(kind),
     now: new Date(),
     subresource,
     ignoredFields: ignoredFields(kind, subresource),
+    converter: converterOf(stored),
   };
 }
 
@@ -58,15 +93,32 @@ function validated(kind: KindDefinition, obj: KubeObject): KubeObject {
   return obj;
 }
 
-/** `next` with managedFields updated for a non-apply write by `manager`. */
-export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string): KubeObject {
-  return validated(kind, updateManagedFields(live, next, { ...baseOptions(kind, subresource), manager }).object as KubeObject);
+/**
+ * `next` with managedFields updated for a non-apply write by `manager`, made
+ * at the version `codec` serves (the stored one without): the change is
+ * compared there. `live` and `next` are stored objects.
+ */
+export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): KubeObject {
+  const opts = { ...baseOptions(kind, subresource, codec), manager };
+  if (!codec) return validated(kind, updateManagedFields(live, next, opts).object as KubeObject);
+  const { managedFields } = updateManagedFields(live && codec.fromStored(live), codec.fromStored(next), opts);
+  // The entries are the same in every version: they go on the stored object as they are.
+  const meta = { ...next.metadata };
+  if (managedFields.length > 0) meta.managedFields = managedFields;
+  else delete meta.managedFields;
+  return validated(kind, { ...next, metadata: meta });
 }
 
-/** Server-side apply of `config` over `live` (undefined: create). Throws 409 on conflicts unless forced. */
-export function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string): KubeObject {
+/**
+ * Server-side apply of `config`, sent at the version `codec` serves (the
+ * stored one without), over the stored `live` (undefined: create): merged at
+ * that version, answered as the stored kind. Throws 409 on conflicts unless forced.
+ */
+export function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string, codec?: VersionCodec): KubeObject {
+  const at = codec?.served ?? kind;
   const meta = live?.metadata;
-  const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(kind)}, Kind=${kind.kind}`;
-  const applied = applyObject(live, config, { ...baseOptions(kind, subresource), manager, force, objectDescription: description }).object as KubeObject;
-  return validated(kind, applied);
+  const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(at)}, Kind=${at.kind}`;
+  const liveAt = live && codec ? codec.fromStored(live) : live;
+  const applied = applyObject(liveAt, config, { ...baseOptions(kind, subresource, codec), manager, force, objectDescription: description }).object as KubeObject;
+  return validated(kind, asStored(kind, applied, codec));
 }

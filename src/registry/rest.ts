@@ -14,7 +14,7 @@ import { allVerbs, apiVersionOf, type KindDefinition, type KubeObject, type Part
 import type { DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
 import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
-import { decodeObject } from './decode.js';
+import { decodeObject } from '../api/decode.js';
 import type { VersionCodec } from '../api/codec.js';
 import { materializeList } from './objects.js';
 import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
@@ -142,9 +142,9 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
       list: async (p, opts) => codec.fromStoredList(materializeList(await store.listStored(p.namespace, opts))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
-      create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, store.decodeAt(body, opts, codec), at(opts))),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), at(opts))),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), { ...patchOpts, codec })),
+      create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, body, at(opts))),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts))),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts)),
       delete: async (p, options, opts) => {
         const r = await store.delete(p.namespace, p.name!, options, at(opts));
         return { ...r, object: codec.fromStored(r.object) };
@@ -174,8 +174,8 @@ export function partSubresource(store: ResourceStore, name: string, declaration:
     describe,
     ...only(declaration.verbs, {
       get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, store.decodeAt(body, opts, codec), at(opts), target)),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), { ...patchOpts, codec }, target)),
+      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts), target)),
+      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts, target)),
     }),
   };
 }

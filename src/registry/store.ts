@@ -18,9 +18,9 @@ import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
-import type { VersionCodec } from '../api/codec.js';
+import { codecFor, type VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
-import { decodeObject, DecodeOptions } from './decode.js';
+import { decodeForWrite, decodeSent, type DecodeOptions } from '../api/decode.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
 import { ServerOwnedFields, type CreateStamp } from './serverfields.js';
@@ -30,7 +30,7 @@ import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredByt
 import { lostRace, storageFailure } from './storage-errors.js';
 
 export type { ListOptions } from './reader.js';
-export type { FieldValidation } from './decode.js';
+export type { FieldValidation } from '../api/decode.js';
 
 export interface WriteOptions extends DecodeOptions {
   dryRun: boolean;
@@ -50,8 +50,6 @@ const serverManager = `${product.name}-apiserver`;
 export interface PatchOptions {
   /** Server-side apply only: take ownership of conflicting fields. */
   force?: boolean;
-  /** The patch is written against another version than the stored one: it applies to the object converted to it. */
-  codec?: VersionCodec;
 }
 
 export interface DeleteOptions {
@@ -153,22 +151,15 @@ export class ResourceStore {
 
   // ---- decoding and validation --------------------------------------------
 
-  decode(body: unknown, opts: WriteOptions): KubeObject {
-    return decodeObject(this.kind, body, opts);
+  /** The codec of the version a write names (undefined: the stored version). */
+  private codecOf(opts: WriteOptions): VersionCodec | undefined {
+    const at = opts.requestedAs;
+    return at && at !== this.kind ? codecFor(this.kind, at.group, at.version) : undefined;
   }
 
-  /**
-   * A body of the version `codec` serves (the stored one without a codec),
-   * decoded there (unknown fields reported against that version's schema)
-   * and converted to the stored shape.
-   */
-  decodeAt(body: unknown, opts: WriteOptions, codec?: VersionCodec): KubeObject {
-    if (!codec) return this.decode(body, opts);
-    const sent = decodeObject(codec.served, body, opts);
-    const errs = codec.validate(sent);
-    if (errs.length) throw errors.invalid(codec.served.group, codec.served.kind, sent.metadata?.name ?? sent.metadata?.generateName ?? '', errs);
-    // What the client sent was checked at its version; the conversion's answer is only pruned to the stored schema.
-    return decodeObject(this.kind, codec.toStored(sent), { fieldValidation: 'Ignore', warnings: [] });
+  /** A body to write, sent at the version the write names: decoded there, converted to the stored one, defaulted. */
+  decode(body: unknown, opts: WriteOptions): KubeObject {
+    return decodeForWrite(this.kind, body, opts, this.codecOf(opts));
   }
 
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {
@@ -268,7 +259,6 @@ export class ResourceStore {
   private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean, urlName?: string): Promise<Attempt<KubeObject>> {
     this.owned.placeInNamespace(decoded, namespace);
     const strategy = this.kind.strategy;
-    strategy.defaults?.(decoded);
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
     this.owned.stampForCreate(decoded, stamp, opts.user);
     const requested = decoded.metadata!.managedFields;
@@ -282,7 +272,7 @@ export class ResourceStore {
       this.owned.stampForCreate(obj, stamp, opts.user);
       obj.metadata!.managedFields = requested;
       if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
-      if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager);
+      if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
       request.object = obj;
       const meta = obj.metadata!;
       const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
@@ -394,7 +384,7 @@ export class ResourceStore {
     next = this.owned.keepServerOwned(request.object!, old, target.subresource, ownPart);
     next.metadata!.managedFields = requested;
     if (requested === undefined) delete next.metadata!.managedFields;
-    if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource);
+    if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
     request.object = next;
     const meta = next.metadata!;
     if (this.kind.tracksGeneration) {
@@ -427,13 +417,13 @@ export class ResourceStore {
   async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
     const manager = opts.manager ?? serverManager;
     const force = patchOpts.force ?? false;
-    const codec = patchOpts.codec;
+    const codec = this.codecOf(opts);
     const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts, codec) : undefined;
     const options = operationOptions('PatchOptions', opts, force ? { force } : {});
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) {
         if (!config || target.subresource) throw errors.notFound(this.qualified, name);
-        const applied = trackApply(this.kind, undefined, config, manager, force);
+        const applied = trackApply(this.kind, undefined, config, manager, force, undefined, codec);
         const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
@@ -442,13 +432,13 @@ export class ResourceStore {
       if (config) {
         const pinned = config.metadata?.resourceVersion;
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = trackApply(this.kind, live, config, manager, force, target.subresource);
+        next = trackApply(this.kind, live, config, manager, force, target.subresource, codec);
       } else {
         const base = codec ? codec.fromStored(live) : structuredClone(live);
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = this.decodeAt(patched, opts, codec);
+        next = this.decode(patched, opts);
         this.owned.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
           throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
@@ -460,7 +450,7 @@ export class ResourceStore {
     });
   }
 
-  /** An apply configuration: the kind's own apiVersion and kind, its name, pruned per fieldValidation. */
+  /** An apply configuration in the version it was sent in: its apiVersion and kind, its name, pruned per fieldValidation; no defaults. */
   private decodeApplyConfig(patch: unknown, name: string, namespace: string | undefined, opts: WriteOptions, codec?: VersionCodec): KubeObject {
     const raw = patch as KubeObject;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw errors.badRequest('the applied configuration must be an object');
@@ -468,7 +458,7 @@ export class ResourceStore {
       throw errors.badRequest(`${!raw.apiVersion ? 'apiVersion' : 'kind'} must be set in an applied configuration`);
     }
     if (Array.isArray(raw.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
-    const config = this.decodeAt(raw, opts, codec);
+    const config = decodeSent(this.kind, raw, opts, codec);
     this.owned.placeAtName(config, name, true);
     this.owned.placeInNamespace(config, namespace);
     return config;

@@ -128,6 +128,51 @@ test('server-side apply at either version: creates, updates, and conflicts with 
   assert.deepEqual(managers, ['bob']);
 });
 
+test('managedFields across versions: each entry keeps the version it was written in, and is read in it', async () => {
+  const apply = (version: string, manager: string, spec: Record<string, unknown>, force = false) => s.client.send('PATCH', `${at(version, 'mf')}?fieldManager=${manager}${force ? '&force=true' : ''}`, {
+    raw: JSON.stringify({ apiVersion: `${gadgetGroup}/${version}`, kind: 'Gadget', metadata: { name: 'mf' }, spec }),
+    headers: { 'Content-Type': 'application/apply-patch+yaml' },
+  });
+  const entries = (obj: any) => Object.fromEntries(obj.metadata.managedFields.map((e: any) => [`${e.manager}/${e.operation}`, { apiVersion: e.apiVersion, fields: e.fieldsV1 }]));
+  assert.equal((await apply('v2', 'alice', { colour: 'red' })).status, 201);
+  // bob's ordinary write at v1: his entry says v1, alice's still v2 with v2's field names.
+  const updated = await send('PATCH', `${at('v1', 'mf')}?fieldManager=bob`, 'application/merge-patch+json', { spec: { replicas: 4 } });
+  assert.equal(updated.status, 200, updated.text);
+  assert.deepEqual(entries(updated.json), {
+    'alice/Apply': { apiVersion: `${gadgetGroup}/v2`, fields: { 'f:spec': { 'f:colour': {} } } },
+    'bob/Update': { apiVersion: `${gadgetGroup}/v1`, fields: { 'f:spec': { 'f:replicas': {} } } },
+  });
+  // Read at v2, the entries are the same (they are not converted).
+  assert.deepEqual(entries((await s.client.get(at('v2', 'mf'))).json), entries(updated.json));
+  // carol applies at v1 a field alice owns at v2: the conflict names it in alice's version.
+  const conflict = await apply('v1', 'carol', { color: 'blue' });
+  assertStatus(conflict, 409, 'Conflict');
+  assert.equal(conflict.json.message, 'Apply failed with 1 conflict: conflict with "alice": .spec.colour');
+  assert.deepEqual(conflict.json.details.causes, [{ reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.spec.colour' }]);
+  // bob's update at v1 took spec.replicas: an update at v2 by dave of spec.count takes it from bob (read at v1).
+  const taken = await send('PATCH', `${at('v2', 'mf')}?fieldManager=dave`, 'application/merge-patch+json', { spec: { count: 5 } });
+  assert.equal(taken.status, 200, taken.text);
+  assert.deepEqual(Object.keys(entries(taken.json)).sort(), ['alice/Apply', 'dave/Update']);
+  assert.equal(entries(taken.json)['dave/Update'].apiVersion, `${gadgetGroup}/v2`);
+  // alice applies again at v1 without the colour she owned at v2: it is pruned (her last set read at v2).
+  const moved = await apply('v1', 'alice', { replicas: 5 }, true);
+  assert.equal(moved.status, 200, moved.text);
+  assert.deepEqual(moved.json.spec, { replicas: 5 });
+  assert.equal(entries(moved.json)['alice/Apply'].apiVersion, `${gadgetGroup}/v1`);
+  assert.deepEqual(entries(moved.json)['alice/Apply'].fields, { 'f:spec': { 'f:replicas': {} } });
+});
+
+test('an entry of a version the kind does not have is dropped by the write that meets it, as upstream', async () => {
+  const created = await s.client.post(at('v1'), {
+    apiVersion: `${gadgetGroup}/v1`, kind: 'Gadget', metadata: { name: 'gone', managedFields: [
+      { manager: 'old', operation: 'Update', apiVersion: `${gadgetGroup}/v0`, time: '2026-01-01T00:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:color': {} } } },
+    ] }, spec: { color: 'red' },
+  });
+  assert.equal(created.status, 201, created.text);
+  assert.deepEqual(created.json.metadata.managedFields.map((e: any) => `${e.manager} ${e.apiVersion}`), [`${created.json.metadata.managedFields[0].manager} ${gadgetGroup}/v1`]);
+  assert.ok(!created.json.metadata.managedFields.some((e: any) => e.manager === 'old'));
+});
+
 test('discovery lists both versions, the preferred first, with one storage version hash; OpenAPI describes both', async () => {
   const group = (await s.client.get(`/apis/${gadgetGroup}`)).json;
   assert.deepEqual(group.versions.map((v: any) => v.version), ['v2', 'v1']);

@@ -10,7 +10,7 @@ import { deepEqual } from '../../machinery/equal.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import { jsonTextExceedsDepth, maxNestingDepth } from '../../machinery/limits.js';
 import { applyJsonPatch, decodeJsonPatch, type JsonPatchOperation } from '../../machinery/patch/index.js';
-import { pruneObject } from '../../api/prune.js';
+import { asStored, decodeObject } from '../../api/decode.js';
 import type { KubeObject } from '../../api/kind.js';
 import type { VersionCodec } from '../../api/codec.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest, type MutationRound } from '../types.js';
@@ -126,20 +126,14 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     if (p.apiVersion !== sent.apiVersion || p.kind !== sent.kind) {
       throw errors.internal(`admission webhook "${webhook}" changed the object's apiVersion or kind to ${String(p.apiVersion)}, ${String(p.kind)}`);
     }
-    let object: KubeObject;
     try {
-      const at = codec?.served ?? kind;
-      object = pruneObject(p, at.schema, at.kind, at.version).object;
-      if (codec) object = codec.toStored(object);
+      // Labelled as sent: only its fields are judged, as a body of that version.
+      const { apiVersion: _v, kind: _k, ...fields } = p;
+      return asStored(kind, decodeObject(codec?.served ?? kind, fields, { fieldValidation: 'Ignore', warnings: [] }), codec);
     } catch (e) {
       if (isApiError(e)) throw errors.internal(e.message);
       throw e;
     }
-    object.apiVersion = request.object!.apiVersion;
-    object.kind = request.object!.kind;
-    object.metadata ??= {};
-    kind.strategy.defaults?.(object);
-    return object;
   }
 }
 

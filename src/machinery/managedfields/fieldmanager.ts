@@ -16,7 +16,7 @@ import { FieldSet } from './fieldset.js';
 import { allowedConflictsFromLastApplied, kubectlServerSideManager, syncLastApplied } from './lastapplied.js';
 import { compareStrings, fieldPE } from './pathelement.js';
 import { formatValidationErrors, toFieldSet, type ValidationError } from './typed.js';
-import { applySets, updateSets, type ManagedSets } from './updater.js';
+import { applySets, updateSets, type ManagedSets, type VersionConverter } from './updater.js';
 
 export interface FieldManagerOptions {
   /** The kind's schema as seen by the merge algorithms. */
@@ -31,6 +31,8 @@ export interface FieldManagerOptions {
   ignoredFields?: FieldSet;
   /** Update entries beyond this many are merged, oldest first (default 10). */
   maxUpdateManagers?: number;
+  /** For a kind of several versions: entries are read in the version they were written in. */
+  converter?: VersionConverter;
 }
 
 export interface ApplyOptions extends FieldManagerOptions {
@@ -94,7 +96,7 @@ export function applyObject(live: JsonObject | undefined, config: JsonObject, op
   const liveObj = withoutManagedFields(live ?? {});
   const managed = decodeLenient(live);
   const id = managerIdentifier({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource });
-  const ctx = { typeInfo: t, ignored: opts.ignoredFields };
+  const ctx = { typeInfo: t, ignored: opts.ignoredFields, converter: opts.converter };
   let r = applySets(liveObj, config, opts.apiVersion, managed.sets, id, opts.force ?? false, ctx);
   if (!r.ok && opts.manager === kubectlServerSideManager) {
     const allowed = allowedConflictsFromLastApplied(liveObj, opts.apiVersion, t);
@@ -132,7 +134,7 @@ export function updateManagedFields(live: JsonObject | undefined, next: JsonObje
   const managed = baseManaged(live, next, opts.subresource !== undefined && opts.subresource !== '');
   const liveObj = withoutManagedFields(live ?? {});
   const newObj = withoutManagedFields(next);
-  const ctx = { typeInfo: opts.typeInfo, ignored: opts.ignoredFields };
+  const ctx = { typeInfo: opts.typeInfo, ignored: opts.ignoredFields, converter: opts.converter };
   const sets = stripMeta(updateSets(liveObj, newObj, opts.apiVersion, managed.sets, currentOperation, ctx), currentOperation);
   const times = new Map(managed.times);
   const current = sets.get(currentOperation);

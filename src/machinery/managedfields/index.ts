@@ -19,5 +19,6 @@ export {
   applyObject, updateManagedFields, fieldPaths,
   type ApplyOptions, type ApplyResult, type FieldManagerOptions, type FieldManagerResult, type UpdateOptions,
 } from './fieldmanager.js';
+export type { VersionConverter } from './updater.js';
 export { managerFromUserAgent, managerOrUserAgent, validateFieldManager, fieldManagerMaxLength } from './useragent.js';
 export { untyped, type TypeInfo, type TypeKind } from '../patch/typeinfo.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { coreV1Kinds, configMaps, events, secrets } from '../../../src/api/core/v1/index.js';
 import { resolve, type Schema } from '../../../src/api/schema.js';
 import type { KindDefinition } from '../../../src/api/kind.js';
-import { decodeObject, type DecodeOptions } from '../../../src/registry/decode.js';
+import { decodeObject, type DecodeOptions } from '../../../src/api/decode.js';
 import { numberTextOf } from '../../../src/machinery/duplicates.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 import { rfc3339Layout, rfc3339MicroLayout } from '../../../src/machinery/time.js';
