@@ -1,11 +1,12 @@
-// What JSON.parse loses from a body's text: keys given twice in one object
-// (it keeps the last; fieldValidation must report them) and the exact text of
-// numbers (1.0, 1e10 and 18446744073709551616 all become doubles, while
-// upstream's typed decoder refuses them for integer fields and quotes them as
-// written). Both come from one walk over the text, run only when the answer
-// matters. The text must be valid JSON no deeper than the nesting limit.
+// What JSON.parse loses from a body's text: how deep it nests, keys given
+// twice in one object (it keeps the last; fieldValidation must report them)
+// and the exact text of numbers (1.0, 1e10 and 18446744073709551616 all
+// become doubles, while upstream's typed decoder refuses them for integer
+// fields and quotes them as written). All three come from one walk over the
+// text (scanJsonText), run before JSON.parse so that depth is refused before
+// anything is built; malformed text ends the walk and JSON.parse reports it.
 
-import { maxNestingDepth, tooDeep } from './limits.js';
+import { jsonTextExceedsDepth, maxNestingDepth, tooDeep } from './limits.js';
 
 /** A step into a value: an object key or an array index. */
 export type Segment = string | number;
@@ -55,6 +56,7 @@ function walk(text: string, visit: Visitor): void {
       if (text[i] === '}') { i++; return; }
       for (;;) {
         skipWs();
+        if (i >= text.length) return; // malformed text: JSON.parse reports it
         const key = readString(true);
         segments.push(key);
         visit.key?.(segments, seen.has(key));
@@ -71,6 +73,7 @@ function walk(text: string, visit: Visitor): void {
       skipWs();
       if (text[i] === ']') { i++; return; }
       for (let n = 0; ; n++) {
+        if (i >= text.length) return;
         segments.push(n);
         value();
         segments.pop();
@@ -119,9 +122,42 @@ export function numberLiterals(text: string): Map<string, string> {
 /** Looks up the literal text of a number by pointer; the text is walked on the first question only. */
 export type NumberText = (pointer: string) => string | undefined;
 
+/** Every literal a double does not hold has a digit before a point or an exponent, or sixteen digits. */
+const mayHoldInexactNumber = (text: string) => /\d[.eE]|\d{16}/.test(text);
+
 export function numberTextOf(text: string): NumberText {
-  // Every such literal has a digit before a point or an exponent, or sixteen digits: without one, nothing to walk for.
-  if (!/\d[.eE]|\d{16}/.test(text)) return () => undefined;
+  if (!mayHoldInexactNumber(text)) return () => undefined;
   let literals: Map<string, string> | undefined;
   return (pointer) => (literals ??= numberLiterals(text)).get(pointer);
+}
+
+export interface JsonTextFacts {
+  /** Paths of repeated keys, when asked for. */
+  duplicates: string[];
+  numberText: NumberText;
+}
+
+/**
+ * Depth (a 400 when too deep), repeated keys (when `findDuplicates`) and the
+ * literal text of numbers, in one walk over JSON text; a text with neither
+ * question to answer gets only the depth scan, the cheapest pass. What it
+ * says of malformed text is meaningless: parse it too.
+ */
+export function scanJsonText(text: string, findDuplicates: boolean): JsonTextFacts {
+  const numbers = mayHoldInexactNumber(text);
+  if (!findDuplicates && !numbers) {
+    if (jsonTextExceedsDepth(text)) throw tooDeep();
+    return { duplicates: [], numberText: () => undefined };
+  }
+  const duplicates: string[] = [];
+  const literals = new Map<string, string>();
+  walk(text, {
+    key: findDuplicates ? (segments, repeated) => { if (repeated) duplicates.push(dottedPath(segments)); } : undefined,
+    number: numbers ? (segments, literal) => {
+      const at = jsonPointer(segments);
+      if (plainInteger.test(literal)) literals.delete(at);
+      else literals.set(at, literal);
+    } : undefined,
+  });
+  return { duplicates, numberText: literals.size ? (pointer) => literals.get(pointer) : () => undefined };
 }

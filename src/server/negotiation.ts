@@ -4,8 +4,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Composer, CST, Document, isMap, isNode, isScalar, isSeq, LineCounter, Parser } from 'yaml';
 import { errors } from '../machinery/errors.js';
-import { jsonTextExceedsDepth, maxNestingDepth, maxRequestBodyBytes, tooDeep, valueExceedsDepth } from '../machinery/limits.js';
-import { findDuplicateFields, numberTextOf, type NumberText } from '../machinery/duplicates.js';
+import { maxNestingDepth, maxRequestBodyBytes, tooDeep, valueExceedsDepth } from '../machinery/limits.js';
+import { scanJsonText, type NumberText } from '../machinery/duplicates.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { decodeProtobufObject, isProtobufMediaType, type SchemaLookup } from '../api/protobuf/index.js';
 
@@ -168,23 +168,23 @@ export function readYaml(text: string, findDuplicates = false): ParsedBody {
 
 /** Parses JSON text; malformed or too deeply nested input is a 400 naming what was wrong. */
 export function parseJson(text: string): unknown {
+  return readJson(text).value;
+}
+
+/**
+ * Parses JSON text: one walk for its depth, repeated keys (when asked) and
+ * the literal text of its numbers, then JSON.parse for the value.
+ */
+export function readJson(text: string, findDuplicates = false): ParsedBody {
   if (text.trim() === '') throw errors.badRequest('the object provided is unrecognized: empty body');
-  if (jsonTextExceedsDepth(text)) throw tooDeep();
+  const { duplicates, numberText } = scanJsonText(text, findDuplicates);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
-}
-
-/** Parses JSON text, with its repeated keys (when asked) and the literal text of its numbers. */
-export function readJson(text: string, findDuplicates = false): ParsedBody {
-  const value = parseJson(text);
-  return {
-    value,
-    duplicates: findDuplicates ? findDuplicateFields(text).map((f) => `duplicate field "${f}"`) : [],
-    numberText: numberTextOf(text),
-  };
+  return { value, duplicates: duplicates.map((f) => `duplicate field "${f}"`), numberText };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findDuplicateFields, jsonPointer, numberLiterals, numberTextOf } from '../../../src/machinery/duplicates.js';
+import { findDuplicateFields, jsonPointer, numberLiterals, numberTextOf, scanJsonText } from '../../../src/machinery/duplicates.js';
 import { maxNestingDepth } from '../../../src/machinery/limits.js';
 import type { ApiError } from '../../../src/machinery/errors.js';
 
@@ -39,4 +39,21 @@ test('text nested deeper than the limit is refused, not recursed into', () => {
   assert.throws(() => findDuplicateFields(deep), (e: ApiError) => e.code === 400);
   const limit = `${'['.repeat(maxNestingDepth)}1.5${']'.repeat(maxNestingDepth)}`;
   assert.equal(numberLiterals(limit).size, 1);
+});
+
+test('one walk answers depth, repeated keys and number text together, and ends on malformed text', () => {
+  const facts = scanJsonText('{"a":1.50,"b":{"c":1,"c":2},"n":[18446744073709551616]}', true);
+  assert.deepEqual(facts.duplicates, ['b.c']);
+  assert.equal(facts.numberText('/a'), '1.50');
+  assert.equal(facts.numberText('/n/0'), '18446744073709551616');
+  assert.equal(facts.numberText('/b/c'), undefined);
+  // Repeated keys are only looked for when asked.
+  assert.deepEqual(scanJsonText('{"c":1,"c":2}', false).duplicates, []);
+  // Too deep is refused by either road, before any parse.
+  const deep = `${'['.repeat(maxNestingDepth + 1)}${']'.repeat(maxNestingDepth + 1)}`;
+  for (const dup of [true, false]) assert.throws(() => scanJsonText(deep, dup), (e: ApiError) => e.code === 400);
+  // Malformed text ends the walk (JSON.parse then reports it): nothing loops.
+  for (const bad of ['{', '[', '{"a"', '{,}', '[1,', '{"a":[}', '{"a":1.5', '[[[', '{"a"::}', '"abc', '{"a":1}}}]']) {
+    assert.doesNotThrow(() => scanJsonText(bad, true), bad);
+  }
 });
