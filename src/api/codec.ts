@@ -73,3 +73,28 @@ export function codecsOf(stored: KindDefinition): VersionCodec[] {
 export function codecFor(stored: KindDefinition, group: string, version: string): VersionCodec | undefined {
   return codecsOf(stored).find((c) => c.served.group === group && c.served.version === version);
 }
+
+/**
+ * One of our versions under upstream's name for its group
+ * (`rbac.authorization.k8s.io/v1` for ours): a typed upstream client sends
+ * bodies and reads answers only in the name it knows. Nothing converts;
+ * only the label differs, so bodies are taken as ours and answers relabelled.
+ */
+export class UpstreamName {
+  /** `theirs`: the apiVersion the client speaks; `ours`: the same version by our name. */
+  constructor(readonly theirs: string, readonly ours: string) {}
+
+  /** A body in the client's name taken as ours (anything else is left for decoding to judge). */
+  bodyAsOurs(body: unknown): unknown {
+    if (typeof body === 'object' && body !== null && (body as KubeObject).apiVersion === this.theirs) return { ...(body as KubeObject), apiVersion: this.ours };
+    return body;
+  }
+
+  /** An answer in our version, relabelled in the client's (shared objects are copied, never changed). */
+  answerAsTheirs(obj: KubeObject): KubeObject {
+    if (obj.apiVersion !== this.ours) return obj;
+    const out: KubeObject = { ...obj, apiVersion: this.theirs };
+    if (Array.isArray(obj.items)) out.items = obj.items.map((i: KubeObject) => this.answerAsTheirs(i));
+    return out;
+  }
+}

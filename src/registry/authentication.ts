@@ -9,6 +9,7 @@ import type { UserInfo } from '../machinery/user.js';
 import { productApiVersionForUpstream, vocabulary } from '../machinery/vocabulary.js';
 import { boundTokenClaims, type ObjectRef, type TokenSigner } from '../machinery/serviceaccount.js';
 import { apiVersionOf, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { UpstreamName } from '../api/codec.js';
 import { selfSubjectReviews, tokenRequests, tokenReviews } from '../api/authentication/v1/index.js';
 import { defaultTokenSeconds } from '../api/authentication/v1/tokenrequest.js';
 import { createSubresource, reviewResource, type RestObject } from './rest.js';
@@ -26,11 +27,9 @@ function answersInClientVersion(kind: KindDefinition, rest: RestObject): RestObj
     ...rest,
     create: async (path, body, opts) => {
       const sent = typeof body === 'object' && body !== null ? (body as KubeObject).apiVersion : undefined;
-      const upstream = typeof sent === 'string' && productApiVersionForUpstream(sent) === ours;
-      if (upstream) (body as KubeObject).apiVersion = ours;
-      const answer = await create(path, body, opts);
-      if (upstream) answer.apiVersion = sent;
-      return answer;
+      if (typeof sent !== 'string' || productApiVersionForUpstream(sent) !== ours) return create(path, body, opts);
+      const name = new UpstreamName(sent, ours);
+      return name.answerAsTheirs(await create(path, name.bodyAsOurs(body), opts));
     },
   };
 }

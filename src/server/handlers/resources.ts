@@ -19,7 +19,8 @@ import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
 import { integerParam, queryBool } from '../params.js';
 import { deleteOptions, listOptions, writeOptions } from './options.js';
-import { answerAsTheirs, bodyAsOurs, storedAsTheirs, type ClientVersion } from './clientversion.js';
+import { storedAsTheirs, upstreamNameOf } from './clientversion.js';
+import type { UpstreamName } from '../../api/codec.js';
 
 const patchTypes: Record<string, PatchType> = {
   'application/json-patch+json': 'json',
@@ -35,7 +36,7 @@ function patchTypeOf(contentType: string | undefined): PatchType {
   return type;
 }
 
-async function servePatch(scope: RequestContext, rest: RestObject, path: RestPath, client?: ClientVersion): Promise<{ object: KubeObject; created: boolean; warnings: string[] }> {
+async function servePatch(scope: RequestContext, rest: RestObject, path: RestPath, client?: UpstreamName): Promise<{ object: KubeObject; created: boolean; warnings: string[] }> {
   const { query } = scope;
   const type = patchTypeOf(scope.req.headers['content-type']);
   const opts = writeOptions(scope, 'PatchOptions');
@@ -55,7 +56,7 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
   scope.audit?.keepRequestObject(body.value);
   opts.duplicates = body.duplicates;
   // An apply configuration (or a merge patch) that names the client's version is one in ours.
-  const patch = client ? bodyAsOurs(body.value, client) : body.value;
+  const patch = client ? client.bodyAsOurs(body.value) : body.value;
   const result = await rest.patch!(path, type, patch, opts, { force: queryBool(query, 'force') ?? false });
   return { ...result, warnings: opts.warnings };
 }
@@ -87,7 +88,7 @@ function protobufSchemas(registry: Registry): SchemaLookup {
 /** Per registry (several servers may run in one process), rebuilt when its generation moves. */
 const schemaCaches = new WeakMap<Registry, { generation: number; lookup: SchemaLookup }>();
 
-async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: ClientVersion): Promise<unknown> {
+async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: UpstreamName): Promise<unknown> {
   const raw = await readBody(scope.req);
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
@@ -95,7 +96,7 @@ async function readObjectBody(scope: RequestContext, registry: Registry, kind: K
   scope.audit?.keepRequestObject(body.value);
   opts.duplicates = body.duplicates;
   opts.numberText = body.numberText;
-  return client ? bodyAsOurs(body.value, client) : body.value;
+  return client ? client.bodyAsOurs(body.value) : body.value;
 }
 
 /** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer asks wait that long, never zero. */
@@ -136,12 +137,11 @@ export async function serveResource(registry: Registry, scope: RequestContext): 
   scope.representation = rep;
   const pretty = queryBool(query, 'pretty') ?? false;
   const include = parseIncludeObject(query.get('includeObject'));
-  const client: ClientVersion | undefined = info.clientGroup === undefined ? undefined
-    : { theirs: `${info.clientGroup}/${info.apiVersion}`, ours: `${info.apiGroup}/${info.apiVersion}` };
+  const client = upstreamNameOf(info);
   // Audit at RequestResponse logs the answer's object whatever its wire format (a Table is logged as sent).
   const audited = rep.view === 'object' ? scope.audit : undefined;
   const reply = (code: number, obj: KubeObject, warnings?: string[]) => {
-    const out = client ? answerAsTheirs(obj, client) : obj;
+    const out = client ? client.answerAsTheirs(obj) : obj;
     audited?.keepResponseObject(() => out);
     respond(res, code, out, rep, { pretty, warnings, kind: d.kind, include });
   };

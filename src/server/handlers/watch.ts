@@ -11,7 +11,7 @@ import type { ListOptions } from '../../registry/store.js';
 import type { ActiveWatch, ObjectEvent, WatchSink } from '../../registry/watch.js';
 import { encodeEnvelope, encodeMessage, encodeProtobufObject } from '../../api/protobuf/index.js';
 import { IncludeObject, Representation, toTable } from '../representation.js';
-import { answerAsTheirs, type ClientVersion } from './clientversion.js';
+import type { UpstreamName } from '../../api/codec.js';
 import type { VersionCodec } from '../../api/codec.js';
 
 /** What a watch stream reads from: a kind's events, by namespace. */
@@ -31,7 +31,7 @@ export interface WatchParams {
   timeoutSeconds?: number;
   include: IncludeObject;
   /** A typed upstream client that named the group by its upstream name: objects go out in its version. */
-  client?: ClientVersion;
+  client?: UpstreamName;
   /** Where failures after the stream began are reported (the response can no longer carry them). */
   log?: Logger;
   hooks?: WatchHooks;
@@ -67,7 +67,7 @@ class WatchEncoder {
     private readonly store: WatchSource,
     private readonly rep: Representation,
     private readonly include: IncludeObject,
-    private readonly client?: ClientVersion,
+    private readonly client?: UpstreamName,
     private readonly log?: Logger,
   ) {
     this.apiVersion = client?.theirs ?? apiVersionOf(store.kind);
@@ -96,7 +96,7 @@ class WatchEncoder {
     }
     if (this.client || this.store.codec) {
       const served = this.store.codec ? this.store.codec.fromStored(e.object.object) : e.object.object;
-      const theirs = this.client ? answerAsTheirs(served, this.client) : served;
+      const theirs = this.client ? this.client.answerAsTheirs(served) : served;
       return this.frameOf(e.type, this.rep.format === 'protobuf' ? encodeProtobufObject(theirs, this.store.kind.schema) : theirs);
     }
     if (this.rep.format === 'protobuf') return this.frameOf(e.type, encodeProtobufObject(e.object.object, this.store.kind.schema));
