@@ -7,7 +7,8 @@ import { managerFromUserAgent, validateFieldManager } from '../../machinery/mana
 import { DeleteOptions as DeleteOptionsSchema } from '../../api/meta/v1.js';
 import { pruneObject } from '../../api/prune.js';
 import type { DeleteOptions, FieldValidation, ListOptions, WriteOptions } from '../../registry/store.js';
-import { bodyFormat, decodeBody, readBody } from '../negotiation.js';
+import { bodyFormat, readBody } from '../negotiation.js';
+import { decodeBody } from '../../api/wire.js';
 import type { SchemaLookup } from '../../api/protobuf/index.js';
 import type { RequestContext } from '../filters.js';
 import { integerParam, queryBool } from '../params.js';

@@ -11,7 +11,8 @@ import { capabilityOf, type Capabilities, type RestDescription, type RestObject,
 import { materializeList, StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
 import { builtinSchemaLookup, type SchemaLookup } from '../../api/protobuf/index.js';
-import { bodyFormat, parseBody, readBody, readJson, readYaml } from '../negotiation.js';
+import { bodyFormat, readBody } from '../negotiation.js';
+import { parseBody, readJson, readYaml } from '../../api/wire.js';
 import type { PatchType } from '../../registry/patch.js';
 import { productApiVersionForUpstream } from '../../machinery/vocabulary.js';
 import { negotiate, parseIncludeObject, respond, respondStored } from '../representation.js';

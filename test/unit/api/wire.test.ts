@@ -4,7 +4,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseBody, parseJson, readJson, readYaml } from '../../../src/server/negotiation.js';
+import { parseBody, parseJson, readJson, readYaml } from '../../../src/api/wire.js';
 import { maxNestingDepth } from '../../../src/machinery/limits.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 

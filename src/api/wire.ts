@@ -1,0 +1,150 @@
+// The wire part of decoding, shared by the server and the TypeScript client:
+// a body's bytes in JSON, YAML or protobuf to a JSON value, with what the
+// text told that the value lost (repeated keys, number literals). Depth is
+// refused before anything recursive runs. Judging the value as an object of
+// a kind is api/decode.ts's.
+
+import { Composer, CST, Document, isMap, isNode, isScalar, isSeq, LineCounter, Parser } from 'yaml';
+import { errors } from '../machinery/errors.js';
+import { maxNestingDepth, tooDeep, valueExceedsDepth } from '../machinery/limits.js';
+import { scanJsonText, type NumberText } from '../machinery/duplicates.js';
+import { vocabulary } from '../machinery/vocabulary.js';
+import { decodeProtobufObject, type SchemaLookup } from './protobuf/index.js';
+
+export type BodyFormat = 'json' | 'yaml' | 'protobuf';
+
+/** Media types of object bodies, as a 415 lists them. */
+export const bodyMediaTypes = ['application/json', 'application/yaml', vocabulary.protobufMediaType];
+
+/** A parsed body, and what its text told that the parsed value lost. */
+export interface ParsedBody {
+  value: unknown;
+  /** Strict-decoding messages for keys the text repeated; looked for only when asked. */
+  duplicates: string[];
+  /** The literal text of numbers, for JSON text. */
+  numberText?: NumberText;
+}
+
+/** Whether a YAML stream's syntax tree nests collections deeper than the limit; walked without recursion. */
+function yamlTreeExceedsDepth(tokens: readonly CST.Token[]): boolean {
+  const stack: Array<[CST.Token | null | undefined, number]> = tokens.map((t) => [t, 0]);
+  while (stack.length) {
+    const [token, depth] = stack.pop()!;
+    if (!token) continue;
+    if (token.type === 'document') stack.push([token.value, depth]);
+    else if (CST.isCollection(token)) {
+      if (depth + 1 > maxNestingDepth) return true;
+      for (const item of token.items) stack.push([item.key, depth + 1], [item.value, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** A map key as Go's %#v prints it in upstream's duplicate-key message. */
+function goKey(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  return value === null || value === undefined ? '<nil>' : String(value);
+}
+
+/**
+ * Keys given twice in one mapping, in upstream's words (its strict YAML
+ * reader): `yaml: unmarshal errors:` and a line per repeat, numbered by the
+ * line of the repeated value. Merged (`<<`) keys are not compared.
+ */
+function yamlDuplicates(doc: Document, lines: LineCounter): string[] {
+  const found: Array<{ at: number; key: unknown }> = [];
+  const stack: unknown[] = [doc.contents];
+  while (stack.length) {
+    const node = stack.pop();
+    if (isSeq(node)) for (const item of node.items) stack.push(item);
+    if (!isMap(node)) continue;
+    const seen = new Set<string>();
+    for (const pair of node.items) {
+      stack.push(pair.key, pair.value);
+      if (!isScalar(pair.key) || pair.key.value === '<<') continue;
+      const id = `${typeof pair.key.value}:${String(pair.key.value)}`;
+      if (seen.has(id)) {
+        const at = (isNode(pair.value) && pair.value.range ? pair.value.range[0] : pair.key.range?.[0]) ?? 0;
+        found.push({ at, key: pair.key.value });
+      }
+      seen.add(id);
+    }
+  }
+  if (!found.length) return [];
+  // In the order the document gives them, as upstream's decoder meets them.
+  const lineOf = ({ at, key }: { at: number; key: unknown }) => `line ${lines.linePos(at).line}: key ${goKey(key)} already set in map`;
+  return [`yaml: unmarshal errors:\n  ${found.sort((a, b) => a.at - b.at).map(lineOf).join('\n  ')}`];
+}
+
+/**
+ * Parses YAML text (one document) to JSON values; malformed input is a 400.
+ * The syntax tree is checked for depth before anything recurses over it (the
+ * composer does, and a stack overflow inside the yaml package can take the
+ * process down), and the value again after aliases are expanded.
+ */
+export function readYaml(text: string, findDuplicates = false): ParsedBody {
+  const fail = (message: string) => errors.badRequest(`the object provided is unrecognized: error converting YAML to JSON: ${message}`);
+  const lines = new LineCounter();
+  const tokens = [...new Parser(lines.addNewLine).parse(text)];
+  if (yamlTreeExceedsDepth(tokens)) throw tooDeep();
+  let value: unknown;
+  let duplicates: string[] = [];
+  try {
+    // As upstream's YAML 1.1 reader, `<<` merges a mapping into another.
+    const docs = [...new Composer({ schema: 'core', uniqueKeys: false, intAsBigInt: false, merge: true }).compose(tokens)];
+    if (docs.length !== 1) throw new Error(docs.length === 0 ? 'empty document' : 'expected one YAML document');
+    const doc = docs[0];
+    const err = doc.errors[0];
+    if (err) {
+      const { line, col } = lines.linePos(err.pos[0]);
+      throw new Error(`${err.message.split('\n')[0]} at line ${line}, column ${col}`);
+    }
+    value = doc.toJS({ maxAliasCount: 100 });
+    if (findDuplicates) duplicates = yamlDuplicates(doc, lines);
+  } catch (e) {
+    throw fail((e as Error).message.split('\n')[0]);
+  }
+  if (valueExceedsDepth(value)) throw tooDeep();
+  return { value, duplicates };
+}
+
+/** Parses JSON text; malformed or too deeply nested input is a 400 naming what was wrong. */
+export function parseJson(text: string): unknown {
+  return readJson(text).value;
+}
+
+/**
+ * Parses JSON text: one walk for its depth, repeated keys (when asked) and
+ * the literal text of its numbers, then JSON.parse for the value.
+ */
+export function readJson(text: string, findDuplicates = false): ParsedBody {
+  if (text.trim() === '') throw errors.badRequest('the object provided is unrecognized: empty body');
+  const { duplicates, numberText } = scanJsonText(text, findDuplicates);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
+  }
+  return { value, duplicates: duplicates.map((f) => `duplicate field "${f}"`), numberText };
+}
+
+/**
+ * Parses a body in its format. Protobuf needs the schemas of the kinds that
+ * may arrive (built-in kinds only); without them it is a 415. Repeated keys
+ * are looked for when `findDuplicates` (fieldValidation Warn or Strict).
+ */
+export function parseBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup, findDuplicates = false): ParsedBody {
+  if (format === 'protobuf') {
+    if (!protobufSchemas) throw errors.unsupportedMediaType(vocabulary.protobufMediaType, bodyMediaTypes.slice(0, 2));
+    return { value: decodeProtobufObject(body, protobufSchemas), duplicates: [] };
+  }
+  const text = body.toString('utf8');
+  return format === 'yaml' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
+}
+
+/** The value of a body in its format (see parseBody). */
+export function decodeBody(body: Buffer, format: BodyFormat, protobufSchemas?: SchemaLookup): unknown {
+  return parseBody(body, format, protobufSchemas).value;
+}
+
