@@ -14,7 +14,7 @@ import type { Attributes, Authorizer } from '../auth/authz/authorizer.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
 import type { AuditAnnotation } from '../admission/types.js';
-import type { AuditRecord } from './audit/index.js';
+import type { AuditRecord } from './audit/event.js';
 import type { WatchHooks } from './handlers/watch.js';
 
 export interface RequestContext {
