@@ -6,7 +6,7 @@
 // text (scanJsonText), run before JSON.parse so that depth is refused before
 // anything is built; malformed text ends the walk and JSON.parse reports it.
 
-import { jsonTextExceedsDepth, maxNestingDepth, tooDeep } from './limits.js';
+import { closingQuote, jsonTextExceedsDepth, maxNestingDepth, tooDeep } from './limits.js';
 
 /** A step into a value: an object key or an array index. */
 export type Segment = string | number;
@@ -34,13 +34,17 @@ function walk(text: string, visit: Visitor): void {
   let i = 0;
   const segments: Segment[] = [];
 
-  const skipWs = () => { while (i < text.length && ' \t\n\r'.includes(text[i])) i++; };
+  const skipWs = () => {
+    for (let c = text.charCodeAt(i); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++i));
+  };
   /** Steps over a string; returns its value when `decode` (keys), else nothing. */
   const readString = (decode: boolean): string => {
-    const start = i++; // at the opening quote
-    while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
-    if (!decode) { i++; return ''; }
-    const raw = text.slice(start, ++i);
+    const start = i; // at the opening quote
+    i = closingQuote(text, start) + 1;
+    if (!decode) return '';
+    const raw = text.slice(start, i);
+    // Most keys have no escapes: their text is their value.
+    if (raw.indexOf('\\') < 0) return raw.slice(1, -1);
     try { return JSON.parse(raw) as string; } catch { return raw; }
   };
 

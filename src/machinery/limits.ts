@@ -22,17 +22,28 @@ export function tooDeep(what = 'the object provided'): ApiError {
   return errors.badRequest(`${what} is nested too deeply: exceeded max depth of ${maxNestingDepth}`);
 }
 
+/**
+ * The index of the quote that closes the JSON string whose opening quote is
+ * at `open` (text.length when it is not closed). Jumps from quote to quote
+ * (indexOf runs natively): a quote closes unless an odd run of backslashes
+ * precedes it.
+ */
+export function closingQuote(text: string, open: number): number {
+  for (let at = text.indexOf('"', open + 1); at >= 0; at = text.indexOf('"', at + 1)) {
+    let slashes = 0;
+    while (text.charCodeAt(at - 1 - slashes) === 0x5c /* \ */) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
+  return text.length;
+}
+
 /** Whether JSON text nests deeper than `max`: one pass over the text, strings skipped. */
 export function jsonTextExceedsDepth(text: string, max = maxNestingDepth): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 /* " */) {
-      for (i++; i < text.length; i++) {
-        const s = text.charCodeAt(i);
-        if (s === 0x5c /* \ */) i++;
-        else if (s === 0x22) break;
-      }
+      i = closingQuote(text, i);
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
       if (++depth > max) return true;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {

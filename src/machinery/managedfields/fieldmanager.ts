@@ -127,6 +127,8 @@ export function applyObject(live: JsonObject | undefined, config: JsonObject, op
  * taken from other managers without conflict. managedFields the request sets
  * are honoured (a list of one empty entry clears them first); an empty or
  * unreadable list keeps the live ones, as does any sub-resource write.
+ * Neither input is changed; the answer shares all but its top level and its
+ * metadata with `next`.
  */
 export function updateManagedFields(live: JsonObject | undefined, next: JsonObject, opts: UpdateOptions): FieldManagerResult {
   // The walks below recurse per level: the written object (its managedFields included) must be within the limit.
@@ -146,7 +148,8 @@ export function updateManagedFields(live: JsonObject | undefined, next: JsonObje
     times.set(id, timestamp(opts.now));
   }
   const result = capUpdateManagers({ sets, times }, opts.maxUpdateManagers ?? defaultMaxUpdateManagers);
-  return withManagedFields(clone(next), result);
+  // A new object and a new metadata; the rest is `next`'s own (the caller's to change, never this function's).
+  return withManagedFields({ ...next, metadata: isObject(next.metadata) ? { ...next.metadata } : {} }, result);
 }
 
 function managedFieldsOf(obj: JsonObject | undefined): unknown {
@@ -175,10 +178,11 @@ function baseManaged(live: JsonObject | undefined, next: JsonObject, ignoreReque
   return decodeLenient(live);
 }
 
+/** `obj` without metadata.managedFields; shares everything else with it (the walks here only read). */
 function withoutManagedFields(obj: JsonObject): JsonObject {
-  const copy = clone(obj);
-  if (isObject(copy.metadata)) delete copy.metadata.managedFields;
-  return copy;
+  if (!isObject(obj.metadata) || !Object.hasOwn(obj.metadata, 'managedFields')) return obj;
+  const { managedFields: _m, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
 }
 
 function withManagedFields(object: JsonObject, managed: Managed): FieldManagerResult {
