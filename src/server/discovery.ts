@@ -9,8 +9,9 @@ import { apiVersionOf, KindDefinition } from '../api/kind.js';
 import { verbsOf, type RestDescription, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
 
-/** The upstream release whose API this server speaks; kubectl compares minors for skew. */
-export const compatibleRelease = { major: '1', minor: '32', patch: '0' };
+import { compatibleRelease } from '../machinery/release.js';
+
+export { compatibleRelease };
 
 export function versionInfo(packageVersion: string) {
   return {

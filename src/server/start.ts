@@ -15,6 +15,7 @@ import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
 import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
+import { enabledPluginNames } from '../admission/plugin-names.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
 import type { KindDefinition } from '../api/kind.js';
 import { InformerFactory, type InformerSubscription } from '../client/informer.js';
@@ -37,6 +38,7 @@ import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
+import { servedApiVersions } from './apiversions.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
 import { versionInfo } from './discovery.js';
@@ -104,6 +106,8 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
+  // Before anything is opened: a refused --runtime-config leaves nothing behind.
+  const enablement = servedApiVersions(options.runtimeConfig, enabledPluginNames(options.enableAdmissionPlugins, options.disableAdmissionPlugins), (message) => log.warn(message));
   const identityFiles = await readIdentityFiles(options, log);
   const authorizationFiles = await readAuthorizationFiles(options);
   // Plugins read through the registry they guard, so they reach it late.
@@ -147,7 +151,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // What the server itself asks of the store is timed; the metrics' own counting is not.
   const timed = timedBackend(backend, requestMetrics.storageObserver);
   const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
-  registry = new Registry(builtinKinds, timed, admission.chain, caches);
+  registry = new Registry(builtinKinds, timed, admission.chain, caches, enablement);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.
   const informers = new InformerFactory(new InProcessClient(registry, `${product.name}-apiserver`));
