@@ -97,6 +97,8 @@ export interface StartOptions {
   /** Variables added to the child's environment. */
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** A script taking the CLI's flags to run instead of the CLI (a server with bench kinds added). */
+  entry?: string;
 }
 
 export async function startBenchServer(opts: StartOptions): Promise<BenchServer> {
@@ -104,7 +106,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
   const port = await freePort();
   const kubeconfigPath = join(opts.dataDir, 'admin.kubeconfig');
   const args = [
-    ...(opts.nodeArgs ?? []), cliPath,
+    ...(opts.nodeArgs ?? []), opts.entry ?? cliPath,
     '--secure-port', String(port), '--data-dir', opts.dataDir,
     '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
   ];

@@ -24,6 +24,7 @@ import type { Lifecycle } from './lifecycle.js';
 import { requestLog } from './requestlog.js';
 import { nowMicros } from '../machinery/time.js';
 import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
+import type { DeprecatedApis } from './deprecation.js';
 
 export interface AppParts {
   registry: Registry;
@@ -49,6 +50,8 @@ export interface AppParts {
   lifecycle?: Lifecycle;
   /** One log line per request (-v 3). */
   logRequests?: boolean;
+  /** Signals requests to deprecated versions (Warning, audit annotations, gauge). */
+  deprecatedApis?: DeprecatedApis;
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
@@ -93,7 +96,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     }
     if (info.isResourceRequest) {
       if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.noSuchResource();
-      return serveResource(parts.registry, ctx);
+      return serveResource(parts.registry, ctx, parts.deprecatedApis && ((rest, scope) => parts.deprecatedApis!.observe(rest, scope)));
     }
     throw errors.noSuchResource();
   };

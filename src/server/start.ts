@@ -39,6 +39,7 @@ import { startControllerManager, ControllerManager } from '../controllers/index.
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
 import { servedApiVersions } from './apiversions.js';
+import { DeprecatedApis } from './deprecation.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
 import { versionInfo } from './discovery.js';
@@ -207,6 +208,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     auditor,
     lifecycle,
     logRequests: options.verbosity >= 3,
+    deprecatedApis: new DeprecatedApis(metrics.registry),
   });
 
   const server: Server = createServer({
