@@ -25,6 +25,7 @@ import { requestLog } from './requestlog.js';
 import { nowMicros } from '../machinery/time.js';
 import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
 import type { DeprecatedApis } from './deprecation.js';
+import type { FeatureGates } from '../machinery/featuregates.js';
 
 export interface AppParts {
   registry: Registry;
@@ -50,13 +51,15 @@ export interface AppParts {
   lifecycle?: Lifecycle;
   /** One log line per request (-v 3). */
   logRequests?: boolean;
+  /** The feature gates of this start (absent: upstream's defaults). */
+  features?: FeatureGates;
   /** Signals requests to deprecated versions (Warning, audit annotations, gauge). */
   deprecatedApis?: DeprecatedApis;
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
   const registry = parts.registry;
-  const discovery = new Discovery(registry);
+  const discovery = new Discovery(registry, { storageVersionHash: parts.features?.enabled('StorageVersionHash') ?? true });
   let namespaceSubresources = { generation: -1, names: new Set<string>() };
   const namespaceSubresourcesNow = () => {
     if (namespaceSubresources.generation !== registry.generation) {

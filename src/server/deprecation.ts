@@ -12,6 +12,7 @@ import { productKey } from '../machinery/vocabulary.js';
 import { warningHeader } from './negotiation.js';
 import type { RestObject } from '../registry/rest.js';
 import type { RequestContext } from './filters.js';
+import { declareMetric } from './metrics.js';
 
 export const deprecatedAnnotation = productKey('deprecated');
 export const removedReleaseAnnotation = productKey('removed-release');
@@ -42,12 +43,11 @@ export class DeprecatedApis {
   private readonly known = new WeakMap<RestObject, Signals | null>();
 
   constructor(registry: MetricRegistry) {
-    this.gauge = new Gauge({
+    this.gauge = new Gauge(declareMetric(registry, {
       name: 'apiserver_requested_deprecated_apis',
       help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
-      labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
-      registers: [registry],
-    });
+      labelNames: [...labelNames], stability: 'STABLE',
+    }));
   }
 
   /** Signals a request served by `rest` when its version is deprecated: header now, annotations for the audit event, the gauge. */
