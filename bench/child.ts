@@ -97,8 +97,11 @@ export interface StartOptions {
   /** Variables added to the child's environment. */
   env?: Record<string, string>;
   timeoutMs?: number;
-  /** The built CLI to start (default: this checkout's); another build of the project, for a side-by-side run. */
-  cliPath?: string;
+  /**
+   * A script taking the CLI's flags to run instead of this checkout's CLI:
+   * another build of the project, or a server with bench kinds added.
+   */
+  entry?: string;
 }
 
 export async function startBenchServer(opts: StartOptions): Promise<BenchServer> {
@@ -106,7 +109,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
   const port = await freePort();
   const kubeconfigPath = join(opts.dataDir, 'admin.kubeconfig');
   const args = [
-    ...(opts.nodeArgs ?? []), opts.cliPath ?? cliPath,
+    ...(opts.nodeArgs ?? []), opts.entry ?? cliPath,
     '--secure-port', String(port), '--data-dir', opts.dataDir,
     '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
   ];

@@ -77,7 +77,7 @@ export async function benchCodec(opts: CodecBenchOptions): Promise<Row[]> {
     for (const [name, cliPath] of [['this build', undefined], [commit, baseline.cliPath]] as const) {
       const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-codec-'));
       dirs.push(dataDir);
-      const server = await startBenchServer({ dataDir, cliPath });
+      const server = await startBenchServer({ dataDir, entry: cliPath });
       const load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: CONCURRENCY });
       sides.push({ name, server, load, watchers: new WatcherPool(server.url, server.creds, 2), cpu: { get: [], list: [], create: [], watchedCreate: [] } });
     }

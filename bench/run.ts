@@ -16,7 +16,8 @@
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
 // rows (bench/watchcache.ts, prefixed `cache:`) and the raw storage rows.
 // Then gets at a converted version beside the stored one (bench/versions.ts),
-// and the stored version's reads, watch events and creates beside the last
+// at a deprecated version beside a current one (bench/deprecation.ts), and
+// the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a second worktree (bench/codec.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
@@ -388,6 +389,7 @@ async function main(): Promise<void> {
   if (withStore) rows.push(...(await storeRows()));
   rows.push(...(await benchAdmission({ quick, progress })), ...(await (await import('./audit.js')).benchAudit({ quick, progress })));
   rows.push(...(await (await import('./versions.js')).benchVersions({ quick, progress })));
+  rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));

@@ -3,6 +3,7 @@
 // each plugin (controller) and of each webhook call, webhook rejections by
 // cause, webhook calls by answer and webhooks that failed open.
 
+import { declareMetric } from '../server/metrics.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Operation } from './types.js';
 
@@ -30,37 +31,42 @@ export class AdmissionMetrics {
   private readonly failOpen: Counter;
 
   constructor(registry: Registry) {
-    const registers = [registry];
-    this.step = new Histogram({
+    this.step = new Histogram(declareMetric(registry, {
       name: 'apiserver_admission_step_admission_duration_seconds',
       help: 'Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).',
-      labelNames: ['type', 'operation', 'rejected'], buckets: phaseBuckets, registers,
-    });
-    this.controller = new Histogram({
+      labelNames: ['type', 'operation', 'rejected'], buckets: phaseBuckets,
+      stability: 'STABLE',
+    }));
+    this.controller = new Histogram(declareMetric(registry, {
       name: 'apiserver_admission_controller_admission_duration_seconds',
       help: 'Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
-      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: phaseBuckets, registers,
-    });
-    this.webhook = new Histogram({
+      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: phaseBuckets,
+      stability: 'STABLE',
+    }));
+    this.webhook = new Histogram(declareMetric(registry, {
       name: 'apiserver_admission_webhook_admission_duration_seconds',
       help: 'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
-      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: webhookBuckets, registers,
-    });
-    this.rejections = new Counter({
+      labelNames: ['name', 'type', 'operation', 'rejected'], buckets: webhookBuckets,
+      stability: 'STABLE',
+    }));
+    this.rejections = new Counter(declareMetric(registry, {
       name: 'apiserver_admission_webhook_rejection_count',
       help: 'Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code. Codes greater than 600 are truncated to 600.',
-      labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'], registers,
-    });
-    this.requests = new Counter({
+      labelNames: ['name', 'type', 'operation', 'error_type', 'rejection_code'],
+      stability: 'ALPHA',
+    }));
+    this.requests = new Counter(declareMetric(registry, {
       name: 'apiserver_admission_webhook_request_total',
       help: 'Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600.',
-      labelNames: ['name', 'type', 'operation', 'code', 'rejected'], registers,
-    });
-    this.failOpen = new Counter({
+      labelNames: ['name', 'type', 'operation', 'code', 'rejected'],
+      stability: 'ALPHA',
+    }));
+    this.failOpen = new Counter(declareMetric(registry, {
       name: 'apiserver_admission_webhook_fail_open_count',
       help: 'Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).',
-      labelNames: ['name', 'type'], registers,
-    });
+      labelNames: ['name', 'type'],
+      stability: 'ALPHA',
+    }));
   }
 
   observeStep(type: StepType, operation: Operation, rejected: boolean, seconds: number): void {

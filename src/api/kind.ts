@@ -98,10 +98,16 @@ export interface KindVersion {
   /** Whether clients can reach the kind at this version. */
   served: boolean;
   deprecated: boolean;
-  /** Warning sent with every answer at a deprecated version (a default one when absent). */
+  /** Warning sent with every answer at a deprecated version (upstream's wording from the fields below when absent). */
   deprecationWarning?: string;
+  /** The release (`1.19`) that deprecated the version, for the warning. */
+  deprecatedRelease?: string;
+  /** What to use instead, for the warning (`events.plat.io/v1 Event`). */
+  replacement?: string;
   /** The release (`1.25`) that removes the version; from then on it is not served. */
   removedRelease?: string;
+  /** Served without `--runtime-config` asking (absent: unless the version is alpha, as upstream). */
+  enabledByDefault?: boolean;
   schema: Schema;
   printerColumns: PrinterColumn[];
   fieldSelectors: Record<string, (obj: KubeObject) => string>;
@@ -173,7 +179,7 @@ export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'sh
     /** The versions besides the stored one (`version`, with `schema`), each with its conversions. */
     otherVersions?: VersionDeclaration[];
     /** Whether the stored version is served, deprecated, removed (served and current unless said). */
-    storedVersion?: Partial<Pick<KindVersion, 'served' | 'deprecated' | 'deprecationWarning' | 'removedRelease'>>;
+    storedVersion?: Partial<Pick<KindVersion, 'served' | 'deprecated' | 'deprecationWarning' | 'deprecatedRelease' | 'replacement' | 'removedRelease' | 'enabledByDefault'>>;
   };
 
 export function defineKind(declaration: KindDeclaration): KindDefinition {
@@ -247,6 +253,11 @@ export function kindAt(kind: KindDefinition, v: KindVersion): KindDefinition {
 /** The versions of a kind clients can reach, the stored one first. */
 export function servedVersions(kind: KindDefinition): KindVersion[] {
   return kind.versions.filter((v) => v.served);
+}
+
+/** The declared version of a kind served as `group`/`version`, if any (a view from kindAt keeps the kind's versions). */
+export function declaredVersion(kind: KindDefinition, group: string, version: string): KindVersion | undefined {
+  return kind.versions.find((v) => v.group === group && v.name === version);
 }
 
 export function apiVersionOf(k: Pick<KindDefinition, 'group' | 'version'>): string {

@@ -8,6 +8,7 @@ import { auditModes, defaultServerOptions, type ServerOptions } from '../server/
 import { backendKinds, isSharedStore } from '../storage/index.js';
 import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
+import { parseRuntimeConfig } from '../api/versioning.js';
 
 export const commandName = `${product.name}-apiserver`;
 
@@ -260,6 +261,47 @@ export const admissionFlags: readonly Flag[] = [
 ];
 
 // ---------------------------------------------------------------------------
+// Versioning: which API versions are served, feature gates, hidden metrics.
+
+/** `--runtime-config`: `key[=value]` pairs, comma-separated and repeatable (upstream's ConfigurationMap). */
+export const runtimeConfigType: FlagType<[string, string][]> = {
+  label: 'mapStringString',
+  parse: (raw, previous) => parseRuntimeConfig(raw, previous),
+  format: (pairs) => `[${pairs.map(([k, v]) => (v === '' ? k : `${k}=${v}`)).join(',')}]`,
+};
+
+/** `--feature-gates`: `Name=bool` pairs, comma-separated and repeatable (pflag's mapStringBool); a later name replaces an earlier one. */
+export const featureGatesType: FlagType<[string, boolean][]> = {
+  label: 'mapStringBool',
+  parse(raw, previous) {
+    const gates = new Map(previous ?? []);
+    for (const part of raw.split(',')) {
+      if (part.trim() === '') continue;
+      const equals = part.indexOf('=');
+      if (equals <= 0) throw new Error(`missing bool value for ${part.trim()}`);
+      const name = part.slice(0, equals).trim();
+      const value = part.slice(equals + 1).trim();
+      let on: boolean;
+      try {
+        on = boolType.parse(value, undefined);
+      } catch {
+        throw new Error(`invalid value of ${name}=${value}, err: strconv.ParseBool: parsing ${JSON.stringify(value)}: invalid syntax`);
+      }
+      gates.delete(name);
+      gates.set(name, on);
+    }
+    return [...gates];
+  },
+  format: (gates) => `[${gates.map(([k, v]) => `${k}=${v}`).join(',')}]`,
+};
+
+const versioningFlags: readonly Flag[] = [
+  option('runtime-config', runtimeConfigType, 'runtimeConfig', 'key[=value] pairs turning API versions on and off: <group>/<version> (v1 for the core group), <group>/<version>/<resource>, api/all, api/ga, api/beta, api/alpha; an omitted value is true. Alpha versions are off unless turned on; removed versions cannot be named.'),
+  option('feature-gates', featureGatesType, 'featureGates', 'Name=true|false pairs of feature gates (comma-separated). Upstream API-server gates this server does not implement are accepted with a warning; an unknown gate, or turning off a GA gate locked on, is refused.'),
+  option('show-hidden-metrics-for-version', stringType, 'showHiddenMetricsForVersion', 'The previous minor release (the only value accepted, e.g. 1.31): show the metrics it deprecated, which are hidden otherwise.', 'none'),
+];
+
+// ---------------------------------------------------------------------------
 // Authorization: which modules decide, and their files.
 
 /** `--authorization-mode`: comma-separated, each a mode this server has. */
@@ -424,6 +466,7 @@ export const serverFlags: readonly Flag[] = [
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
   ...identityFlags,
   ...admissionFlags,
+  ...versioningFlags,
   ...authorizationFlags,
   ...certificateSigningFlags,
   ...externalIdentityFlags,
@@ -541,6 +584,8 @@ function cloneOptions(options: ServerOptions): ServerOptions {
     controllers: [...options.controllers],
     enableAdmissionPlugins: [...options.enableAdmissionPlugins],
     disableAdmissionPlugins: [...options.disableAdmissionPlugins],
+    runtimeConfig: [...options.runtimeConfig],
+    featureGates: [...options.featureGates],
     authorizationMode: [...options.authorizationMode],
   };
 }

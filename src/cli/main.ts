@@ -20,6 +20,9 @@ import { TokenFileError } from '../auth/authn/tokenfile.js';
 import { AuthorizationConfigError } from '../server/authorization.js';
 import { IdentityConfigError } from '../server/identity.js';
 import { AuditConfigError } from '../server/audit/index.js';
+import { RuntimeConfigError } from '../api/versioning.js';
+import { FeatureGateError } from '../machinery/featuregates.js';
+import { MetricsConfigError } from '../server/metrics.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
 function startFailure(e: unknown, options: ServerOptions): string | undefined {
@@ -32,7 +35,7 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   // The store answered 503/504 while the server set itself up: it cannot be reached.
   if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
   if (e instanceof KeyMaterialError || e instanceof TokenFileError || e instanceof AuthorizationConfigError || e instanceof IdentityConfigError) return e.message;
-  if (e instanceof AdmissionConfigError || e instanceof AuditConfigError) return e.message;
+  if (e instanceof AdmissionConfigError || e instanceof AuditConfigError || e instanceof RuntimeConfigError || e instanceof FeatureGateError || e instanceof MetricsConfigError) return e.message;
   return undefined;
 }
 

@@ -6,7 +6,8 @@
 // of every change.
 
 import { ApiError } from '../machinery/errors.js';
-import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { declaredVersion, isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { ApiEnablement } from '../api/versioning.js';
 import type { Backend } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission } from '../admission/types.js';
@@ -23,7 +24,15 @@ export class Registry {
   /** Bumped on every change, so that derived documents know when to rebuild. */
   generation = 0;
 
-  constructor(kinds: KindDefinition[], readonly backend: Backend, private readonly admission: Admission = admitAll, private readonly caches?: CacheSet) {
+  /**
+   * `enablement` decides which versions and resources are served (removed
+   * versions, --runtime-config, alpha off by default): a REST object it turns
+   * off is never added, so routes, discovery and OpenAPI never see it, while
+   * the kind's store stays for the versions still served and for the server's
+   * own work.
+   */
+  constructor(kinds: KindDefinition[], readonly backend: Backend, private readonly admission: Admission = admitAll, private readonly caches?: CacheSet,
+    readonly enablement: ApiEnablement = ApiEnablement.defaults()) {
     for (const kind of kinds) this.addKind(kind);
   }
 
@@ -39,8 +48,10 @@ export class Registry {
     const store = new ResourceStore(kind, this.backend, this.admission, this.caches);
     this.stores.set(id, store);
     // Every served version has the resource and its sub-resources; those of other versions than the stored one convert.
-    const storedServed = kind.versions.some((v) => v.name === kind.version && v.served);
-    const versions: (VersionCodec | undefined)[] = [...(storedServed ? [undefined] : []), ...codecsOf(kind)];
+    const stored = declaredVersion(kind, kind.group, kind.version);
+    const storedServed = stored !== undefined && stored.served && this.enablement.serves(kind.group, stored, kind.plural);
+    const others = codecsOf(kind).filter((c) => this.enablement.serves(c.served.group, declaredVersion(kind, c.served.group, c.served.version)!, kind.plural));
+    const versions: (VersionCodec | undefined)[] = [...(storedServed ? [undefined] : []), ...others];
     const rests = versions.flatMap((codec) => [storedResource(store, codec), ...Object.entries(kind.subresources).map(([name, declaration]) =>
       isViewSubresource(declaration) ? viewSubresource(store, name, declaration, codec) : partSubresource(store, name, declaration, codec))]);
     for (const rest of rests) this.rests.set(idOf(rest), rest);
@@ -63,6 +74,8 @@ export class Registry {
 
   /** Serves a REST object that is not a stored kind's (a review, a create sub-resource). */
   addRest(rest: RestObject): void {
+    const d = rest.describe;
+    if (!this.enablement.serves(d.group, declaredVersion(d.parentKind, d.group, d.version) ?? { name: d.version }, d.resource)) return;
     const id = idOf(rest);
     if (this.rests.has(id)) throw new Error(`${id} is served already`);
     this.rests.set(id, rest);

@@ -24,6 +24,8 @@ import type { Lifecycle } from './lifecycle.js';
 import { requestLog } from './requestlog.js';
 import { nowMicros } from '../machinery/time.js';
 import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
+import type { DeprecatedApis } from './deprecation.js';
+import type { FeatureGates } from '../machinery/featuregates.js';
 
 export interface AppParts {
   registry: Registry;
@@ -49,11 +51,15 @@ export interface AppParts {
   lifecycle?: Lifecycle;
   /** One log line per request (-v 3). */
   logRequests?: boolean;
+  /** The feature gates of this start (absent: upstream's defaults). */
+  features?: FeatureGates;
+  /** Signals requests to deprecated versions (Warning, audit annotations, gauge). */
+  deprecatedApis?: DeprecatedApis;
 }
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
   const registry = parts.registry;
-  const discovery = new Discovery(registry);
+  const discovery = new Discovery(registry, { storageVersionHash: parts.features?.enabled('StorageVersionHash') ?? true });
   let namespaceSubresources = { generation: -1, names: new Set<string>() };
   const namespaceSubresourcesNow = () => {
     if (namespaceSubresources.generation !== registry.generation) {
@@ -93,7 +99,7 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
     }
     if (info.isResourceRequest) {
       if (info.apiPrefix === 'api' && info.apiGroup !== '') throw errors.noSuchResource();
-      return serveResource(parts.registry, ctx);
+      return serveResource(parts.registry, ctx, parts.deprecatedApis && ((rest, scope) => parts.deprecatedApis!.observe(rest, scope)));
     }
     throw errors.noSuchResource();
   };

@@ -9,8 +9,9 @@ import { apiVersionOf, KindDefinition } from '../api/kind.js';
 import { verbsOf, type RestDescription, type RestObject } from '../registry/rest.js';
 import type { Registry } from '../registry/registry.js';
 
-/** The upstream release whose API this server speaks; kubectl compares minors for skew. */
-export const compatibleRelease = { major: '1', minor: '32', patch: '0' };
+import { compatibleRelease } from '../machinery/release.js';
+
+export { compatibleRelease };
 
 export function versionInfo(packageVersion: string) {
   return {
@@ -58,7 +59,8 @@ export function aggregatedFormAsked(accept: string | undefined): AggregatedForm 
 }
 
 export class Discovery {
-  constructor(private readonly registry: Registry) {}
+  /** `storageVersionHash`: resource lists carry it (the StorageVersionHash feature gate, on by default). */
+  constructor(private readonly registry: Registry, private readonly opts: { storageVersionHash: boolean } = { storageVersionHash: true }) {}
 
   apiVersions(serverAddress: string) {
     return {
@@ -111,7 +113,7 @@ export class Discovery {
   resourceList(group: string, version: string) {
     const listed = this.listedResources(group, version);
     if (!listed) return undefined;
-    const resources = listed.rests.map((rest) => resourceEntry(rest, listed.shortNames));
+    const resources = listed.rests.map((rest) => resourceEntry(rest, listed.shortNames, this.opts.storageVersionHash));
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf({ group, version }), resources };
   }
 
@@ -179,7 +181,7 @@ function discoveredResources(rests: RestObject[], withShortNames: boolean): Reco
   }
   return [...entries.values()];
 }
-function resourceEntry(rest: RestObject, withShortNames: boolean): Record<string, unknown> {
+function resourceEntry(rest: RestObject, withShortNames: boolean, withStorageVersionHash: boolean): Record<string, unknown> {
   const d = rest.describe;
   const main = d.subresource === undefined;
   const entry: Record<string, unknown> = {
@@ -196,6 +198,6 @@ function resourceEntry(rest: RestObject, withShortNames: boolean): Record<string
   entry.verbs = verbsOf(rest);
   if (main && withShortNames && d.kind.shortNames.length) entry.shortNames = d.kind.shortNames;
   if (main && d.kind.categories.length) entry.categories = d.kind.categories;
-  if (main && d.stored) entry.storageVersionHash = storageVersionHash(d.codec?.stored ?? d.kind);
+  if (main && d.stored && withStorageVersionHash) entry.storageVersionHash = storageVersionHash(d.codec?.stored ?? d.kind);
   return entry;
 }

@@ -81,6 +81,14 @@ export interface ServerOptions extends ExternalIdentityOptions {
   /** AdmissionConfiguration file (YAML or JSON) with per-plugin configuration. */
   admissionControlConfigFile?: string;
 
+  // Versioning
+  /** --runtime-config: `key` -> value ('' when omitted), in the order given; a later key replaced an earlier one. */
+  runtimeConfig: [string, string][];
+  /** --feature-gates: gate name -> wanted state, in the order given. */
+  featureGates: [string, boolean][];
+  /** --show-hidden-metrics-for-version: the previous minor (`1.31`) shows the metrics it deprecated. */
+  showHiddenMetricsForVersion?: string;
+
   // Authorization
   /** --authorization-mode: the modules asked, in order (AlwaysAllow, AlwaysDeny, ABAC, RBAC, Webhook). */
   authorizationMode: string[];
@@ -172,6 +180,8 @@ export const defaultServerOptions: ServerOptions = {
   logLevel: 'info',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
+  runtimeConfig: [],
+  featureGates: [],
   authorizationMode: ['RBAC'],
   authorizationWebhookVersion: 'v1beta1',
   authorizationWebhookCacheAuthorizedTtlMs: 5 * 60 * 1000,

@@ -148,7 +148,8 @@ export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buff
     'Cache-Control': 'no-cache, private',
     ...opts.headers,
   };
-  if (opts.warnings?.length) headers.Warning = warningHeader(opts.warnings);
+  // After any warning set earlier on the response (a deprecated version's), not in its place.
+  if (opts.warnings?.length) headers.Warning = [...headerList(res.getHeader('Warning')), ...warningHeader(opts.warnings)];
   res.writeHead(code, headers);
   if (res.req?.method === 'HEAD') { res.end(); return; }
   if (parts.length === 1) { res.end(parts[0]); return; }
@@ -168,6 +169,10 @@ export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buff
 }
 
 const writeChunkBytes = 64 * 1024;
+
+function headerList(value: number | string | string[] | undefined): string[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [String(value)];
+}
 
 /** Sends an object in the negotiated representation. Views apply to resource answers, not to Status. */
 export function respond(res: ServerResponse, code: number, obj: KubeObject, rep: Representation, opts: RespondOptions & { include?: IncludeObject } = {}): void {

@@ -6,6 +6,7 @@
 // the number of series stays bounded. Per-label children are kept, so that a
 // request costs a few map lookups and no label hashing.
 
+import { declareMetric } from './metrics.js';
 import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'prom-client';
 import type { KindDefinition } from '../api/kind.js';
@@ -80,30 +81,31 @@ export class RequestMetrics {
   private roots = { generation: -1, types: new Map<string, string>() };
 
   constructor(metrics: MetricsRegistry, private readonly registry: () => Registry | undefined, gate: InflightGate, backend: () => Backend | undefined) {
-    const registers = [metrics];
-    this.total = new Counter({ name: 'apiserver_request_total', help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.', labelNames: [...requestLabels, 'dry_run', 'code'], registers });
-    this.duration = new Histogram({ name: 'apiserver_request_duration_seconds', help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.', labelNames: [...requestLabels, 'dry_run'], buckets: durationBuckets, registers });
-    this.sizes = new Histogram({ name: 'apiserver_response_sizes', help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.', labelNames: [...requestLabels], buckets: sizeBuckets, registers });
-    this.longRunning = new Gauge({ name: 'apiserver_longrunning_requests', help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.', labelNames: [...requestLabels], registers });
-    this.watchEvents = new Counter({ name: 'apiserver_watch_events_total', help: 'Number of events sent in watch clients', labelNames: ['group', 'version', 'kind'], registers });
-    this.watchers = new Gauge({ name: 'apiserver_registered_watchers', help: 'Number of currently registered watchers for a given resources', labelNames: ['group', 'version', 'kind'], registers });
-    this.storage = new Histogram({ name: 'etcd_request_duration_seconds', help: 'Etcd request latency in seconds for each operation and object type.', labelNames: ['operation', 'type'], buckets: storageBuckets, registers });
-    new Gauge({
+    this.total = new Counter(declareMetric(metrics, { name: 'apiserver_request_total', help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.', labelNames: [...requestLabels, 'dry_run', 'code'], stability: 'STABLE' }));
+    this.duration = new Histogram(declareMetric(metrics, { name: 'apiserver_request_duration_seconds', help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.', labelNames: [...requestLabels, 'dry_run'], buckets: durationBuckets, stability: 'STABLE' }));
+    this.sizes = new Histogram(declareMetric(metrics, { name: 'apiserver_response_sizes', help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.', labelNames: [...requestLabels], buckets: sizeBuckets, stability: 'STABLE' }));
+    this.longRunning = new Gauge(declareMetric(metrics, { name: 'apiserver_longrunning_requests', help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.', labelNames: [...requestLabels], stability: 'STABLE' }));
+    this.watchEvents = new Counter(declareMetric(metrics, { name: 'apiserver_watch_events_total', help: 'Number of events sent in watch clients', labelNames: ['group', 'version', 'kind'], stability: 'ALPHA' }));
+    this.watchers = new Gauge(declareMetric(metrics, { name: 'apiserver_registered_watchers', help: 'Number of currently registered watchers for a given resources', labelNames: ['group', 'version', 'kind'], stability: 'ALPHA' }));
+    this.storage = new Histogram(declareMetric(metrics, { name: 'etcd_request_duration_seconds', help: 'Etcd request latency in seconds for each operation and object type.', labelNames: ['operation', 'type'], buckets: storageBuckets, stability: 'ALPHA' }));
+    new Gauge(declareMetric(metrics, {
       name: 'apiserver_current_inflight_requests', help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
-      labelNames: ['request_kind'], registers,
+      labelNames: ['request_kind'],
       collect() {
         this.set({ request_kind: 'readOnly' }, gate.readOnly);
         this.set({ request_kind: 'mutating' }, gate.mutating);
       },
-    });
+      stability: 'STABLE',
+    }));
     const objectCounts = async () => this.objectCounts(backend());
-    new Gauge({
+    new Gauge(declareMetric(metrics, {
       name: 'apiserver_storage_objects', help: 'Number of stored objects at the time of last check split by kind.',
-      labelNames: ['resource'], registers,
+      labelNames: ['resource'],
       async collect() {
         for (const [resource, count] of await objectCounts()) this.set({ resource }, count);
       },
-    });
+      stability: 'STABLE',
+    }));
   }
 
   private seriesFor(ctx: RequestContext): Series {

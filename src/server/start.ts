@@ -15,6 +15,7 @@ import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
 import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
+import { enabledPluginNames } from '../admission/plugin-names.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
 import type { KindDefinition } from '../api/kind.js';
 import { InformerFactory, type InformerSubscription } from '../client/informer.js';
@@ -22,6 +23,7 @@ import { resources, resourceType, type ResourceHandle } from '../client/resource
 import { WorkQueue } from '../client/workqueue.js';
 import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
 import { Metrics } from './metrics.js';
+import type { Registry as MetricRegistry } from 'prom-client';
 import { PromWorkQueueMetrics } from './workqueuemetrics.js';
 import { Auditor } from './audit/index.js';
 import { InflightGate } from './inflight.js';
@@ -37,6 +39,9 @@ import { InProcessClient } from './inprocess.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
+import { servedApiVersions } from './apiversions.js';
+import { DeprecatedApis } from './deprecation.js';
+import { FeatureGates } from '../machinery/featuregates.js';
 import { defaultServerOptions, ServerOptions } from './options.js';
 import { OpenApiService } from './openapi/index.js';
 import { versionInfo } from './discovery.js';
@@ -54,6 +59,8 @@ export interface RunningServer {
   log: Logger;
   /** What the server serves; kinds and REST objects may be added and removed while it runs. */
   registry: Registry;
+  /** The metrics /metrics shows; metrics may be declared on it while the server runs (declareMetric). */
+  metricRegistry: MetricRegistry;
   stop(): Promise<void>;
   /** SIGTERM's way out: /readyz fails, the delay passes, requests and watches drain, then everything stops. */
   shutdown(): Promise<void>;
@@ -104,13 +111,17 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
+  // Before anything is opened: a refused --feature-gates or --runtime-config leaves nothing behind.
+  const { gates: features, warnings: featureWarnings } = FeatureGates.fromFlags(options.featureGates);
+  for (const warning of featureWarnings) log.warn(warning);
+  const enablement = servedApiVersions(options.runtimeConfig, enabledPluginNames(options.enableAdmissionPlugins, options.disableAdmissionPlugins), (message) => log.warn(message));
   const identityFiles = await readIdentityFiles(options, log);
   const authorizationFiles = await readAuthorizationFiles(options);
   // Plugins read through the registry they guard, so they reach it late.
   let registry: Registry | undefined;
   const authorization = buildAuthorization(authorizationFiles, (message, extra) => log.warn(extra, message));
   const authorizer = authorization.authorizer;
-  const metrics = new Metrics();
+  const metrics = new Metrics({ features, showHiddenMetricsForVersion: options.showHiddenMetricsForVersion });
   const auditor = await Auditor.create(options, metrics.registry, log);
   const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
   let rawBackend: Backend | undefined;
@@ -147,7 +158,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // What the server itself asks of the store is timed; the metrics' own counting is not.
   const timed = timedBackend(backend, requestMetrics.storageObserver);
   const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
-  registry = new Registry(builtinKinds, timed, admission.chain, caches);
+  registry = new Registry(builtinKinds, timed, admission.chain, caches, enablement);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.
   const informers = new InformerFactory(new InProcessClient(registry, `${product.name}-apiserver`));
@@ -203,6 +214,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     auditor,
     lifecycle,
     logRequests: options.verbosity >= 3,
+    deprecatedApis: new DeprecatedApis(metrics.registry),
+    features,
   });
 
   const server: Server = createServer({
@@ -282,7 +295,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
           renewDeadlineMs: options.leaderElectRenewDeadlineMs,
           retryPeriodMs: options.leaderElectRetryPeriodMs,
         },
-        identity: { instance: address },
+        ...(features.enabled('APIServerIdentity') ? { identity: { instance: address } } : {}),
       } : {}),
     },
   );
@@ -311,7 +324,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     await backend.close();
   };
   return {
-    url, port, kubeconfigPath, options, log, registry, controllerManager, stop,
+    url, port, kubeconfigPath, options, log, registry, controllerManager, stop, metricRegistry: metrics.registry,
     async shutdown() {
       await lifecycle.drain(server);
       await stop();

@@ -4,6 +4,7 @@
 // gauges are read from the live queues when /metrics is collected, so an idle
 // server does no bookkeeping for them.
 
+import { declareMetric } from './metrics.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { QueueGauges, QueueObserver, WorkQueueMetrics } from '../client/workqueue.js';
 
@@ -19,24 +20,24 @@ export class PromWorkQueueMetrics implements WorkQueueMetrics {
   private readonly live = new Map<string, () => QueueGauges>();
 
   constructor(registry: Registry) {
-    const registers = [registry];
     const labelNames = ['name'];
-    this.adds = new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames, registers });
-    this.retries = new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames, registers });
-    this.queueDuration = new Histogram({
-      name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested.', labelNames, buckets, registers,
-    });
-    this.workDuration = new Histogram({
-      name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes.', labelNames, buckets, registers,
-    });
+    // ALPHA (the default), as upstream's workqueue metrics.
+    this.adds = new Counter(declareMetric(registry, { name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames }));
+    this.retries = new Counter(declareMetric(registry, { name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames }));
+    this.queueDuration = new Histogram(declareMetric(registry, {
+      name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested.', labelNames, buckets,
+    }));
+    this.workDuration = new Histogram(declareMetric(registry, {
+      name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes.', labelNames, buckets,
+    }));
     const live = this.live;
-    const gauge = (name: string, help: string, read: (g: QueueGauges) => number) => new Gauge({
-      name, help, labelNames, registers,
+    const gauge = (name: string, help: string, read: (g: QueueGauges) => number) => new Gauge(declareMetric(registry, {
+      name, help, labelNames,
       collect() {
         this.reset();
         for (const [queue, gauges] of live) this.set({ name: queue }, read(gauges()));
       },
-    });
+    }));
     gauge('workqueue_depth', 'Current depth of workqueue', (g) => g.depth);
     gauge('workqueue_unfinished_work_seconds',
       'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.',

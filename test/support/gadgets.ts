@@ -53,3 +53,21 @@ export const versionedGadgets: KindDefinition = defineKind({
   }],
 });
 
+
+/** The shape of gadgets at the versions below: v1's, relabelled. */
+const sameShape = (name: string) => ({
+  name, schema: gadgets.schema, definitionName: `test.gadgets.${name}.Gadget`, toStored: (g: KubeObject) => g, fromStored: (g: KubeObject) => g,
+});
+
+/**
+ * Gadgets at each level: v1 (GA, stored), v1beta1 (beta, deprecated in 1.30
+ * and removed in 1.35, upstream's way) and v1alpha1 (alpha: off unless
+ * --runtime-config turns it on).
+ */
+export const leveledGadgets: KindDefinition = defineKind({
+  ...gadgets,
+  otherVersions: [
+    { ...sameShape('v1beta1'), deprecated: true, deprecatedRelease: '1.30', removedRelease: '1.35', replacement: `${gadgetGroup}/v1 Gadget` },
+    sameShape('v1alpha1'),
+  ],
+});

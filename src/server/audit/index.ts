@@ -11,6 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
+import { declareMetric } from '../metrics.js';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
@@ -65,14 +66,14 @@ export class Auditor {
   ) {
     // Counted in a plain number and handed to the counter when scraped: nothing per event.
     const count = () => this.eventCount;
-    new Counter({
-      name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.', registers: [registry],
+    new Counter(declareMetric(registry, {
+      name: 'apiserver_audit_event_total', help: 'Counter of audit events generated and sent to the audit backend.',
       collect() {
         this.reset();
         this.inc(count());
       },
-    });
-    this.errors = new Counter({ name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.', labelNames: ['plugin'], registers: [registry] });
+    }));
+    this.errors = new Counter(declareMetric(registry, { name: 'apiserver_audit_error_total', help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.', labelNames: ['plugin'] }));
   }
 
   /** The auditor the options ask for; undefined without a policy or without any backend. */

@@ -117,12 +117,16 @@ function capability<K extends keyof Capabilities>(rest: RestObject, name: K): Ca
   return f as Capabilities[K];
 }
 
-/** Serves one resource request through the REST object its path names. */
-export async function serveResource(registry: Registry, scope: RequestContext): Promise<void> {
+/**
+ * Serves one resource request through the REST object its path names;
+ * `found` hears of that object first (the deprecation signals).
+ */
+export async function serveResource(registry: Registry, scope: RequestContext, found?: (rest: RestObject, scope: RequestContext) => void): Promise<void> {
   const { query, res } = scope;
   const info = scope.info!;
   const rest = registry.rest(info.apiGroup, info.apiVersion, info.resource!, info.subresource);
   if (!rest) throw errors.noSuchResource();
+  found?.(rest, scope);
   const d = rest.describe;
   // A cluster-scoped resource has no namespaced paths (a namespace's own path sets namespace too, as upstream).
   const ownNamespacePath = d.parentKind.group === '' && d.resource === 'namespaces';

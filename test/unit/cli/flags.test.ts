@@ -68,6 +68,9 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['controllers', '*,-root-ca-cert-publisher', { controllers: ['*', '-root-ca-cert-publisher'] }],
   ['enable-admission-plugins', 'AlwaysDeny,NamespaceExists', { enableAdmissionPlugins: ['AlwaysDeny', 'NamespaceExists'] }],
   ['disable-admission-plugins', 'NamespaceLifecycle', { disableAdmissionPlugins: ['NamespaceLifecycle'] }],
+  ['runtime-config', 'api/alpha,batch/v1=false, v1 = true', { runtimeConfig: [['api/alpha', ''], ['batch/v1', 'false'], ['v1', 'true']] }],
+  ['feature-gates', 'A=true, B=f', { featureGates: [['A', true], ['B', false]] }],
+  ['show-hidden-metrics-for-version', '1.31', { showHiddenMetricsForVersion: '1.31' }],
   ['admission-control-config-file', '/etc/admission.yaml', { admissionControlConfigFile: '/etc/admission.yaml' }],
   ['authorization-mode', 'RBAC,ABAC,Webhook', { authorizationMode: ['RBAC', 'ABAC', 'Webhook'] }],
   ['authorization-policy-file', '/etc/abac.jsonl', { authorizationPolicyFile: '/etc/abac.jsonl' }],
@@ -193,6 +196,13 @@ describe('parseFlags', () => {
     for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']) {
       assert.equal(options([`--log-level=${level}`]).logLevel, level);
     }
+  });
+
+  it('reads --runtime-config as a configuration map (a later key replaces an earlier one) and --feature-gates as name=bool pairs', () => {
+    assert.deepEqual(options(['--runtime-config=api/all=false,v1', '--runtime-config', 'api/all=true']).runtimeConfig, [['v1', ''], ['api/all', 'true']]);
+    assert.deepEqual(options(['--feature-gates=A=true', '--feature-gates=B=false,A=false']).featureGates, [['B', false], ['A', false]]);
+    rejects(['--feature-gates=A'], /missing bool value for A/, '--feature-gates', 'A');
+    rejects(['--feature-gates=A=yes'], /invalid value of A=yes/, '--feature-gates', 'A=yes');
   });
 
   it('reads the identity flags: audiences as lists, token lifetimes within upstream\'s bounds, anonymous unset by default', () => {

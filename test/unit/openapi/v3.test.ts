@@ -27,6 +27,8 @@ const widgetSchema = {
 const widgets = defineKind({
   group: productGroup('widgets'), version: 'v1alpha1', kind: 'Widget', plural: 'widgets', scope: 'Cluster',
   definitionName: 'test.widgets.v1alpha1.Widget', schema: widgetSchema,
+  // An alpha version is served only when asked for (--runtime-config, or its declaration, as here).
+  storedVersion: { enabledByDefault: true },
 });
 const service = new OpenApiService(catalogRegistry([...builtinKinds, widgets]));
 const { index, docs } = service.v3Documents();
