@@ -2,6 +2,7 @@
 // Grammar as upstream: `a=b,c!=d,e in (x,y),f notin (z),g,!h` for labels;
 // `a=b,c==d,e!=f` for fields.
 
+import { goQuote } from './goquote.js';
 import { errors, FieldError, fieldErrors } from './errors.js';
 import { validateLabels } from './objectmeta.js';
 import { ownValue } from './ownkeys.js';
@@ -126,7 +127,17 @@ function unescapeFieldValue(v: string): string {
   return v.replace(/\\(.)/g, '$1');
 }
 
-export function parseFieldSelector(text: string | null | undefined, supported: (field: string) => boolean): FieldSelector {
+/**
+ * Upstream's answer for a field the kind does not select on: a kind that
+ * declares field selectors of its own says `field label not supported`, one
+ * that does not gets the default conversion's list of the two it has.
+ */
+export function unsupportedFieldMessage(field: string, kindHasOwnFields: boolean): string {
+  return kindHasOwnFields ? `field label not supported: ${field}` : `${goQuote(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
+}
+
+export function parseFieldSelector(text: string | null | undefined, supported: (field: string) => boolean,
+  unsupported: (field: string) => string = (f) => unsupportedFieldMessage(f, true)): FieldSelector {
   const whole = (text ?? '').trim();
   if (!whole) return new FieldSelector([]);
   const reqs: FieldRequirement[] = [];
@@ -134,7 +145,7 @@ export function parseFieldSelector(text: string | null | undefined, supported: (
     const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(term.trim());
     if (!m) throw errors.badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
     const field = m[1].trim();
-    if (!supported(field)) throw errors.badRequest(`field label not supported: ${field}`);
+    if (!supported(field)) throw errors.badRequest(unsupported(field));
     reqs.push({ field, operator: m[2] === '!=' ? '!=' : '=', value: unescapeFieldValue(m[3]) });
   }
   return new FieldSelector(reqs);

@@ -5,7 +5,8 @@
 import { errors, fieldErrors, Qualified } from '../machinery/errors.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { hasOwn, ownValue } from '../machinery/ownkeys.js';
-import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector } from '../machinery/selectors.js';
+import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector, unsupportedFieldMessage } from '../machinery/selectors.js';
+import type { VersionCodec } from '../api/codec.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
 import type { CacheSet, WatchCache } from '../storage/cache/index.js';
@@ -17,7 +18,10 @@ import { storageFailure } from './storage-errors.js';
 
 export interface ListOptions {
   labelSelector?: string | null;
+  /** Fields as the version read names them (`version`, the stored one when absent). */
   fieldSelector?: string | null;
+  /** The served version a read is made at, when not the stored one. */
+  version?: VersionCodec;
   limit?: number;
   continue?: string | null;
   resourceVersion?: string | null;
@@ -26,6 +30,9 @@ export interface ListOptions {
 
 /** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
 const futureRevisionWaitMs = 3000;
+
+/** A field of a stored object, as a field selector names it. */
+type FieldReader = (obj: KubeObject, field: string) => string;
 
 export class CollectionReader {
   readonly qualified: Qualified;
@@ -81,11 +88,14 @@ export class CollectionReader {
     return this.stored(kv).mutableObject();
   }
 
-  private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector } {
+  /** The selectors of a read, its fields named as its version names them, and how a stored object's field is read. */
+  private selectors(opts: ListOptions): { labels: LabelSelector; fields: FieldSelector; fieldValue: FieldReader } {
     const labels = parseLabelSelector(opts.labelSelector);
-    const fields = parseFieldSelector(opts.fieldSelector, (f) =>
-      f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || hasOwn(this.kind.fieldSelectors, f));
-    return { labels, fields };
+    const declared = (opts.version?.served ?? this.kind).fieldSelectors;
+    const fields = parseFieldSelector(opts.fieldSelector,
+      (f) => f === 'metadata.name' || (f === 'metadata.namespace' && this.namespaced) || hasOwn(declared, f),
+      (f) => unsupportedFieldMessage(f, Object.keys(declared).length > 0));
+    return { labels, fields, fieldValue: this.fieldReaderAt(opts.version) };
   }
 
   fieldValue(obj: KubeObject, field: string): string {
@@ -94,8 +104,18 @@ export class CollectionReader {
     return ownValue(this.kind.fieldSelectors, field)?.(obj) ?? '';
   }
 
-  matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector): boolean {
-    return labels.matches(obj.metadata?.labels) && fields.matches((f) => this.fieldValue(obj, f));
+  /**
+   * Reads a field of a stored object as `version` names it: a version with
+   * field selectors of its own reads them from the object converted to it.
+   */
+  private fieldReaderAt(version: VersionCodec | undefined): FieldReader {
+    const own = version?.served.fieldSelectors;
+    if (!version || !own || own === this.kind.fieldSelectors) return (obj, f) => this.fieldValue(obj, f);
+    return (obj, f) => (f.startsWith('metadata.') ? this.fieldValue(obj, f) : ownValue(own, f)?.(version.fromStored(obj)) ?? '');
+  }
+
+  private matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector, fieldValue: FieldReader): boolean {
+    return labels.matches(obj.metadata?.labels) && fields.matches((f) => fieldValue(obj, f));
   }
 
   /** Waits until the store has reached `revision`; 504 Too large resource version after a few seconds. */
@@ -173,7 +193,7 @@ export class CollectionReader {
   }
 
   async listStored(namespace: string | undefined, opts: ListOptions): Promise<StoredList> {
-    const { labels, fields } = this.selectors(opts);
+    const { labels, fields, fieldValue } = this.selectors(opts);
     const prefix = this.prefix(namespace);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const plan = planList(opts, prefix);
@@ -195,7 +215,7 @@ export class CollectionReader {
         for (const kv of page.items) {
           consumed++;
           const obj = this.stored(kv);
-          if (unfiltered || this.matches(obj.peekObject(), labels, fields)) items.push(obj);
+          if (unfiltered || this.matches(obj.peekObject(), labels, fields, fieldValue)) items.push(obj);
           if (limit && items.length === limit) break;
         }
         if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read
@@ -232,7 +252,7 @@ export class CollectionReader {
    */
   async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
     if (!this.caches) throw errors.methodNotAllowed();
-    const { labels, fields } = this.selectors(opts);
+    const { labels, fields, fieldValue } = this.selectors(opts);
     if (opts.resourceVersionMatch) {
       throw errors.invalidOptions('ListOptions', [
         fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'),
@@ -246,7 +266,7 @@ export class CollectionReader {
       prefix: this.prefix(namespace),
       after: rv === undefined || rv === 0 ? undefined : rv,
       labels, fields,
-      fieldValue: (obj, f) => this.fieldValue(obj, f),
+      fieldValue,
       defaults: this.kind.strategy.defaults,
       maxBuffered: opts.maxBuffered,
     }, sink);

@@ -139,9 +139,10 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
     describe,
     ...only(store.kind.verbs, {
       get: async (p, rv) => codec.fromStored((await store.getStored(p.namespace, p.name!, rv)).object),
-      list: async (p, opts) => codec.fromStoredList(materializeList(await store.listStored(p.namespace, opts))),
+      // Field selectors name fields as this version does.
+      list: async (p, opts) => codec.fromStoredList(materializeList(await store.listStored(p.namespace, { ...opts, version: codec }))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
-      watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
+      watch: (p, opts, sink) => store.watch(p.namespace, { ...opts, version: codec }, sink),
       create: async (p, body, opts) => codec.fromStored(await store.create(p.namespace, body, at(opts))),
       update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts))),
       patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts)),
@@ -149,7 +150,7 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
         const r = await store.delete(p.namespace, p.name!, options, at(opts));
         return { ...r, object: codec.fromStored(r.object) };
       },
-      deleteCollection: async (p, listOpts, options, opts) => codec.fromStoredList(await store.deleteCollection(p.namespace, listOpts, options, at(opts))),
+      deleteCollection: async (p, listOpts, options, opts) => codec.fromStoredList(await store.deleteCollection(p.namespace, { ...listOpts, version: codec }, options, at(opts))),
     }),
   };
 }

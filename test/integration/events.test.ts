@@ -100,6 +100,20 @@ test('a watch of either group sees writes through the other, in its own shape', 
   viaCore.close();
 });
 
+test('field selectors: core names its fields, the events group only metadata, as upstream registers them', async () => {
+  assert.equal((await s.client.post(coreEvents, { metadata: { name: 'selected' }, involvedObject: { ...regarding, kind: 'Secret' }, message: 'm' })).status, 201);
+  const names = (r: any) => r.json.items.map((e: any) => e.metadata.name);
+  assert.deepEqual(names(await s.client.get(`${coreEvents}?fieldSelector=involvedObject.kind%3DSecret`)), ['selected']);
+  assert.deepEqual(names(await s.client.get(`${groupEvents()}?fieldSelector=metadata.name%3Dselected`)), ['selected']);
+  assertStatus(await s.client.get(`${groupEvents()}?fieldSelector=regarding.kind%3DSecret`), 400, 'BadRequest',
+    '"regarding.kind" is not a known field selector: only "metadata.name", "metadata.namespace"');
+  assertStatus(await s.client.get(`${groupEvents()}?fieldSelector=involvedObject.kind%3DSecret`), 400, 'BadRequest',
+    '"involvedObject.kind" is not a known field selector: only "metadata.name", "metadata.namespace"');
+  // A kind that declares no field selectors of its own answers as upstream's default conversion does.
+  assertStatus(await s.client.get(`/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3Dy`), 400, 'BadRequest',
+    '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"');
+});
+
 test('upstream\'s group name reaches the same objects, as client-go\'s event recorder writes them; discovery lists it without short names', async () => {
   const upstream = 'events.k8s.io';
   const r = await s.client.post(groupEvents(upstream), { ...newEvent('recorded'), apiVersion: `${upstream}/v1` });

@@ -173,6 +173,29 @@ test('an entry of a version the kind does not have is dropped by the write that 
   assert.ok(!created.json.metadata.managedFields.some((e: any) => e.manager === 'old'));
 });
 
+test('field selectors name fields as the version read names them, in lists and watches', async () => {
+  for (const [name, colour] of [['fs-red', 'red'], ['fs-blue', 'blue']]) {
+    assert.equal((await s.client.post(at('v2'), { apiVersion: `${gadgetGroup}/v2`, kind: 'Gadget', metadata: { name, labels: { fs: 'yes' } }, spec: { colour } })).status, 201);
+  }
+  const names = (list: any) => list.json.items.map((g: any) => g.metadata.name);
+  assert.deepEqual(names(await s.client.get(`${at('v2')}?labelSelector=fs&fieldSelector=spec.colour%3Dred`)), ['fs-red']);
+  assert.deepEqual(names(await s.client.get(`${at('v1')}?labelSelector=fs&fieldSelector=spec.color%3Dblue`)), ['fs-blue']);
+  assert.deepEqual(names(await s.client.get(`${at('v2')}?labelSelector=fs&fieldSelector=spec.colour!%3Dred,metadata.name%3Dfs-blue`)), ['fs-blue']);
+  assertStatus(await s.client.get(`${at('v2')}?fieldSelector=spec.color%3Dred`), 400, 'BadRequest', 'field label not supported: spec.color');
+  assertStatus(await s.client.get(`${at('v1')}?fieldSelector=spec.colour%3Dred`), 400, 'BadRequest', 'field label not supported: spec.colour');
+  // A watch at v2 selects by v2's name: a change of colour to red is the object arriving.
+  const watch = await s.client.watch(`${at('v2')}?watch=true&labelSelector=fs&fieldSelector=spec.colour%3Dred&resourceVersion=0`);
+  try {
+    const [first] = await watch.waitFor(1);
+    assert.deepEqual([first.type, first.object.metadata.name], ['ADDED', 'fs-red']);
+    assert.equal((await send('PATCH', at('v1', 'fs-blue'), 'application/merge-patch+json', { spec: { color: 'red' } })).status, 200);
+    const [, second] = await watch.waitFor(2);
+    assert.deepEqual([second.type, second.object.metadata.name, second.object.spec.colour], ['ADDED', 'fs-blue', 'red']);
+  } finally {
+    watch.close();
+  }
+});
+
 test('discovery lists both versions, the preferred first, with one storage version hash; OpenAPI describes both', async () => {
   const group = (await s.client.get(`/apis/${gadgetGroup}`)).json;
   assert.deepEqual(group.versions.map((v: any) => v.version), ['v2', 'v1']);

@@ -41,13 +41,16 @@ export const gadgets: KindDefinition = defineKind({
  * Gadgets served at two versions of one stored kind: v1 is stored
  * (spec.color, spec.replicas), v2 names the same fields spec.colour and
  * spec.count. The conversions only move fields, so both round trips are exact.
+ * Each version selects on the colour field by its own name.
  */
 export const versionedGadgets: KindDefinition = defineKind({
   ...gadgets,
+  fieldSelectors: { 'spec.color': (g) => String(g.spec?.color ?? '') },
   otherVersions: [{
     name: 'v2',
     schema: t.object({ ...envelope, spec: t.object({ count: t.int32(), colour: t.string() }), status: t.object({ ready: t.int32() }) }),
     definitionName: 'test.gadgets.v2.Gadget',
+    fieldSelectors: { 'spec.colour': (g) => String(g.spec?.colour ?? '') },
     toStored: (g) => (g.spec ? { ...g, spec: renameKeys(g.spec, { colour: 'color', count: 'replicas' }) } : g),
     fromStored: (g) => (g.spec ? { ...g, spec: renameKeys(g.spec, { color: 'colour', replicas: 'count' }) } : g),
   }],

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { TestClient, Response } from './client.js';
 
 /** A failure answered as upstream does: a Status object with this code and reason. */
-export function assertStatus(r: Pick<Response, 'status' | 'json'>, code: number, reason: string): void {
+export function assertStatus(r: Pick<Response, 'status' | 'json'>, code: number, reason: string, message?: string): void {
   assert.equal(r.status, code, JSON.stringify(r.json));
   assert.equal(r.json?.kind, 'Status', JSON.stringify(r.json));
   assert.equal(r.json.apiVersion, 'v1');
@@ -15,6 +15,7 @@ export function assertStatus(r: Pick<Response, 'status' | 'json'>, code: number,
   assert.equal(r.json.code, code);
   assert.equal(r.json.reason, reason);
   assert.equal(typeof r.json.message, 'string');
+  if (message !== undefined) assert.equal(r.json.message, message);
 }
 
 /** An object created before the hostile requests, compared byte for byte after them. */

@@ -82,6 +82,8 @@ export function eventsV1Version(coreColumns: PrinterColumn[]): VersionDeclaratio
     name: 'v1',
     schema,
     printerColumns: coreColumns.map((c) => ({ ...c, value: (e: KubeObject) => c.value(toCoreEvent(e)) })),
+    // Upstream registers no field label conversion for this group's Event: only metadata.name and metadata.namespace.
+    fieldSelectors: {},
     toStored: toCoreEvent,
     fromStored: fromCoreEvent,
     validate: validateEventsV1,
