@@ -207,7 +207,25 @@ export class FieldError {
   }
 }
 
+/**
+ * A bad value upstream prints with Go's %#v (a []string as
+ * `[]string{"10.0.0.5"}`): the text is given as Go would write it.
+ */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+
+  /** A []string, as %#v prints it. */
+  static strings(list: readonly string[]): GoLiteral {
+    return new GoLiteral(`[]string{${list.map((s) => JSON.stringify(s)).join(', ')}}`);
+  }
+
+  toJSON(): string {
+    return this.text;
+  }
+}
+
 function formatBadValue(v: unknown): string {
+  if (v instanceof GoLiteral) return v.text;
   if (typeof v === 'string') return JSON.stringify(v);
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'object') return JSON.stringify(v);
