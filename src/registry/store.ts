@@ -13,7 +13,7 @@ import { product, vocabulary } from '../machinery/vocabulary.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { rfc3339Now } from '../machinery/time.js';
 import type { UserInfo } from '../machinery/user.js';
-import { isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
+import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
@@ -28,6 +28,7 @@ import { applyPatch, patchPrecondition, PatchType } from './patch.js';
 import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
+import type { FinishWrite, WriteHooks } from './hooks.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -93,7 +94,27 @@ function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, ex
   return options;
 }
 
+/**
+ * Runs `work`, the rest of a write a hook began, and tells the hook whether
+ * the write stored (a failure or a lost race: not).
+ */
+async function finishedBy<T>(finish: FinishWrite | undefined, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+  if (!finish) return work();
+  let result: Attempt<T>;
+  try {
+    result = await work();
+  } catch (e) {
+    await finish(false);
+    throw e;
+  }
+  await finish(result !== retry);
+  return result;
+}
+
 export class ResourceStore {
+  /** What the kind's writes do beside storing (see hooks.ts); none unless the server adds them. */
+  private hooks: WriteHooks = {};
+
   readonly qualified: Qualified;
   readonly reader: CollectionReader;
   /** What the server owns in the objects of this kind, put back after every step a client or webhook acts in. */
@@ -113,6 +134,11 @@ export class ResourceStore {
 
   get namespaced(): boolean {
     return this.kind.scope === 'Namespaced';
+  }
+
+  /** Adds what this kind's writes do beside storing (a Service's addresses and ports). */
+  useHooks(hooks: WriteHooks): void {
+    this.hooks = hooks;
   }
 
   key(namespace: string | undefined, name: string): string {
@@ -231,6 +257,7 @@ export class ResourceStore {
       if (finishDeletion) {
         const kv = await this.backend.delete(key, current.modRevision);
         meta.resourceVersion = String(kv.modRevision);
+        await this.hooks.afterDelete?.(next);
         return next;
       }
       const kv = await this.backend.update(key, bytes, current.modRevision);
@@ -274,31 +301,35 @@ export class ResourceStore {
       if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
       if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
       request.object = obj;
-      const meta = obj.metadata!;
-      const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
-      if (errs.length) throw this.invalid(obj, errs);
-      await this.admission.validate(request);
-      opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
-      const key = this.key(meta.namespace, meta.name);
-      if (opts.dryRun) {
-        if (await this.backend.get(key).catch(storageFailure)) {
-          decoded.metadata!.name = meta.name;
-          return retry;
+      // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
+      const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
+      return finishedBy(finish, async () => {
+        const meta = obj.metadata!;
+        const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
+        if (errs.length) throw this.invalid(obj, errs);
+        await this.admission.validate(request);
+        opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
+        const key = this.key(meta.namespace, meta.name);
+        if (opts.dryRun) {
+          if (await this.backend.get(key).catch(storageFailure)) {
+            decoded.metadata!.name = meta.name;
+            return retry;
+          }
+          return obj;
         }
-        return obj;
-      }
-      try {
-        const bytes = toStoredBytes(obj);
-        const kv = await this.backend.create(key, bytes);
-        meta.resourceVersion = String(kv.modRevision);
-        return noteStored(obj, { ...kv, value: bytes });
-      } catch (e) {
-        if (lostRace(e)) {
-          decoded.metadata!.name = meta.name; // the name that is taken, for the caller's AlreadyExists
-          return retry;
+        try {
+          const bytes = toStoredBytes(obj);
+          const kv = await this.backend.create(key, bytes);
+          meta.resourceVersion = String(kv.modRevision);
+          return noteStored(obj, { ...kv, value: bytes });
+        } catch (e) {
+          if (lostRace(e)) {
+            decoded.metadata!.name = meta.name; // the name that is taken, for the caller's AlreadyExists
+            return retry;
+          }
+          return storageFailure(e);
         }
-        return storageFailure(e);
-      }
+      });
     });
   }
 
@@ -341,8 +372,8 @@ export class ResourceStore {
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
       // Read-only here (a cached value's decoding is shared); the new object is built from the request.
       const old = this.reader.stored(current).object;
-      const next = await this.prepareUpdate(structuredClone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
-      const written = await this.commit(current.key, next, current, opts);
+      const { object: next, finish } = await this.prepareUpdate(structuredClone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
+      const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
       return written === retry ? retry : { object: written, created: false };
     });
   }
@@ -359,8 +390,8 @@ export class ResourceStore {
       const changed = await change(structuredClone(live));
       this.owned.placeAtName(changed, name);
       this.owned.placeInNamespace(changed, namespace);
-      const next = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
-      return this.commit(current.key, next, current, opts);
+      const { object: next, finish } = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
+      return finishedBy(finish, () => this.commit(current.key, next, current, opts));
     });
   }
 
@@ -369,7 +400,7 @@ export class ResourceStore {
    * other writers (sub-resources own their fields), records field ownership
    * (unless an apply already did: `tracked`), admits and validates the result.
    */
-  private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<KubeObject> {
+  private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<{ object: KubeObject; finish?: FinishWrite }> {
     const strategy = this.kind.strategy;
     const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
@@ -386,6 +417,20 @@ export class ResourceStore {
     if (requested === undefined) delete next.metadata!.managedFields;
     if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
     request.object = next;
+    const finish = await this.hooks.beginUpdate?.(next, old, { dryRun: opts.dryRun === true });
+    try {
+      await this.validateUpdate(request, next, old, ownPart, opts);
+    } catch (e) {
+      await finish?.(false);
+      throw e;
+    }
+    return { object: next, finish };
+  }
+
+  /** The last steps of an update before it is stored: generation, validation, validating admission, warnings. */
+  private async validateUpdate(request: AdmissionRequest, next: KubeObject, old: KubeObject, ownPart: PartSubresource | undefined, opts: WriteOptions): Promise<void> {
+    const strategy = this.kind.strategy;
+    const oldMeta = old.metadata!;
     const meta = next.metadata!;
     if (this.kind.tracksGeneration) {
       const { metadata: _a, status: _b, ...newBody } = next;
@@ -405,7 +450,6 @@ export class ResourceStore {
     }
     await this.admission.validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
-    return next;
   }
 
   /**
@@ -445,7 +489,7 @@ export class ResourceStore {
         }
       }
       const prepared = await this.prepareUpdate(next, live, target, opts, options, config !== undefined);
-      const written = await this.commit(current.key, prepared, current, opts);
+      const written = await finishedBy(prepared.finish, () => this.commit(current.key, prepared.object, current, opts));
       return written === retry ? retry : { object: written, created: false };
     });
   }
@@ -497,6 +541,7 @@ export class ResourceStore {
       try {
         const kv = await this.backend.delete(current.key, current.modRevision);
         meta.resourceVersion = String(kv.modRevision);
+        await this.hooks.afterDelete?.(obj);
         return { object: obj, removed: true };
       } catch (e) {
         if (lostRace(e)) return retry;
