@@ -132,3 +132,31 @@ describe('a stored range', () => {
     });
   });
 });
+
+test('a repair marks what objects hold, gives back what nobody held for three repairs, and rebuilds a range stored for another span', async () => {
+  const { MemoryBackend } = await import('../../../src/storage/memory.js');
+  const { RangeRepair } = await import('../../../src/registry/allocation/repair.js');
+  const backend = new MemoryBackend();
+  const ips = new StoredRange(backend, '/registry/ranges/serviceips', ServiceIPRange.parse('10.0.0.0/24')!, 'IP');
+  let held = ['10.0.0.10', '10.0.0.11'];
+  const repair = new RangeRepair(ips, async () => held);
+  await ips.allocate('10.0.0.10');
+  await ips.allocate('10.0.0.99'); // taken by a create that never stored its object
+  const first = await repair.runOnce();
+  assert.deepEqual([first.notMarked, first.released], [['10.0.0.11'], []]);
+  const marked = async () => { const r = await ips.read(); const out: string[] = []; r.bitmap.forEach((o) => out.push(ips.range.valueAt(o))); return out; };
+  assert.deepEqual(await marked(), ['10.0.0.10', '10.0.0.11', '10.0.0.99']);
+  assert.deepEqual((await repair.runOnce()).released, []);
+  assert.deepEqual((await repair.runOnce()).released, ['10.0.0.99'], 'the third repair in a row that finds it unheld gives it back');
+  assert.deepEqual(await marked(), ['10.0.0.10', '10.0.0.11']);
+  held = ['10.0.0.10', '10.0.0.10', '10.1.0.1'];
+  const odd = await repair.runOnce();
+  assert.deepEqual([odd.heldTwice, odd.outOfRange], [['10.0.0.10'], ['10.1.0.1']]);
+  // The flag changed: the range is rebuilt for the new span from the objects alone.
+  const wider = new StoredRange(backend, '/registry/ranges/serviceips', ServiceIPRange.parse('10.0.0.0/16')!, 'IP');
+  held = ['10.0.0.10', '10.0.200.1'];
+  const rebuilt = await new RangeRepair(wider, async () => held).runOnce();
+  assert.deepEqual(rebuilt.notMarked, ['10.0.0.10', '10.0.200.1']);
+  assert.equal((await wider.read()).storedRange, '10.0.0.0/16');
+  assert.equal((await wider.read()).bitmap.used, 2);
+});
