@@ -3,7 +3,7 @@
 // each plugin (controller) and of each webhook call, webhook rejections by
 // cause, webhook calls by answer and webhooks that failed open.
 
-import { declareMetric } from '../server/metrics.js';
+import { declareMetric } from '../machinery/metricdeclaration.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Operation } from './types.js';
 

@@ -22,7 +22,7 @@ import { IdentityConfigError } from '../server/identity.js';
 import { AuditConfigError } from '../server/audit/index.js';
 import { RuntimeConfigError } from '../api/versioning.js';
 import { FeatureGateError } from '../machinery/featuregates.js';
-import { MetricsConfigError } from '../server/metrics.js';
+import { MetricsConfigError } from '../machinery/metricdeclaration.js';
 
 /** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
 function startFailure(e: unknown, options: ServerOptions): string | undefined {

@@ -12,7 +12,7 @@ import { productKey } from '../machinery/vocabulary.js';
 import { warningHeader } from './negotiation.js';
 import type { RestObject } from '../registry/rest.js';
 import type { RequestContext } from './filters.js';
-import { declareMetric } from './metrics.js';
+import { declareMetric } from '../machinery/metricdeclaration.js';
 
 export const deprecatedAnnotation = productKey('deprecated');
 export const removedReleaseAnnotation = productKey('removed-release');

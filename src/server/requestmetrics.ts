@@ -6,7 +6,7 @@
 // the number of series stays bounded. Per-label children are kept, so that a
 // request costs a few map lookups and no label hashing.
 
-import { declareMetric } from './metrics.js';
+import { declareMetric } from '../machinery/metricdeclaration.js';
 import type { ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, type Registry as MetricsRegistry } from 'prom-client';
 import type { KindDefinition } from '../api/kind.js';

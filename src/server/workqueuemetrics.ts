@@ -4,7 +4,7 @@
 // gauges are read from the live queues when /metrics is collected, so an idle
 // server does no bookkeeping for them.
 
-import { declareMetric } from './metrics.js';
+import { declareMetric } from '../machinery/metricdeclaration.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { QueueGauges, QueueObserver, WorkQueueMetrics } from '../client/workqueue.js';
 

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { Counter } from 'prom-client';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { parsePrometheusText, value } from '../support/prometheus.js';
-import { declareMetric } from '../../src/server/metrics.js';
+import { declareMetric } from '../../src/machinery/metricdeclaration.js';
 import { product } from '../../src/machinery/vocabulary.js';
 
 const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;

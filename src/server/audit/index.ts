@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
-import { declareMetric } from '../metrics.js';
+import { declareMetric } from '../../machinery/metricdeclaration.js';
 import type { Logger } from 'pino';
 import type { ServerOptions } from '../options.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
