@@ -1,11 +1,14 @@
 // The in-process client: controllers reach the registry directly, through
 // the same stores (admission, validation, watch cache) as HTTP clients, but
-// without HTTP. Errors become ApiCallErrors with the Status code and reason.
+// without HTTP. A resource type naming a served version other than the
+// stored one goes through that version's codec, as a request at it would.
+// Errors become ApiCallErrors with the Status code and reason.
 
 import { isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { systemGroups } from '../machinery/user.js';
 import type { KubeObject } from '../api/kind.js';
+import { codecFor, type VersionCodec } from '../api/codec.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
 import type { StoredObject } from '../registry/objects.js';
@@ -21,9 +24,10 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The object, or only its identity and metadata when that is all the caller keeps. */
-function shape(stored: StoredObject, options: ListOptions): ApiObject {
-  return options.metadataOnly ? stored.metadataObject() : stored.object;
+/** The object (at the codec's version), or only its identity and metadata when that is all the caller keeps. */
+function shape(stored: StoredObject, options: ListOptions, codec?: VersionCodec): ApiObject {
+  if (options.metadataOnly) return codec ? { ...stored.metadataObject(), apiVersion: codec.apiVersion } : stored.metadataObject();
+  return codec ? codec.fromStored(stored.object) : stored.object;
 }
 
 export class InProcessClient implements ApiClient {
@@ -39,20 +43,31 @@ export class InProcessClient implements ApiClient {
     }));
   }
 
-  private store(type: ResourceType): ResourceStore {
-    const s = this.registry.store(type.group, type.version, type.resource);
-    if (!s) throw new ApiCallError(404, 'NotFound', `the server could not find the requested resource ${type.resource}`);
-    return s;
+  /** The store of a resource type, and the codec when the type names a served version other than the stored one. */
+  private target(type: ResourceType): { store: ResourceStore; codec?: VersionCodec } {
+    const stored = this.registry.store(type.group, type.version, type.resource);
+    if (stored) return { store: stored };
+    for (const kind of this.registry.kinds) {
+      if (kind.plural !== type.resource) continue;
+      const codec = codecFor(kind, type.group, type.version);
+      if (codec) return { store: this.registry.store(kind.group, kind.version, kind.plural)!, codec };
+    }
+    throw new ApiCallError(404, 'NotFound', `the server could not find the requested resource ${type.resource}`);
   }
 
-  private opts(): WriteOptions {
-    return { dryRun: false, fieldValidation: 'Ignore', warnings: [], user: this.user, manager: this.manager };
+  private store(type: ResourceType): ResourceStore {
+    return this.target(type).store;
+  }
+
+  private opts(codec?: VersionCodec): WriteOptions {
+    return { dryRun: false, fieldValidation: 'Ignore', warnings: [], user: this.user, manager: this.manager, ...(codec ? { requestedAs: codec.served } : {}) };
   }
 
   async get(type: ResourceType, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
-    const store = this.store(type);
+    const { store, codec } = this.target(type);
     try {
-      return await call(() => store.get(namespace, name));
+      const obj = await call(() => store.get(namespace, name));
+      return codec ? codec.fromStored(obj) : obj;
     } catch (e) {
       if (e instanceof ApiCallError && e.code === 404) return undefined;
       throw e;
@@ -60,31 +75,34 @@ export class InProcessClient implements ApiClient {
   }
 
   async list(type: ResourceType, namespace?: string, options: ListOptions = {}): Promise<ListResult> {
-    const store = this.store(type);
-    const list = await call(() => store.listStored(namespace, options));
+    const { store, codec } = this.target(type);
+    const list = await call(() => store.listStored(namespace, { ...options, version: codec }));
     // The items are the cache's shared, frozen objects: handed out as they are, never re-parsed.
     // A long list is delivered in slices so that it does not hold the server up.
     const items: ApiObject[] = [];
     for (const item of list.items) {
-      items.push(shape(item, options));
+      items.push(shape(item, options, codec));
       if (items.length % 256 === 0) await yieldToEventLoop();
     }
     return { items, resourceVersion: String(list.metadata.resourceVersion ?? '') };
   }
 
-  create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject> {
-    const store = this.store(type);
-    return call(() => store.create(namespace, object, this.opts()));
+  async create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject> {
+    const { store, codec } = this.target(type);
+    const created = await call(() => store.create(namespace, object, this.opts(codec)));
+    return codec ? codec.fromStored(created) : created;
   }
 
   async update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject> {
-    const store = this.store(type);
-    return (await call(() => store.update(namespace, object.metadata?.name, object, this.opts(), { subresource }))).object;
+    const { store, codec } = this.target(type);
+    const { object: updated } = await call(() => store.update(namespace, object.metadata?.name, object, this.opts(codec), { subresource }));
+    return codec ? codec.fromStored(updated) : updated;
   }
 
   async patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject> {
-    const store = this.store(type);
-    return (await call(() => store.patch(namespace, name, patchType, patch, this.opts()))).object;
+    const { store, codec } = this.target(type);
+    const { object: patched } = await call(() => store.patch(namespace, name, patchType, patch, this.opts(codec)));
+    return codec ? codec.fromStored(patched) : patched;
   }
 
   async delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<boolean> {
@@ -99,9 +117,9 @@ export class InProcessClient implements ApiClient {
   }
 
   async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
-    const store = this.store(type);
-    const watch = await call(() => store.watch(namespace, { ...options, resourceVersion }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options) }))),
+    const { store, codec } = this.target(type);
+    const watch = await call(() => store.watch(namespace, { ...options, resourceVersion, version: codec }, {
+      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options, codec) }))),
       onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
     }));
     return { stop: () => watch.stop() };

@@ -13,6 +13,7 @@ import { eventually } from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { events } from '../../src/api/core/v1/index.js';
 import { kindAt } from '../../src/api/kind.js';
+import { InProcessClient } from '../../src/server/inprocess.js';
 import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
 
 let s: TestServer;
@@ -112,6 +113,32 @@ test('field selectors: core names its fields, the events group only metadata, as
   // A kind that declares no field selectors of its own answers as upstream's default conversion does.
   assertStatus(await s.client.get(`/api/v1/namespaces/default/configmaps?fieldSelector=data.x%3Dy`), 400, 'BadRequest',
     '"data.x" is not a known field selector: only "metadata.name", "metadata.namespace"');
+});
+
+test('the in-process client reads, writes and watches through the events group as a request at it would', async () => {
+  const client = new InProcessClient(s.registry, 'events-test');
+  const type = { group, version: 'v1', resource: 'events', kind: 'Event', namespaced: true, verbs: events.verbs };
+  const seen: any[] = [];
+  const watch = await client.watch(type, 'ev', '0', { onEvents: (events) => seen.push(...events), onEnd: () => {} }, { fieldSelector: 'metadata.name=in-process' });
+  try {
+    const created = await client.create(type, 'ev', {
+      apiVersion: `${group}/v1`, kind: 'Event', metadata: { name: 'in-process' }, regarding, note: 'written in process',
+      eventTime: '2026-11-25T10:00:00.000000Z', type: 'Normal', reason: 'Tested', action: 'Test', reportingController: 'plat.io/test', reportingInstance: 'one',
+    });
+    assert.deepEqual([created.apiVersion, created.note], [`${group}/v1`, 'written in process']);
+    assert.equal((await client.get(type, 'ev', 'in-process'))!.regarding.name, 'settings');
+    assert.equal((await s.client.get(`${coreEvents}/in-process`)).json.message, 'written in process');
+    // The events group's rules apply in process too.
+    await assert.rejects(client.create(type, 'ev', { apiVersion: `${group}/v1`, kind: 'Event', metadata: { name: 'rude' }, regarding, note: 'x' }), (e: any) => e.code === 422);
+    const listed = await client.list(type, 'ev', { fieldSelector: 'metadata.name=in-process' });
+    assert.deepEqual(listed.items.map((e) => [e.apiVersion, e.note]), [[`${group}/v1`, 'written in process']]);
+    const patched = await client.patch(type, 'ev', 'in-process', 'merge', { note: 'patched in process' });
+    assert.equal(patched.note, 'patched in process');
+    await eventually('the watch saw both writes in its version', () => seen.length >= 2);
+    assert.deepEqual(seen.map((e) => [e.type, e.object.apiVersion, e.object.note]), [['ADDED', `${group}/v1`, 'written in process'], ['MODIFIED', `${group}/v1`, 'patched in process']]);
+  } finally {
+    watch.stop();
+  }
 });
 
 test('upstream\'s group name reaches the same objects, as client-go\'s event recorder writes them; discovery lists it without short names', async () => {
