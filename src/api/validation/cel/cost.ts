@@ -122,7 +122,8 @@ function walk(e: Expr, scope: Map<string, JSONSchemaProps | undefined>): Estimat
       const inner = new Map(scope);
       inner.set(c.iterVar, elementSchema(range.schema));
       if (c.iterVar2) inner.set(c.iterVar2, range.schema?.type === 'array' ? range.schema.items : childSchema(range.schema, ''));
-      inner.set(c.accuVar, undefined);
+      // The accumulator of map/filter grows to the range's size at most.
+      inner.set(c.accuVar, { type: 'array', maxItems: range.size, items: elementSchema(range.schema) });
       const init = c.accuInit ? walk(c.accuInit, scope).cost : 0;
       const step = (c.loopStep ? walk(c.loopStep, inner).cost : 0) + (c.loopCondition ? walk(c.loopCondition, inner).cost : 0);
       const result = c.result ? walk(c.result, inner).cost : 0;
