@@ -46,3 +46,7 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
   };
   return { applyDefaults, validate: (obj) => run(obj, undefined), validateUpdate: run };
 }
+export { compileExpression, jsonToCel, costLimitExceeded, type Compiled } from './cel/program.js';
+
+/** The variables of an admission webhook's match conditions (upstream also offers `authorizer`; see admission/webhook/conditions.ts). */
+export const matchConditionVariables = ['object', 'oldObject', 'request'] as const;

@@ -25,6 +25,8 @@ export const costLimits = {
   perRule: 10_000_000,
   /** All rules of one schema. */
   perSchema: 100_000_000,
+  /** The match conditions of one webhook, per request. */
+  matchConditions: 2_500_000,
 };
 
 export const maxRequestSizeBytes = 3 * 1024 * 1024;

@@ -14,6 +14,7 @@
 import { celEnv, isCelError, isCelList, isCelMap, parse, plan, type CelEnv, type CelResult, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { RE2JS } from '@bufbuild/re2';
+import { setOwn } from '../../../machinery/ownkeys.js';
 import { kubernetesLibraries } from './libraries.js';
 
 /** The message upstream's CEL runtime gives when a call exceeds its cost limit. */
@@ -155,4 +156,16 @@ function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): strin
 const conversions = new Set(['int', 'uint', 'double', 'string', 'bytes', 'bool', 'dyn', 'type', 'size', 'duration', 'timestamp', 'matches', 'contains', 'startsWith', 'endsWith', 'in']);
 function isBuiltinConversion(name: string): boolean {
   return conversions.has(name) || name.startsWith('get');
+}
+
+/** The CEL form of JSON without a schema: integral numbers are CEL ints, keys stay own keys. */
+export function jsonToCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(jsonToCel);
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v)) setOwn(out, k, jsonToCel((v as Record<string, unknown>)[k]));
+    return out;
+  }
+  return v;
 }

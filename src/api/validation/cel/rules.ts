@@ -14,7 +14,7 @@ import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '.
 import { isObject } from '../validator.js';
 import { costLimits } from './cost.js';
 import { optionalOf } from './libraries.js';
-import { compileExpression, costLimitExceeded, type Compiled } from './program.js';
+import { compileExpression, costLimitExceeded, jsonToCel, type Compiled } from './program.js';
 
 export interface RuleLimits {
   perCall?: number;
@@ -186,20 +186,9 @@ export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
   return compileConvert(s) ?? ((v) => v);
 }
 
-function genericToCel(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
-  if (Array.isArray(v)) return v.map(genericToCel);
-  if (isObject(v)) {
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v)) setOwn(out, k, genericToCel(v[k]));
-    return out;
-  }
-  return v;
-}
-
 function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
   const m = markersOf(s);
-  if (m.preserveUnknownFields || m.embeddedResource) return genericToCel;
+  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
   if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
   if (s.type === 'array') {
     const item = s.items ? compileConvert(s.items) : undefined;
