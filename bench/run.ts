@@ -15,7 +15,8 @@
 // ConfigMaps of 2 KiB, RSS with them cached, one event to 1,000 HTTP watchers,
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
 // rows (bench/watchcache.ts, prefixed `cache:`) and the raw storage rows.
-// Then gets at a converted version beside the stored one (bench/versions.ts).
+// Then gets at a converted version beside the stored one (bench/versions.ts),
+// and validation from a schema beside a create (bench/schemavalidation.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
@@ -386,6 +387,7 @@ async function main(): Promise<void> {
   if (withStore) rows.push(...(await storeRows()));
   rows.push(...(await benchAdmission({ quick, progress })), ...(await (await import('./audit.js')).benchAudit({ quick, progress })));
   rows.push(...(await (await import('./versions.js')).benchVersions({ quick, progress })));
+  rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
 
   const table = markdownTable(rows);

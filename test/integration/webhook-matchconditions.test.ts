@@ -2,32 +2,20 @@
 // real HTTPS webhook only when every CEL condition over the request holds;
 // a condition that fails to evaluate follows the webhook's failurePolicy.
 
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
 import {
-  active, configMaps as cms, configurations, configure, deny, eventually, labelledNamespace, startWebhookServer, unconfigure, webhookEntry,
-  type TestWebhookServer, type WebhookScene,
+  active, configMaps as cms, configurations, configure, deny, eventually, labelledNamespace, unconfigure, webhookEntry, webhookSuite,
 } from '../support/webhook.js';
 
-let s: TestServer;
-let hooks: TestWebhookServer;
-before(async () => {
-  s = await startTestServer();
-  hooks = await startWebhookServer();
-});
-after(async () => {
-  await hooks.close();
-  await s.close();
-});
-
-const scene = (): WebhookScene => ({ client: s.client, hooks });
-const realCalls = (path: string) => hooks.callsTo(path).filter((c) => !c.review.request.dryRun).map((c) => c.review.request.name);
+const suite = webhookSuite();
+const scene = suite.scene;
+const realCalls = (path: string) => suite.hooks.callsTo(path).filter((c) => !c.review.request.dryRun).map((c) => c.review.request.name);
 
 test('a webhook is called only for requests whose matchConditions all hold', async () => {
   const ns = await labelledNamespace(scene(), 'conditioned');
-  hooks.on('/picky', deny({ code: 403, message: 'checked and refused' }));
+  suite.hooks.on('/picky', deny({ code: 403, message: 'checked and refused' }));
   await configure(scene(), 'validating', 'conditions', webhookEntry(scene(), 'picky.example.com', '/picky', ns, {
     matchConditions: [
       { name: 'wants-check', expression: "has(object.data) && 'check' in object.data" },
@@ -37,13 +25,13 @@ test('a webhook is called only for requests whose matchConditions all hold', asy
   }));
   await active(scene(), '/picky', cms(ns), { data: { check: 'yes' } });
 
-  const checked = await s.client.post(cms(ns), { metadata: { name: 'checked' }, data: { check: 'yes' } });
+  const checked = await suite.server.client.post(cms(ns), { metadata: { name: 'checked' }, data: { check: 'yes' } });
   assertStatus(checked, 403, 'Forbidden');
   assert.equal(checked.json.message, 'configmaps "checked" is forbidden: admission webhook "picky.example.com" denied the request: checked and refused');
 
-  const unchecked = await s.client.post(cms(ns), { metadata: { name: 'unchecked' }, data: { other: 'x' } });
+  const unchecked = await suite.server.client.post(cms(ns), { metadata: { name: 'unchecked' }, data: { other: 'x' } });
   assert.equal(unchecked.status, 201, 'the first condition is false: the webhook is skipped');
-  const exempt = await s.client.post(cms(ns), { metadata: { name: 'exempt', labels: { exempt: 'yes' } }, data: { check: 'yes' } });
+  const exempt = await suite.server.client.post(cms(ns), { metadata: { name: 'exempt', labels: { exempt: 'yes' } }, data: { check: 'yes' } });
   assert.equal(exempt.status, 201, 'the third condition is false');
   assert.deepEqual(realCalls('/picky'), ['checked'], 'only the matching request reached the webhook');
   await unconfigure(scene(), 'validating', 'conditions');
@@ -51,14 +39,14 @@ test('a webhook is called only for requests whose matchConditions all hold', asy
 
 test('a condition that errors refuses the request under failurePolicy Fail and skips the webhook under Ignore', async () => {
   const ns = await labelledNamespace(scene(), 'erring');
-  hooks.on('/fail', deny({ code: 403, message: 'never reached' }));
-  hooks.on('/ignore', deny({ code: 403, message: 'never reached either' }));
+  suite.hooks.on('/fail', deny({ code: 403, message: 'never reached' }));
+  suite.hooks.on('/ignore', deny({ code: 403, message: 'never reached either' }));
   const broken = { name: 'reads-missing', expression: "object.data.missing == 'x'" };
   await configure(scene(), 'validating', 'erring-fail', webhookEntry(scene(), 'fail.example.com', '/fail', ns, { matchConditions: [broken], failurePolicy: 'Fail' }));
 
-  let refused: Awaited<ReturnType<typeof s.client.post>> | undefined;
+  let refused: Awaited<ReturnType<typeof suite.server.client.post>> | undefined;
   await eventually('the condition is in effect', async () => {
-    refused = await s.client.post(cms(ns), { metadata: { name: 'refused' }, data: {} });
+    refused = await suite.server.client.post(cms(ns), { metadata: { name: 'refused' }, data: {} });
     return refused.status === 403;
   });
   assertStatus(refused!, 403, 'Forbidden');
@@ -69,8 +57,8 @@ test('a condition that errors refuses the request under failurePolicy Fail and s
     matchConditions: [broken, { name: 'always', expression: 'true' }], failurePolicy: 'Ignore',
   }));
   // The Fail configuration's deletion and this one's creation reach the informer in order: once a write passes, both are in effect.
-  await eventually('the Fail configuration is gone', async () => (await s.client.post(`${cms(ns)}?dryRun=All`, { metadata: { generateName: 'p-' }, data: {} })).status === 201);
-  const passed = await s.client.post(cms(ns), { metadata: { name: 'passed' }, data: {} });
+  await eventually('the Fail configuration is gone', async () => (await suite.server.client.post(`${cms(ns)}?dryRun=All`, { metadata: { generateName: 'p-' }, data: {} })).status === 201);
+  const passed = await suite.server.client.post(cms(ns), { metadata: { name: 'passed' }, data: {} });
   assert.equal(passed.status, 201, passed.text);
   assert.deepEqual(realCalls('/ignore'), [], 'the erring webhook is skipped');
   assert.deepEqual(realCalls('/fail'), []);
@@ -78,7 +66,7 @@ test('a condition that errors refuses the request under failurePolicy Fail and s
 });
 
 test('a configuration with bad matchConditions is refused with upstream messages', async () => {
-  const bad = await s.client.post(configurations('validating'), {
+  const bad = await suite.server.client.post(configurations('validating'), {
     metadata: { name: 'bad-conditions' },
     webhooks: [webhookEntry(scene(), 'bad.example.com', '/bad', 'nowhere', {
       matchConditions: [{ name: 'a', expression: 'object.' }, { name: 'a', expression: 'true' }, { name: 'bad name!', expression: ' ' }],
