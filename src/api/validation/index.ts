@@ -1,13 +1,17 @@
-// Validation and defaulting from a schema, for custom resources (and any
-// kind whose schema says what upstream's hand-written validation says):
-// `checkSchema` when a schema is declared, `compileSchema` once per schema
-// and version, then `validate`, `validateUpdate` and `applyDefaults` per
-// request. Built-in kinds keep their strategies' hand-written messages.
+// Validation, defaulting and pruning from a schema, for custom resources
+// (and any kind whose schema says what upstream's hand-written validation
+// says): `checkSchema` when a schema is declared (its errors are the 422 of
+// the declaration), `compileSchema` once per schema and version, then per
+// request, in upstream's order: `prune`, `applyDefaults` (on decode and again
+// on read of stored objects), `validate` or `validateUpdate` in the version
+// the client sent. Built-in kinds keep their strategies' hand-written
+// messages; nothing here is wired into them.
 
 import { FieldError, fieldErrors } from '../../machinery/errors.js';
 import { costLimits } from './cel/cost.js';
 import { compileRules, type RuleLimits } from './cel/rules.js';
 import { compileDefaulter } from './defaults.js';
+import { compilePruner } from './pruning.js';
 import type { JSONSchemaProps } from './structural.js';
 import { compileValidator } from './validator.js';
 
@@ -16,6 +20,8 @@ export { costLimits } from './cel/cost.js';
 export { markers, type JSONSchemaProps, type ValidationRule } from './structural.js';
 
 export interface CompiledSchema {
+  /** Drops the fields the schema does not name (in place); the paths dropped, for fieldValidation. */
+  prune(obj: unknown): string[];
   /** Fills defaults in place (on decode, and on read of stored objects). */
   applyDefaults(obj: unknown): void;
   /** Every error of a new object: schema checks, then the CEL rules. */
@@ -31,6 +37,7 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
   const check = compileValidator(schema);
   const rules = compileRules(schema, limits);
   const applyDefaults = compileDefaulter(schema);
+  const prune = compilePruner(schema);
   const perRequest = limits.perRequest ?? costLimits.perRequest;
   const run = (obj: unknown, old: unknown): FieldError[] => {
     const errs: FieldError[] = [];
@@ -44,7 +51,7 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
     rules(obj, old, '', errs, { remaining: perRequest });
     return errs;
   };
-  return { applyDefaults, validate: (obj) => run(obj, undefined), validateUpdate: run };
+  return { prune, applyDefaults, validate: (obj) => run(obj, undefined), validateUpdate: run };
 }
 export { compileExpression, jsonToCel, costLimitExceeded, type Compiled } from './cel/program.js';
 

@@ -142,3 +142,36 @@ describe('defaults from the schema', () => {
     assert.equal(({} as any).value, undefined);
   });
 });
+
+describe('pruning unknown fields', () => {
+  const schema = obj({
+    spec: obj({
+      name: { type: 'string' },
+      free: { type: 'object', [markers.preserveUnknownFields]: true, properties: { known: obj({ a: { type: 'string' } }) } },
+      items: { type: 'array', items: obj({ a: { type: 'integer' } }) },
+      labels: { type: 'object', additionalProperties: obj({ v: { type: 'string' } }) },
+      embedded: { type: 'object', [markers.embeddedResource]: true, properties: { spec: obj({ x: { type: 'string' } }) } },
+    }),
+  });
+
+  test('unknown fields go, with their paths; resource fields and preserved nodes stay', () => {
+    const value = {
+      apiVersion: 'example.com/v1', kind: 'App', metadata: { name: 'a' }, extra: 1,
+      spec: {
+        name: 'n', stray: true,
+        free: { anything: { deep: 1 }, known: { a: 'x', b: 'dropped inside a named property' } },
+        items: [{ a: 1, b: 2 }], labels: { k: { v: 'x', w: 'y' } },
+        embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'x', y: 'y' }, other: 1 },
+      },
+    };
+    const dropped = compileSchema(schema).prune(value);
+    assert.deepEqual(dropped.sort(), ['extra', 'spec.embedded.other', 'spec.embedded.spec.y', 'spec.free.known.b', 'spec.items[0].b', 'spec.labels.k.w', 'spec.stray']);
+    assert.deepEqual(value, {
+      apiVersion: 'example.com/v1', kind: 'App', metadata: { name: 'a' },
+      spec: {
+        name: 'n', free: { anything: { deep: 1 }, known: { a: 'x' } }, items: [{ a: 1 }], labels: { k: { v: 'x' } },
+        embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'x' } },
+      },
+    });
+  });
+});
