@@ -146,8 +146,11 @@ function checkListMarkers(s: JSONSchemaProps, path: string, errs: FieldError[]):
       if (s.items && s.items.type !== 'object') errs.push(fieldErrors.invalid(`${path}.items.type`, s.items.type ?? '', `must be object if parent array's ${markers.listType} is map`));
       for (const [i, k] of (m.listMapKeys ?? []).entries()) {
         const key = s.items?.properties?.[k];
-        if (!key) errs.push(fieldErrors.required(`${path}.items.properties`, `entries for all ${markers.listMapKeys} are required`));
-        else if (key.type === 'object' || key.type === 'array') errs.push(fieldErrors.invalid(`${path}.items.properties[${k}].type`, key.type, 'must be a scalar type if parent array\'s list type is map'));
+        if (!key) { errs.push(fieldErrors.required(`${path}.items.properties`, `entries for all ${markers.listMapKeys} are required`)); continue; }
+        if (key.type === 'object' || key.type === 'array') errs.push(fieldErrors.invalid(`${path}.items.properties[${k}].type`, key.type, 'must be a scalar type if parent array\'s list type is map'));
+        if (key.default === undefined && !(s.items?.required ?? []).includes(k)) {
+          errs.push(fieldErrors.required(`${path}.items.properties[${k}].default`, `this property is in ${markers.listMapKeys}, so it must have a default or be a required property`));
+        }
         void i;
       }
     }

@@ -30,6 +30,7 @@ export interface CompiledSchema {
   validateUpdate(obj: unknown, old: unknown): FieldError[];
 }
 
+const blocking = new Set(['FieldValueTypeInvalid', 'FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany']);
 const notChecked = 'some validation rules were not checked because the object was invalid; correct the existing errors to complete validation';
 
 /** Compiles a (checked) schema once into its validator and defaulter. */
@@ -43,8 +44,8 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
     const errs: FieldError[] = [];
     check(obj, '', errs);
     if (!rules) return errs;
-    // As upstream: rules are not run over a value of the wrong type.
-    if (errs.some((e) => e.type === 'FieldValueTypeInvalid' || e.type === 'FieldValueNotSupported')) {
+    // As upstream: rules are not run over an object of the wrong shape (type, enum, required, size).
+    if (errs.some((e) => blocking.has(e.type))) {
       errs.push(fieldErrors.invalid('<nil>', null, notChecked));
       return errs;
     }

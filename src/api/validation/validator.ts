@@ -196,31 +196,38 @@ function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys:
   };
 }
 
-/** Items of a `set` list are unique scalars (upstream: one Duplicate per repeated item). */
-function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
-  const seen = new Set<string>();
-  for (let i = 0; i < v.length; i++) {
-    const key = JSON.stringify(v[i]);
-    if (seen.has(key)) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
-    seen.add(key);
-  }
+/** The index of each item whose value appeared once before it (a third appearance is not reported again, as upstream). */
+function repeatedIndices(keys: string[]): number[] {
+  const seen = new Map<string, number>();
+  const out: number[] = [];
+  keys.forEach((k, i) => {
+    const times = seen.get(k) ?? 0;
+    if (times === 1) out.push(i);
+    seen.set(k, times + 1);
+  });
+  return out;
 }
 
-/** Items of a `map` list are objects, each with every key field, no two with the same keys. */
+/** Items of a `set` list are unique. */
+function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
+  for (const i of repeatedIndices(v.map((x) => JSON.stringify(x)))) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+}
+
+/** Items of a `map` list are objects (or null), no two with the same key fields; a missing key is a value of its own. */
 function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldError[]): void {
-  const seen = new Set<string>();
   for (let i = 0; i < v.length; i++) {
-    const item = v[i];
-    const at = `${fieldOf(path)}[${i}]`;
-    if (!isObject(item)) { errs.push(fieldErrors.invalid(at, item, 'must be an object for an array of list-type map')); continue; }
-    if (Object.keys(item).length === 0) { errs.push(fieldErrors.invalid(at, item, 'must contain at least one key')); continue; }
-    let complete = true;
-    for (const k of keys) if (!hasOwn(item, k)) { errs.push(fieldErrors.required(`${at}.${k}`)); complete = false; }
-    if (!complete) continue;
-    const id = JSON.stringify(keys.map((k) => item[k]));
-    if (seen.has(id)) errs.push(fieldErrors.duplicate(at, Object.fromEntries(keys.map((k) => [k, item[k]]))));
-    seen.add(id);
+    if (v[i] !== null && !isObject(v[i])) {
+      errs.push(fieldErrors.invalid(`${fieldOf(path)}[${i}]`, v[i], 'must be an object for an array of list-type map'));
+      return;
+    }
   }
+  const keyValues = (item: unknown): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    if (isObject(item)) for (const k of keys) if (hasOwn(item, k)) out[k] = item[k];
+    return out;
+  };
+  const ids = v.map((item) => JSON.stringify(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
+  for (const i of repeatedIndices(ids)) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
 }
 
 const groupVersionRe = /^([^/]+\/)?[^/]+$/;

@@ -91,6 +91,11 @@ describe('CEL rules', () => {
       'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
       '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
+    const withRequired = obj({ spec: obj({ replicas: { type: 'integer' } }, { required: ['replicas'], ...rules({ rule: 'self.replicas > 0' }) }) });
+    assert.deepEqual(describeAll(withRequired, { spec: {} }), [
+      'spec.replicas: Required value',
+      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+    ]);
   });
 });
 
@@ -188,6 +193,9 @@ describe('schema checker', () => {
     ]);
     assert.deepEqual(check(obj({ a: { type: 'array', items: obj({ k: { type: 'string' } }), [markers.listType]: 'map' } })), [
       'spec.validation.openAPIV3Schema.properties[a].x-plat-list-map-keys: Required value: must not be empty if x-plat-list-type is map',
+    ]);
+    assert.deepEqual(check(obj({ a: { type: 'array', items: obj({ k: { type: 'string' } }), [markers.listType]: 'map', [markers.listMapKeys]: ['k'] } })), [
+      'spec.validation.openAPIV3Schema.properties[a].items.properties[k].default: Required value: this property is in x-plat-list-map-keys, so it must have a default or be a required property',
     ]);
     assert.deepEqual(check({ type: 'object', additionalProperties: { type: 'string' } }), [
       'spec.validation.openAPIV3Schema.additionalProperties: Forbidden: must not be used at the root',

@@ -50,11 +50,11 @@ const rows: Row[] = [
   { name: 'oneOf', schema: { type: 'integer', oneOf: [{ minimum: 0 }, { maximum: 10 }] }, good: [11, -1], bad: [[5, '<nil>: Invalid value: "": "spec.x" must validate one and only one schema (oneOf). Found 2 valid alternatives']] },
   { name: 'allOf', schema: { type: 'integer', allOf: [{ minimum: 0 }, { maximum: 10 }] }, good: [5], bad: [[11, 'spec.x: Invalid value: 11: spec.x in body should be less than or equal to 10', '<nil>: Invalid value: "": "spec.x" must validate all the schemas (allOf)']] },
   { name: 'not', schema: { type: 'string', not: { enum: ['admin'] } }, good: ['user'], bad: [['admin', '<nil>: Invalid value: "": "spec.x" must not validate the schema (not)']] },
-  { name: 'list-type set', schema: { type: 'array', items: { type: 'string' }, [markers.listType]: 'set' }, good: [['a', 'b']], bad: [[['a', 'b', 'a'], 'spec.x[2]: Duplicate value: "a"']] },
+  { name: 'list-type set', schema: { type: 'array', items: { type: 'string' }, [markers.listType]: 'set' }, good: [['a', 'b']], bad: [[['a', 'b', 'a', 'a', 'b'], 'spec.x[2]: Duplicate value: "a"', 'spec.x[4]: Duplicate value: "b"']] },
   {
     name: 'list-type map', schema: { type: 'array', [markers.listType]: 'map', [markers.listMapKeys]: ['name'], items: obj({ name: { type: 'string' }, port: { type: 'integer' } }) },
     good: [[{ name: 'a', port: 1 }, { name: 'b', port: 1 }]],
-    bad: [[[{ name: 'a' }, { name: 'a', port: 2 }], 'spec.x[1]: Duplicate value: {"name":"a"}'], [[{ port: 2 }], 'spec.x[0].name: Required value']],
+    bad: [[[{ name: 'a' }, { name: 'a', port: 2 }], 'spec.x[1]: Duplicate value: {"name":"a"}'], [[{ port: 2 }, { port: 3 }], 'spec.x[1]: Duplicate value: {}'], [['a'], 'spec.x[0]: Invalid value: "string": spec.x[0] in body must be of type object: "string"', 'spec.x[0]: Invalid value: "a": must be an object for an array of list-type map']],
   },
   {
     name: 'embedded resource', schema: { type: 'object', [markers.embeddedResource]: true, [markers.preserveUnknownFields]: true },
