@@ -3,7 +3,9 @@
 // node has x-plat-preserve-unknown-fields (whose named properties are still
 // pruned inside), apiVersion, kind and metadata stay at the root and in
 // embedded resources. The dropped paths come back, so the caller can warn
-// or refuse per fieldValidation (`unknown field "spec.foo"`).
+// or refuse per fieldValidation (`unknown field "spec.foo"`). A null where
+// the schema is not nullable and has no default goes too, silently, as
+// upstream drops it before defaulting (a default fills it instead).
 
 import { hasOwn } from '../../machinery/ownkeys.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from './structural.js';
@@ -29,8 +31,15 @@ function compileNode(s: JSONSchemaProps, resourceRoot: boolean): Prune {
   const m = markersOf(s);
   const keepsResourceFields = resourceRoot || m.embeddedResource;
   const props = new Map<string, Prune>();
-  for (const [name, p] of propertiesOf(s)) props.set(name, compileNode(p, false));
-  const values = typeof s.additionalProperties === 'object' ? compileNode(s.additionalProperties, false) : undefined;
+  const dropsNull = (p: JSONSchemaProps) => p.nullable !== true && p.default === undefined;
+  const nullDropped = new Set<string>();
+  for (const [name, p] of propertiesOf(s)) {
+    props.set(name, compileNode(p, false));
+    if (dropsNull(p)) nullDropped.add(name);
+  }
+  const valueSchema = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
+  const values = valueSchema ? compileNode(valueSchema, false) : undefined;
+  const valueNullDropped = valueSchema !== undefined && dropsNull(valueSchema);
   const items = s.items ? compileNode(s.items, false) : undefined;
   const preserve = m.preserveUnknownFields || s.additionalProperties === true;
   return (v, path, dropped) => {
@@ -42,7 +51,8 @@ function compileNode(s: JSONSchemaProps, resourceRoot: boolean): Prune {
     for (const key of Object.keys(v)) {
       const at = childPath(path, key);
       const known = props.get(key);
-      if (known) known(v[key], at, dropped);
+      if (v[key] === null && (known ? nullDropped.has(key) : valueNullDropped)) delete v[key];
+      else if (known) known(v[key], at, dropped);
       else if (values) values(v[key], at, dropped);
       else if (!preserve && !(keepsResourceFields && resourceFields.has(key))) {
         if (hasOwn(v, key)) delete v[key];

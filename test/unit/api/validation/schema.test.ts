@@ -154,11 +154,11 @@ describe('pruning unknown fields', () => {
     }),
   });
 
-  test('unknown fields go, with their paths; resource fields and preserved nodes stay', () => {
+  test('unknown fields go, with their paths; resource fields and preserved nodes stay; a null that cannot be goes silently', () => {
     const value = {
       apiVersion: 'example.com/v1', kind: 'App', metadata: { name: 'a' }, extra: 1,
       spec: {
-        name: 'n', stray: true,
+        name: null, stray: true,
         free: { anything: { deep: 1 }, known: { a: 'x', b: 'dropped inside a named property' } },
         items: [{ a: 1, b: 2 }], labels: { k: { v: 'x', w: 'y' } },
         embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'x', y: 'y' }, other: 1 },
@@ -169,7 +169,7 @@ describe('pruning unknown fields', () => {
     assert.deepEqual(value, {
       apiVersion: 'example.com/v1', kind: 'App', metadata: { name: 'a' },
       spec: {
-        name: 'n', free: { anything: { deep: 1 }, known: { a: 'x' } }, items: [{ a: 1 }], labels: { k: { v: 'x' } },
+        free: { anything: { deep: 1 }, known: { a: 'x' } }, items: [{ a: 1 }], labels: { k: { v: 'x' } },
         embedded: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { x: 'x' } },
       },
     });
