@@ -181,6 +181,7 @@ function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancest
     if (rule.message !== undefined && rule.message.trim() === '') errs.push(fieldErrors.required(`${at}.message`, 'message must be non-empty if specified'));
     if (rule.message !== undefined && rule.message.includes('\n')) errs.push(fieldErrors.invalid(`${at}.message`, rule.message, 'message must not contain line breaks'));
     if (rule.messageExpression !== undefined && rule.messageExpression.trim() === '') errs.push(fieldErrors.required(`${at}.messageExpression`, 'messageExpression must be non-empty if specified'));
+    if (rule.fieldPath !== undefined && !fieldPathResolves(s, rule.fieldPath)) errs.push(fieldErrors.invalid(`${at}.fieldPath`, rule.fieldPath, 'fieldPath must be a valid path'));
     const compiled = compileRule(rule);
     if (!compiled.program) { errs.push(fieldErrors.invalid(`${at}.rule`, rule, compiled.compileError ?? '')); continue; }
     if (rule.optionalOldSelf && !compiled.usesOldSelf) errs.push(fieldErrors.invalid(`${at}.optionalOldSelf`, true, 'may not be set if oldSelf is not used in rule'));
@@ -189,4 +190,24 @@ function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancest
     total.cost += cost;
     if (cost > costLimits.perRule) errs.push(fieldErrors.forbidden(`${at}.rule`, costErrorMessage('estimated rule cost', cost, costLimits.perRule)));
   }
+}
+
+/** Whether a rule's fieldPath (`.a.b`, `['key']`) names a field of `s` through properties and map values. */
+function fieldPathResolves(s: JSONSchemaProps, path: string): boolean {
+  const token = /\.([^.[\]]+)|\['((?:[^'\\]|\\.)*)'\]/y;
+  let node: JSONSchemaProps | undefined = s;
+  let at = 0;
+  if (path === '') return false;
+  while (at < path.length) {
+    token.lastIndex = at;
+    const m = token.exec(path);
+    if (!m || !node) return false;
+    const name = m[1] ?? m[2]!.replace(/\\(.)/g, '$1');
+    const props: Record<string, JSONSchemaProps> | undefined = node.properties;
+    if (props && Object.keys(props).length) node = Object.prototype.hasOwnProperty.call(props, name) ? props[name] : undefined;
+    else node = typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined;
+    if (!node) return false;
+    at = token.lastIndex;
+  }
+  return true;
 }

@@ -209,6 +209,13 @@ describe('schema checker', () => {
     ]);
   });
 
+  test('a fieldPath must name a field of the rule\'s node', () => {
+    assert.deepEqual(check(spec(rules({ rule: 'true', fieldPath: '.nosuch' }, { rule: 'true', fieldPath: '.' }, { rule: 'true', fieldPath: ".tags" }))), [
+      'spec.validation.openAPIV3Schema.properties[spec].x-plat-validations[0].fieldPath: Invalid value: ".nosuch": fieldPath must be a valid path',
+      'spec.validation.openAPIV3Schema.properties[spec].x-plat-validations[1].fieldPath: Invalid value: ".": fieldPath must be a valid path',
+    ]);
+  });
+
   test('a valid schema has no errors', () => {
     assert.deepEqual(check(spec(rules({ rule: 'self.replicas >= 0', fieldPath: '.replicas', reason: 'FieldValueInvalid' }))), []);
   });
