@@ -145,3 +145,35 @@ test('a dry run takes nothing, yet answers what a write would get', async () => 
   await rejects(al.allocateCreate(svc('dry2', { type: 'NodePort', ports: [{ port: 1, protocol: 'TCP', nodePort: 30001 }] }), true), 422,
     'Service "dry2" is invalid: spec.ports[0].nodePort: Invalid value: 30001: provided port is already allocated');
 });
+
+test('the range flags: upstream\'s refusals; hooks that finish a write; a repair from the stored Services', async () => {
+  const { parseServiceIPRanges, parseNodePortRange, serviceAllocation } = await import('../../../src/registry/allocation/index.js');
+  assert.deepEqual(parseServiceIPRanges('10.0.0.0/24,fd00::/108').map((r) => r.text), ['10.0.0.0/24', 'fd00::/108']);
+  const refused: [string, string][] = [
+    ['10.0.0.0/24,fd00::/108,10.1.0.0/24', '--service-cluster-ip-range must not contain more than two entries'],
+    ['10.0.0.0', 'service-cluster-ip-range[0] is not a valid cidr'],
+    ['10.0.0.0/24,x', 'service-cluster-ip-range[1] is not an ip net'],
+    ['10.0.0.0/8', 'specified --service-cluster-ip-range is too large; for 32-bit addresses, the mask must be >= 12'],
+    ['10.0.0.0/24,fd00::/64', 'specified --service-cluster-ip-range[1] is too large; for 128-bit addresses, the mask must be >= 108'],
+    ['10.0.0.0/24,10.1.0.0/24', '--service-cluster-ip-range[0] and --service-cluster-ip-range[1] must be of different IP family'],
+  ];
+  for (const [flag, message] of refused) assert.throws(() => parseServiceIPRanges(flag), { message }, flag);
+  assert.throws(() => parseNodePortRange('32000-31000'), /end port cannot be less than start port/);
+
+  const backend = new MemoryBackend();
+  const allocation = serviceAllocation(backend, parseServiceIPRanges('10.0.0.0/24'), parseNodePortRange('30000-32767'));
+  const s = svc('hooked', { type: 'NodePort' });
+  const finish = await allocation.hooks.beginCreate!(s, { dryRun: false });
+  await finish(false); // the write failed: everything goes back
+  const used = async () => Promise.all([...allocation.allocators.addresses.values(), allocation.allocators.nodePorts].map(async (r) => (await (r as StoredRange<unknown>).read()).bitmap.used));
+  assert.deepEqual(await used(), [0, 0]);
+  // A stored Service whose values the ranges lost (a crash between the two writes) is marked again by a repair.
+  const stored = svc('stored', { type: 'NodePort', clusterIP: '10.0.0.10', clusterIPs: ['10.0.0.10'], ports: [{ port: 80, protocol: 'TCP', nodePort: 30080 }] });
+  const reports = await allocation.repair(async () => [stored]);
+  assert.deepEqual(reports.map((r) => r.notMarked), [['10.0.0.10'], ['30080']]);
+  assert.deepEqual(await used(), [1, 1]);
+  await rejects(allocation.allocators.allocateCreate(svc('late', { clusterIPs: ['10.0.0.10'] }), false), 422,
+    'Service "late" is invalid: spec.clusterIPs: Invalid value: []string{"10.0.0.10"}: failed to allocate IP 10.0.0.10: provided IP is already allocated');
+  await allocation.hooks.afterDelete!(stored);
+  assert.deepEqual(await used(), [0, 0]);
+});
