@@ -8,6 +8,7 @@
 import type { KeyValue } from '../storage/backend.js';
 import type { KubeObject } from '../api/kind.js';
 import { deepFreeze } from '../machinery/freeze.js';
+import { decodedBytes, type Memo } from '../storage/cache/derived.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
   const { apiVersion, kind, metadata, ...rest } = obj;
@@ -63,46 +64,37 @@ export function fromKeyValue(kv: KeyValue): KubeObject {
  */
 export class StoredObject {
   private parsed?: KubeObject;
-  /** Whether `parsed` is the one shared through the cache's memo (when the value has one). */
-  private shared = false;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
   /**
    * The decoded object, read-only: when the value came from the watch cache
-   * it is shared with every other reader of that version, so it is frozen
-   * before anyone sees it (a change throws instead of corrupting the cache).
-   * Writers take their own copy with `mutableObject()`.
+   * it is shared with every other reader of that version (through the
+   * bounded derived cache), so it is frozen before anyone sees it (a change
+   * throws instead of corrupting the cache). Writers take their own copy
+   * with `mutableObject()`.
    */
   get object(): KubeObject {
-    if (!this.shared) {
-      const memo = memoOf(this.kv);
-      const known = memo?.get('object') as KubeObject | undefined;
-      if (known) this.parsed = known;
-      else {
-        this.parsed ??= this.mutableObject();
-        if (memo) memo.set('object', deepFreeze(this.parsed));
-      }
-      this.shared = true;
-    }
-    return this.parsed!;
+    if (this.parsed) return this.parsed;
+    const memo = memoOf(this.kv);
+    const known = memo?.get('object') as KubeObject | undefined;
+    if (known) return (this.parsed = known);
+    const decoded = this.mutableObject();
+    if (memo) memo.set('object', deepFreeze(decoded), decodedBytes(this.kv.value.length));
+    return (this.parsed = decoded);
   }
 
   /**
-   * The decoded object for a look only (does it match a selector?): not left
-   * in the shared memo, where the cache would keep it as long as the version,
-   * unless a reader then takes it with `object`. Read-only like `object`.
+   * The decoded object for a look only (does it match a selector?). The
+   * same shared decode as `object`: a thousand filtered watchers of one
+   * event decode it once, and the bounded cache forgets it when unused.
    */
   peekObject(): KubeObject {
-    return (this.parsed ??= (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject());
+    return this.object;
   }
 
-  /**
-   * Identity and metadata only, for readers that keep nothing else (metadata
-   * informers): decoding for them does not leave the whole object in the
-   * shared memo, where the cache would hold it as long as the version.
-   */
+  /** Identity and metadata only, for readers that keep nothing else (metadata informers). */
   metadataObject(): KubeObject {
-    const whole = this.peekObject();
+    const whole = this.object;
     return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
   }
 
@@ -125,8 +117,8 @@ export class StoredObject {
 }
 
 /** Values from the watch cache carry a memo shared by every reader of that version. */
-function memoOf(kv: KeyValue): Map<string, unknown> | undefined {
-  return (kv as { memo?: Map<string, unknown> }).memo;
+function memoOf(kv: KeyValue): Memo | undefined {
+  return (kv as { memo?: Memo }).memo;
 }
 
 /** A list answer whose items are stored objects. */

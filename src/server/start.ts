@@ -146,7 +146,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // What the server itself asks of the store is timed; the metrics' own counting is not.
   const timed = timedBackend(backend, requestMetrics.storageObserver);
-  const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
+  const caches = new CacheSet(timed, {
+    historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents, maxWindowBytes: options.watchCacheWindowBytes,
+  });
   registry = new Registry(builtinKinds, timed, admission.chain, caches);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.
