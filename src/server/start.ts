@@ -1,6 +1,7 @@
 // startServer: key material, store, registry, filters and the HTTPS listener,
 // then the post-start work (reserved namespaces) and the admin kubeconfig.
 
+import { registerCacheMetrics } from './cachemetrics.js';
 import { createServer, Server } from 'node:https';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -149,6 +150,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const caches = new CacheSet(timed, {
     historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents, maxWindowBytes: options.watchCacheWindowBytes,
   });
+  registerCacheMetrics(metrics.registry, caches, backend);
   registry = new Registry(builtinKinds, timed, admission.chain, caches);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.

@@ -96,6 +96,12 @@ export interface Backend {
   /** The latest revision (0 on an empty store). */
   currentRevision(): Promise<number>;
 
+  /**
+   * Round trips made so far to learn the current revision, for the metric
+   * (a store that keeps its revision in this process makes none).
+   */
+  readonly revisionReads?: number;
+
   /** The revision below which history is gone (0: nothing compacted). */
   compactedRevision(): Promise<number>;
 

@@ -50,6 +50,7 @@ export class EtcdBackend implements Backend {
   /** Callers of currentRevision waiting for the next read of the head, and whether one is on its way. */
   private headWaiters: { resolve(revision: number): void; reject(err: unknown): void }[] = [];
   private headInFlight = false;
+  private headReads = 0;
   /** The last failure to reach a member (a member skipped after one fails without saying why). */
   private lastCause: unknown;
 
@@ -64,22 +65,34 @@ export class EtcdBackend implements Backend {
 
   /**
    * The head, by a linearizable read. Every consistent read of the server
-   * asks this, so callers share reads: one that arrives while a read is on
-   * its way waits for the next one, which starts after it arrived and so
-   * still sees every write finished before the call.
+   * asks this, so callers share reads: every caller of one turn of the event
+   * loop shares one read (it starts at the end of that turn), and one that
+   * arrives while a read is on its way waits for the next one, which starts
+   * after it arrived and so still sees every write finished before the call.
+   * Progress notifications are not trusted for this (etcd 3.4 may report a
+   * revision its watch stream has not delivered yet).
    */
   currentRevision(): Promise<number> {
     if (this.closed) return Promise.reject(closedError(this.name));
     return new Promise<number>((resolve, reject) => {
       this.headWaiters.push({ resolve, reject });
-      if (!this.headInFlight) this.readHead();
+      if (!this.headInFlight) {
+        this.headInFlight = true;
+        queueMicrotask(() => this.readHead());
+      }
     });
+  }
+
+  /** Linearizable reads of the head made so far (for the revision-read metric). */
+  get revisionReads(): number {
+    return this.headReads;
   }
 
   private readHead(): void {
     const waiters = this.headWaiters;
     this.headWaiters = [];
     this.headInFlight = true;
+    this.headReads++;
     this.call(() => this.client.kv.range({ key: this.codec.key(probeKey), count_only: true })).then((res) => {
       const revision = this.codec.fromEtcd(res.header.revision);
       this.watches.requestProgress(revision);
