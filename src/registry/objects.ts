@@ -92,9 +92,14 @@ export class StoredObject {
     return this.object;
   }
 
-  /** Identity and metadata only, for readers that keep nothing else (metadata informers). */
+  /**
+   * Identity and metadata only, for readers that keep nothing else (metadata
+   * informers): the shared decode when there is one, else a decode of its
+   * own that is not left in the derived cache, where it would push out
+   * decodes that others read again.
+   */
   metadataObject(): KubeObject {
-    const whole = this.object;
+    const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject();
     return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
   }
 

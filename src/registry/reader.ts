@@ -72,6 +72,14 @@ export class CollectionReader {
     return cache?.isReady ? cache.get(key) : undefined;
   }
 
+  /** Name and namespace of a key under this collection's root (the inverse of key()). */
+  identityOf(key: string): { name: string; namespace?: string } {
+    const rest = key.slice(this.keyRoot.length);
+    if (!this.namespaced) return { name: rest };
+    const slash = rest.indexOf('/');
+    return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
+  }
+
   stored(kv: KeyValue): StoredObject {
     return new StoredObject(kv, this.kind.strategy.defaults);
   }
@@ -249,6 +257,7 @@ export class CollectionReader {
       fieldValue: (obj, f) => this.fieldValue(obj, f),
       defaults: this.kind.strategy.defaults,
       maxBuffered: opts.maxBuffered,
+      identityOf: (key) => this.identityOf(key),
     }, sink);
   }
 }

@@ -42,13 +42,25 @@ export interface WatchRequest {
   fieldValue(obj: KubeObject, field: string): string;
   defaults?: (obj: KubeObject) => void;
   maxBuffered?: number;
+  /** Name and namespace from a key, so that selectors on those alone are matched without decoding the value. */
+  identityOf?: (key: string) => { name: string; namespace?: string };
 }
+
+/** Fields the key itself carries. */
+const identityFields = new Set(['metadata.name', 'metadata.namespace']);
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
   const unfiltered = req.labels.empty && req.fields.empty;
   const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
-  const matches = (o: StoredObject) => unfiltered
-    || (req.labels.matches(o.peekObject().metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.peekObject(), f)));
+  // A selector on name and namespace only (a controller watching one object
+  // by name) is answered from the key: the values it skips are never decoded.
+  const identityOf = req.identityOf;
+  const byKey = identityOf && req.labels.empty && req.fields.requirements.every((r) => identityFields.has(r.field))
+    ? (o: StoredObject) => req.fields.matches((f) => req.fieldValue({ metadata: identityOf(o.kv.key) }, f))
+    : undefined;
+  // Otherwise the one shared decode of the value (peekObject): every filtered watcher of an event reads the same.
+  const matches = byKey ?? ((o: StoredObject) => unfiltered
+    || (req.labels.matches(o.peekObject().metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.peekObject(), f))));
 
   const translate = (e: CacheEvent): ObjectEvent | undefined => {
     const now = wrap(e.kv);

@@ -5,6 +5,7 @@
 // Several servers may share the cluster; each learns the others' writes
 // through its watches and the others' compactions from etcd's answers.
 
+import { ownCopy } from './bytes.js';
 import type { Etcd3, IRangeResponse, ITxnResponse, IRequestOp } from 'etcd3';
 import { isBrokenCircuitError } from 'cockatiel';
 import {
@@ -150,7 +151,7 @@ export class EtcdBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    const copy = Buffer.from(value);
+    const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
@@ -174,7 +175,7 @@ export class EtcdBackend implements Backend {
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    const copy = Buffer.from(value);
+    const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);

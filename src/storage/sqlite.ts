@@ -13,6 +13,7 @@
 // watchers are fed in-process after each commit, from memory while the events
 // are recent and from the table for older revisions.
 
+import { ownCopy } from './bytes.js';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
@@ -157,11 +158,11 @@ export class SqliteBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.enqueue({ kind: 'create', key, value: Buffer.from(value) });
+    return this.enqueue({ kind: 'create', key, value: ownCopy(value) });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.enqueue({ kind: 'update', key, value: Buffer.from(value), expectedModRevision });
+    return this.enqueue({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {

@@ -7,6 +7,7 @@
 // long as the value.
 
 import type { KeyValue, StorageError, Watch } from '../backend.js';
+import { ownBytes } from '../bytes.js';
 import { derivedCache, Memo } from './derived.js';
 
 /** A stored value as the cache holds it. Never modify `value`: it is shared. */
@@ -29,9 +30,12 @@ export class CachedKeyValue implements KeyValue {
   }
 }
 
-/** The cache's own copy of a backend KeyValue (the buffer is shared, not copied). */
+/**
+ * The cache's own copy of a backend KeyValue: the bytes are shared unless
+ * they are a view into a larger allocation (see storage/bytes.ts).
+ */
 export function cachedKeyValue(kv: KeyValue): CachedKeyValue {
-  return kv instanceof CachedKeyValue ? kv : new CachedKeyValue(kv.key, kv.value, kv.createRevision, kv.modRevision);
+  return kv instanceof CachedKeyValue ? kv : new CachedKeyValue(kv.key, ownBytes(kv.value), kv.createRevision, kv.modRevision);
 }
 
 export type CacheEventType = 'put' | 'delete';
