@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'node:https';
-import { adminGet, BenchServer, rssBytes, settle, startBenchServer } from './child.js';
+import { BenchServer, rssBytes, serverMetric, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
@@ -48,19 +48,11 @@ interface Gauges {
 }
 
 async function gauges(server: BenchServer): Promise<Gauges> {
-  const r = await adminGet(server, '/metrics');
-  if (r.status !== 200) throw new Error(`/metrics: HTTP ${r.status}`);
-  const read = (name: string, labels = '') => {
-    const m = new RegExp(`^${name}${labels.replace(/[{}]/g, '\\$&')} ([0-9.e+]+)$`, 'm').exec(r.text);
-    return m ? Number(m[1]) : NaN;
-  };
-  return {
-    window: read('apiserver_watch_cache_window_bytes'),
-    windowLimit: read('apiserver_watch_cache_window_limit_bytes'),
-    derived: read('apiserver_watch_cache_derived_bytes'),
-    heapUsed: read('nodejs_heap_size_used_bytes'),
-    external: read('nodejs_external_memory_bytes'),
-  };
+  const [window, windowLimit, derived, heapUsed, external] = await Promise.all([
+    'apiserver_watch_cache_window_bytes', 'apiserver_watch_cache_window_limit_bytes', 'apiserver_watch_cache_derived_bytes',
+    'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes',
+  ].map((name) => serverMetric(server, name)));
+  return { window: window!, windowLimit: windowLimit!, derived: derived!, heapUsed: heapUsed!, external: external! };
 }
 
 /** Samples the window's bytes every 250 ms until stopped; the largest sample. */

@@ -21,9 +21,19 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The object, or only its identity and metadata when that is all the caller keeps. */
+/**
+ * The object, or only its identity and metadata when that is all the caller
+ * keeps, without metadata.managedFields: lists and watches feed the
+ * controllers' informers, which keep every object of a resource and never
+ * read them (upstream's controller manager drops them from its informers
+ * too). An update sent without them keeps the stored ones.
+ */
 function shape(stored: StoredObject, options: ListOptions): ApiObject {
-  return options.metadataOnly ? stored.metadataObject() : stored.object;
+  const obj = options.metadataOnly ? stored.metadataObject() : stored.object;
+  const meta = obj.metadata;
+  if (meta?.managedFields === undefined) return obj;
+  const { managedFields: _unread, ...kept } = meta;
+  return { ...obj, metadata: kept };
 }
 
 export class InProcessClient implements ApiClient {

@@ -67,7 +67,8 @@ export class EtcdBackend implements Backend {
   /**
    * The head, by a linearizable read. Every consistent read of the server
    * asks this, so callers share reads: every caller of one turn of the event
-   * loop shares one read (it starts at the end of that turn), and one that
+   * loop shares one read (it starts once the requests that arrived together
+   * have been read, in the loop's check phase), and one that
    * arrives while a read is on its way waits for the next one, which starts
    * after it arrived and so still sees every write finished before the call.
    * Progress notifications are not trusted for this (etcd 3.4 may report a
@@ -79,7 +80,7 @@ export class EtcdBackend implements Backend {
       this.headWaiters.push({ resolve, reject });
       if (!this.headInFlight) {
         this.headInFlight = true;
-        queueMicrotask(() => this.readHead());
+        setImmediate(() => this.readHead());
       }
     });
   }
