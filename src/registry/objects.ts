@@ -64,6 +64,8 @@ export function fromKeyValue(kv: KeyValue): KubeObject {
  */
 export class StoredObject {
   private parsed?: KubeObject;
+  /** Whether `parsed` went through the shared memo (when the value has one). */
+  private shared = false;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
   /**
@@ -74,22 +76,25 @@ export class StoredObject {
    * with `mutableObject()`.
    */
   get object(): KubeObject {
-    if (this.parsed) return this.parsed;
+    if (this.shared) return this.parsed!;
+    this.shared = true;
     const memo = memoOf(this.kv);
     const known = memo?.get('object') as KubeObject | undefined;
     if (known) return (this.parsed = known);
-    const decoded = this.mutableObject();
+    const decoded = this.parsed ?? this.mutableObject();
     if (memo) memo.set('object', deepFreeze(decoded), decodedBytes(this.kv.value.length));
     return (this.parsed = decoded);
   }
 
   /**
-   * The decoded object for a look only (does it match a selector?). The
-   * same shared decode as `object`: a thousand filtered watchers of one
-   * event decode it once, and the bounded cache forgets it when unused.
+   * The decoded object for a look only (does this item of a list match a
+   * selector?): the shared decode when there is one, else one of its own
+   * that is not put in the derived cache, where a scan of more objects than
+   * the cache holds would only push out what others read again. Read-only.
+   * (Watchers use `object`: the filtered watchers of one event share it.)
    */
   peekObject(): KubeObject {
-    return this.object;
+    return (this.parsed ??= (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject());
   }
 
   /**
@@ -99,7 +104,7 @@ export class StoredObject {
    * decodes that others read again.
    */
   metadataObject(): KubeObject {
-    const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject();
+    const whole = this.peekObject();
     return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
   }
 

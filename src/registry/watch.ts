@@ -58,9 +58,10 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
   const byKey = identityOf && req.labels.empty && req.fields.requirements.every((r) => identityFields.has(r.field))
     ? (o: StoredObject) => req.fields.matches((f) => req.fieldValue({ metadata: identityOf(o.kv.key) }, f))
     : undefined;
-  // Otherwise the one shared decode of the value (peekObject): every filtered watcher of an event reads the same.
+  // Otherwise the one shared decode of the value (kept in the bounded derived
+  // cache): every filtered watcher of an event reads the same.
   const matches = byKey ?? ((o: StoredObject) => unfiltered
-    || (req.labels.matches(o.peekObject().metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.peekObject(), f))));
+    || (req.labels.matches(o.object.metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.object, f))));
 
   const translate = (e: CacheEvent): ObjectEvent | undefined => {
     const now = wrap(e.kv);
