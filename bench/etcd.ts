@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
 import { BenchServer, cpuMs, serverMetric, startBenchServer } from './child.js';
 import { sendJson } from './http.js';
@@ -13,7 +14,7 @@ import { benchBearerTokens } from './tokens.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtCpu, fmtMs } from './stats.js';
-import { Row, target } from './table.js';
+import { markdownTable, Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { EtcdBackend } from '../src/storage/etcd.js';
 import { measureBackend } from './storage.js';
@@ -183,4 +184,15 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     await store.stop();
   }
   return rows;
+}
+
+// Standalone (the etcd rows without the SQLite ones): node dist/bench/etcd.js [--quick]
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const t0 = performance.now();
+  const rows = await benchEtcd({
+    quick: process.argv.includes('--quick'), concurrency: 16, goals: { createPerSec: 1_500, getPerSec: 5_000 },
+    progress: (msg) => process.stderr.write(`[etcd ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
+  });
+  process.stdout.write(markdownTable(rows));
+  process.exit(0);
 }

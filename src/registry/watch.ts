@@ -42,22 +42,17 @@ export interface WatchRequest {
   fieldValue(obj: KubeObject, field: string): string;
   defaults?: (obj: KubeObject) => void;
   maxBuffered?: number;
-  /** Name and namespace from a key, so that selectors on those alone are matched without decoding the value. */
-  identityOf?: (key: string) => { name: string; namespace?: string };
+  /** Set when the selectors can be decided from the key alone (name and namespace): values are then not decoded. */
+  keyMatches?: (key: string) => boolean;
 }
-
-/** Fields the key itself carries. */
-const identityFields = new Set(['metadata.name', 'metadata.namespace']);
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
   const unfiltered = req.labels.empty && req.fields.empty;
   const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
   // A selector on name and namespace only (a controller watching one object
   // by name) is answered from the key: the values it skips are never decoded.
-  const identityOf = req.identityOf;
-  const byKey = identityOf && req.labels.empty && req.fields.requirements.every((r) => identityFields.has(r.field))
-    ? (o: StoredObject) => req.fields.matches((f) => req.fieldValue({ metadata: identityOf(o.kv.key) }, f))
-    : undefined;
+  const keyMatches = req.keyMatches;
+  const byKey = keyMatches && ((o: StoredObject) => keyMatches(o.kv.key));
   // Otherwise the one shared decode of the value (kept in the bounded derived
   // cache): every filtered watcher of an event reads the same.
   const matches = byKey ?? ((o: StoredObject) => unfiltered

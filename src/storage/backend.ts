@@ -32,6 +32,12 @@ export interface RangeOptions {
   limit?: number;
   /** Start at this key (inclusive), which must lie under the prefix; for paging. */
   startKey?: string;
+  /**
+   * The caller does not read `count` (it pages through everything): a store
+   * may skip counting the keys beyond the page, and `count` is then only a
+   * lower bound. Counting them makes reading a root in pages quadratic.
+   */
+  skipCount?: boolean;
 }
 
 export interface RangeResult {

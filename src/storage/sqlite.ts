@@ -153,7 +153,7 @@ export class SqliteBackend implements Backend {
     const items = rows.map((row): KeyValue => ({
       key: row.name, value: row.value, createRevision: row.create_revision, modRevision: row.id,
     }));
-    const count = more ? this.sql.rangeCount.get(bounds)!.n : items.length;
+    const count = more && !options.skipCount ? this.sql.rangeCount.get(bounds)!.n : items.length + (more ? 1 : 0);
     return { items, revision, more, count };
   }
 

@@ -263,13 +263,13 @@ export class WatchCache implements FeedSubscriber {
 
   private async readRootOnce(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
     const overtaken = () => generation !== this.generation || this.stopped;
-    const first = await this.backend.range(this.root, { limit: loadPageSize });
+    const first = await this.backend.range(this.root, { limit: loadPageSize, skipCount: true });
     const items = first.items;
     for (let more = first.more; more;) {
       await new Promise((resolve) => setImmediate(resolve));
       if (overtaken()) return undefined;
       const after = `${items[items.length - 1]!.key}\0`;
-      const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize });
+      const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize, skipCount: true });
       for (const kv of page.items) items.push(kv);
       more = page.more;
     }
