@@ -229,6 +229,14 @@ export function adminGet(server: BenchServer, path: string): Promise<{ status: n
   }).finally(() => agent.destroy());
 }
 
+/** One sample of a metric without labels from the server's /metrics; NaN when absent. */
+export async function serverMetric(server: BenchServer, name: string): Promise<number> {
+  const r = await adminGet(server, '/metrics');
+  if (r.status !== 200) throw new Error(`/metrics: HTTP ${r.status}`);
+  const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(r.text);
+  return m ? Number(m[1]) : NaN;
+}
+
 /** Resident set size of a process in bytes, from /proc/<pid>/status (VmRSS). */
 export function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

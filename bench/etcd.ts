@@ -6,11 +6,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BenchServer, cpuMs, startBenchServer } from './child.js';
+import { pathToFileURL } from 'node:url';
+import { Agent } from 'node:https';
+import { BenchServer, cpuMs, serverMetric, startBenchServer } from './child.js';
+import { sendJson } from './http.js';
+import { benchBearerTokens } from './tokens.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtCpu, fmtMs } from './stats.js';
-import { Row, target } from './table.js';
+import { markdownTable, Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { EtcdBackend } from '../src/storage/etcd.js';
 import { measureBackend } from './storage.js';
@@ -33,6 +37,34 @@ interface Combined {
 }
 
 const PHASE_TIMEOUT_MS = 180_000;
+const revisionReads = 'apiserver_storage_revision_reads_total';
+
+/**
+ * `batches` rounds of `size` consistent GETs sent at once (each round waits
+ * for the last answer), against as long a quiet spell: the server's reads of
+ * etcd's revision in each (its own background work reads too).
+ */
+async function revisionReadsPerBatch(server: BenchServer, batches: number, size: number): Promise<{ loaded: number; quiet: number; ms: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: size, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+  const get = (i: number) => sendJson(agent, server.port, 'GET', `/api/v1/namespaces/bench/serviceaccounts/sa-${String(i).padStart(5, '0')}`, undefined, 10_000);
+  try {
+    await Promise.all(Array.from({ length: size }, (_, i) => get(i))); // open the sockets
+    const before = await serverMetric(server, revisionReads);
+    const t0 = performance.now();
+    for (let b = 0; b < batches; b++) {
+      const replies = await Promise.all(Array.from({ length: size }, (_, i) => get(b * size + i)));
+      if (replies.some((r) => r.status !== 200)) throw new Error('a consistent get failed');
+    }
+    const ms = performance.now() - t0;
+    const loaded = (await serverMetric(server, revisionReads)) - before;
+    const idle0 = await serverMetric(server, revisionReads);
+    await new Promise((r) => setTimeout(r, ms));
+    const quiet = (await serverMetric(server, revisionReads)) - idle0;
+    return { loaded, quiet, ms };
+  } finally {
+    agent.destroy();
+  }
+}
 const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
 
 /** Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles. */
@@ -76,6 +108,10 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     progress(`1 server get: ${cell(get1)}`);
     const cached1 = await one({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: gets, seed: 43, anyVersion: true });
     progress(`1 server get resourceVersion=0: ${cell(cached1)}`);
+    const batches = quick ? 50 : 200;
+    const batch = await revisionReadsPerBatch(servers[0]!, batches, concurrency);
+    const perBatch = (batch.loaded - batch.quiet) / batches;
+    progress(`1 server: ${batch.loaded} revision reads for ${batches} batches of ${concurrency} consistent gets (${batch.quiet} in as long a quiet spell)`);
     const update1 = await one({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: objects, count: objects, round: 1 });
     progress(`1 server update: ${cell(update1)}`);
     await loads[0]!.run({ kind: 'create', namespace: 'bench-list', prefix: 'item-', count: listItems, remember: false }, PHASE_TIMEOUT_MS);
@@ -108,6 +144,11 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
         target: sqliteGets ? target(`as on sqlite (${fmtInt(sqliteGets)} req/s this run, ±15%)`, get1.perSec >= sqliteGets * 0.85) : '—',
       },
       { metric: `etcd3, 1 server: get ServiceAccount with resourceVersion=0 (${fmtInt(cached1.requests)} GETs, the watch cache alone)`, result: cell(cached1), target: '—' },
+      {
+        metric: `etcd3, 1 server: reads of etcd's revision for ${batches} batches of ${concurrency} concurrent consistent gets (apiserver_storage_revision_reads_total; beside: the same server's reads in as long a quiet spell)`,
+        result: `${batch.loaded} reads (${batch.quiet} quiet) · ${perBatch.toFixed(2)} per batch · ${fmtMs(batch.ms / batches)} per batch`,
+        target: target('≤ 1 per batch', perBatch <= 1),
+      },
       { metric: `etcd3, 1 server: update ServiceAccount (${fmtInt(update1.requests)} PUTs)`, result: cell(update1), target: '—' },
       { metric: `etcd3, 1 server: list ${listItems} ServiceAccounts (${fmtInt(list1.requests)} lists)`, result: cell(list1), target: '—' },
       { metric: `etcd3, 2 servers: create ServiceAccount (${fmtInt(create2.requests)} POSTs, ${concurrency / 2} clients on each)`, result: cell(create2), target: '—' },
@@ -118,6 +159,12 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
       },
       { metric: `etcd3, 2 servers: list ${listItems} ServiceAccounts (${fmtInt(list2.requests)} lists)`, result: cell(list2), target: '—' },
     );
+    await Promise.all(loads.splice(0).map((l) => l.close()));
+    for (const s of servers.splice(0)) await s.stop(2000);
+    progress('etcd3: gets with a service-account token beside gets with the client certificate…');
+    const tokenDir = mkdtempSync(join(tmpdir(), 'plat-bench-etcd-'));
+    dirs.push(tokenDir);
+    rows.push(...await benchBearerTokens(tokenDir, { quick, concurrency, progress, extraArgs, label: 'etcd3, 1 server' }));
   } finally {
     await Promise.all(loads.map((l) => l.close().catch(() => undefined)));
     for (const s of servers) await s.stop(2000).catch(() => undefined);
@@ -137,4 +184,15 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     await store.stop();
   }
   return rows;
+}
+
+// Standalone (the etcd rows without the SQLite ones): node dist/bench/etcd.js [--quick]
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const t0 = performance.now();
+  const rows = await benchEtcd({
+    quick: process.argv.includes('--quick'), concurrency: 16, goals: { createPerSec: 1_500, getPerSec: 5_000 },
+    progress: (msg) => process.stderr.write(`[etcd ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
+  });
+  process.stdout.write(markdownTable(rows));
+  process.exit(0);
 }

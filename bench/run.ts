@@ -23,10 +23,16 @@
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
-//   node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]
+// In a full run, memory that follows the data (bench/memory.ts: RSS 30 s
+// after ConfigMap, ServiceAccount and 100,000-ConfigMap loads, a restart
+// holding 100,000, the event window's bound) and label-selector watchers
+// beside unfiltered ones (bench/selectors.ts); both also run alone.
 //
-//   --quick     fewer objects and lists (smoke run); writes bench/results.quick.md
+//   node dist/bench/run.js [--quick] [--no-reads] [--no-memory] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]
+//
+//   --quick     fewer objects and lists (smoke run), without the memory and selector rows; writes bench/results.quick.md
 //   --no-reads  skip the reading-at-scale rows (bench/reads.ts)
+//   --no-memory skip the memory and selector rows (bench/memory.ts, bench/selectors.ts)
 //   --no-cache  skip the in-process watch cache rows (bench/watchcache.ts)
 //   --no-store  skip the raw storage rows (bench/storage.ts)
 //   --cpu-prof  run the server under `node --cpu-prof` and print its hot spots to stderr
@@ -53,7 +59,7 @@ import { benchAdmission } from './admission.js';
 import { fmtInt, fmtMB, fmtCpu, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
-const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
+const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-memory] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
 const argv = process.argv.slice(2);
 let backend = 'sqlite';
 const backendAt = argv.findIndex((a) => a === '--backend' || a.startsWith('--backend='));
@@ -72,7 +78,7 @@ for (const a of flags) {
     process.stdout.write(usage + '\n');
     process.exit(0);
   }
-  if (!['--quick', '--no-reads', '--no-cache', '--no-store', '--cpu-prof', '--keep'].includes(a)) {
+  if (!['--quick', '--no-reads', '--no-memory', '--no-cache', '--no-store', '--cpu-prof', '--keep'].includes(a)) {
     process.stderr.write(`unknown flag ${a}\n${usage}\n`);
     process.exit(2);
   }
@@ -82,6 +88,8 @@ const quick = flags.has('--quick');
 const withStore = !flags.has('--no-store') && !onEtcd;
 const withReads = !flags.has('--no-reads') && !onEtcd;
 const withCache = !flags.has('--no-cache') && !onEtcd;
+// Minutes of loads and 30 s holds: full runs only.
+const withMemory = !flags.has('--no-memory') && !onEtcd && !quick;
 const cpuProf = flags.has('--cpu-prof');
 const keep = flags.has('--keep');
 
@@ -385,6 +393,15 @@ async function main(): Promise<void> {
     removeDataDir();
     removeReadsDir();
     if (keep) progress(`kept ${dataDir} and ${readsDir}`);
+  }
+  if (withMemory) {
+    const memoryDir = mkdtempSync(join(tmpdir(), 'plat-bench-memory-'));
+    try {
+      rows.push(...(await (await import('./memory.js')).benchMemory(memoryDir, { quick, progress, heavy: true })));
+      rows.push(...(await (await import('./selectors.js')).benchSelectors(mkdtempSync(join(memoryDir, 'selectors-')), { quick, progress })));
+    } finally {
+      if (!keep) rmSync(memoryDir, { recursive: true, force: true });
+    }
   }
   if (withCache) rows.push(...(await cacheRows()));
   if (withStore) rows.push(...(await storeRows()));

@@ -15,6 +15,9 @@ export interface TokenBenchOptions {
   quick: boolean;
   concurrency: number;
   progress: (msg: string) => void;
+  /** More server flags (another store); `label` then starts the rows' names. */
+  extraArgs?: string[];
+  label?: string;
 }
 
 const namespace = 'bench-token';
@@ -42,7 +45,8 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
   const count = o.quick ? 1_000 : 10_000;
   // The identity controllers would sign a token secret per account meanwhile; this row measures requests only.
   // Both users authorized alike (AlwaysAllow): the row weighs authentication; the cost of RBAC has rows of its own (bench/rbac.ts).
-  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher', '--authorization-mode', 'AlwaysAllow'] });
+  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher', '--authorization-mode', 'AlwaysAllow', ...(o.extraArgs ?? [])] });
+  const label = o.label ? `${o.label}: ` : '';
   const generators: LoadGenerator[] = [];
   try {
     const cert = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: o.concurrency });
@@ -58,9 +62,9 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
     const cell = rateCell;
     o.progress(`tokens: certificate ${cell(c)}; bearer token ${cell(t)}; token/certificate ${share.toFixed(2)}`);
     return [
-      { metric: `get ServiceAccount with the admin client certificate (best of ${roundCount} × ${fmtInt(count)}, alternating with the row below)`, result: cell(c), target: '—' },
+      { metric: `${label}get ServiceAccount with the admin client certificate (best of ${roundCount} × ${fmtInt(count)}, alternating with the row below)`, result: cell(c), target: '—' },
       {
-        metric: `get ServiceAccount with a service-account bearer token (best of ${roundCount} × ${fmtInt(count)})`,
+        metric: `${label}get ServiceAccount with a service-account bearer token (best of ${roundCount} × ${fmtInt(count)})`,
         result: `${cell(t)} · ${(share * 100).toFixed(0)} % of the certificate's rate`,
         target: target(`within 10 % of the certificate's rate`, Math.abs(share - 1) <= within),
       },

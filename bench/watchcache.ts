@@ -61,7 +61,7 @@ async function fanOut(label: string, backend: Backend): Promise<WatchCacheBenchR
       for (const e of events) {
         // What the server does: encode once per event, shared by every watcher.
         let frame = e.memo.get('json') as Buffer | undefined;
-        if (!frame) e.memo.set('json', (frame = Buffer.from(`{"type":"ADDED","object":${e.kv.value.toString()}}\n`)));
+        if (!frame) e.memo.set('json', (frame = Buffer.from(`{"type":"ADDED","object":${e.kv.value.toString()}}\n`)), frame.length);
         if (frame.length === 0) throw new Error('empty frame');
         const latency = performance.now() - sentAt;
         deliveries[event * WATCHERS + w] = latency;

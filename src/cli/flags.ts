@@ -452,6 +452,7 @@ export const serverFlags: readonly Flag[] = [
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
+  option('watch-cache-window-bytes', countType, 'watchCacheWindowBytes', 'Most bytes the watch caches\' windows of recent events hold together (each event counts its value and the previous one); a watch or continue token older than the window is served from the store\'s history.'),
   option('etcd-servers', commaListOf(urlType), 'etcdServers', 'Client URLs (scheme://ip:port) of the cluster store, comma separated; needed by --storage-backend etcd3.'),
   option('etcd-prefix', stringType, 'etcdPrefix', 'The prefix to prepend to all resource paths in the cluster store.'),
   option('etcd-cafile', stringType, 'etcdCaFile', 'SSL Certificate Authority file used to secure communication with the cluster store.', 'plain connections'),

@@ -1,8 +1,10 @@
 // Reads of single objects for the server's own per-request checks (is this
-// token's account still there?): from the watch cache, in memory, once the
-// cache has seen the store's current revision, so the answer is as fresh as
-// a read from the store but costs no storage round trip and no parse after
-// the first (the cache keeps each version's decoded object).
+// token's account still there?), as upstream's service-account token getter
+// reads them: from the watch cache without waiting for it to catch up with
+// the store (no storage round trip, no parse after the first while the
+// decode stays in the derived cache), and from the store only when the cache
+// does not hold the key: an object created a moment ago through another
+// server, or whose event is still on its way, is found all the same.
 
 import type { KubeObject } from '../api/kind.js';
 import type { CacheSet } from '../storage/cache/index.js';
@@ -12,14 +14,14 @@ import { storageFailure } from './storage-errors.js';
 export class ObjectLookup {
   constructor(private readonly registry: Registry, private readonly caches: CacheSet) {}
 
-  /** The object as stored now (frozen: read it, do not change it); undefined when absent or its kind is not served. */
+  /** The object (frozen: read it, do not change it); undefined when absent or its kind is not served. */
   async get(group: string, version: string, resource: string, namespace: string | undefined, name: string): Promise<KubeObject | undefined> {
     const store = this.registry.store(group, version, resource);
     if (!store) return undefined;
     try {
       const cache = await this.caches.cacheFor(store.reader.keyRoot);
-      await cache.waitUntilFresh(await this.registry.backend.currentRevision());
-      const kv = cache.get(store.key(namespace, name));
+      const key = store.key(namespace, name);
+      const kv = (cache.isReady ? cache.get(key) : undefined) ?? await this.registry.backend.get(key);
       return kv ? store.reader.stored(kv).object : undefined;
     } catch (e) {
       return storageFailure(e);

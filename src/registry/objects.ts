@@ -8,6 +8,7 @@
 import type { KeyValue } from '../storage/backend.js';
 import type { KubeObject } from '../api/kind.js';
 import { deepFreeze } from '../machinery/freeze.js';
+import { decodedBytes, type Memo } from '../storage/cache/derived.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
   const { apiVersion, kind, metadata, ...rest } = obj;
@@ -28,6 +29,27 @@ export function encodedWithVersionParts(kv: KeyValue): Buffer[] {
   const empty = kv.value[cut] === 0x7d; // '}': metadata had nothing else
   const rv = Buffer.from(`"resourceVersion":"${kv.modRevision}"${empty ? '' : ','}`);
   return [kv.value.subarray(0, cut), rv, kv.value.subarray(cut)];
+}
+
+/**
+ * Where the stored JSON's metadata object ends (the index after its closing
+ * brace), or -1 when the value is not in our layout.
+ */
+function metadataEnd(value: Buffer): number {
+  const at = value.indexOf(metadataOpen);
+  if (at < 0) return -1;
+  let depth = 0;
+  let inString = false;
+  for (let i = at + metadataOpen.length - 1; i < value.length; i++) {
+    const c = value[i];
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next byte
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1;
+  }
+  return -1;
 }
 
 /**
@@ -63,34 +85,34 @@ export function fromKeyValue(kv: KeyValue): KubeObject {
  */
 export class StoredObject {
   private parsed?: KubeObject;
-  /** Whether `parsed` is the one shared through the cache's memo (when the value has one). */
+  /** Whether `parsed` went through the shared memo (when the value has one). */
   private shared = false;
   constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
 
   /**
    * The decoded object, read-only: when the value came from the watch cache
-   * it is shared with every other reader of that version, so it is frozen
-   * before anyone sees it (a change throws instead of corrupting the cache).
-   * Writers take their own copy with `mutableObject()`.
+   * it is shared with every other reader of that version (through the
+   * bounded derived cache), so it is frozen before anyone sees it (a change
+   * throws instead of corrupting the cache). Writers take their own copy
+   * with `mutableObject()`.
    */
   get object(): KubeObject {
-    if (!this.shared) {
-      const memo = memoOf(this.kv);
-      const known = memo?.get('object') as KubeObject | undefined;
-      if (known) this.parsed = known;
-      else {
-        this.parsed ??= this.mutableObject();
-        if (memo) memo.set('object', deepFreeze(this.parsed));
-      }
-      this.shared = true;
-    }
-    return this.parsed!;
+    if (this.shared) return this.parsed!;
+    this.shared = true;
+    const memo = memoOf(this.kv);
+    const known = memo?.get('object') as KubeObject | undefined;
+    if (known) return (this.parsed = known);
+    const decoded = this.parsed ?? this.mutableObject();
+    if (memo) memo.set('object', deepFreeze(decoded), decodedBytes(this.kv.value.length));
+    return (this.parsed = decoded);
   }
 
   /**
-   * The decoded object for a look only (does it match a selector?): not left
-   * in the shared memo, where the cache would keep it as long as the version,
-   * unless a reader then takes it with `object`. Read-only like `object`.
+   * The decoded object for a look only (does this item of a list match a
+   * selector?): the shared decode when there is one, else one of its own
+   * that is not put in the derived cache, where a scan of more objects than
+   * the cache holds would only push out what others read again. Read-only.
+   * (Watchers use `object`: the filtered watchers of one event share it.)
    */
   peekObject(): KubeObject {
     return (this.parsed ??= (memoOf(this.kv)?.get('object') as KubeObject | undefined) ?? this.mutableObject());
@@ -98,11 +120,22 @@ export class StoredObject {
 
   /**
    * Identity and metadata only, for readers that keep nothing else (metadata
-   * informers): decoding for them does not leave the whole object in the
-   * shared memo, where the cache would hold it as long as the version.
+   * informers): the shared decode when there is one, else a decode of its
+   * own that is not left in the derived cache, where it would push out
+   * decodes that others read again.
    */
   metadataObject(): KubeObject {
-    const whole = this.peekObject();
+    const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined);
+    if (whole) return this.metadataOf(whole);
+    // Only the head of the stored JSON (apiVersion, kind, metadata) is parsed: a tenth of a ConfigMap's bytes.
+    const end = metadataEnd(this.kv.value);
+    if (end < 0) return this.metadataOf(this.peekObject());
+    const head = JSON.parse(`${this.kv.value.toString('utf8', 0, end)}}`) as KubeObject;
+    head.metadata!.resourceVersion = String(this.kv.modRevision);
+    return head;
+  }
+
+  private metadataOf(whole: KubeObject): KubeObject {
     return { apiVersion: whole.apiVersion, kind: whole.kind, metadata: whole.metadata };
   }
 
@@ -125,8 +158,8 @@ export class StoredObject {
 }
 
 /** Values from the watch cache carry a memo shared by every reader of that version. */
-function memoOf(kv: KeyValue): Map<string, unknown> | undefined {
-  return (kv as { memo?: Map<string, unknown> }).memo;
+function memoOf(kv: KeyValue): Memo | undefined {
+  return (kv as { memo?: Memo }).memo;
 }
 
 /** A list answer whose items are stored objects. */

@@ -28,6 +28,9 @@ export interface ListOptions {
   resourceVersionMatch?: string | null;
 }
 
+/** Fields a key carries: selectors on these alone are decided without decoding the value. */
+const identityFields = new Set(['metadata.name', 'metadata.namespace']);
+
 /** How long a read at a future resourceVersion waits before 504, as upstream's watch cache does. */
 const futureRevisionWaitMs = 3000;
 
@@ -77,6 +80,24 @@ export class CollectionReader {
   cachedValue(key: string): KeyValue | undefined {
     const cache = this.knownCache;
     return cache?.isReady ? cache.get(key) : undefined;
+  }
+
+  /**
+   * The selectors decided from a key alone, when they name only the name and
+   * the namespace (a controller reading one object by name): the values are
+   * then never decoded. Undefined for other selectors.
+   */
+  private keyMatcher(labels: LabelSelector, fields: FieldSelector): ((key: string) => boolean) | undefined {
+    if (!labels.empty || fields.empty || !fields.requirements.every((r) => identityFields.has(r.field))) return undefined;
+    return (key) => fields.matches((f) => this.fieldValue({ metadata: this.identityOf(key) }, f));
+  }
+
+  /** Name and namespace of a key under this collection's root (the inverse of key()). */
+  identityOf(key: string): { name: string; namespace?: string } {
+    const rest = key.slice(this.keyRoot.length);
+    if (!this.namespaced) return { name: rest };
+    const slash = rest.indexOf('/');
+    return { namespace: rest.slice(0, slash), name: rest.slice(slash + 1) };
   }
 
   stored(kv: KeyValue): StoredObject {
@@ -205,6 +226,9 @@ export class CollectionReader {
     let remaining: number | undefined;
     let nextKey = startKey;
     const unfiltered = labels.empty && fields.empty;
+    const keyMatches = this.keyMatcher(labels, fields);
+    const matches = (obj: StoredObject) => unfiltered
+      || (keyMatches ? keyMatches(obj.kv.key) : this.matches(obj.peekObject(), labels, fields, fieldValue));
     try {
       // With selectors a page may need several reads to gather `limit` matches.
       for (;;) {
@@ -215,7 +239,7 @@ export class CollectionReader {
         for (const kv of page.items) {
           consumed++;
           const obj = this.stored(kv);
-          if (unfiltered || this.matches(obj.peekObject(), labels, fields, fieldValue)) items.push(obj);
+          if (matches(obj)) items.push(obj);
           if (limit && items.length === limit) break;
         }
         if (consumed > 0) nextKey = page.items[consumed - 1].key + '\0'; // smallest key after the last one read
@@ -269,6 +293,7 @@ export class CollectionReader {
       fieldValue,
       defaults: this.kind.strategy.defaults,
       maxBuffered: opts.maxBuffered,
+      keyMatches: this.keyMatcher(labels, fields),
     }, sink);
   }
 }

@@ -42,13 +42,21 @@ export interface WatchRequest {
   fieldValue(obj: KubeObject, field: string): string;
   defaults?: (obj: KubeObject) => void;
   maxBuffered?: number;
+  /** Set when the selectors can be decided from the key alone (name and namespace): values are then not decoded. */
+  keyMatches?: (key: string) => boolean;
 }
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
   const unfiltered = req.labels.empty && req.fields.empty;
   const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
-  const matches = (o: StoredObject) => unfiltered
-    || (req.labels.matches(o.peekObject().metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.peekObject(), f)));
+  // A selector on name and namespace only (a controller watching one object
+  // by name) is answered from the key: the values it skips are never decoded.
+  const keyMatches = req.keyMatches;
+  const byKey = keyMatches && ((o: StoredObject) => keyMatches(o.kv.key));
+  // Otherwise the one shared decode of the value (kept in the bounded derived
+  // cache): every filtered watcher of an event reads the same.
+  const matches = byKey ?? ((o: StoredObject) => unfiltered
+    || (req.labels.matches(o.object.metadata?.labels) && req.fields.matches((f) => req.fieldValue(o.object, f))));
 
   const translate = (e: CacheEvent): ObjectEvent | undefined => {
     const now = wrap(e.kv);

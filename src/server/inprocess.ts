@@ -24,10 +24,20 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The object (at the codec's version), or only its identity and metadata when that is all the caller keeps. */
+/**
+ * The object (at the codec's version), or only its identity and metadata
+ * when that is all the caller keeps, without metadata.managedFields: lists
+ * and watches feed the controllers' informers, which keep every object of a
+ * resource and never read them (upstream's controller manager drops them
+ * from its informers too). An update sent without them keeps the stored ones.
+ */
 function shape(stored: StoredObject, options: ListOptions, codec?: VersionCodec): ApiObject {
-  if (options.metadataOnly) return codec ? { ...stored.metadataObject(), apiVersion: codec.apiVersion } : stored.metadataObject();
-  return codec ? codec.fromStored(stored.object) : stored.object;
+  let obj = options.metadataOnly ? stored.metadataObject() : stored.object;
+  if (codec) obj = options.metadataOnly ? { ...obj, apiVersion: codec.apiVersion } : codec.fromStored(obj);
+  const meta = obj.metadata;
+  if (meta?.managedFields === undefined) return obj;
+  const { managedFields: _unread, ...kept } = meta;
+  return { ...obj, metadata: kept };
 }
 
 export class InProcessClient implements ApiClient {

@@ -57,6 +57,8 @@ export interface ServerOptions extends ExternalIdentityOptions {
   leaderElectRetryPeriodMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
+  /** Bytes the watch caches' event windows hold together at most. */
+  watchCacheWindowBytes: number;
   /**
    * Unauthenticated requests become system:anonymous instead of 401.
    * Unset: on unless the authorization modes include AlwaysAllow.
@@ -173,6 +175,7 @@ export const defaultServerOptions: ServerOptions = {
   leaderElectRenewDeadlineMs: 8_000,
   leaderElectRetryPeriodMs: 2_000,
   watchMaxBufferedEvents: 10_000,
+  watchCacheWindowBytes: 32 * 1024 * 1024,
   apiAudiences: [],
   serviceAccountMaxTokenExpirationMs: 0,
   serviceAccountExtendTokenExpiration: true,

@@ -153,19 +153,22 @@ export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buff
   res.writeHead(code, headers);
   if (res.req?.method === 'HEAD') { res.end(); return; }
   if (parts.length === 1) { res.end(parts[0]); return; }
-  // Many small pieces are joined into chunks of about 64 KiB: few writes, and no copy of the whole body.
-  let group: Buffer[] = [];
-  let groupBytes = 0;
-  for (const p of parts) {
-    group.push(p);
-    groupBytes += p.length;
-    if (groupBytes >= writeChunkBytes) {
-      res.write(Buffer.concat(group, groupBytes));
-      group = [];
-      groupBytes = 0;
+  // Many small pieces are joined into chunks of about 64 KiB: few writes, and
+  // no copy of the whole body. A chunk is made when the socket takes more, so
+  // a list of hundreds of megabytes starts going out at once and is never
+  // held twice (as pieces and as queued chunks) while the client reads it.
+  let next = 0;
+  const pump = (): void => {
+    while (next < parts.length) {
+      const start = next;
+      let bytes = 0;
+      while (next < parts.length && bytes < writeChunkBytes) bytes += parts[next++]!.length;
+      const chunk = Buffer.concat(parts.slice(start, next), bytes);
+      if (next === parts.length) { res.end(chunk); return; }
+      if (!res.write(chunk)) { res.once('drain', pump); return; }
     }
-  }
-  res.end(group.length ? Buffer.concat(group, groupBytes) : undefined);
+  };
+  pump();
 }
 
 const writeChunkBytes = 64 * 1024;

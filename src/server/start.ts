@@ -1,6 +1,7 @@
 // startServer: key material, store, registry, filters and the HTTPS listener,
 // then the post-start work (reserved namespaces) and the admin kubeconfig.
 
+import { registerCacheMetrics } from './cachemetrics.js';
 import { createServer, Server } from 'node:https';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -157,7 +158,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // What the server itself asks of the store is timed; the metrics' own counting is not.
   const timed = timedBackend(backend, requestMetrics.storageObserver);
-  const caches = new CacheSet(timed, { historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents });
+  const caches = new CacheSet(timed, {
+    historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents, maxWindowBytes: options.watchCacheWindowBytes,
+  });
+  registerCacheMetrics(metrics.registry, caches, backend);
   registry = new Registry(builtinKinds, timed, admission.chain, caches, enablement);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.

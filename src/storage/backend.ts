@@ -32,6 +32,12 @@ export interface RangeOptions {
   limit?: number;
   /** Start at this key (inclusive), which must lie under the prefix; for paging. */
   startKey?: string;
+  /**
+   * The caller does not read `count` (it pages through everything): a store
+   * may skip counting the keys beyond the page, and `count` is then only a
+   * lower bound. Counting them makes reading a root in pages quadratic.
+   */
+  skipCount?: boolean;
 }
 
 export interface RangeResult {
@@ -95,6 +101,12 @@ export interface Backend {
 
   /** The latest revision (0 on an empty store). */
   currentRevision(): Promise<number>;
+
+  /**
+   * Round trips made so far to learn the current revision, for the metric
+   * (a store that keeps its revision in this process makes none).
+   */
+  readonly revisionReads?: number;
 
   /** The revision below which history is gone (0: nothing compacted). */
   compactedRevision(): Promise<number>;

@@ -5,6 +5,7 @@
 // Several servers may share the cluster; each learns the others' writes
 // through its watches and the others' compactions from etcd's answers.
 
+import { ownCopy } from './bytes.js';
 import type { Etcd3, IRangeResponse, ITxnResponse, IRequestOp } from 'etcd3';
 import { isBrokenCircuitError } from 'cockatiel';
 import {
@@ -50,6 +51,7 @@ export class EtcdBackend implements Backend {
   /** Callers of currentRevision waiting for the next read of the head, and whether one is on its way. */
   private headWaiters: { resolve(revision: number): void; reject(err: unknown): void }[] = [];
   private headInFlight = false;
+  private headReads = 0;
   /** The last failure to reach a member (a member skipped after one fails without saying why). */
   private lastCause: unknown;
 
@@ -64,22 +66,35 @@ export class EtcdBackend implements Backend {
 
   /**
    * The head, by a linearizable read. Every consistent read of the server
-   * asks this, so callers share reads: one that arrives while a read is on
-   * its way waits for the next one, which starts after it arrived and so
-   * still sees every write finished before the call.
+   * asks this, so callers share reads: every caller of one turn of the event
+   * loop shares one read (it starts once the requests that arrived together
+   * have been read, in the loop's check phase), and one that
+   * arrives while a read is on its way waits for the next one, which starts
+   * after it arrived and so still sees every write finished before the call.
+   * Progress notifications are not trusted for this (etcd 3.4 may report a
+   * revision its watch stream has not delivered yet).
    */
   currentRevision(): Promise<number> {
     if (this.closed) return Promise.reject(closedError(this.name));
     return new Promise<number>((resolve, reject) => {
       this.headWaiters.push({ resolve, reject });
-      if (!this.headInFlight) this.readHead();
+      if (!this.headInFlight) {
+        this.headInFlight = true;
+        setImmediate(() => this.readHead());
+      }
     });
+  }
+
+  /** Linearizable reads of the head made so far (for the revision-read metric). */
+  get revisionReads(): number {
+    return this.headReads;
   }
 
   private readHead(): void {
     const waiters = this.headWaiters;
     this.headWaiters = [];
     this.headInFlight = true;
+    this.headReads++;
     this.call(() => this.client.kv.range({ key: this.codec.key(probeKey), count_only: true })).then((res) => {
       const revision = this.codec.fromEtcd(res.header.revision);
       this.watches.requestProgress(revision);
@@ -137,7 +152,7 @@ export class EtcdBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    const copy = Buffer.from(value);
+    const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
@@ -161,7 +176,7 @@ export class EtcdBackend implements Backend {
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    const copy = Buffer.from(value);
+    const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);

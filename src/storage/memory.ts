@@ -4,6 +4,7 @@
 // Values are copied on write; what reads return is shared, so callers must
 // not modify the buffers they get.
 
+import { ownCopy } from './bytes.js';
 import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
@@ -67,11 +68,11 @@ export class MemoryBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.write({ kind: 'create', key, value: Buffer.from(value) });
+    return this.write({ kind: 'create', key, value: ownCopy(value) });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.write({ kind: 'update', key, value: Buffer.from(value), expectedModRevision });
+    return this.write({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {

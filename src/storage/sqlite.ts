@@ -13,6 +13,7 @@
 // watchers are fed in-process after each commit, from memory while the events
 // are recent and from the table for older revisions.
 
+import { ownCopy } from './bytes.js';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
@@ -152,16 +153,16 @@ export class SqliteBackend implements Backend {
     const items = rows.map((row): KeyValue => ({
       key: row.name, value: row.value, createRevision: row.create_revision, modRevision: row.id,
     }));
-    const count = more ? this.sql.rangeCount.get(bounds)!.n : items.length;
+    const count = more && !options.skipCount ? this.sql.rangeCount.get(bounds)!.n : items.length + (more ? 1 : 0);
     return { items, revision, more, count };
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.enqueue({ kind: 'create', key, value: Buffer.from(value) });
+    return this.enqueue({ kind: 'create', key, value: ownCopy(value) });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.enqueue({ kind: 'update', key, value: Buffer.from(value), expectedModRevision });
+    return this.enqueue({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {

@@ -128,7 +128,7 @@ class WatchEncoder {
     if (!frame) {
       // A failure is kept too: every watcher gets the same ERROR frame, and it is logged once.
       frame = this.encodeOrError(e);
-      e.source.memo.set(key, frame);
+      e.source.memo.set(key, frame, frame.length + 64);
     }
     return frame;
   }

@@ -3,12 +3,15 @@
 // write anywhere moves every cache's revision forward.
 
 import type { Backend } from '../backend.js';
+import { WindowBudget } from './event-window.js';
 import { StoreFeed } from './feed.js';
 import type { WatchCacheOptions } from './types.js';
 import { WatchCache } from './watch-cache.js';
 
 export class CacheSet {
   private readonly feed: StoreFeed;
+  /** One byte bound for the event windows of every cache of the set. */
+  private readonly budget: WindowBudget;
   private readonly caches = new Map<string, Promise<WatchCache>>();
   private stopped = false;
 
@@ -17,6 +20,16 @@ export class CacheSet {
     private readonly options: WatchCacheOptions = {},
   ) {
     this.feed = new StoreFeed(backend);
+    this.budget = new WindowBudget(options.maxWindowBytes);
+  }
+
+  /** Bytes the event windows of every cache hold together; never above `windowLimit`. */
+  get windowBytes(): number {
+    return this.budget.bytes;
+  }
+
+  get windowLimit(): number {
+    return this.budget.maxBytes;
   }
 
   /** The started cache of `root` (e.g. "/registry/serviceaccounts/"); a failed start is retried on the next call. */
@@ -24,7 +37,7 @@ export class CacheSet {
     if (this.stopped) return Promise.reject(new Error('the watch caches are stopped'));
     let pending = this.caches.get(root);
     if (!pending) {
-      const cache = new WatchCache(this.backend, root, { ...this.options, feed: this.feed });
+      const cache = new WatchCache(this.backend, root, { ...this.options, feed: this.feed, budget: this.budget });
       pending = cache.start().then(() => cache);
       this.caches.set(root, pending);
       pending.catch(() => {

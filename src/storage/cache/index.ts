@@ -13,6 +13,9 @@
 //   'Unavailable' on a watch → end the stream (too slow, or the cache restarted).
 
 export { CacheSet, stopWatchCaches, watchCacheFor } from './cache-set.js';
+export { decodedBytes, DerivedCache, derivedCache } from './derived.js';
+export type { Memo } from './derived.js';
+export { defaultWindowBytes, WindowBudget } from './event-window.js';
 export { StoreFeed } from './feed.js';
 export type { FeedSubscriber, StoreFeedOptions } from './feed.js';
 export { WatchCache } from './watch-cache.js';

@@ -2,13 +2,17 @@
 // KeyValues and revisions only; what the bytes mean is the consumer's business.
 // Both shapes carry a lazily created `memo` so that consumers can store what
 // they derive (the decoded object, its encodings) once and share it between
-// every list and every watcher that sees the same value or event.
+// every list and every watcher that sees the same value or event; what is
+// derived lives in the process's bounded derived cache (derived.ts), not as
+// long as the value.
 
 import type { KeyValue, StorageError, Watch } from '../backend.js';
+import { ownBytes } from '../bytes.js';
+import { derivedCache, Memo } from './derived.js';
 
 /** A stored value as the cache holds it. Never modify `value`: it is shared. */
 export class CachedKeyValue implements KeyValue {
-  #memo: Map<string, unknown> | undefined;
+  #memo: Memo | undefined;
 
   constructor(
     readonly key: string,
@@ -21,14 +25,17 @@ export class CachedKeyValue implements KeyValue {
    * Per-version scratch space, shared by list/get results and the put event
    * that wrote this version (event.kv), e.g. the decoded object or its bytes.
    */
-  get memo(): Map<string, unknown> {
-    return (this.#memo ??= new Map());
+  get memo(): Memo {
+    return (this.#memo ??= derivedCache.memo());
   }
 }
 
-/** The cache's own copy of a backend KeyValue (the buffer is shared, not copied). */
+/**
+ * The cache's own copy of a backend KeyValue: the bytes are shared unless
+ * they are a view into a larger allocation (see storage/bytes.ts).
+ */
 export function cachedKeyValue(kv: KeyValue): CachedKeyValue {
-  return kv instanceof CachedKeyValue ? kv : new CachedKeyValue(kv.key, kv.value, kv.createRevision, kv.modRevision);
+  return kv instanceof CachedKeyValue ? kv : new CachedKeyValue(kv.key, ownBytes(kv.value), kv.createRevision, kv.modRevision);
 }
 
 export type CacheEventType = 'put' | 'delete';
@@ -39,7 +46,7 @@ export type CacheEventType = 'put' | 'delete';
  * last value in `kv` (with modRevision = the delete's revision) and in `prevKv`.
  */
 export class CacheEvent {
-  #memo: Map<string, unknown> | undefined;
+  #memo: Memo | undefined;
   readonly key: string;
 
   constructor(
@@ -55,10 +62,18 @@ export class CacheEvent {
    * Per-event scratch space (e.g. the encoded watch frame per media type), so
    * that N watchers share one encoding. Distinct from kv.memo.
    */
-  get memo(): Map<string, unknown> {
-    return (this.#memo ??= new Map());
+  get memo(): Memo {
+    return (this.#memo ??= derivedCache.memo());
+  }
+
+  /** About what keeping this event in the window holds: both values' bytes (shared or not) and the objects around them. */
+  get windowBytes(): number {
+    return eventOverheadBytes + this.kv.value.length + this.kv.key.length + (this.prevKv ? this.prevKv.value.length : 0);
   }
 }
+
+/** The event, its key-value objects and the window's slot, measured roughly on V8 (the buffers' headers included). */
+const eventOverheadBytes = 400;
 
 export interface CacheWatchHandlers {
   /** Events in revision order; called in order, never concurrently, never from inside watch(). */
@@ -108,6 +123,8 @@ export interface WatchCacheOptions {
   historyWindowMs?: number;
   /** Most events in the window; default 100,000. */
   maxEvents?: number;
+  /** Most bytes the window's events may hold (CacheEvent.windowBytes); default 32 MiB. */
+  maxWindowBytes?: number;
   /** Default maxBuffered of watchers; default 10,000. */
   maxBuffered?: number;
 }

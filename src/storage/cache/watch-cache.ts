@@ -9,7 +9,7 @@
 // and encode them, storing what they derive in the events' and values' memo.
 
 import { Backend, KeyValue, StorageError, WatchEvent } from '../backend.js';
-import { EventWindow } from './event-window.js';
+import { EventWindow, WindowBudget } from './event-window.js';
 import { FeedSubscriber, StoreFeed } from './feed.js';
 import { FreshnessWaiters } from './freshness.js';
 import { SortedValues } from './sorted-values.js';
@@ -28,6 +28,8 @@ const loadPageSize = 1_000;
 export interface WatchCacheSetup extends WatchCacheOptions {
   /** The shared store feed (see CacheSet); without one the cache opens its own. */
   feed?: StoreFeed;
+  /** The byte bound shared with the other caches of a set; without one the cache has its own of maxWindowBytes. */
+  budget?: WindowBudget;
 }
 
 export class WatchCache implements FeedSubscriber {
@@ -65,7 +67,11 @@ export class WatchCache implements FeedSubscriber {
   ) {
     if (!root.endsWith('/')) throw new TypeError(`a cache root ends with "/", got ${JSON.stringify(root)}`);
     this.root = root;
-    this.window = new EventWindow(options.historyWindowMs ?? defaults.historyWindowMs, options.maxEvents ?? defaults.maxEvents);
+    this.window = new EventWindow(
+      options.historyWindowMs ?? defaults.historyWindowMs,
+      options.maxEvents ?? defaults.maxEvents,
+      options.budget ?? new WindowBudget(options.maxWindowBytes),
+    );
     this.maxBuffered = options.maxBuffered ?? defaults.maxBuffered;
     this.ownsFeed = options.feed === undefined;
     this.feed = options.feed ?? new StoreFeed(backend);
@@ -87,6 +93,11 @@ export class WatchCache implements FeedSubscriber {
   /** False before start() completes and while reloading after the store watch failed. */
   get isReady(): boolean {
     return this.ready;
+  }
+
+  /** Bytes the events in this cache's window hold (see CacheEvent.windowBytes). */
+  get windowBytes(): number {
+    return this.window.bytes;
   }
 
   /** Number of open watchers (memory and backend-served), for metrics and tests. */
@@ -168,6 +179,7 @@ export class WatchCache implements FeedSubscriber {
     if (this.ownsFeed) this.feed.stop();
     const err = stoppedError();
     this.failAll(err);
+    this.window.close();
     for (const watcher of [...this.fallbacks]) watcher.fail(err);
     this.freshness.rejectAll(err);
     this.firstReady.reject(err);
@@ -251,13 +263,13 @@ export class WatchCache implements FeedSubscriber {
 
   private async readRootOnce(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
     const overtaken = () => generation !== this.generation || this.stopped;
-    const first = await this.backend.range(this.root, { limit: loadPageSize });
+    const first = await this.backend.range(this.root, { limit: loadPageSize, skipCount: true });
     const items = first.items;
     for (let more = first.more; more;) {
       await new Promise((resolve) => setImmediate(resolve));
       if (overtaken()) return undefined;
       const after = `${items[items.length - 1]!.key}\0`;
-      const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize });
+      const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize, skipCount: true });
       for (const kv of page.items) items.push(kv);
       more = page.more;
     }

@@ -245,13 +245,13 @@ for (const { name, open } of backendCases) {
       const updated = await backend.update(`${root}a/m`, buf('2'), created.modRevision);
       await cache.waitUntilFresh(updated.modRevision);
       const listed = cache.list(root).items[0]!;
-      listed.memo.set('decoded', { n: 2 });
+      listed.memo.set('decoded', { n: 2 }, 64);
       await rec.waitFor(1);
       const put = rec.events[0]!;
       assert.equal(put.kv, listed, 'the put event carries the listed value');
       assert.deepEqual(put.kv.memo.get('decoded'), { n: 2 });
       assert.equal(put.prevKv?.value.toString(), '1');
-      put.memo.set('frame', 'x');
+      put.memo.set('frame', 'x', 64);
       assert.equal(put.kv.memo.get('frame'), undefined, 'event and value memos are distinct');
       await backend.delete(`${root}a/m`);
       await rec.waitFor(2);

@@ -48,6 +48,7 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['storage-backend', 'memory', { storageBackend: 'memory' }],
   ['data-dir', '/var/lib/x', { dataDir: '/var/lib/x' }],
   ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
+  ['watch-cache-window-bytes', '8388608', { watchCacheWindowBytes: 8 * 1024 * 1024 }],
   ['etcd-servers', 'http://127.0.0.1:2379', { etcdServers: ['http://127.0.0.1:2379'] }],
   ['etcd-prefix', '/c1/registry', { etcdPrefix: '/c1/registry' }],
   ['etcd-cafile', '/ca.pem', { etcdCaFile: '/ca.pem' }],

@@ -56,6 +56,24 @@ describe('etcd backend beyond the shared suite', () => {
     watcher.cancel();
   });
 
+  test('callers of the current revision share reads: one per turn, and a caller during a read waits for the next, which sees its writes', async () => {
+    const a = backend();
+    const b = backend();
+    await b.currentRevision();
+    const before = b.revisionReads;
+    const together = await Promise.all(Array.from({ length: 100 }, () => b.currentRevision()));
+    assert.equal(b.revisionReads - before, 1, 'one read for 100 callers of one turn');
+    assert.equal(new Set(together).size, 1);
+    // A write finished before a call is seen by that call, even while an older read is on its way.
+    const first = b.currentRevision();
+    await new Promise((resolve) => setImmediate(resolve));
+    const made = await a.create('/shared-head/x', buf('1'));
+    const second = b.currentRevision();
+    assert.ok((await second) >= made.modRevision, 'the read after the write sees it');
+    assert.ok((await first) <= (await second));
+    assert.ok(b.revisionReads - before <= 3);
+  });
+
   test('key prefixes keep stores apart; writes outside a prefix reach its watches as progress', async () => {
     const tenant = backend({ keyPrefix: '/tenant' });
     const plain = backend();
