@@ -156,6 +156,17 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
     respondStored(res, 200, value, rep, { pretty, kind: d.kind, include });
   };
 
+  if (rest.connector) {
+    if (!rest.connector.verbs.includes(verb)) throw errors.methodNotAllowed();
+    const answer = await rest.connector.connect({ ...path, query }, verb);
+    if ('text' in answer && typeof answer.text === 'string' && !('kind' in answer)) {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(answer.text);
+      return;
+    }
+    return reply(200, answer as KubeObject);
+  }
+
   switch (verb) {
     case 'get': {
       // Stored objects go out from their stored bytes; made ones (a view such as scale) are encoded.

@@ -5,6 +5,7 @@ import { serviceAccounts } from './serviceaccount.js';
 import { secrets } from './secret.js';
 import { configMaps } from './configmap.js';
 import { events } from './event.js';
+import { pods } from './pod.js';
 
-export const coreV1Kinds: KindDefinition[] = [namespaces, serviceAccounts, secrets, configMaps, events];
-export { namespaces, serviceAccounts, secrets, configMaps, events };
+export const coreV1Kinds: KindDefinition[] = [namespaces, serviceAccounts, secrets, configMaps, events, pods];
+export { namespaces, serviceAccounts, secrets, configMaps, events, pods };
