@@ -37,6 +37,8 @@ export type PhaseSpec =
   | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
+  /** POST `count` Pods named <prefix>00000… of realistic size (two containers, probes, mounts; about 4 KiB stored). */
+  | { kind: 'create-pod'; namespace: string; prefix: string; count: number }
   /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */
   | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number }
   /**

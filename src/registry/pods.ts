@@ -106,7 +106,7 @@ const preferredAddressTypes = ['Hostname', 'InternalDNS', 'InternalIP', 'Externa
  * missing node is upstream's NotFound), never connected to. The answer is
  * upstream's for an agent that cannot be reached: a 500 naming the address.
  */
-async function unreachableAgent(registry: Registry, nodeName: string, what: string): Promise<never> {
+export async function unreachableAgent(registry: Registry, nodeName: string, what: string): Promise<never> {
   const nodes = registry.store('', 'v1', 'nodes');
   const node = nodes ? await nodes.find(undefined, nodeName) : undefined;
   if (!node) throw errors.notFound({ group: '', resource: 'nodes' }, nodeName);

@@ -34,6 +34,7 @@ import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
 import { reconcileDefaultPolicy } from './rbacbootstrap.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { podRests } from '../registry/pods.js';
+import { nodeRests } from '../registry/nodes.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
@@ -195,7 +196,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
-  for (const rest of podRests(registry)) registry.addRest(rest);
+  for (const rest of [...podRests(registry), ...nodeRests(registry)]) registry.addRest(rest);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';

@@ -6,6 +6,10 @@ import { secrets } from './secret.js';
 import { configMaps } from './configmap.js';
 import { events } from './event.js';
 import { pods } from './pod.js';
+import { nodes } from './node.js';
+import { endpoints } from './endpoints.js';
+import { services } from './service.js';
+import { replicationControllers, podTemplates } from './replicationcontroller.js';
 
-export const coreV1Kinds: KindDefinition[] = [namespaces, serviceAccounts, secrets, configMaps, events, pods];
-export { namespaces, serviceAccounts, secrets, configMaps, events, pods };
+export const coreV1Kinds: KindDefinition[] = [namespaces, serviceAccounts, secrets, configMaps, events, pods, nodes, services, endpoints, replicationControllers, podTemplates];
+export { namespaces, serviceAccounts, secrets, configMaps, events, pods, nodes, services, endpoints, replicationControllers, podTemplates };

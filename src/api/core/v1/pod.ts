@@ -10,6 +10,7 @@ import { defineKind, type KubeObject, type PartSubresource, statusSubresource } 
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { deepEqual } from '../../../machinery/equal.js';
 import { parseQuantity } from '../../../machinery/quantity.js';
+import { setOwn } from '../../../machinery/ownkeys.js';
 import { Time } from '../../meta/v1.js';
 
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
@@ -144,7 +145,7 @@ function defaultContainer(c: Obj, hostNetwork: boolean): void {
   const limits = c.resources?.limits;
   if (limits && Object.keys(limits).length) {
     c.resources.requests ??= {};
-    for (const [name, value] of Object.entries(limits)) if (!Object.hasOwn(c.resources.requests, name)) c.resources.requests[name] = value;
+    for (const [name, value] of Object.entries(limits)) if (!Object.hasOwn(c.resources.requests, name)) setOwn(c.resources.requests, name, value);
   }
   defaultProbe(c.livenessProbe);
   defaultProbe(c.readinessProbe);
