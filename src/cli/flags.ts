@@ -458,6 +458,8 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-certfile', stringType, 'etcdCertFile', 'SSL certification file used to secure communication with the cluster store.', 'none'),
   option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
   option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
+  option('service-cluster-ip-range', stringType, 'serviceClusterIpRange', 'A CIDR (IPv4 or IPv6) Service cluster IPs are allocated from; at most 2^16 addresses of it are used.'),
+  option('service-node-port-range', stringType, 'serviceNodePortRange', 'A port range (min-max, inclusive) Service node ports are allocated from.'),
   option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request (not a watch or another stream) may take before it is answered 504 Timeout.'),
   option('leader-elect', boolType, 'leaderElect', 'Run the controllers only while this server holds the leader lease, and publish its identity lease (for several servers on one store).', 'true with --storage-backend etcd3, else false'),
   option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),

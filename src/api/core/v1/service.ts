@@ -6,7 +6,7 @@
 import { define, p, t } from '../../schema.js';
 import { defineKind, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
-import { checkName, fieldPath, isDns1123Subdomain, isDns1035Label } from '../../../machinery/validation.js';
+import { checkName, fieldPath, isDns1123Label, isDns1123Subdomain, isDns1035Label } from '../../../machinery/validation.js';
 import { validateLabels } from '../../../machinery/objectmeta.js';
 import { isIP } from 'node:net';
 import { Condition } from '../../meta/v1.js';
@@ -122,7 +122,7 @@ function validateService(svc: KubeObject): FieldError[] {
   return errs;
 }
 
-const isDns1123LabelMessages = (v: string) => isDns1035Label(v);
+const isDns1123LabelMessages = (v: string) => isDns1123Label(v);
 
 function validateServiceUpdate(svc: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateService(svc);
@@ -175,6 +175,8 @@ export const services = defineKind({
       }
       for (const port of (spec.ports ?? []) as Obj[]) {
         port.protocol ??= 'TCP';
+        // A zero node port is none (Go's omitempty drops it): the allocator fills it when the type needs one.
+        if (port.nodePort === 0) delete port.nodePort;
         if (port.targetPort === undefined || port.targetPort === 0 || port.targetPort === '') port.targetPort = port.port;
       }
       if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
