@@ -35,6 +35,7 @@ import { reconcileDefaultPolicy } from './rbacbootstrap.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
 import { podRests } from '../registry/pods.js';
 import { nodeRests } from '../registry/nodes.js';
+import { componentStatusRest } from '../registry/componentstatuses.js';
 import { serveServiceAllocation, serviceRanges } from '../registry/services.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
@@ -197,7 +198,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
-  for (const rest of [...podRests(registry), ...nodeRests(registry)]) registry.addRest(rest);
+  for (const rest of [...podRests(registry), ...nodeRests(registry), componentStatusRest(timed)]) registry.addRest(rest);
   await serveServiceAllocation(registry, serviceRanges(timed, options.serviceClusterIpRange, options.serviceNodePortRange));
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });

@@ -128,6 +128,29 @@ export const samples: KubeObject[] = [
     },
     status: { loadBalancer: {} },
   },
+  {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { ...fullMetadata, namespace: undefined },
+    spec: {
+      capacity: { storage: '10Gi' }, hostPath: { path: '/data', type: 'DirectoryOrCreate' }, accessModes: ['ReadWriteOnce'],
+      claimRef: { kind: 'PersistentVolumeClaim', namespace: 'team-a', name: 'data' }, persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'manual', volumeMode: 'Filesystem',
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } },
+    },
+    status: { phase: 'Bound' },
+  },
+  {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: fullMetadata,
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, volumeName: 'pv-1', storageClassName: 'manual', volumeMode: 'Filesystem' },
+    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '10Gi' } },
+  },
+  {
+    apiVersion: 'v1', kind: 'LimitRange', metadata: fullMetadata,
+    spec: { limits: [{ type: 'Container', max: { cpu: '2' }, min: { cpu: '100m' }, default: { cpu: '500m' }, defaultRequest: { cpu: '250m' }, maxLimitRequestRatio: { cpu: '4' } }] },
+  },
+  {
+    apiVersion: 'v1', kind: 'ResourceQuota', metadata: fullMetadata,
+    spec: { hard: { pods: '10', 'requests.cpu': '4' }, scopes: ['NotTerminating'] },
+    status: { hard: { pods: '10', 'requests.cpu': '4' }, used: { pods: '2', 'requests.cpu': '500m' } },
+  },
 ];
 
 export const status: KubeObject = {

@@ -39,13 +39,13 @@ export function validatePortNumber(port: unknown, field: string): FieldError[] {
 const standardResources = new Set(['cpu', 'memory', 'ephemeral-storage', 'storage']);
 
 /** Resource names and quantities of a requests or limits map (non-negative, qualified names, hugepages and extended resources whole). */
-export function validateResourceList(list: Obj | undefined, field: string): { errs: FieldError[]; parsed: Map<string, Quantity> } {
+export function validateResourceList(list: Obj | undefined, field: string, computeResources = true): { errs: FieldError[]; parsed: Map<string, Quantity> } {
   const errs: FieldError[] = [];
   const parsed = new Map<string, Quantity>();
   for (const [name, value] of Object.entries(list ?? {})) {
     const at = keyPath(field, name);
     errs.push(...checkName(isQualifiedName, at, name));
-    if (!name.includes('/') && !standardResources.has(name) && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
+    if (computeResources && !name.includes('/') && !standardResources.has(name) && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
       errs.push(fieldErrors.invalid(at, name, 'must be a standard resource type or fully qualified'));
     }
     let q: Quantity;
