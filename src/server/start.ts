@@ -36,6 +36,7 @@ import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigne
 import { podRests } from '../registry/pods.js';
 import { nodeRests } from '../registry/nodes.js';
 import { componentStatusRest } from '../registry/componentstatuses.js';
+import { evictionRest } from '../registry/eviction.js';
 import { serveServiceAllocation, serviceRanges } from '../registry/services.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
@@ -199,6 +200,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
   for (const rest of [...podRests(registry), ...nodeRests(registry), componentStatusRest(timed)]) registry.addRest(rest);
+  const eviction = evictionRest(registry);
+  if (eviction) registry.addRest(eviction);
   await serveServiceAllocation(registry, serviceRanges(timed, options.serviceClusterIpRange, options.serviceNodePortRange));
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
