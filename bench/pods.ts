@@ -26,8 +26,6 @@ export interface PodsBenchOptions {
 const CONCURRENCY = 16;
 const PHASE_TIMEOUT_MS = 300_000;
 const namespace = 'pods-bench';
-/** Stored size of the bench's pods, measured: the ConfigMaps are made as large. */
-const podBytes = 4096;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -52,6 +50,10 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
     if (r.status !== 201) throw new Error(`namespace: HTTP ${r.status}`);
     load = new LoadGenerator({ url: s.url, creds: s.creds, concurrency: CONCURRENCY });
     const gen = load;
+    // The ConfigMaps are made as large as a stored Pod is (managedFields and defaults included), measured on one.
+    await gen.run({ kind: 'create-pod', namespace, prefix: 'probe-', count: 1 }, PHASE_TIMEOUT_MS);
+    const probe = await sendJson(agent, s.port, 'GET', `/api/v1/namespaces/${namespace}/pods/probe-00000`, undefined, 10_000);
+    const podBytes = probe.body.length;
     const measure = async (spec: PhaseSpec): Promise<Measured> => {
       const cpu0 = cpuMsPrecise(s.pid);
       const m = await gen.run(spec, PHASE_TIMEOUT_MS);
@@ -76,8 +78,8 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
     const row = (what: string, pod: Measured, cm: Measured, goal: number): Row[] => {
       const ratio = pod.perSec / cm.perSec;
       return [
-        { metric: `${what} ConfigMap of ~4 KiB (median of ${ROUNDS} rounds of ${fmtInt(pod.requests)}, alternating with the row below)`, result: rateCell(cm), target: '—' },
-        { metric: `${what} Pod of ~4 KiB, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
+        { metric: `${what} ConfigMap of ${fmtInt(podBytes)} bytes as read (median of ${ROUNDS} rounds of ${fmtInt(pod.requests)}, alternating with the row below)`, result: rateCell(cm), target: '—' },
+        { metric: `${what} Pod of ${fmtInt(podBytes)} bytes as read, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
       ];
     };
     return [...row('create', typical(creates.pod), typical(creates.cm), 0.5), ...row('get', typical(gets.pod), typical(gets.cm), 0.9)];

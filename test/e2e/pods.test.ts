@@ -47,7 +47,7 @@ test('get pods, -o wide, field selectors and the all category', async () => {
   const wide = await ok(['get', 'pods', '-o', 'wide']);
   assert.match(wide, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE\s+NOMINATED NODE\s+READINESS GATES$/m);
   assert.match(wide, /^web\s+0\/1\s+Pending\s+0\s+\S+\s+<none>\s+<none>\s+<none>\s+<none>$/m);
-  assert.match(await ok(['get', 'all']), /^web\s+0\/1\s+Pending/m);
+  assert.match(await ok(['get', 'all']), /^(pod\/)?web\s+0\/1\s+Pending/m);
   const never = await ok(['get', 'pods', '--field-selector=spec.restartPolicy=Never', '-o', 'name']);
   assert.equal(never.trim(), 'pod/latest');
 });
