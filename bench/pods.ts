@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
-import { BenchServer, cpuMsPrecise, startBenchServer } from './child.js';
+import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { rateCell, type Measured } from './alternate.js';
@@ -54,16 +54,21 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
     await gen.run({ kind: 'create-pod', namespace, prefix: 'probe-', count: 1 }, PHASE_TIMEOUT_MS);
     const probe = await sendJson(agent, s.port, 'GET', `/api/v1/namespaces/${namespace}/pods/probe-00000`, undefined, 10_000);
     const podBytes = probe.body.length;
+    // A write phase is charged the controller and watch work it leaves (the server settles before the CPU is read).
     const measure = async (spec: PhaseSpec): Promise<Measured> => {
       const cpu0 = cpuMsPrecise(s.pid);
       const m = await gen.run(spec, PHASE_TIMEOUT_MS);
+      if (spec.kind !== 'get') await settle(s.pid);
       return { ...m, serverCpuMs: (cpuMsPrecise(s.pid) - cpu0) / m.requests };
     };
     const creates = { pod: [] as Measured[], cm: [] as Measured[] };
     progress(`pods: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} Pod and ConfigMap creates…`);
+    await settle(s.pid);
     for (let round = 0; round < ROUNDS; round++) {
-      creates.pod.push(await measure({ kind: 'create-pod', namespace, prefix: `po${round}-`, count: COUNT }));
-      creates.cm.push(await measure({ kind: 'create-cm', namespace, prefix: `cm${round}-`, count: COUNT, bytes: podBytes }));
+      // Which kind goes first alternates, so neither always meets the other's leftovers.
+      const pod = () => measure({ kind: 'create-pod', namespace, prefix: `po${round}-`, count: COUNT }).then((m) => creates.pod.push(m));
+      const cm = () => measure({ kind: 'create-cm', namespace, prefix: `cm${round}-`, count: COUNT, bytes: podBytes }).then((m) => creates.cm.push(m));
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
     }
     const gets = { pod: [] as Measured[], cm: [] as Measured[] };
     let seed = 1;
@@ -72,14 +77,16 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
     });
     progress(`pods: ${ROUNDS} alternated rounds of ${fmtInt(COUNT * 2)} Pod and ConfigMap gets…`);
     for (let round = 0; round < ROUNDS; round++) {
-      gets.pod.push(await measure(get('po0-', 'pods')));
-      gets.cm.push(await measure(get('cm0-', 'configmaps')));
+      const pod = async () => { gets.pod.push(await measure(get('po0-', 'pods'))); };
+      const cm = async () => { gets.cm.push(await measure(get('cm0-', 'configmaps'))); };
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
     }
     const row = (what: string, pod: Measured, cm: Measured, goal: number): Row[] => {
       const ratio = pod.perSec / cm.perSec;
+      const cpuRatio = cm.serverCpuMs / pod.serverCpuMs;
       return [
         { metric: `${what} ConfigMap of ${fmtInt(podBytes)} bytes as read (median of ${ROUNDS} rounds of ${fmtInt(pod.requests)}, alternating with the row below)`, result: rateCell(cm), target: '—' },
-        { metric: `${what} Pod of ${fmtInt(podBytes)} bytes as read, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
+        { metric: `${what} Pod of ${fmtInt(podBytes)} bytes as read, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate, ${cpuRatio.toFixed(2)}× by server CPU`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
       ];
     };
     return [...row('create', typical(creates.pod), typical(creates.cm), 0.5), ...row('get', typical(gets.pod), typical(gets.cm), 0.9)];
