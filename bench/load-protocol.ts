@@ -44,8 +44,9 @@ export type PhaseSpec =
   /**
    * `count` unpaged lists of the ConfigMaps of a namespace holding `expectItems` named
    * <prefix>…, from `concurrency` clients; every `checkEvery`-th reply is parsed and counted.
+   * `collectionPath`: another collection listed the same way (a namespace's pods).
    */
-  | { kind: 'list-cm'; namespace: string; prefix: string; count: number; expectItems: number; concurrency: number; checkEvery: number }
+  | { kind: 'list-cm'; namespace: string; prefix: string; count: number; expectItems: number; concurrency: number; checkEvery: number; collectionPath?: string }
   /** `count` full walks (one after another) of a namespace's ConfigMaps in pages of `limit`, following continue tokens; `expectItems` of them named <prefix>…. */
   | { kind: 'walk-cm'; namespace: string; prefix: string; count: number; limit: number; expectItems: number }
   /**

@@ -237,7 +237,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       return { ...r, notes };
     }
     case 'list-cm': {
-      const path = configMaps(spec.namespace);
+      const path = spec.collectionPath ?? configMaps(spec.namespace);
       let checked = 0;
       let bytes = 0;
       const r = await drive(spec.count, async (i) => {

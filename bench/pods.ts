@@ -81,6 +81,25 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
       const cm = async () => { gets.cm.push(await measure(get('cm0-', 'configmaps'))); };
       for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
     }
+    // Lists of 500 of each, from a namespace of their own each.
+    const LISTS = quick ? 40 : 200;
+    for (const listNs of ['pods-list', 'cms-list']) {
+      const made = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: listNs } }, 10_000);
+      if (made.status !== 201) throw new Error(`namespace ${listNs}: HTTP ${made.status}`);
+    }
+    await gen.run({ kind: 'create-pod', namespace: 'pods-list', prefix: 'l-', count: 500 }, PHASE_TIMEOUT_MS);
+    await gen.run({ kind: 'create-cm', namespace: 'cms-list', prefix: 'l-', count: 500, bytes: podBytes }, PHASE_TIMEOUT_MS);
+    await settle(s.pid);
+    const lists = { pod: [] as Measured[], cm: [] as Measured[] };
+    const list = (ns: string, collection: string): PhaseSpec => ({
+      kind: 'list-cm', namespace: ns, prefix: 'l-', count: LISTS, expectItems: 500, concurrency: 4, checkEvery: 10, collectionPath: `/api/v1/namespaces/${ns}/${collection}`,
+    });
+    progress(`pods: ${ROUNDS} alternated rounds of ${LISTS} lists of 500 Pods and of 500 ConfigMaps…`);
+    for (let round = 0; round < ROUNDS; round++) {
+      const pod = async () => { lists.pod.push(await measure(list('pods-list', 'pods'))); };
+      const cm = async () => { lists.cm.push(await measure(list('cms-list', 'configmaps'))); };
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
+    }
     const row = (what: string, pod: Measured, cm: Measured, goal: number): Row[] => {
       const ratio = pod.perSec / cm.perSec;
       const cpuRatio = cm.serverCpuMs / pod.serverCpuMs;
@@ -89,7 +108,11 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
         { metric: `${what} Pod of ${fmtInt(podBytes)} bytes as read, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate, ${cpuRatio.toFixed(2)}× by server CPU`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
       ];
     };
-    return [...row('create', typical(creates.pod), typical(creates.cm), 0.5), ...row('get', typical(gets.pod), typical(gets.cm), 0.9)];
+    return [
+      ...row('create', typical(creates.pod), typical(creates.cm), 0.5),
+      ...row('get', typical(gets.pod), typical(gets.cm), 0.9),
+      ...row('list of 500: each', typical(lists.pod), typical(lists.cm), 0.9),
+    ];
   } finally {
     agent?.destroy();
     await load?.close().catch(() => {});
