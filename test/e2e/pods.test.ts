@@ -152,3 +152,32 @@ v1.delete_namespaced_pod("py", "default")
   assert.equal(first, 'Pending Guaranteed 500m');
   assert.ok(second!.split(',').includes('py'));
 });
+
+test('ephemeral containers are added through their sub-resource only, never changed; resize changes resources only', async () => {
+  const ns = '/api/v1/namespaces/default/pods';
+  const made = await s.client.post(ns, { metadata: { name: 'sized' }, spec: { containers: [{ name: 'c', image: 'nginx', resources: { requests: { cpu: '100m' }, limits: { cpu: '200m' } } }] } });
+  assert.equal(made.status, 201, made.text);
+  const strategic = { 'Content-Type': 'application/strategic-merge-patch+json' };
+  const debug = { spec: { ephemeralContainers: [{ name: 'debug', image: 'busybox', targetContainerName: 'c' }] } };
+  // Not through the main resource: the spec's update rule refuses it.
+  const viaMain = await s.client.send('PATCH', `${ns}/sized`, { raw: JSON.stringify(debug), headers: strategic });
+  assert.equal(viaMain.status, 422, viaMain.text);
+  assert.match(viaMain.json.message, /pod updates may not change fields other than/);
+  const added = await s.client.send('PATCH', `${ns}/sized/ephemeralcontainers`, { raw: JSON.stringify(debug), headers: strategic });
+  assert.equal(added.status, 200, added.text);
+  assert.equal(added.json.spec.ephemeralContainers[0].terminationMessagePolicy, 'File');
+  const changed = await s.client.send('PATCH', `${ns}/sized/ephemeralcontainers`, {
+    raw: JSON.stringify({ spec: { ephemeralContainers: [{ name: 'debug', image: 'busybox:2' }] } }), headers: strategic,
+  });
+  assert.equal(changed.status, 422);
+  assert.match(changed.json.message, /spec\.ephemeralContainers: Forbidden: existing ephemeral containers "debug" may not be changed/);
+  const resized = await s.client.send('PATCH', `${ns}/sized/resize`, {
+    raw: JSON.stringify({ spec: { containers: [{ name: 'c', image: 'ignored', resources: { requests: { cpu: '150m' }, limits: { cpu: '300m' } } }] } }), headers: strategic,
+  });
+  assert.equal(resized.status, 200, resized.text);
+  assert.deepEqual(resized.json.spec.containers[0].resources, { requests: { cpu: '150m' }, limits: { cpu: '300m' } });
+  assert.equal(resized.json.spec.containers[0].image, 'nginx', 'resize changes resources only');
+  const qos = await s.client.send('PATCH', `${ns}/sized/resize`, { raw: JSON.stringify({ spec: { containers: [{ name: 'c', resources: null }] } }), headers: strategic });
+  assert.equal(qos.status, 422);
+  assert.match(qos.json.message, /Pod QOS Class may not change as a result of resizing/);
+});

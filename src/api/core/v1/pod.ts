@@ -224,9 +224,16 @@ export function qosClassOf(spec: Obj | undefined): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
+/** Adds ephemeral containers; a write of the main resource that changes them is refused by the spec's update rule, as upstream. */
 const ephemeralContainers: PartSubresource = {
-  owns: ['spec.ephemeralContainers'],
+  owns: [],
   verbs: ['get', 'update', 'patch'],
+  merge(sent, stored) {
+    const next = structuredClone(stored);
+    next.spec = { ...next.spec, ephemeralContainers: sent.spec?.ephemeralContainers };
+    if (next.spec.ephemeralContainers === undefined) delete next.spec.ephemeralContainers;
+    return next;
+  },
   validateUpdate(pod, old) {
     const errs = validatePodSpec(pod.spec).filter((e) => e.field.startsWith('spec.ephemeralContainers'));
     const added = new Map<string, Obj>((pod.spec?.ephemeralContainers ?? []).map((c: Obj) => [c.name, c]));

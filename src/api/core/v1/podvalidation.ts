@@ -274,8 +274,6 @@ export function validatePodSpecUpdate(pod: KubeObject, old: KubeObject): FieldEr
   munged.activeDeadlineSeconds = oldSpec.activeDeadlineSeconds;
   munged.tolerations = oldSpec.tolerations;
   if (oldSpec.terminationGracePeriodSeconds < 0 && spec.terminationGracePeriodSeconds === 1) munged.terminationGracePeriodSeconds = oldSpec.terminationGracePeriodSeconds;
-  // The ephemeral containers change only through their own sub-resource, which checks them.
-  munged.ephemeralContainers = oldSpec.ephemeralContainers;
   for (const k of Object.keys(munged)) if (munged[k] === undefined) delete munged[k];
   if (!deepEqual(munged, oldSpec)) {
     const diff: string[] = [];
