@@ -52,6 +52,7 @@ test('the disruption controller fills a budget\'s status; get pdb shows it', asy
   assert.deepEqual([status.expectedPods, status.desiredHealthy, status.currentHealthy, status.disruptionsAllowed], [2, 2, 2, 0]);
   assert.deepEqual(status.conditions.map((c: any) => [c.type, c.status, c.reason]), [['DisruptionAllowed', 'False', 'InsufficientPods']]);
   assert.match(await ok(['get', 'pdb']), /^web\s+2\s+N\/A\s+0\s+\S+$/m);
+  assert.match(await ok(['describe', 'pdb', 'web']), /Min available:\s+2/);
 });
 
 test('an eviction the budget does not allow is a 429; drain --dry-run=server reports it', async () => {

@@ -90,9 +90,11 @@ test('pod templates and endpoints', async () => {
   const pt = { apiVersion: 'v1', kind: 'PodTemplate', metadata: { name: 'tpl' }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'busybox:1.36' }] } } };
   await ok(['create', '-f', '-'], JSON.stringify(pt));
   assert.match(await ok(['get', 'podtemplates']), /^tpl\s+c\s+busybox:1\.36\s+app=x$/m);
+  assert.match(await ok(['describe', 'podtemplate', 'tpl']), /Image:\s+busybox:1\.36/);
   const ep = { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'web' }, subsets: [{ addresses: [{ ip: '10.244.1.5' }, { ip: '10.244.1.6' }], ports: [{ port: 80 }] }] };
   await ok(['create', '-f', '-'], JSON.stringify(ep));
   assert.match(await ok(['get', 'ep', 'web']), /^web\s+10\.244\.1\.5:80,10\.244\.1\.6:80\s+/m);
+  assert.match(await ok(['describe', 'ep', 'web']), /Addresses:\s+10\.244\.1\.5,10\.244\.1\.6/);
   const bad = await s.kubectl(['create', '-f', '-'], JSON.stringify({ ...ep, metadata: { name: 'lo' }, subsets: [{ addresses: [{ ip: '127.0.0.1' }], ports: [{ port: 80 }] }] }));
   assert.match(bad.stderr, /subsets\[0\]\.addresses\[0\]\.ip: Invalid value: "127\.0\.0\.1": may not be in the loopback range/);
 });

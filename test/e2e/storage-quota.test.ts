@@ -24,6 +24,8 @@ test('persistent volumes and claims: defaults, columns, validation', async () =>
   const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '5Gi' } }, storageClassName: 'manual' } };
   await ok(['create', '-f', '-'], JSON.stringify(pvc));
   assert.match(await ok(['get', 'pvc']), /^data\s+Pending\s+manual\s+<unset>\s+\S+$/m);
+  assert.match(await ok(['describe', 'pv', 'pv-1']), /Reclaim Policy:\s+Retain/);
+  assert.match(await ok(['describe', 'pvc', 'data']), /Status:\s+Pending/);
   const bad = await s.kubectl(['create', '-f', '-'], JSON.stringify({ ...pvc, metadata: { name: 'bad' }, spec: { resources: {} } }));
   assert.match(bad.stderr, /spec\.accessModes: Required value: at least 1 access mode is required/);
   assert.match(bad.stderr, /spec\.resources\[storage\]: Required value/);
@@ -45,6 +47,7 @@ test('kubectl create quota, get and describe it; limit ranges', async () => {
   lr.spec.limits[0]!.min = { cpu: '100m' };
   await ok(['create', '-f', '-'], JSON.stringify(lr));
   assert.match(await ok(['get', 'limits']), /^limits\s+\d{4}-/m);
+  assert.match(await ok(['describe', 'limits', 'limits']), /Container\s+cpu\s+100m/);
 });
 
 test('component statuses: read-only, deprecated, nothing dialed', async () => {
@@ -53,6 +56,7 @@ test('component statuses: read-only, deprecated, nothing dialed', async () => {
   assert.match(r.stderr, /Warning: v1 ComponentStatus is deprecated in v1\.19\+/);
   assert.match(r.stdout, /^etcd-0\s+Healthy\s+ok/m);
   assert.match(r.stdout, /^controller-manager\s+Healthy\s+ok/m);
+  assert.match(r.stdout, /^scheduler\s+Unhealthy\s+no scheduler runs with this server/m);
   const del = await s.kubectl(['delete', 'cs', 'etcd-0']);
   assert.notEqual(del.code, 0);
   assert.match(del.stderr, /MethodNotAllowed|method not allowed|does not allow/i);
