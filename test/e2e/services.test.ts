@@ -38,6 +38,10 @@ test('kubectl create service clusterip and nodeport: addresses and ports from th
   assert.match(await ok(['describe', 'svc', 'web']), new RegExp(`IP:\\s+${web.spec.clusterIP.replace(/\./g, '\\.')}`));
 });
 
+test('kubectl cluster-info answers now that services are served', async () => {
+  assert.match(await ok(['cluster-info']), /control plane is running at https:\/\/127\.0\.0\.1:\d+/);
+});
+
 test('kubectl expose of a pod and of a replication controller', async () => {
   await ok(['run', 'api', '--image=nginx:1.27', '--port=8080', '--labels=app=api']);
   assert.match(await ok(['expose', 'pod', 'api', '--port=80', '--target-port=8080']), /service\/api exposed/);
