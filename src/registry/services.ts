@@ -2,9 +2,10 @@
 // (ranges.ts) around the stored resource's own writes, as upstream's service
 // REST does: a create takes what it names or the next free values before the
 // object is validated and stored, and gives them back when the create fails
-// or is a dry run; a delete gives them back once the object is gone; an
-// update or patch gives back what the service no longer uses and takes what
-// it newly needs. On start, the values stored services use are marked taken.
+// or is a dry run; they go back once the object is gone from the store,
+// whichever road removed it; an update or patch gives back what the service
+// no longer uses and takes what it newly needs. On start, the values stored
+// services use are marked taken.
 
 import { ApiError, errors, fieldErrors, type FieldError } from '../machinery/errors.js';
 import type { KubeObject } from '../api/kind.js';
@@ -117,7 +118,7 @@ async function releaseDropped(ranges: ServiceRanges, old: Obj | undefined, now: 
 
 /** The services resource with allocations around the stored resource's writes. */
 function allocating(rest: RestObject, store: ResourceStore, ranges: ServiceRanges): RestObject {
-  const { create, update, patch, delete: del } = rest;
+  const { create, update, patch } = rest;
   /** After an update or patch: give back what is dropped, take what is newly needed (a second write when something was missing). */
   const settle = async (path: RestPath, before: KubeObject | undefined, written: Written, opts: WriteOptions): Promise<Written> => {
     if (opts.dryRun || written.created) return written;
@@ -175,11 +176,6 @@ function allocating(rest: RestObject, store: ResourceStore, ranges: ServiceRange
       const before = await store.find(path.namespace, path.name!);
       return settle(path, before, await patch(path, type, body, opts, patchOpts), opts);
     }),
-    delete: del && (async (path, options, opts) => {
-      const result = await del(path, options, opts);
-      if (result.removed && !opts.dryRun) await releaseDropped(ranges, result.object.spec, undefined);
-      return result;
-    }),
   };
 }
 
@@ -213,6 +209,8 @@ export async function serveServiceAllocation(registry: Registry, ranges: Service
   if (!store || !rest) return;
   registry.removeRest(rest);
   registry.addRest(allocating(rest, store, ranges));
+  // Whatever road removes a service (a delete, a namespace's deletion, the garbage collector), its values go back.
+  store.onRemoved((svc) => releaseDropped(ranges, svc.spec, undefined));
   registry.addRest(serviceProxy(registry, store, rest));
   const all = await store.list(undefined, {});
   const ips: string[] = [];

@@ -115,6 +115,22 @@ export class ResourceStore {
     return this.kind.scope === 'Namespaced';
   }
 
+  /** Who hears that an object is gone from the store (values it held go back: a Service's cluster IP). */
+  private readonly removalListeners: ((obj: KubeObject) => Promise<void>)[] = [];
+
+  /**
+   * Calls `listener` once an object is gone from the store, whichever road
+   * took it (a delete through the API or the in-process client, or the last
+   * finalizer removed); never for a dry run.
+   */
+  onRemoved(listener: (obj: KubeObject) => Promise<void>): void {
+    this.removalListeners.push(listener);
+  }
+
+  private async removed(obj: KubeObject): Promise<void> {
+    for (const listener of this.removalListeners) await listener(obj);
+  }
+
   key(namespace: string | undefined, name: string): string {
     return this.reader.key(namespace, name);
   }
@@ -231,6 +247,7 @@ export class ResourceStore {
       if (finishDeletion) {
         const kv = await this.backend.delete(key, current.modRevision);
         meta.resourceVersion = String(kv.modRevision);
+        await this.removed(next);
         return next;
       }
       const kv = await this.backend.update(key, bytes, current.modRevision);
@@ -497,6 +514,7 @@ export class ResourceStore {
       try {
         const kv = await this.backend.delete(current.key, current.modRevision);
         meta.resourceVersion = String(kv.modRevision);
+        await this.removed(obj);
         return { object: obj, removed: true };
       } catch (e) {
         if (lostRace(e)) return retry;

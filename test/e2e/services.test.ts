@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { startTestServer, TestServer } from '../support/server.js';
+import { eventually } from '../support/eventually.js';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite', serviceClusterIpRange: '10.96.0.0/28', serviceNodePortRange: '30000-30009' }); });
@@ -88,6 +89,18 @@ test('a full range is a 500 naming it; deleting frees an address', async () => {
   assert.equal(new Set(ips).size, ips.length, 'no address twice');
   await ok(['delete', 'svc', made[0]!]);
   assert.match(await ok(['create', 'service', 'clusterip', 'after', '--tcp=80']), /service\/after created/);
+});
+
+test('values go back whichever road removes a service: delete --all, a namespace\'s deletion', async () => {
+  // The range is full after the test above.
+  await ok(['delete', 'svc', '--all']);
+  await ok(['create', 'namespace', 'short-lived']);
+  for (let i = 0; i < 14; i++) await ok(['-n', 'short-lived', 'create', 'service', 'clusterip', `s-${i}`, '--tcp=80']);
+  const full = await s.kubectl(['create', 'service', 'clusterip', 'no-room', '--tcp=80']);
+  assert.match(full.stderr, /range is full/);
+  await ok(['delete', 'namespace', 'short-lived']);
+  await eventually('the namespace\'s services are gone and their addresses free', async () => (await s.kubectl(['create', 'service', 'clusterip', 'room', '--tcp=80'])).code === 0);
+  await ok(['create', 'service', 'clusterip', 'web', '--tcp=80:8080']);
 });
 
 test('a service\'s proxy answers without dialing; the Python client reads services', async () => {
