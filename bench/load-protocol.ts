@@ -37,13 +37,16 @@ export type PhaseSpec =
   | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
+  /** POST `count` Pods named <prefix>00000… of realistic size (two containers, probes, mounts; about 4 KiB stored). */
+  | { kind: 'create-pod'; namespace: string; prefix: string; count: number }
   /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */
   | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number }
   /**
    * `count` unpaged lists of the ConfigMaps of a namespace holding `expectItems` named
    * <prefix>…, from `concurrency` clients; every `checkEvery`-th reply is parsed and counted.
+   * `collectionPath`: another collection listed the same way (a namespace's pods).
    */
-  | { kind: 'list-cm'; namespace: string; prefix: string; count: number; expectItems: number; concurrency: number; checkEvery: number }
+  | { kind: 'list-cm'; namespace: string; prefix: string; count: number; expectItems: number; concurrency: number; checkEvery: number; collectionPath?: string }
   /** `count` full walks (one after another) of a namespace's ConfigMaps in pages of `limit`, following continue tokens; `expectItems` of them named <prefix>…. */
   | { kind: 'walk-cm'; namespace: string; prefix: string; count: number; limit: number; expectItems: number }
   /**

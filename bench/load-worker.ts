@@ -54,6 +54,31 @@ function configMap(name: string, bytes: number, extra: Record<string, string> = 
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench' } }, data: { payload, ...extra } };
 }
 
+/** A pod as a deployment's template makes them: two containers with ports, environment, resources, probes and mounts. */
+function pod(name: string): any {
+  const container = (c: string, image: string, port: number) => ({
+    name: c, image, ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
+    env: Array.from({ length: 6 }, (_, i) => ({ name: `SETTING_${i}`, value: `value-of-setting-${i}-for-${c}` })),
+    envFrom: [{ configMapRef: { name: `${c}-settings` } }],
+    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
+    livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 5, periodSeconds: 10 },
+    readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5 },
+    volumeMounts: [{ name: 'config', mountPath: `/etc/${c}`, readOnly: true }, { name: 'cache', mountPath: '/var/cache' }],
+    securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+  });
+  return {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, labels: { app: 'bench', tier: 'web', 'pod-template-hash': '5d8f7c9b6' }, annotations: { 'bench.plat.io/note': 'a pod of realistic size' } },
+    spec: {
+      containers: [container('web', 'registry.example.com/team/web:1.27.3', 8080), container('sidecar', 'registry.example.com/team/proxy:2.4.1', 9090)],
+      volumes: [{ name: 'config', configMap: { name: 'web-config' } }, { name: 'cache', emptyDir: { sizeLimit: '1Gi' } }],
+      serviceAccountName: 'default', nodeSelector: { 'kubernetes.io/os': 'linux' },
+      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
+      affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'bench' } }, topologyKey: 'kubernetes.io/hostname' } }] } },
+    },
+  };
+}
+
 /** Occurrences of `needle` in `hay` (counts list items by their names without parsing them). */
 function occurrences(hay: Buffer, needle: Buffer): number {
   let n = 0;
@@ -111,6 +136,13 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
         const body = serviceAccount(nameOf(spec.prefix, (spec.first ?? 0) + i), { app: 'bench' });
         const reply = expect(await send('POST', path, body), 'POST', path, 201);
         if (spec.remember) latest.set(`${spec.namespace}/${body.metadata.name}`, JSON.parse(reply.body.toString('utf8')));
+      });
+      return { ...r, notes };
+    }
+    case 'create-pod': {
+      const path = `/api/v1/namespaces/${spec.namespace}/pods`;
+      const r = await drive(spec.count, async (i) => {
+        expect(await send('POST', path, pod(nameOf(spec.prefix, i))), 'POST', path, 201);
       });
       return { ...r, notes };
     }
@@ -205,7 +237,7 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       return { ...r, notes };
     }
     case 'list-cm': {
-      const path = configMaps(spec.namespace);
+      const path = spec.collectionPath ?? configMaps(spec.namespace);
       let checked = 0;
       let bytes = 0;
       const r = await drive(spec.count, async (i) => {

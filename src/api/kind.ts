@@ -40,11 +40,18 @@ export interface Strategy {
  */
 export interface PartSubresource {
   owns: string[];
+  /** No verbs: a part only the server writes (a pod's binding), served by a REST object of the registry, not routed as a part. */
   verbs: ('get' | 'update' | 'patch')[];
   /** A create leaves the owned fields empty, whatever the client sent (status, as upstream). */
   resetOnCreate?: boolean;
   /** Before validation on a write through this sub-resource (the kind's own rules for what it may change). */
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
+  /**
+   * For a part that is not whole fields (each container's resources): the
+   * new object from what was sent and what is stored, in place of copying
+   * the `owns` paths.
+   */
+  merge?(sent: KubeObject, stored: KubeObject): KubeObject;
   /** Validates a write through this sub-resource, in place of the strategy's `validateUpdate`. */
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
 }

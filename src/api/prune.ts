@@ -12,6 +12,7 @@ import { ApiError, errors } from '../machinery/errors.js';
 import { ownValue, setOwn } from '../machinery/ownkeys.js';
 import { jsonPointer, type NumberText, type Segment } from '../machinery/duplicates.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../machinery/time.js';
+import { canonicalQuantity, quantityMessages } from '../machinery/quantity.js';
 import { Schema, resolve } from './schema.js';
 
 export interface PruneReport {
@@ -134,6 +135,7 @@ class Pruner {
     if (value === undefined) return undefined;
     if (value === null) return s.nullable ? null : undefined;
     if (s.intOrString) return this.intOrString(value);
+    if (s.protoMessage === 'quantity') return this.quantity(value);
     if (s.preserveUnknownFields && !s.properties) return value;
     switch (s.type) {
       case 'object': return this.walkObject(value, s);
@@ -188,6 +190,16 @@ class Pruner {
     } catch {
       // A year past 9999 (or before 0) once in UTC: upstream could not write it back either.
       throw this.decodeError('Time.MarshalJSON: year outside of range [0,9999]');
+    }
+  }
+
+  /** A resource Quantity reads a string or a number, kept in its canonical text as upstream writes it back. */
+  private quantity(value: unknown): unknown {
+    if (typeof value !== 'string' && typeof value !== 'number') return this.save(this.decodeError(quantityMessages.format));
+    try {
+      return canonicalQuantity(typeof value === 'number' ? this.literal() ?? value : value);
+    } catch (e) {
+      return this.save(this.decodeError((e as Error).message));
     }
   }
 

@@ -45,9 +45,17 @@ export interface Schema {
    * Wire shape where it is not the JSON one: `time` and `microTime` are
    * {seconds, nanos} messages, `fieldsV1` and `rawExtension` a message holding
    * JSON bytes, `intOrString` the IntOrString message, `stringList` a list of
-   * strings wrapped in a message of its own (a user's ExtraValue).
+   * strings wrapped in a message of its own (a user's ExtraValue), `quantity`
+   * a resource Quantity ({string}: its canonical text; JSON also takes a number).
    */
-  protoMessage?: 'time' | 'microTime' | 'fieldsV1' | 'rawExtension' | 'intOrString' | 'stringList';
+  protoMessage?: 'time' | 'microTime' | 'fieldsV1' | 'rawExtension' | 'intOrString' | 'stringList' | 'quantity';
+  /**
+   * Go structs embedded in this object: their fields are this object's in
+   * JSON, but travel as one nested message at `proto` on the wire (a Volume's
+   * VolumeSource, a Probe's ProbeHandler). Their properties carry the embedded
+   * message's field numbers and are left out of this message's own fields.
+   */
+  protoInline?: { proto: number; schema: Schema }[];
 }
 
 

@@ -2,6 +2,7 @@
 // one `option(...)` line naming its type, its ServerOptions field and its help.
 
 import { isIP } from 'node:net';
+import { parseNodePortRange, parseServiceIPRanges } from '../registry/allocation/index.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { formatDuration, parseDuration } from '../machinery/time.js';
 import { auditModes, defaultServerOptions, type ServerOptions } from '../server/options.js';
@@ -78,6 +79,26 @@ export const ipType: FlagType<string> = {
   label: 'ip',
   parse(raw) {
     if (isIP(raw) === 0) throw new Error('not an IP address');
+    return raw;
+  },
+  format: String,
+};
+
+/** The CIDR (or dual-stack pair) Service cluster IPs come from, checked as upstream checks it. */
+export const serviceCidrType: FlagType<string> = {
+  label: 'string',
+  parse(raw) {
+    parseServiceIPRanges(raw);
+    return raw;
+  },
+  format: String,
+};
+
+/** Ports min-max, inclusive, as upstream's portRange. */
+export const portRangeType: FlagType<string> = {
+  label: 'portRange',
+  parse(raw) {
+    parseNodePortRange(raw);
     return raw;
   },
   format: String,
@@ -459,6 +480,8 @@ export const serverFlags: readonly Flag[] = [
   option('etcd-certfile', stringType, 'etcdCertFile', 'SSL certification file used to secure communication with the cluster store.', 'none'),
   option('etcd-keyfile', stringType, 'etcdKeyFile', 'SSL key file used to secure communication with the cluster store.', 'none'),
   option('event-ttl', durationType, 'eventTtlMs', 'Amount of time to retain events (cluster store only).'),
+  option('service-cluster-ip-range', serviceCidrType, 'serviceClusterIpRange', 'A CIDR notation IP range from which to assign service cluster IPs, or two (one IPv4, one IPv6) separated by a comma for dual-stack services; at most 2^20 addresses each (IPv6: 65,536 of them are used).'),
+  option('service-node-port-range', portRangeType, 'serviceNodePortRange', 'A port range (min-max, inclusive) Service node ports are allocated from.'),
   option('request-timeout', durationType, 'requestTimeoutMs', 'Longest a request (not a watch or another stream) may take before it is answered 504 Timeout.'),
   option('leader-elect', boolType, 'leaderElect', 'Run the controllers only while this server holds the leader lease, and publish its identity lease (for several servers on one store).', 'true with --storage-backend etcd3, else false'),
   option('leader-elect-lease-duration', durationType, 'leaderElectLeaseDurationMs', 'How long other servers wait after the leader\'s last renewal before taking over.'),

@@ -164,7 +164,7 @@ export const errors = {
 export type FieldErrorType =
   | 'FieldValueRequired' | 'FieldValueInvalid' | 'FieldValueNotSupported'
   | 'FieldValueForbidden' | 'FieldValueDuplicate' | 'FieldValueTooLong' | 'FieldValueTooMany'
-  | 'FieldValueTypeInvalid';
+  | 'FieldValueTypeInvalid' | 'FieldValueNotFound';
 
 /** One validation failure of one field, shaped like upstream's field.Error. */
 export class FieldError {
@@ -186,13 +186,14 @@ export class FieldError {
       case 'FieldValueTooLong': return 'Too long';
       case 'FieldValueTooMany': return 'Too many';
       case 'FieldValueTypeInvalid': return 'Invalid value';
+      case 'FieldValueNotFound': return 'Not found';
     }
   }
 
   /** The message without the field path, as a Status cause carries it. */
   body(): string {
     let text = this.typeText();
-    if (this.hasValue && (this.type === 'FieldValueInvalid' || this.type === 'FieldValueNotSupported' || this.type === 'FieldValueDuplicate' || this.type === 'FieldValueTypeInvalid' || this.type === 'FieldValueTooMany')) {
+    if (this.hasValue && (this.type === 'FieldValueInvalid' || this.type === 'FieldValueNotSupported' || this.type === 'FieldValueDuplicate' || this.type === 'FieldValueTypeInvalid' || this.type === 'FieldValueTooMany' || this.type === 'FieldValueNotFound')) {
       text += `: ${formatBadValue(this.badValue)}`;
     }
     return this.detail ? `${text}: ${this.detail}` : text;
@@ -239,6 +240,7 @@ export const fieldErrors = {
     new FieldError('FieldValueNotSupported', field, `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}`, value),
   forbidden: (field: string, detail: string) => new FieldError('FieldValueForbidden', field, detail, undefined, false),
   duplicate: (field: string, value: unknown) => new FieldError('FieldValueDuplicate', field, '', value),
+  notFound: (field: string, value: unknown) => new FieldError('FieldValueNotFound', field, '', value),
   tooLong: (field: string, max: number) => new FieldError('FieldValueTooLong', field, `may not be more than ${max} bytes`, undefined, false),
   typeInvalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueTypeInvalid', field, detail, value),
   /** More items (or properties) than `max`; upstream prints the count it found. */

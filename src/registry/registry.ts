@@ -52,7 +52,9 @@ export class Registry {
     const storedServed = stored !== undefined && stored.served && this.enablement.serves(kind.group, stored, kind.plural);
     const others = codecsOf(kind).filter((c) => this.enablement.serves(c.served.group, declaredVersion(kind, c.served.group, c.served.version)!, kind.plural));
     const versions: (VersionCodec | undefined)[] = [...(storedServed ? [undefined] : []), ...others];
-    const rests = versions.flatMap((codec) => [storedResource(store, codec), ...Object.entries(kind.subresources).map(([name, declaration]) =>
+    // A part without verbs is written by the server only (a pod's binding): a REST object added beside the kind serves it.
+    const routed = Object.entries(kind.subresources).filter(([, d]) => d.verbs.length > 0);
+    const rests = versions.flatMap((codec) => [storedResource(store, codec), ...routed.map(([name, declaration]) =>
       isViewSubresource(declaration) ? viewSubresource(store, name, declaration, codec) : partSubresource(store, name, declaration, codec))]);
     for (const rest of rests) this.rests.set(idOf(rest), rest);
     if (kind.group === '' && kind.plural === 'namespaces') this.namespaceStore = store;

@@ -23,6 +23,8 @@ import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
 export interface RestPath {
   namespace?: string;
   name?: string;
+  /** The request's query, for sub-resources that take their options from it (log, exec, proxy). */
+  query?: URLSearchParams;
 }
 
 /** What discovery and OpenAPI say of a REST object. */
@@ -63,7 +65,17 @@ export interface Capabilities {
   deleteCollection(path: RestPath, listOpts: ListOptions, options: DeleteOptions, opts: WriteOptions): Promise<KubeObject>;
 }
 
-export type RestObject = { readonly describe: RestDescription } & Partial<Capabilities>;
+/**
+ * A connect sub-resource (log, exec, attach, portforward, proxy): one
+ * function for every verb it serves, taking its options from the query and
+ * answering an object or text. The node-agent ones here never dial anything.
+ */
+export interface Connector {
+  verbs: Verb[];
+  connect(path: RestPath, verb: Verb): Promise<KubeObject | { text: string }>;
+}
+
+export type RestObject = { readonly describe: RestDescription } & Partial<Capabilities> & { connector?: Connector };
 
 /** The capability that serves each verb. */
 export const capabilityOf: Record<Verb, keyof Capabilities> = {
@@ -72,6 +84,7 @@ export const capabilityOf: Record<Verb, keyof Capabilities> = {
 
 /** The verbs a REST object serves: exactly its capabilities. */
 export function verbsOf(rest: RestObject): Verb[] {
+  if (rest.connector) return [...rest.connector.verbs];
   return allVerbs.filter((v) => typeof rest[capabilityOf[v]] === 'function');
 }
 

@@ -84,8 +84,11 @@ export class ServerOwnedFields {
     let next = obj;
     if (ownPart) {
       // Through a sub-resource only its fields change: start from the stored object.
-      next = structuredClone(old);
-      copyPaths(obj, next, ownPart.owns);
+      if (ownPart.merge) next = ownPart.merge(obj, old);
+      else {
+        next = structuredClone(old);
+        copyPaths(obj, next, ownPart.owns);
+      }
       // A different uid is not quietly dropped: validation reports it as a change of an immutable field.
       if (obj.metadata?.uid) next.metadata!.uid = obj.metadata.uid;
     } else if (subresource === undefined) {

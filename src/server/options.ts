@@ -44,6 +44,10 @@ export interface ServerOptions extends ExternalIdentityOptions {
   etcdKeyFile?: string;
   /** How long Events live in the cluster store before it drops them, in ms. Default 1 hour. */
   eventTtlMs: number;
+  /** Range (CIDR) Service cluster IPs are allocated from. Default 10.0.0.0/24. */
+  serviceClusterIpRange: string;
+  /** Ports (min-max) Service node ports are allocated from. Default 30000-32767. */
+  serviceNodePortRange: string;
   /** Longest a request may wait for the store before it is answered 504, in ms. Default 1 minute. */
   requestTimeoutMs: number;
   /**
@@ -169,6 +173,8 @@ export const defaultServerOptions: ServerOptions = {
   etcdServers: [],
   etcdPrefix: '/registry',
   eventTtlMs: 60 * 60 * 1000,
+  serviceClusterIpRange: '10.0.0.0/24',
+  serviceNodePortRange: '30000-32767',
   requestTimeoutMs: 60 * 1000,
   // Shorter than upstream's 15s/10s/2s so that a dead leader is replaced within 15 s.
   leaderElectLeaseDurationMs: 10_000,

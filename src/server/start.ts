@@ -34,6 +34,13 @@ import { ApiError } from '../machinery/errors.js';
 import { buildAuthorization, readAuthorizationFiles } from './authorization.js';
 import { reconcileDefaultPolicy } from './rbacbootstrap.js';
 import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigners } from './identity.js';
+import { podRests } from '../registry/pods.js';
+import { nodeRests } from '../registry/nodes.js';
+import { componentStatusRest } from '../registry/componentstatuses.js';
+import { evictionRest } from '../registry/eviction.js';
+import { serveServices } from '../registry/services.js';
+import { parseNodePortRange, parseServiceIPRanges, serviceAllocation } from '../registry/allocation/index.js';
+import { validateClusterIPs } from '../api/core/v1/service.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
@@ -198,6 +205,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   });
   const authenticator = identity.authenticator;
   serveAuthentication(registry, options, identity, signers);
+  for (const rest of [...podRests(registry), ...nodeRests(registry), componentStatusRest(timed)]) registry.addRest(rest);
+  const eviction = evictionRest(registry);
+  if (eviction) registry.addRest(eviction);
+  const stopServiceRepairs = await serveServices(registry,
+    serviceAllocation(timed, parseServiceIPRanges(options.serviceClusterIpRange), parseNodePortRange(options.serviceNodePortRange), validateClusterIPs), log);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
   let address = '';
@@ -316,6 +328,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     authorization.stop();
     informers.stopAll();
     compactor.stop();
+    stopServiceRepairs();
     await caches.stopAll();
     // After a graceful drain the listener is closed already, and a second close would never call back.
     if (server.listening) {

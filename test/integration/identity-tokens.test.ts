@@ -108,7 +108,10 @@ test('bad token requests: too short, mismatched names, missing accounts and obje
   const cm = await s.client.post(tokenPath(), { spec: { boundObjectRef: { kind: 'ConfigMap', apiVersion: 'v1', name: 'x' } } });
   assertStatus(cm, 400, 'BadRequest');
   assert.equal(cm.json.message, 'cannot bind token for serviceaccount "robot" to object of type /v1, Kind=ConfigMap');
-  assertStatus(await s.client.post(tokenPath(), { spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'p' } } }), 400, 'BadRequest');
+  // Pods are served: a missing one is not found, as upstream.
+  const noPod = await s.client.post(tokenPath(), { spec: { boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'p' } } });
+  assertStatus(noPod, 404, 'NotFound');
+  assert.equal(noPod.json.message, 'pods "p" not found');
   assert.equal((await s.client.post('/api/v1/namespaces/ns1/secrets', { metadata: { name: 'anchor' } })).status, 201);
   const otherUid = await s.client.post(tokenPath(), { spec: { boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor', uid: 'not-its-uid' } } });
   assertStatus(otherUid, 409, 'Conflict');

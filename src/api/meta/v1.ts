@@ -65,6 +65,16 @@ export const LabelSelector = define(meta('LabelSelector'), t.object({
   matchExpressions: p(2, t.array(t.ref(LabelSelectorRequirement), 'Requirements an object\'s labels must all meet.', { listType: 'atomic' })),
 }, 'Selects objects by their labels: every matchLabels entry and every expression must hold; an empty selector selects everything.', { mapType: 'atomic' }));
 
+/** A condition of an object, in the shape shared across groups (Service, PodDisruptionBudget, ...). */
+export const Condition = define(meta('Condition'), t.object({
+  type: p(1, t.string('Type of the condition, in CamelCase.')),
+  status: p(2, t.string('True, False or Unknown.')),
+  observedGeneration: p(3, t.int64('The .metadata.generation the condition was set for.')),
+  lastTransitionTime: p(4, t.ref(Time, 'When the condition last changed status.'), 'always'),
+  reason: p(5, t.string('Machine-readable reason of the last change, in CamelCase.')),
+  message: p(6, t.string('Human-readable details of the last change.')),
+}, 'One aspect of the current state of an object.', { required: ['type', 'status', 'lastTransitionTime', 'reason', 'message'] }));
+
 export const ListMeta = define(meta('ListMeta'), t.object({
   selfLink: p(1, t.string('Deprecated and never set.')),
   resourceVersion: p(2, t.string('Version of the store at which the list was read.')),

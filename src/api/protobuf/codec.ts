@@ -12,6 +12,7 @@ import { ProtobufError, Reader, WireType, Writer } from './wire.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
 import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';
 import { setOwn } from '../../machinery/ownkeys.js';
+import { canonicalQuantity } from '../../machinery/quantity.js';
 import { presenceOf, type FieldShape, type Presence } from './presence.js';
 
 type Json = Record<string, unknown>;
@@ -19,8 +20,10 @@ type Json = Record<string, unknown>;
 /** How one value travels on the wire. */
 type WireKind =
   | { k: 'string' } | { k: 'bytes' } | { k: 'int32' } | { k: 'int64' } | { k: 'bool' } | { k: 'double' }
-  | { k: 'time' } | { k: 'microTime' } | { k: 'fieldsV1' } | { k: 'rawExtension' } | { k: 'intOrString' } | { k: 'stringList' }
+  | { k: 'time' } | { k: 'microTime' } | { k: 'fieldsV1' } | { k: 'rawExtension' } | { k: 'intOrString' } | { k: 'stringList' } | { k: 'quantity' }
   | { k: 'message'; schema: Schema }
+  /** An embedded Go struct: its fields are the parent's in JSON, one nested message on the wire. */
+  | { k: 'inline'; schema: Schema }
   | { k: 'map'; value: WireKind }
   | { k: 'repeated'; item: WireKind }
   | { k: 'unsupported'; why: string };
@@ -82,8 +85,13 @@ function fieldsOf(schema: Schema): { ordered: Field[]; byNumber: Map<number, Fie
   let cached = fieldCache.get(message);
   if (cached) return cached;
   const ordered: Field[] = [];
+  const embedded = new Set<string>();
+  for (const inline of message.protoInline ?? []) {
+    for (const prop of Object.keys(resolve(inline.schema).properties ?? {})) embedded.add(prop);
+    ordered.push({ name: '', number: inline.proto, kind: { k: 'inline', schema: inline.schema }, presence: 'always' });
+  }
   for (const [prop, ps] of Object.entries(message.properties ?? {})) {
-    if (ps.proto === undefined) continue;
+    if (ps.proto === undefined || embedded.has(prop)) continue;
     const kind = classify(ps);
     ordered.push({ name: prop, number: ps.proto, kind, presence: presenceOf(ps, prop, shapeOf(kind)) });
   }
@@ -103,6 +111,10 @@ export function encodeMessage(value: Json, schema: Schema): Buffer {
 
 function writeFields(w: Writer, value: Json, schema: Schema): void {
   for (const f of fieldsOf(schema).ordered) {
+    if (f.kind.k === 'inline') {
+      w.tag(f.number, WireType.lengthDelimited).bytes(encodeMessage(value, f.kind.schema));
+      continue;
+    }
     const v = value[f.name];
     const absent = v === undefined || v === null;
     if (f.kind.k === 'repeated') {
@@ -156,6 +168,13 @@ function writeValue(w: Writer, number: number, kind: WireKind, v: unknown, name:
       return;
     case 'intOrString':
       w.tag(number, WireType.lengthDelimited).bytes(encodeIntOrString(v, name));
+      return;
+    case 'quantity':
+      // {string = 1}: the canonical text.
+      w.tag(number, WireType.lengthDelimited).bytes(new Writer().tag(1, WireType.lengthDelimited).string(v === undefined ? '0' : String(v)).finish());
+      return;
+    case 'inline':
+      w.tag(number, WireType.lengthDelimited).bytes(encodeMessage(isObject(v) ? v : {}, kind.schema));
       return;
     case 'stringList': {
       // {repeated string items = 1}, as upstream's ExtraValue.
@@ -249,6 +268,11 @@ function readFields(r: Reader, schema: Schema, out: Json, depth: number): void {
 
 function readField(r: Reader, f: Field, wireType: number, out: Json, depth: number): void {
   const { kind } = f;
+  if (kind.k === 'inline') {
+    expectWireType(wireType, kind, 'embedded message');
+    readFields(new Reader(r.bytes()), kind.schema, out, depth + 1);
+    return;
+  }
   if (kind.k === 'repeated') {
     const list = Array.isArray(out[f.name]) ? (out[f.name] as unknown[]) : [];
     const item = kind.item;
@@ -310,6 +334,7 @@ function readValue(r: Reader, kind: WireKind, previous: unknown, depth: number):
     case 'fieldsV1':
     case 'rawExtension': return decodeRawJson(r.bytes());
     case 'intOrString': return decodeIntOrString(r.bytes());
+    case 'quantity': return decodeQuantity(r.bytes());
     case 'stringList': {
       const list = Array.isArray(previous) ? previous : [];
       const sub = new Reader(r.bytes());
@@ -377,6 +402,23 @@ function decodeRawJson(bytes: Uint8Array): unknown {
   }
 }
 
+/** A Quantity message: its text, read as a quantity (canonical form); an empty message is zero. */
+function decodeQuantity(bytes: Uint8Array): string {
+  const r = new Reader(bytes);
+  let text = '';
+  while (!r.done) {
+    const { field, wireType } = r.tag();
+    if (field === 1 && wireType === WireType.lengthDelimited) text = r.string();
+    else r.skip(wireType);
+  }
+  if (text === '') return '0';
+  try {
+    return canonicalQuantity(text);
+  } catch (e) {
+    throw new ProtobufError(`proto: ${(e as Error).message}`);
+  }
+}
+
 function decodeIntOrString(bytes: Uint8Array): number | string {
   const r = new Reader(bytes);
   let type = 0;
@@ -411,6 +453,7 @@ function zeroOf(kind: WireKind): unknown {
     case 'bool': return false;
     case 'message': return {};
     case 'intOrString': return 0;
+    case 'quantity': return '0';
     case 'stringList': return [];
     default: return undefined;
   }

@@ -138,7 +138,8 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
   const verb = info.verb as Verb;
   if (!(verb in capabilityOf)) throw errors.methodNotAllowed();
   const readVerb = verb === 'get' || verb === 'list' || verb === 'watch';
-  const rep = negotiate(scope.req.headers.accept, { protobuf: d.kind.protobuf, views: readVerb && d.stored, stream: verb === 'watch' });
+  // Tables and metadata views for stored kinds, and for made ones that declare columns (component statuses).
+  const rep = negotiate(scope.req.headers.accept, { protobuf: d.kind.protobuf, views: readVerb && (d.stored || d.kind.printerColumns.length > 0), stream: verb === 'watch' });
   scope.representation = rep;
   const pretty = queryBool(query, 'pretty') ?? false;
   const include = parseIncludeObject(query.get('includeObject'));
@@ -156,6 +157,17 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
     respondStored(res, 200, value, rep, { pretty, kind: d.kind, include });
   };
 
+  if (rest.connector) {
+    if (!rest.connector.verbs.includes(verb)) throw errors.methodNotAllowed();
+    const answer = await rest.connector.connect({ ...path, query }, verb);
+    if ('text' in answer && typeof answer.text === 'string' && !('kind' in answer)) {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      res.end(answer.text);
+      return;
+    }
+    return reply(200, answer as KubeObject);
+  }
+
   switch (verb) {
     case 'get': {
       // Stored objects go out from their stored bytes; made ones (a view such as scale) are encoded.
@@ -165,7 +177,8 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
     case 'list': {
       // A list at the stored version goes out from the stored bytes; one converted to another version is an object.
       const value = await capability(rest, 'list')(path, listOptions(query));
-      return d.codec ? reply(200, value as KubeObject) : replyStored(value as StoredList);
+      // Lists made when asked (component statuses) are objects too.
+      return d.codec || !d.stored ? reply(200, value as KubeObject) : replyStored(value as StoredList);
     }
     case 'watch': {
       const watch = capability(rest, 'watch');

@@ -55,6 +55,8 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['etcd-certfile', '/c.pem', { etcdCertFile: '/c.pem' }],
   ['etcd-keyfile', '/k.pem', { etcdKeyFile: '/k.pem' }],
   ['event-ttl', '5m', { eventTtlMs: 300_000 }],
+  ['service-cluster-ip-range', 'fd00:10:96::/112', { serviceClusterIpRange: 'fd00:10:96::/112' }],
+  ['service-node-port-range', '30000-30100', { serviceNodePortRange: '30000-30100' }],
   ['request-timeout', '3s', { requestTimeoutMs: 3_000 }],
   ['leader-elect', 'true', { leaderElect: true }],
   ['leader-elect-lease-duration', '20s', { leaderElectLeaseDurationMs: 20_000 }],

@@ -144,8 +144,15 @@ test('map keys named __proto__ stay plain keys', () => {
 test('within each message, proto field numbers are distinct', () => {
   const check = (name: string, s: Schema) => {
     const seen = new Map<number, string>();
+    // An embedded Go struct is one field of its own number; its properties are numbered within it (checked as its own message).
+    const embedded = new Set<string>();
+    for (const inline of resolve(s).protoInline ?? []) {
+      for (const prop of Object.keys(resolve(inline.schema).properties ?? {})) embedded.add(prop);
+      seen.set(inline.proto, `embedded ${inline.schema.name}`);
+      check(`${name} (embedded ${inline.schema.name})`, inline.schema);
+    }
     for (const [prop, ps] of Object.entries(resolve(s).properties ?? {})) {
-      if (ps.proto === undefined) continue;
+      if (ps.proto === undefined || embedded.has(prop)) continue;
       assert.ok(!seen.has(ps.proto), `${name}: ${prop} and ${seen.get(ps.proto)} share number ${ps.proto}`);
       seen.set(ps.proto, prop);
     }

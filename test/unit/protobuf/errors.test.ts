@@ -56,7 +56,7 @@ test('malformed bytes are a 400', () => {
 });
 
 test('unknown kinds, missing kinds and foreign encodings are a 400', () => {
-  assertBadRequest(encodeEnvelope('v1', 'Pod', hex('')), /no kind "Pod" is registered for version "v1"/);
+  assertBadRequest(encodeEnvelope('v1', 'Widget', hex('')), /no kind "Widget" is registered for version "v1"/);
   assertBadRequest(encodeEnvelope('apps/v1', 'Namespace', hex('')), /no kind "Namespace" is registered for version "apps\/v1"/);
   assertBadRequest(encodeEnvelope('v1', '', hex('')), /Kind/);
   assertBadRequest(encodeEnvelope('', 'Namespace', hex('')), /apiVersion/);

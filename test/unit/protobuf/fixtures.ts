@@ -79,6 +79,78 @@ export const samples: KubeObject[] = [
     reportingComponent: 'plat.io/kubelet',
     reportingInstance: 'kubelet-node-1',
   },
+  {
+    apiVersion: 'v1', kind: 'Pod', metadata: fullMetadata,
+    spec: {
+      volumes: [{ name: 'cfg', configMap: { name: 'settings', defaultMode: 420 } }, { name: 'tmp', emptyDir: { sizeLimit: '1Gi' } }],
+      containers: [{
+        name: 'web', image: 'nginx:1.27', ports: [{ name: 'http', containerPort: 80, protocol: 'TCP' }],
+        env: [{ name: 'POD', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } }],
+        resources: { limits: { cpu: '500m', memory: '128Mi' }, requests: { cpu: '250m' } },
+        volumeMounts: [{ name: 'cfg', mountPath: '/etc/cfg', readOnly: true }],
+        livenessProbe: { httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' }, timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3 },
+        terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent',
+      }],
+      ephemeralContainers: [{ name: 'debug', image: 'busybox', targetContainerName: 'web', resources: {} }],
+      restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', nodeName: 'node-1', schedulerName: 'default-scheduler',
+    },
+    status: { phase: 'Running', podIP: '10.244.0.5', podIPs: [{ ip: '10.244.0.5' }], qosClass: 'Burstable', startTime: '2024-01-02T03:04:05Z' },
+  },
+  {
+    apiVersion: 'v1', kind: 'Node', metadata: { ...fullMetadata, namespace: undefined },
+    spec: { podCIDRs: ['10.244.1.0/24'], unschedulable: true, taints: [{ key: 'k', value: 'v', effect: 'NoSchedule' }] },
+    status: {
+      capacity: { cpu: '4', memory: '8Gi' }, allocatable: { cpu: '3900m', memory: '7Gi' },
+      conditions: [{ type: 'Ready', status: 'True', lastHeartbeatTime: '2024-01-02T03:04:05Z', lastTransitionTime: '2024-01-02T03:04:05Z', reason: 'KubeletReady' }],
+      addresses: [{ type: 'InternalIP', address: '192.0.2.10' }], daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: { machineID: 'm', systemUUID: 's', bootID: 'b', kernelVersion: '6.1', osImage: 'Debian', containerRuntimeVersion: 'containerd://1.7', kubeletVersion: 'v1.32.0', operatingSystem: 'linux', architecture: 'amd64' },
+    },
+  },
+  {
+    apiVersion: 'v1', kind: 'Endpoints', metadata: fullMetadata,
+    subsets: [{ addresses: [{ ip: '10.244.0.5', nodeName: 'node-1', targetRef: { kind: 'Pod', name: 'web', namespace: 'team-a' } }], ports: [{ name: 'http', port: 80, protocol: 'TCP' }] }],
+  },
+  {
+    apiVersion: 'v1', kind: 'ReplicationController', metadata: fullMetadata,
+    spec: { replicas: 2, minReadySeconds: 5, selector: { app: 'web' }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx', resources: {} }] } } },
+    status: { replicas: 2, readyReplicas: 1, observedGeneration: 3 },
+  },
+  {
+    apiVersion: 'v1', kind: 'PodTemplate', metadata: fullMetadata,
+    template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx', args: ['-g', 'daemon off;'], resources: {} }] } },
+  },
+  {
+    apiVersion: 'v1', kind: 'Service', metadata: fullMetadata,
+    spec: {
+      ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 }, { name: 'named', protocol: 'TCP', port: 81, targetPort: 'metrics' }],
+      selector: { app: 'web' }, clusterIP: '10.0.0.10', clusterIPs: ['10.0.0.10'], type: 'NodePort', sessionAffinity: 'None',
+      externalTrafficPolicy: 'Cluster', ipFamilies: ['IPv4'], ipFamilyPolicy: 'SingleStack', internalTrafficPolicy: 'Cluster',
+    },
+    status: { loadBalancer: {} },
+  },
+  {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { ...fullMetadata, namespace: undefined },
+    spec: {
+      capacity: { storage: '10Gi' }, hostPath: { path: '/data', type: 'DirectoryOrCreate' }, accessModes: ['ReadWriteOnce'],
+      claimRef: { kind: 'PersistentVolumeClaim', namespace: 'team-a', name: 'data' }, persistentVolumeReclaimPolicy: 'Retain', storageClassName: 'manual', volumeMode: 'Filesystem',
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'kubernetes.io/hostname', operator: 'In', values: ['node-1'] }] }] } },
+    },
+    status: { phase: 'Bound' },
+  },
+  {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: fullMetadata,
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, volumeName: 'pv-1', storageClassName: 'manual', volumeMode: 'Filesystem' },
+    status: { phase: 'Bound', accessModes: ['ReadWriteOnce'], capacity: { storage: '10Gi' } },
+  },
+  {
+    apiVersion: 'v1', kind: 'LimitRange', metadata: fullMetadata,
+    spec: { limits: [{ type: 'Container', max: { cpu: '2' }, min: { cpu: '100m' }, default: { cpu: '500m' }, defaultRequest: { cpu: '250m' }, maxLimitRequestRatio: { cpu: '4' } }] },
+  },
+  {
+    apiVersion: 'v1', kind: 'ResourceQuota', metadata: fullMetadata,
+    spec: { hard: { pods: '10', 'requests.cpu': '4' }, scopes: ['NotTerminating'] },
+    status: { hard: { pods: '10', 'requests.cpu': '4' }, used: { pods: '2', 'requests.cpu': '500m' } },
+  },
 ];
 
 export const status: KubeObject = {

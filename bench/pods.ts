@@ -1,0 +1,129 @@
+// What a Pod costs beside a ConfigMap: creates and gets of Pods of realistic
+// size (two containers with ports, environment, resources, probes, mounts;
+// about 4 KiB stored, defaulted and validated by upstream's rules) and of
+// ConfigMaps of the same stored size, on one server (built CLI child, fresh
+// sqlite data dir), in alternated rounds; each row is the median of its
+// rounds, by server CPU per request.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Agent } from 'node:https';
+import { sendJson } from './http.js';
+import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
+import { LoadGenerator } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { rateCell, type Measured } from './alternate.js';
+import { Row, target } from './table.js';
+import { fmtInt } from './stats.js';
+
+export interface PodsBenchOptions {
+  quick: boolean;
+  progress: (msg: string) => void;
+}
+
+const CONCURRENCY = 16;
+const PHASE_TIMEOUT_MS = 300_000;
+const namespace = 'pods-bench';
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function typical(xs: Measured[]): Measured {
+  const cpu = median(xs.map((x) => x.serverCpuMs));
+  return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
+}
+
+export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
+  const { quick, progress } = opts;
+  const COUNT = quick ? 500 : 2_000;
+  const ROUNDS = quick ? 3 : 5;
+  const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-pods-'));
+  let server: BenchServer | undefined;
+  let load: LoadGenerator | undefined;
+  let agent: Agent | undefined;
+  try {
+    server = await startBenchServer({ dataDir });
+    const s = server;
+    agent = new Agent({ keepAlive: true, maxSockets: 1, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key });
+    const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: namespace } }, 10_000);
+    if (r.status !== 201) throw new Error(`namespace: HTTP ${r.status}`);
+    load = new LoadGenerator({ url: s.url, creds: s.creds, concurrency: CONCURRENCY });
+    const gen = load;
+    // The ConfigMaps are made as large as a stored Pod is (managedFields and defaults included), measured on one.
+    await gen.run({ kind: 'create-pod', namespace, prefix: 'probe-', count: 1 }, PHASE_TIMEOUT_MS);
+    const probe = await sendJson(agent, s.port, 'GET', `/api/v1/namespaces/${namespace}/pods/probe-00000`, undefined, 10_000);
+    const podBytes = probe.body.length;
+    // A write phase is charged the controller and watch work it leaves (the server settles before the CPU is read).
+    const measure = async (spec: PhaseSpec): Promise<Measured> => {
+      const cpu0 = cpuMsPrecise(s.pid);
+      const m = await gen.run(spec, PHASE_TIMEOUT_MS);
+      if (spec.kind !== 'get') await settle(s.pid);
+      return { ...m, serverCpuMs: (cpuMsPrecise(s.pid) - cpu0) / m.requests };
+    };
+    const creates = { pod: [] as Measured[], cm: [] as Measured[] };
+    progress(`pods: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} Pod and ConfigMap creates…`);
+    await settle(s.pid);
+    for (let round = 0; round < ROUNDS; round++) {
+      // Which kind goes first alternates, so neither always meets the other's leftovers.
+      const pod = () => measure({ kind: 'create-pod', namespace, prefix: `po${round}-`, count: COUNT }).then((m) => creates.pod.push(m));
+      const cm = () => measure({ kind: 'create-cm', namespace, prefix: `cm${round}-`, count: COUNT, bytes: podBytes }).then((m) => creates.cm.push(m));
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
+    }
+    const gets = { pod: [] as Measured[], cm: [] as Measured[] };
+    let seed = 1;
+    const get = (prefix: string, collection: string): PhaseSpec => ({
+      kind: 'get', namespace, prefix, population: COUNT, count: COUNT * 2, seed: seed++, collectionPath: `/api/v1/namespaces/${namespace}/${collection}`,
+    });
+    progress(`pods: ${ROUNDS} alternated rounds of ${fmtInt(COUNT * 2)} Pod and ConfigMap gets…`);
+    for (let round = 0; round < ROUNDS; round++) {
+      const pod = async () => { gets.pod.push(await measure(get('po0-', 'pods'))); };
+      const cm = async () => { gets.cm.push(await measure(get('cm0-', 'configmaps'))); };
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
+    }
+    // Lists of 500 of each, from a namespace of their own each.
+    const LISTS = quick ? 40 : 200;
+    for (const listNs of ['pods-list', 'cms-list']) {
+      const made = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: listNs } }, 10_000);
+      if (made.status !== 201) throw new Error(`namespace ${listNs}: HTTP ${made.status}`);
+    }
+    await gen.run({ kind: 'create-pod', namespace: 'pods-list', prefix: 'l-', count: 500 }, PHASE_TIMEOUT_MS);
+    await gen.run({ kind: 'create-cm', namespace: 'cms-list', prefix: 'l-', count: 500, bytes: podBytes }, PHASE_TIMEOUT_MS);
+    await settle(s.pid);
+    const lists = { pod: [] as Measured[], cm: [] as Measured[] };
+    const list = (ns: string, collection: string): PhaseSpec => ({
+      kind: 'list-cm', namespace: ns, prefix: 'l-', count: LISTS, expectItems: 500, concurrency: 4, checkEvery: 10, collectionPath: `/api/v1/namespaces/${ns}/${collection}`,
+    });
+    progress(`pods: ${ROUNDS} alternated rounds of ${LISTS} lists of 500 Pods and of 500 ConfigMaps…`);
+    for (let round = 0; round < ROUNDS; round++) {
+      const pod = async () => { lists.pod.push(await measure(list('pods-list', 'pods'))); };
+      const cm = async () => { lists.cm.push(await measure(list('cms-list', 'configmaps'))); };
+      for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
+    }
+    const row = (what: string, pod: Measured, cm: Measured, goal: number): Row[] => {
+      const ratio = pod.perSec / cm.perSec;
+      const cpuRatio = cm.serverCpuMs / pod.serverCpuMs;
+      return [
+        { metric: `${what} ConfigMap of ${fmtInt(podBytes)} bytes as read (median of ${ROUNDS} rounds of ${fmtInt(pod.requests)}, alternating with the row below)`, result: rateCell(cm), target: '—' },
+        { metric: `${what} Pod of ${fmtInt(podBytes)} bytes as read, two containers (median of ${ROUNDS} rounds)`, result: `${rateCell(pod)} · ${ratio.toFixed(2)}× the ConfigMap rate, ${cpuRatio.toFixed(2)}× by server CPU`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
+      ];
+    };
+    return [
+      ...row('create', typical(creates.pod), typical(creates.cm), 0.5),
+      ...row('get', typical(gets.pod), typical(gets.cm), 0.9),
+      ...row('list of 500: each', typical(lists.pod), typical(lists.cm), 0.9),
+    ];
+  } finally {
+    agent?.destroy();
+    await load?.close().catch(() => {});
+    await server?.stop(2000).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+// Alone: node dist/bench/pods.js [--quick]
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  const rows = await benchPods({ quick, progress: (m) => process.stderr.write(`${m}\n`) });
+  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
+}

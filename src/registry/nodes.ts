@@ -1,0 +1,23 @@
+// The proxy sub-resource of nodes: it would reach the node agent, which this
+// server never dials; it answers as upstream does when the agent cannot be
+// reached (after looking the node up: a missing node is not found).
+
+import type { Registry } from './registry.js';
+import type { RestObject } from './rest.js';
+import { nodes } from '../api/core/v1/node.js';
+import { unreachableAgent } from './pods.js';
+
+export function nodeRests(registry: Registry): RestObject[] {
+  const store = registry.store('', 'v1', 'nodes');
+  if (!store) return [];
+  return [{
+    describe: { group: '', version: 'v1', resource: 'nodes', subresource: 'proxy', namespaced: false, kind: nodes, parentKind: nodes, deleteAnswersObject: false, stored: false },
+    connector: {
+      verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      connect: async (path) => {
+        await store.get(undefined, path.name!);
+        return unreachableAgent(registry, path.name!, `proxy to node ${path.name}`);
+      },
+    },
+  }];
+}
