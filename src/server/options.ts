@@ -46,6 +46,12 @@ export interface ServerOptions extends ExternalIdentityOptions {
   eventTtlMs: number;
   /** Range (CIDR) Service cluster IPs are allocated from. Default 10.0.0.0/24. */
   serviceClusterIpRange: string;
+  /**
+   * The address this server gives the cluster in the product Service's
+   * Endpoints; default: the first non-loopback IPv4 address of the host's
+   * interfaces (nothing is served or dialed there).
+   */
+  advertiseAddress?: string;
   /** Ports (min-max) Service node ports are allocated from. Default 30000-32767. */
   serviceNodePortRange: string;
   /** Longest a request may wait for the store before it is answered 504, in ms. Default 1 minute. */

@@ -6,6 +6,7 @@ import { createServer, Server } from 'node:https';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import pino, { type Logger } from 'pino';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
@@ -39,6 +40,8 @@ import { nodeRests } from '../registry/nodes.js';
 import { componentStatusRest } from '../registry/componentstatuses.js';
 import { evictionRest } from '../registry/eviction.js';
 import { serveServices } from '../registry/services.js';
+import { StoredServerLeases } from '../registry/masterleases.js';
+import { PlatServiceController } from '../controllers/platservice.js';
 import { parseNodePortRange, parseServiceIPRanges, serviceAllocation } from '../registry/allocation/index.js';
 import { validateClusterIPs } from '../api/core/v1/service.js';
 import { createApp } from './app.js';
@@ -315,11 +318,23 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       } : {}),
     },
   );
+  // The product's Service in default and this server's address in its Endpoints.
+  const advertised = options.advertiseAddress ?? defaultAdvertiseAddress();
+  if (!advertised) log.warn(`no non-loopback address to advertise: the ${product.name} Service's Endpoints will not list this server (set --advertise-address)`);
+  const platService = new PlatServiceController(new InProcessClient(registry, `${product.name}-apiserver`), {
+    advertise: advertised ? { ip: advertised, port } : undefined,
+    clusterIP: parseServiceIPRanges(options.serviceClusterIpRange)[0]!.valueAt(0),
+    securePort: port,
+    leases: new StoredServerLeases(timed),
+    log: (msg, extra) => log.warn(extra ?? {}, msg),
+  });
+  platService.start();
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   const stop = async () => {
     shuttingDown = true;
+    await platService.stop();
     await controllerManager.stop();
     await postStart.shutDown();
     webhookFeeds.mutating.stop();
@@ -347,4 +362,12 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       await stop();
     },
   };
+}
+
+/** As upstream picks an address to advertise: the host's first non-loopback IPv4 address, if any. */
+function defaultAdvertiseAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return undefined;
 }

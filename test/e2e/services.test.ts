@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { startTestServer, TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
+import { product } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite', serviceClusterIpRange: '10.96.0.0/28', serviceNodePortRange: '30000-30009' }); });
@@ -93,10 +94,13 @@ test('a full range is a 500 naming it; deleting frees an address', async () => {
 });
 
 test('values go back whichever road removes a service: delete --all, a namespace\'s deletion', async () => {
-  // The range is full after the test above.
+  // The range is full after the test above. Deleting every Service deletes the product's too; the server makes it again.
   await ok(['delete', 'svc', '--all']);
+  await eventually('the product Service is back at the range\'s first address', async () =>
+    (await s.kubectl(['get', 'svc', product.name, '-o', 'jsonpath={.spec.clusterIP}'])).stdout === '10.96.0.1');
   await ok(['create', 'namespace', 'short-lived']);
-  for (let i = 0; i < 14; i++) await ok(['-n', 'short-lived', 'create', 'service', 'clusterip', `s-${i}`, '--tcp=80']);
+  // The other 13 addresses.
+  for (let i = 0; i < 13; i++) await ok(['-n', 'short-lived', 'create', 'service', 'clusterip', `s-${i}`, '--tcp=80']);
   const full = await s.kubectl(['create', 'service', 'clusterip', 'no-room', '--tcp=80']);
   assert.match(full.stderr, /range is full/);
   await ok(['delete', 'namespace', 'short-lived']);

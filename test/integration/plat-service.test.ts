@@ -1,0 +1,52 @@
+// The product's Service in default (upstream's `kubernetes` Service): made
+// at start at the first address of the range, its Endpoints listing every
+// API server whose store lease is alive, each server joining and leaving as
+// upstream's lease reconciler lets it. The addresses are given (TEST-NET),
+// never dialed.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually } from '../support/eventually.js';
+import { InProcessClient } from '../../src/server/inprocess.js';
+import { PlatServiceController } from '../../src/controllers/platservice.js';
+import { StoredServerLeases } from '../../src/registry/masterleases.js';
+import { product } from '../../src/machinery/vocabulary.js';
+
+let s: TestServer;
+before(async () => { s = await startTestServer({ advertiseAddress: '192.0.2.10', serviceClusterIpRange: '10.98.0.0/24' }); });
+after(async () => { await s.close(); });
+
+const endpoints = async () => (await s.client.get(`/api/v1/namespaces/default/endpoints/${product.name}`)).json;
+
+test('the Service is made at the range\'s first address, 443 to the secure port, and its Endpoints name this server', async () => {
+  await eventually('the Service exists', async () => (await s.client.get(`/api/v1/namespaces/default/services/${product.name}`)).status === 200);
+  const svc = (await s.client.get(`/api/v1/namespaces/default/services/${product.name}`)).json;
+  assert.deepEqual([svc.spec.type, svc.spec.clusterIP, svc.spec.ports], ['ClusterIP', '10.98.0.1', [{ name: 'https', port: 443, protocol: 'TCP', targetPort: s.port }]]);
+  assert.deepEqual(svc.metadata.labels, { component: 'apiserver', provider: product.name });
+  await eventually('the Endpoints list this server', async () => (await endpoints()).subsets?.length === 1);
+  assert.deepEqual((await endpoints()).subsets, [{ addresses: [{ ip: '192.0.2.10' }], ports: [{ name: 'https', port: s.port, protocol: 'TCP' }] }]);
+  // kubectl shows it as upstream's kubernetes Service.
+  const shown = await s.kubectl(['get', 'svc', product.name, '-n', 'default', '-o', 'wide']);
+  assert.match(shown.stdout, new RegExp(`${product.name}\\s+ClusterIP\\s+10\\.98\\.0\\.1\\s+<none>\\s+443/TCP`));
+});
+
+test('another server joins the Endpoints while its lease is renewed, and leaves when it stops', async () => {
+  const other = new PlatServiceController(new InProcessClient(s.registry, 'other-apiserver'), {
+    advertise: { ip: '192.0.2.11', port: 7443 }, clusterIP: '10.98.0.1', securePort: 7443,
+    leases: new StoredServerLeases(s.registry.backend), intervalMs: 50,
+  });
+  other.start();
+  try {
+    await eventually('both servers are listed', async () => (await endpoints()).subsets?.length === 2);
+    assert.deepEqual((await endpoints()).subsets.map((x: any) => [x.addresses, x.ports[0].port]),
+      [[[{ ip: '192.0.2.11' }], 7443], [[{ ip: '192.0.2.10' }], s.port]].sort((a: any, b: any) => a[1] - b[1]));
+  } finally {
+    await other.stop();
+  }
+  assert.deepEqual((await endpoints()).subsets.map((x: any) => x.addresses[0].ip), ['192.0.2.10']);
+  // A lease that expired without its server saying goodbye is dropped by whoever reads the leases next.
+  const leases = new StoredServerLeases(s.registry.backend);
+  await leases.renew({ ip: '192.0.2.12', port: 8443 }, -1);
+  assert.deepEqual((await leases.alive()).map((a) => a.ip), ['192.0.2.10']);
+});
