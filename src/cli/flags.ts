@@ -463,7 +463,7 @@ const operationFlags: readonly Flag[] = [
 export const serverFlags: readonly Flag[] = [
   option('secure-port', portType, 'securePort', 'Port to serve HTTPS on; 0 picks a free port.'),
   option('bind-address', ipType, 'bindAddress', 'IP address to listen on (0.0.0.0 or :: for every interface).'),
-  option('advertise-address', ipType, 'advertiseAddress', `The IP address this server gives the cluster in the Endpoints of the ${product.name} Service in default; default: the first non-loopback IPv4 address of the host. Not listened on.`),
+  option('advertise-address', ipType, 'advertiseAddress', `The IP address this server gives the cluster in the Endpoints of the ${product.name} Service in default. Not listened on.`, 'the first non-loopback IPv4 address of the host'),
   option('tls-cert-file', stringType, 'tlsCertFile', 'Serving certificate (PEM, may include its chain); needs --tls-private-key-file.', 'generated under --data-dir'),
   option('tls-private-key-file', stringType, 'tlsPrivateKeyFile', 'Private key (PEM) of --tls-cert-file.', 'generated under --data-dir'),
   option('client-ca-file', stringType, 'clientCaFile', 'CA bundle (PEM) trusted to sign client certificates, beside the generated CA.', 'the generated CA only'),

@@ -38,6 +38,7 @@ function rejects(argv: string[], message: RegExp | string, flag?: string, value?
 const samples: [flag: string, value: string, expected: Partial<ServerOptions>][] = [
   ['secure-port', '8443', { securePort: 8443 }],
   ['bind-address', '::', { bindAddress: '::' }],
+  ['advertise-address', '192.0.2.10', { advertiseAddress: '192.0.2.10' }],
   ['tls-cert-file', '/etc/tls/tls.crt', { tlsCertFile: '/etc/tls/tls.crt' }],
   ['tls-private-key-file', '/etc/tls/tls.key', { tlsPrivateKeyFile: '/etc/tls/tls.key' }],
   ['client-ca-file', '/etc/ca.crt', { clientCaFile: '/etc/ca.crt' }],
