@@ -5,15 +5,10 @@
 // data dir), in alternated rounds; the server CPU per get of each is the
 // median of its rounds (steadier than req/s on a shared machine).
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Agent } from 'node:https';
 import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
-import { BenchServer, cpuMsPrecise, startBenchServer } from './child.js';
-import { LoadGenerator } from './load.js';
+import { cpuMsPrecise } from './child.js';
+import { runAlone, withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -36,15 +31,7 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
   const { quick, progress } = opts;
   const COUNT = quick ? 1_000 : 5_000;
   const ROUNDS = quick ? 5 : 9;
-  const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-versions-'));
-  let server: BenchServer | undefined;
-  let load: LoadGenerator | undefined;
-  let agent: Agent | undefined;
-  try {
-    server = await startBenchServer({ dataDir });
-    const s = server;
-    agent = new Agent({ keepAlive: true, maxSockets: 1, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key });
-    const a = agent;
+  return withBenchServer('plat-bench-versions-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
       const r = await sendJson(a, s.port, method, path, body, 10_000);
       if (r.status !== 201) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
@@ -58,8 +45,6 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
         reason: 'Measured', message: `event number ${i}`, type: 'Normal', source: { component: 'bench' }, count: 1,
       });
     }
-    load = new LoadGenerator({ url: s.url, creds: s.creds, concurrency: CONCURRENCY });
-    const gen = load;
     const paths = { stored: core, converted: `/apis/${vocabulary.eventsGroup}/v1/namespaces/${namespace}/events` };
     let seed = 1;
     const get = (collectionPath: string, count: number): PhaseSpec => ({ kind: 'get', namespace, prefix: 'ev-', population: POPULATION, count, seed: seed++, collectionPath });
@@ -88,17 +73,8 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
         target: target(`within ${goalRatio}× the stored version's server CPU`, ratio <= goalRatio),
       },
     ];
-  } finally {
-    agent?.destroy();
-    await load?.close().catch(() => {});
-    await server?.stop(2000).catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 // Alone: node dist/bench/versions.js [--quick]
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.argv.includes('--quick');
-  const rows = await benchVersions({ quick, progress: (m) => process.stderr.write(`${m}\n`) });
-  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
-}
+await runAlone(import.meta.url, benchVersions);

@@ -192,7 +192,7 @@ export class FieldError {
   /** The message without the field path, as a Status cause carries it. */
   body(): string {
     let text = this.typeText();
-    if (this.hasValue && (this.type === 'FieldValueInvalid' || this.type === 'FieldValueNotSupported' || this.type === 'FieldValueDuplicate' || this.type === 'FieldValueTypeInvalid')) {
+    if (this.hasValue && (this.type === 'FieldValueInvalid' || this.type === 'FieldValueNotSupported' || this.type === 'FieldValueDuplicate' || this.type === 'FieldValueTypeInvalid' || this.type === 'FieldValueTooMany')) {
       text += `: ${formatBadValue(this.badValue)}`;
     }
     return this.detail ? `${text}: ${this.detail}` : text;
@@ -241,6 +241,9 @@ export const fieldErrors = {
   duplicate: (field: string, value: unknown) => new FieldError('FieldValueDuplicate', field, '', value),
   tooLong: (field: string, max: number) => new FieldError('FieldValueTooLong', field, `may not be more than ${max} bytes`, undefined, false),
   typeInvalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueTypeInvalid', field, detail, value),
+  /** More items (or properties) than `max`; upstream prints the count it found. */
+  tooMany: (field: string, actual: number, max: number) =>
+    new FieldError('FieldValueTooMany', field, `must have at most ${max} ${max === 1 ? 'item' : 'items'}`, actual),
 };
 
 /**

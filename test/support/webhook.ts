@@ -8,6 +8,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
 import { newCa, type CertPair } from './certs.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { after, before } from 'node:test';
+import { startTestServer, type TestServer } from './server.js';
 
 export interface WebhookCall {
   path: string;
@@ -171,4 +173,29 @@ export async function active(scene: WebhookScene, path: string, collection: stri
     await scene.client.post(`${collection}?dryRun=All`, { ...body, metadata });
     return scene.hooks.callsTo(path).length > seen;
   });
+}
+
+/** A test file's API server and webhook server, started before its tests and closed after them. */
+export interface WebhookSuite {
+  readonly server: TestServer;
+  readonly hooks: TestWebhookServer;
+  scene(): WebhookScene;
+}
+
+export function webhookSuite(): WebhookSuite {
+  let server: TestServer | undefined;
+  let hooks: TestWebhookServer | undefined;
+  before(async () => {
+    server = await startTestServer();
+    hooks = await startWebhookServer();
+  });
+  after(async () => {
+    await hooks?.close();
+    await server?.close();
+  });
+  return {
+    get server() { return server!; },
+    get hooks() { return hooks!; },
+    scene: () => ({ client: server!.client, hooks: hooks! }),
+  };
 }

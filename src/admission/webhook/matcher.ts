@@ -11,6 +11,7 @@ import { requestKind, requestResource, type AdmissionRequest, type GroupVersionK
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
 import { servedVersions } from '../../api/kind.js';
+import { conditionsMatch } from './conditions.js';
 
 /** Another version at which the request's resource is served: same group and resource name, same objects, another apiVersion. */
 export interface EquivalentResource {
@@ -98,7 +99,7 @@ export class WebhookMatcher {
     if (!obj.matches && !obj.error) return false;
     if (ns.error) throw ns.error;
     if (obj.error) throw obj.error;
-    return true;
+    return conditionsMatch(invocation, request);
   }
 
   private async namespaceMatches(hook: CompiledWebhook, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<boolean> {

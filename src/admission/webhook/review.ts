@@ -41,14 +41,18 @@ export function invocationCodec(invocation: Invocation, request: AdmissionReques
   return codecFor(request.kind, group, version);
 }
 
-/** The review sent: every field of the request, upstream's omissions of empty strings included. */
-export function reviewBody(version: ReviewVersion, uid: string, request: AdmissionRequest, invocation: Invocation, object: KubeObject | undefined): Buffer {
+/**
+ * The request's fields as a review carries them, upstream's omissions of
+ * empty strings included, without the objects (match conditions see them
+ * as variables of their own).
+ */
+export function reviewRequest(uid: string, request: AdmissionRequest, invocation: Invocation): Record<string, unknown> {
   const user = request.user;
   const userInfo: Record<string, unknown> = { username: user?.username ?? '' };
   if (user?.uid) userInfo.uid = user.uid;
   if (user?.groups?.length) userInfo.groups = user.groups;
   if (user?.extra && Object.keys(user.extra).length) userInfo.extra = user.extra;
-  const review: Record<string, unknown> = {
+  return {
     uid,
     kind: invocation.kind,
     resource: invocation.resource,
@@ -60,11 +64,15 @@ export function reviewBody(version: ReviewVersion, uid: string, request: Admissi
     ...(request.namespace ? { namespace: request.namespace } : {}),
     operation: request.operation,
     userInfo,
-    object: object ?? null,
-    oldObject: versioned(request.oldObject, invocation, request) ?? null,
     dryRun: request.dryRun,
     options: request.operation === 'CONNECT' ? null : request.options,
   };
+}
+
+/** The review sent: every field of the request and the objects at the invocation's version. */
+export function reviewBody(version: ReviewVersion, uid: string, request: AdmissionRequest, invocation: Invocation, object: KubeObject | undefined): Buffer {
+  const { dryRun, options, ...head } = reviewRequest(uid, request, invocation);
+  const review = { ...head, object: object ?? null, oldObject: versioned(request.oldObject, invocation, request) ?? null, dryRun, options };
   return Buffer.from(JSON.stringify({ kind: 'AdmissionReview', apiVersion: reviewApiVersion(version), request: review }));
 }
 

@@ -3,6 +3,7 @@
 // request after a change. Configurations run in name order, their webhooks in
 // list order, as upstream.
 
+import { compileMatchConditions, type CompiledCondition } from './conditions.js';
 import type { KubeObject } from '../../api/kind.js';
 import { labelSelectorOf, type LabelSelector } from '../../machinery/selectors.js';
 
@@ -48,6 +49,8 @@ export interface CompiledWebhook {
   service?: ServiceTarget;
   /** PEM text of caBundle, if any. */
   caPem?: string;
+  /** CEL conditions that must all hold for the webhook to be called. */
+  matchConditions: CompiledCondition[];
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
@@ -83,6 +86,7 @@ function compile(configurationName: string, hook: Record<string, any>, uid: stri
     url: typeof cc.url === 'string' ? cc.url : undefined,
     service,
     caPem: typeof cc.caBundle === 'string' && cc.caBundle !== '' ? Buffer.from(cc.caBundle, 'base64').toString('utf8') : undefined,
+    matchConditions: compileMatchConditions(hook.matchConditions),
   };
 }
 

@@ -145,3 +145,18 @@ describe('webhook configuration validation', () => {
     ]);
   });
 });
+
+describe('webhook matchConditions', () => {
+  const conditions = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `c${i}`, expression: 'true' }));
+
+  test('up to 64 conditions, each compiled; more is Too many', () => {
+    assert.deepEqual(problems(validatingWebhookConfigurations, config(hook({ matchConditions: conditions(64) }))), []);
+    assert.deepEqual(problems(mutatingWebhookConfigurations, config(hook({ matchConditions: conditions(65) }))), ['webhooks[0].matchConditions: Too many: 65: must have at most 64 items']);
+  });
+
+  test('an expression naming a variable a condition does not have does not compile', () => {
+    assert.deepEqual(problems(validatingWebhookConfigurations, config(hook({ matchConditions: [{ name: 'p', expression: 'params.x == 1' }] }))), [
+      `webhooks[0].matchConditions[0].expression: Invalid value: "params.x == 1": compilation failed: ERROR: <input>: undeclared reference to 'params' (in container '')`,
+    ]);
+  });
+});

@@ -8,7 +8,7 @@ import { configurationColumns, configurationValidation, defaultWebhooks, definit
 
 const MutatingWebhook = webhookSchema('MutatingWebhook', 'A webhook called in the mutating phase; it may answer with a JSON patch of the object.', {
   reinvocationPolicy: p(10, t.string('Never (default) or IfNeeded: call once more when a later webhook changed the object after this one.')),
-});
+}, { objectSelector: 11, matchConditions: 12 });
 
 const schema = kindSchema('Webhooks that may change objects before they are validated and stored.', {
   webhooks: webhooksField(MutatingWebhook, 'The webhooks, called in this order (configurations in name order).'),

@@ -6,7 +6,7 @@ import { defineKind } from '../../kind.js';
 import { kindSchema } from '../../core/v1/common.js';
 import { configurationColumns, configurationValidation, defaultWebhooks, definition, group, webhookSchema, webhooksField } from './webhooks.js';
 
-const ValidatingWebhook = webhookSchema('ValidatingWebhook', 'A webhook called in the validating phase; it allows or rejects, and changes nothing.', {});
+const ValidatingWebhook = webhookSchema('ValidatingWebhook', 'A webhook called in the validating phase; it allows or rejects, and changes nothing.', {}, { objectSelector: 10, matchConditions: 11 });
 
 const schema = kindSchema('Webhooks that may reject objects once they are final, before they are stored.', {
   webhooks: webhooksField(ValidatingWebhook, 'The webhooks, called in parallel.'),

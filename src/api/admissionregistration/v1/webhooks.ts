@@ -6,7 +6,8 @@
 
 import { vocabulary, definitionPrefix } from '../../../machinery/vocabulary.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
-import { checkName, fieldPath, isDns1035Label, isDns1123Subdomain } from '../../../machinery/validation.js';
+import { checkName, fieldPath, isDns1035Label, isDns1123Subdomain, isQualifiedName } from '../../../machinery/validation.js';
+import { compileExpression, matchConditionVariables } from '../../validation/index.js';
 import { validateLabelSelector } from '../../../machinery/selectors.js';
 import { define, p, t, type Schema } from '../../schema.js';
 import { LabelSelector } from '../../meta/v1.js';
@@ -41,8 +42,16 @@ const RuleWithOperations = define(definition('RuleWithOperations'), t.object({
   scope: t.string('Cluster, Namespaced or * (default).'),
 }, 'The operations and resources a webhook cares about; a request matches when every part matches.'));
 
+const MatchCondition = define(definition('MatchCondition'), t.object({
+  name: p(1, t.string('Identifies the condition (a qualified name), unique among the webhook\'s conditions.')),
+  expression: p(2, t.string('CEL expression over object, oldObject and request; must evaluate to bool.')),
+}, 'A condition a request must meet for the webhook to be called.', { required: ['name', 'expression'] }));
+
+/** Protobuf field numbers that differ between the two webhook messages, as upstream's generated.proto. */
+export interface WebhookFieldNumbers { objectSelector: number; matchConditions: number }
+
 /** The fields every webhook has; `extra` adds the kind's own (reinvocationPolicy for mutating ones). */
-export function webhookSchema(name: string, description: string, extra: Record<string, Schema>): Schema {
+export function webhookSchema(name: string, description: string, extra: Record<string, Schema>, numbers: WebhookFieldNumbers): Schema {
   return define(definition(name), t.object({
     name: p(1, t.string('Fully qualified name of the webhook (at least three DNS segments), unique in its configuration.')),
     clientConfig: p(2, t.ref(WebhookClientConfig, 'How to call the webhook.')),
@@ -50,10 +59,12 @@ export function webhookSchema(name: string, description: string, extra: Record<s
     failurePolicy: p(4, t.string('Fail (default) or Ignore: what a call that fails (timeout, connection, bad answer) does to the request.')),
     matchPolicy: p(9, t.string('Exact, or Equivalent (default): also call for the same resource reached through another group or version.')),
     namespaceSelector: p(5, t.ref(LabelSelector, 'Calls only for objects in namespaces with matching labels (a Namespace object: its own labels); empty selects all.')),
-    objectSelector: p(11, t.ref(LabelSelector, 'Calls only when the object or the old object has matching labels; empty selects all.')),
+    objectSelector: p(numbers.objectSelector, t.ref(LabelSelector, 'Calls only when the object or the old object has matching labels; empty selects all.')),
     sideEffects: p(6, t.string('None or NoneOnDryRun: whether calls change anything beside the request (required).')),
     timeoutSeconds: p(7, t.int32('Seconds a call may take, 1 to 30; default 10.')),
     admissionReviewVersions: p(8, t.array(t.string(), 'AdmissionReview versions the webhook accepts, preferred first; the first one this server supports (v1, v1beta1) is sent (required).', { listType: 'atomic' })),
+    matchConditions: p(numbers.matchConditions, t.array(t.ref(MatchCondition), 'At most 64 CEL conditions, all of which must hold for the webhook to be called (any false skips it; an error follows failurePolicy).',
+      { patchMergeKey: 'name', patchStrategy: 'merge', listType: 'map', listMapKeys: ['name'] })),
     ...extra,
   }, description, { required: ['name', 'clientConfig', 'sideEffects', 'admissionReviewVersions'] }));
 }
@@ -245,6 +256,35 @@ function validateWebhook(field: string, hook: Json, mutating: boolean, lenient: 
   else if (hasUrl) errs.push(...validateWebhookUrl(`${field}.clientConfig.url`, cc.url));
   else errs.push(...validateService(`${field}.clientConfig.service`, cc.service));
   errs.push(...validateReviewVersions(`${field}.admissionReviewVersions`, hook.admissionReviewVersions ?? [], lenient.requireRecognizedVersions));
+  if (hook.matchConditions != null) errs.push(...validateMatchConditions(`${field}.matchConditions`, hook.matchConditions));
+  return errs;
+}
+
+const maxMatchConditions = 64;
+
+/** At most 64, each named (a qualified name, unique) with an expression that compiles. */
+function validateMatchConditions(field: string, conditions: unknown): FieldError[] {
+  const list = Array.isArray(conditions) ? conditions : [];
+  const errs: FieldError[] = [];
+  if (list.length > maxMatchConditions) errs.push(fieldErrors.tooMany(field, list.length, maxMatchConditions));
+  const names = new Set<string>();
+  list.forEach((raw: Json | null, i: number) => {
+    const c: Json = raw ?? {};
+    const at = fieldPath(field, i);
+    const expression = typeof c.expression === 'string' ? c.expression.trim() : '';
+    if (!expression) errs.push(fieldErrors.required(`${at}.expression`));
+    else {
+      const compiled = compileExpression(expression, matchConditionVariables);
+      if (typeof compiled === 'string') errs.push(fieldErrors.invalid(`${at}.expression`, expression, compiled));
+    }
+    const name = typeof c.name === 'string' ? c.name : '';
+    if (!name) errs.push(fieldErrors.required(`${at}.name`));
+    else errs.push(...checkName(isQualifiedName, `${at}.name`, name));
+    if (name) {
+      if (names.has(name)) errs.push(fieldErrors.duplicate(`${at}.name`, name));
+      names.add(name);
+    }
+  });
   return errs;
 }
 

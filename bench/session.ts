@@ -1,0 +1,45 @@
+// What a bench of one server needs around its measurements: a fresh sqlite
+// data dir, the built CLI child on it, an HTTPS agent for set-up requests and
+// the load generator, all removed afterwards whatever happened; and the
+// entry point of a bench file that also runs alone.
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Agent } from 'node:https';
+import { BenchServer, startBenchServer } from './child.js';
+import { LoadGenerator } from './load.js';
+import type { Row } from './table.js';
+
+export interface BenchSession {
+  server: BenchServer;
+  /** One keep-alive connection with the admin's credentials, for set-up requests. */
+  agent: Agent;
+  load: LoadGenerator;
+}
+
+export async function withBenchServer<T>(dataDirPrefix: string, concurrency: number, fn: (session: BenchSession) => Promise<T>): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix));
+  let server: BenchServer | undefined;
+  let load: LoadGenerator | undefined;
+  let agent: Agent | undefined;
+  try {
+    server = await startBenchServer({ dataDir });
+    agent = new Agent({ keepAlive: true, maxSockets: 1, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+    load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency });
+    return await fn({ server, agent, load });
+  } finally {
+    agent?.destroy();
+    await load?.close().catch(() => {});
+    await server?.stop(2000).catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** When `moduleUrl` is the script node was started with: runs the bench (`--quick` honoured) and prints its rows. */
+export async function runAlone(moduleUrl: string, bench: (opts: { quick: boolean; progress: (m: string) => void }) => Promise<Row[]>): Promise<void> {
+  if (moduleUrl !== pathToFileURL(process.argv[1] ?? '').href) return;
+  const rows = await bench({ quick: process.argv.includes('--quick'), progress: (m) => process.stderr.write(`${m}\n`) });
+  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
+}

@@ -1,0 +1,310 @@
+// The Kubernetes CEL libraries upstream offers in validation rules, written
+// over @bufbuild/cel's function interface: lists, regex, url, ip and cidr,
+// quantity and format, beside the library's own standard functions and
+// strings extension. Values the libraries make (a URL, an IP, a CIDR, a
+// quantity) are maps with one hidden key naming their kind, so equality and
+// `type()` behave as for any map; their methods check the key and fail with
+// upstream's `no such overload` otherwise.
+//
+// Not offered (the library cannot parse or type them): the optional syntax
+// (`?.`, `.?`, `[?k]`; the optional values' methods are here, for `oldSelf`
+// of rules with optionalOldSelf), `format.named(...)`, the sets library, `base64`, semver, and typed timestamps for
+// `format: date-time` strings (they stay strings).
+
+import { isIP } from 'node:net';
+import { RE2JS } from '@bufbuild/re2';
+import { celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
+import { parseQuantity, type Quantity } from './quantity.js';
+
+const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
+const LIST = listType(DYN);
+const KIND = '\u0000kind';
+
+function opaque(kind: string, fields: Record<string, unknown>): CelValue {
+  return celMap(new Map<string, never>([[KIND, kind as never], ...Object.entries(fields).map(([k, v]) => [k, v as never] as [string, never])]));
+}
+
+function field<T>(v: CelValue, kind: string, name: string): T {
+  if (!isCelMap(v) || v.get(KIND) !== kind) throw new Error('no such overload');
+  return v.get(name) as T;
+}
+
+const regexCache = new Map<string, RE2JS>();
+function regex(pattern: string): RE2JS {
+  let re = regexCache.get(pattern);
+  if (!re) {
+    re = RE2JS.compile(pattern);
+    if (regexCache.size > 1000) regexCache.clear();
+    regexCache.set(pattern, re);
+  }
+  return re;
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'boolean' && typeof b === 'boolean') return Number(a) - Number(b);
+  throw new Error('no such overload');
+}
+
+function items(l: unknown): unknown[] {
+  if (!isCelList(l)) throw new Error('no such overload');
+  return [...l];
+}
+
+const lists: CelFunc[] = [
+  celMethod('isSorted', LIST, [], BOOL, function () {
+    const xs = items(this);
+    for (let i = 1; i < xs.length; i++) if (compare(xs[i - 1], xs[i]) > 0) return false;
+    return true;
+  }),
+  celMethod('sum', LIST, [], DYN, function () {
+    const xs = items(this);
+    if (xs.length === 0) return 0n;
+    return xs.reduce((t: any, x: any) => t + x) as never;
+  }),
+  celMethod('min', LIST, [], DYN, function () {
+    const xs = items(this);
+    if (xs.length === 0) throw new Error('min called on empty list');
+    return xs.reduce((m, x) => (compare(x, m) < 0 ? x : m)) as never;
+  }),
+  celMethod('max', LIST, [], DYN, function () {
+    const xs = items(this);
+    if (xs.length === 0) throw new Error('max called on empty list');
+    return xs.reduce((m, x) => (compare(x, m) > 0 ? x : m)) as never;
+  }),
+  celMethod('indexOf', LIST, [DYN], INT, function (x) {
+    const xs = items(this);
+    return BigInt(xs.findIndex((y) => compare(y, x) === 0));
+  }),
+  celMethod('lastIndexOf', LIST, [DYN], INT, function (x) {
+    const xs = items(this);
+    for (let i = xs.length - 1; i >= 0; i--) if (compare(xs[i], x) === 0) return BigInt(i);
+    return -1n;
+  }),
+];
+
+const regexLib: CelFunc[] = [
+  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1)[0] ?? ''; }),
+  celMethod('findAll', STRING, [STRING], LIST, function (pattern) { return celList(findAll(this, pattern, -1)); }),
+  celMethod('findAll', STRING, [STRING, INT], LIST, function (pattern, limit) { return celList(findAll(this, pattern, Number(limit))); }),
+];
+
+// The RE2 package offers no match extraction: the pattern is checked as RE2
+// syntax, then run by the JavaScript engine (a leading `(?i)` as its flag).
+function findAll(s: string, pattern: string, limit: number): string[] {
+  regex(pattern);
+  const insensitive = pattern.startsWith('(?i)');
+  const re = new RegExp(insensitive ? pattern.slice(4) : pattern, insensitive ? 'gi' : 'g');
+  const out: string[] = [];
+  for (const m of s.matchAll(re)) {
+    if (limit >= 0 && out.length >= limit) break;
+    out.push(m[0]);
+  }
+  return out;
+}
+
+function parseUrl(s: string): URL | undefined {
+  // Go's url.Parse accepts absolute URLs and absolute paths; upstream refuses anything else.
+  try { return new URL(s); } catch { return undefined; }
+}
+
+const urlLib: CelFunc[] = [
+  celFunc('url', [STRING], DYN, (s) => {
+    const u = parseUrl(s);
+    if (!u) throw new Error(`URL parse error during conversion from string: ${s}`);
+    return opaque('url', { href: s, scheme: u.protocol.replace(/:$/, ''), host: u.host, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, path: u.pathname, query: u.search.slice(1) });
+  }),
+  celFunc('isURL', [STRING], BOOL, (s) => parseUrl(s) !== undefined),
+  celMethod('getScheme', DYN, [], STRING, function () { return field<string>(this, 'url', 'scheme'); }),
+  celMethod('getHost', DYN, [], STRING, function () { return field<string>(this, 'url', 'host'); }),
+  celMethod('getHostname', DYN, [], STRING, function () { return field<string>(this, 'url', 'hostname'); }),
+  celMethod('getPort', DYN, [], STRING, function () { return field<string>(this, 'url', 'port'); }),
+  celMethod('getEscapedPath', DYN, [], STRING, function () { return field<string>(this, 'url', 'path'); }),
+  celMethod('getQuery', DYN, [], DYN, function () {
+    const q = new URLSearchParams(field<string>(this, 'url', 'query'));
+    const m = new Map<string, string[]>();
+    for (const [k, v] of q) m.set(k, [...(m.get(k) ?? []), v]);
+    return celMap(new Map([...m].map(([k, v]) => [k, celList(v)] as [string, never])));
+  }),
+];
+
+function ipBytes(s: string): number[] | undefined {
+  const family = isIP(s);
+  if (family === 4) return s.split('.').map(Number);
+  if (family !== 6 || s.includes('%')) return undefined;
+  const [head, tail] = s.includes('::') ? s.split('::') as [string, string] : [s, undefined];
+  const part = (t: string | undefined) => (t ? t.split(':') : []);
+  let h = part(head), t = part(tail);
+  const expand = (g: string[]) => g.flatMap((x) => (x.includes('.') ? (() => { const b = x.split('.').map(Number); return [((b[0]! << 8) | b[1]!).toString(16), ((b[2]! << 8) | b[3]!).toString(16)]; })() : [x]));
+  h = expand(h); t = expand(t);
+  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
+  return groups.flatMap((g) => { const n = parseInt(g, 16); return [n >> 8, n & 255]; });
+}
+
+function ipValue(s: string): CelValue {
+  // Upstream refuses IPv4-mapped IPv6 addresses and zones.
+  const bytes = ipBytes(s);
+  if (!bytes || /^::ffff:/i.test(s)) throw new Error(`IP Address '${s}' parse error during conversion from string`);
+  return opaque('ip', { text: s, family: BigInt(bytes.length === 4 ? 4 : 6), bytes: celList(bytes.map(BigInt)) });
+}
+
+const ipOf = (v: CelValue): number[] => [...(field<Iterable<bigint>>(v, 'ip', 'bytes'))].map(Number);
+
+function canonicalIp(bytes: number[]): string {
+  if (bytes.length === 4) return bytes.join('.');
+  const groups: number[] = [];
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
+  // Longest run of zero groups (two or more) becomes `::`, as Go's net.IP.String.
+  let best = -1, bestLen = 0;
+  for (let i = 0; i < 8;) {
+    if (groups[i] !== 0) { i++; continue; }
+    let j = i; while (j < 8 && groups[j] === 0) j++;
+    if (j - i > bestLen && j - i >= 2) { best = i; bestLen = j - i; }
+    i = j;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (best < 0) return hex.join(':');
+  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+}
+
+function cidrValue(s: string): CelValue {
+  const slash = s.indexOf('/');
+  const bytes = slash > 0 ? ipBytes(s.slice(0, slash)) : undefined;
+  const bits = slash > 0 && /^\d{1,3}$/.test(s.slice(slash + 1)) ? Number(s.slice(slash + 1)) : NaN;
+  if (!bytes || !(bits <= bytes.length * 8)) throw new Error(`network address parse error during conversion from string: ${s}`);
+  return opaque('cidr', { text: s, bytes: celList(bytes.map(BigInt)), bits: BigInt(bits) });
+}
+
+const cidrOf = (v: CelValue) => ({ bytes: [...field<Iterable<bigint>>(v, 'cidr', 'bytes')].map(Number), bits: Number(field<bigint>(v, 'cidr', 'bits')) });
+
+function masked(bytes: number[], bits: number): number[] {
+  return bytes.map((b, i) => { const keep = Math.max(0, Math.min(8, bits - i * 8)); return b & ((0xff << (8 - keep)) & 0xff); });
+}
+
+function inPrefix(ip: number[], net: number[], bits: number): boolean {
+  if (ip.length !== net.length) return false;
+  const a = masked(ip, bits), b = masked(net, bits);
+  return a.every((x, i) => x === b[i]);
+}
+
+const ipLib: CelFunc[] = [
+  celFunc('ip', [STRING], DYN, ipValue),
+  celFunc('isIP', [STRING], BOOL, (s) => { try { ipValue(s); return true; } catch { return false; } }),
+  celMethod('family', DYN, [], INT, function () { return field<bigint>(this, 'ip', 'family'); }),
+  celMethod('isUnspecified', DYN, [], BOOL, function () { return ipOf(this).every((b) => b === 0); }),
+  celMethod('isLoopback', DYN, [], BOOL, function () {
+    const b = ipOf(this);
+    return b.length === 4 ? b[0] === 127 : b.slice(0, 15).every((x) => x === 0) && b[15] === 1;
+  }),
+  celMethod('isLinkLocalMulticast', DYN, [], BOOL, function () {
+    const b = ipOf(this);
+    return b.length === 4 ? b[0] === 224 && b[1] === 0 && b[2] === 0 : b[0] === 0xff && (b[1]! & 0x0f) === 0x02;
+  }),
+  celMethod('isLinkLocalUnicast', DYN, [], BOOL, function () {
+    const b = ipOf(this);
+    return b.length === 4 ? b[0] === 169 && b[1] === 254 : b[0] === 0xfe && (b[1]! & 0xc0) === 0x80;
+  }),
+  celMethod('isGlobalUnicast', DYN, [], BOOL, function () {
+    const b = ipOf(this);
+    if (b.length === 4) return !(b.every((x) => x === 0) || b[0] === 127 || b[0]! >= 224 || (b[0] === 169 && b[1] === 254) || b.every((x) => x === 255));
+    return !(b.every((x) => x === 0) || (b.slice(0, 15).every((x) => x === 0) && b[15] === 1) || b[0] === 0xff || (b[0] === 0xfe && (b[1]! & 0xc0) === 0x80));
+  }),
+  celMethod('isCanonical', DYN, [], BOOL, function () { return canonicalIp(ipOf(this)) === field<string>(this, 'ip', 'text'); }),
+  celFunc('cidr', [STRING], DYN, cidrValue),
+  celFunc('isCIDR', [STRING], BOOL, (s) => { try { cidrValue(s); return true; } catch { return false; } }),
+  celMethod('containsIP', DYN, [STRING], BOOL, function (s) { const c = cidrOf(this); return inPrefix(ipOf(ipValue(s)), c.bytes, c.bits); }),
+  celMethod('containsIP', DYN, [DYN], BOOL, function (ip) { const c = cidrOf(this); return inPrefix(ipOf(ip), c.bytes, c.bits); }),
+  celMethod('containsCIDR', DYN, [STRING], BOOL, function (s) {
+    const c = cidrOf(this), o = cidrOf(cidrValue(s));
+    return o.bits >= c.bits && inPrefix(o.bytes, c.bytes, c.bits);
+  }),
+  celMethod('containsCIDR', DYN, [DYN], BOOL, function (other) {
+    const c = cidrOf(this), o = cidrOf(other);
+    return o.bits >= c.bits && inPrefix(o.bytes, c.bytes, c.bits);
+  }),
+  celMethod('ip', DYN, [], DYN, function () { return ipValue(canonicalIp(cidrOf(this).bytes)); }),
+  celMethod('masked', DYN, [], DYN, function () {
+    const c = cidrOf(this);
+    return cidrValue(`${canonicalIp(masked(c.bytes, c.bits))}/${c.bits}`);
+  }),
+  celMethod('prefixLength', DYN, [], INT, function () { return BigInt(cidrOf(this).bits); }),
+];
+
+function quantityValue(s: string): CelValue {
+  const q = parseQuantity(s);
+  if (!q) throw new Error('quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'');
+  return opaque('quantity', { text: s, num: q.num, den: q.den });
+}
+
+const qOf = (v: CelValue): Quantity => ({ num: field<bigint>(v, 'quantity', 'num'), den: field<bigint>(v, 'quantity', 'den') });
+const qCompare = (a: Quantity, b: Quantity): number => { const l = a.num * b.den, r = b.num * a.den; return l < r ? -1 : l > r ? 1 : 0; };
+const qFrom = (q: Quantity): CelValue => opaque('quantity', { text: '', num: q.num, den: q.den });
+const qArg = (v: CelValue | string | bigint): Quantity => (typeof v === 'string' ? qOf(quantityValue(v)) : typeof v === 'bigint' ? { num: v, den: 1n } : qOf(v));
+
+const quantityLib: CelFunc[] = [
+  celFunc('quantity', [STRING], DYN, quantityValue),
+  celFunc('isQuantity', [STRING], BOOL, (s) => parseQuantity(s) !== undefined),
+  celMethod('sign', DYN, [], INT, function () { const q = qOf(this); return q.num > 0n ? 1n : q.num < 0n ? -1n : 0n; }),
+  celMethod('isInteger', DYN, [], BOOL, function () { const q = qOf(this); return q.num % q.den === 0n; }),
+  celMethod('asInteger', DYN, [], INT, function () {
+    const q = qOf(this);
+    if (q.num % q.den !== 0n) throw new Error('cannot convert value to integer');
+    const v = q.num / q.den;
+    if (v > 2n ** 63n - 1n || v < -(2n ** 63n)) throw new Error('cannot convert value to integer');
+    return v;
+  }),
+  celMethod('asApproximateFloat', DYN, [], DOUBLE, function () { const q = qOf(this); return Number(q.num) / Number(q.den); }),
+  celMethod('isGreaterThan', DYN, [DYN], BOOL, function (o) { return qCompare(qOf(this), qOf(o)) > 0; }),
+  celMethod('isLessThan', DYN, [DYN], BOOL, function (o) { return qCompare(qOf(this), qOf(o)) < 0; }),
+  celMethod('compareTo', DYN, [DYN], INT, function (o) { return BigInt(qCompare(qOf(this), qOf(o))); }),
+  ...(['add', 'sub'] as const).flatMap((op) => [DYN, INT].map((t) => celMethod(op, DYN, [t], DYN, function (o: any) {
+    const a = qOf(this), b = qArg(o);
+    const num = op === 'add' ? a.num * b.den + b.num * a.den : a.num * b.den - b.num * a.den;
+    return qFrom({ num, den: a.den * b.den });
+  }))),
+];
+
+// format.<name>().validate(s): an optional list of errors upstream; here a list (empty when valid).
+const formats: Record<string, (s: string) => string[]> = {
+  dns1123Label: isDns1123Label,
+  dns1123Subdomain: isDns1123Subdomain,
+  dns1035Label: isDns1035Label,
+  qualifiedName: isQualifiedName,
+  labelValue: isLabelValue,
+};
+
+const formatLib: CelFunc[] = [
+  ...Object.entries(formats).map(([name, check]) => celFunc(`format.${name}`, [], DYN, () => opaque('format', { name, check: name }))),
+  celMethod('validate', DYN, [STRING], LIST, function (s) {
+    const name = field<string>(this, 'format', 'name');
+    return celList(formats[name]!(s));
+  }),
+];
+
+/** Every function a validation rule may call beside the standard ones. */
+export const kubernetesLibraries: CelFunc[] = [];
+
+// The optional type's methods, for `oldSelf` of rules with optionalOldSelf
+// (the `?.` syntax itself is not parsed by the library).
+export function optionalOf(value: unknown): CelValue {
+  return opaque('optional', { has: value !== undefined, value: value ?? null });
+}
+
+export const optionalLib: CelFunc[] = [
+  celFunc('optional.of', [DYN], DYN, (v) => optionalOf(v)),
+  celFunc('optional.none', [], DYN, () => optionalOf(undefined)),
+  celMethod('hasValue', DYN, [], BOOL, function () { return field<boolean>(this, 'optional', 'has'); }),
+  celMethod('value', DYN, [], DYN, function () {
+    if (!field<boolean>(this, 'optional', 'has')) throw new Error('optional.none() dereference');
+    return field<CelValue>(this, 'optional', 'value');
+  }),
+  celMethod('orValue', DYN, [DYN], DYN, function (other) {
+    return field<boolean>(this, 'optional', 'has') ? field<CelValue>(this, 'optional', 'value') : other;
+  }),
+];
+
+kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...optionalLib);

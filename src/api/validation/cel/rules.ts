@@ -1,0 +1,211 @@
+// The `x-plat-validations` rules of a schema, compiled once into a walker
+// that visits only the nodes holding rules (and the paths down to them).
+// At each such node the value is turned into CEL values as its schema types
+// it (integers become CEL ints), `oldSelf` is the correlated value of the
+// object being replaced (same property, same map key, the list-map item with
+// the same keys), and the rules run in order under upstream's two budgets:
+// per call, and for the whole request. Failures are field errors in
+// upstream's wording.
+
+import { FieldError, fieldErrors } from '../../../machinery/errors.js';
+import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
+import { fieldOf } from '../messages.js';
+import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
+import { isObject } from '../validator.js';
+import { costLimits } from './cost.js';
+import { optionalOf } from './libraries.js';
+import { compileExpression, costLimitExceeded, jsonToCel, type Compiled } from './program.js';
+
+export interface RuleLimits {
+  perCall?: number;
+  perRequest?: number;
+}
+
+/** Remaining budget of one request; negative once a rule ran out. */
+export interface Budget { remaining: number }
+
+export type RuleWalk = (value: unknown, old: unknown, path: string, errs: FieldError[], budget: Budget) => void;
+
+interface CompiledRule {
+  rule: ValidationRule;
+  program?: Compiled;
+  message?: Compiled;
+  compileError?: string;
+  usesOldSelf: boolean;
+  fieldPath: string;
+}
+
+const childPath = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
+
+/** The walker of every rule in `schema`, or undefined when it has none. */
+export function compileRules(schema: JSONSchemaProps, limits: RuleLimits = {}): RuleWalk | undefined {
+  const perCall = limits.perCall ?? costLimits.perCall;
+  return compileNode(schema, perCall);
+}
+
+/** Compiles one rule (and its messageExpression); compile errors are kept for the schema checker to report. */
+export function compileRule(rule: ValidationRule): CompiledRule {
+  const vars = ['self', 'oldSelf'];
+  const program = compileExpression(rule.rule, vars);
+  const message = rule.messageExpression ? compileExpression(rule.messageExpression, vars) : undefined;
+  const compileError = typeof program === 'string' ? program : typeof message === 'string' ? message : undefined;
+  return {
+    rule,
+    program: typeof program === 'string' ? undefined : program,
+    message: typeof message === 'string' ? undefined : message,
+    compileError,
+    usesOldSelf: typeof program !== 'string' && program.reads.has('oldSelf'),
+    fieldPath: normalizeFieldPath(rule.fieldPath ?? ''),
+  };
+}
+
+/** `.spec.replicas` → `spec.replicas`, `['a.b']` → `[a.b]` (how upstream prints the normalized path). */
+function normalizeFieldPath(p: string): string {
+  return p.replace(/\[\s*'((?:[^'\\]|\\.)*)'\s*\]/g, (_m, key: string) => `[${key.replace(/\\(.)/g, '$1')}]`).replace(/^\./, '');
+}
+
+function compileNode(s: JSONSchemaProps, perCall: number): RuleWalk | undefined {
+  const m = markersOf(s);
+  const rules = (m.validations ?? []).map(compileRule);
+  const toCel = compileToCel(s);
+  const props: [string, RuleWalk][] = [];
+  for (const [name, p] of propertiesOf(s)) {
+    const walk = compileNode(p, perCall);
+    if (walk) props.push([name, walk]);
+  }
+  const values = typeof s.additionalProperties === 'object' ? compileNode(s.additionalProperties, perCall) : undefined;
+  const items = s.items ? compileNode(s.items, perCall) : undefined;
+  if (!rules.length && !props.length && !values && !items) return undefined;
+  const typeName = m.intOrString ? '' : s.type ?? '';
+  const correlate = itemCorrelation(m.listType, m.listMapKeys ?? []);
+
+  return (v, old, path, errs, budget) => {
+    if (v === null || v === undefined || budget.remaining < 0) return;
+    if (rules.length) runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
+    if (props.length && isObject(v)) {
+      const o = isObject(old) ? old : undefined;
+      for (const [name, walk] of props) if (hasOwn(v, name)) walk(v[name], o && hasOwn(o, name) ? o[name] : undefined, childPath(path, name), errs, budget);
+    }
+    if (values && isObject(v)) {
+      const o = isObject(old) ? old : undefined;
+      for (const key of Object.keys(v)) values(v[key], o && hasOwn(o, key) ? o[key] : undefined, childPath(path, key), errs, budget);
+    }
+    if (items && Array.isArray(v)) {
+      const find = correlate(Array.isArray(old) ? old : undefined);
+      for (let i = 0; i < v.length; i++) items(v[i], find(v[i]), `${path}[${i}]`, errs, budget);
+    }
+  };
+}
+
+/** How an item finds its old self: by keys in a list-map, by value in a set; atomic lists have none. */
+function itemCorrelation(listType: string | undefined, keys: string[]): (old: unknown[] | undefined) => (item: unknown) => unknown {
+  if (listType === 'map') {
+    return (old) => {
+      if (!old) return () => undefined;
+      const byKey = new Map<string, unknown>();
+      for (const o of old) if (isObject(o)) byKey.set(JSON.stringify(keys.map((k) => o[k])), o);
+      return (item) => (isObject(item) ? byKey.get(JSON.stringify(keys.map((k) => item[k]))) : undefined);
+    };
+  }
+  if (listType === 'set') {
+    return (old) => {
+      if (!old) return () => undefined;
+      const values = new Set(old.map((o) => JSON.stringify(o)));
+      return (item) => (values.has(JSON.stringify(item)) ? item : undefined);
+    };
+  }
+  return () => () => undefined;
+}
+
+function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
+  path: string, errs: FieldError[], budget: Budget, perCall: number): void {
+  const field = fieldOf(path);
+  const self = toCel(v);
+  let oldSelf: unknown;
+  for (const r of rules) {
+    if (budget.remaining < 0) return;
+    if (!r.program) {
+      errs.push(fieldErrors.invalid(field, typeName, `rule compile error: ${r.compileError}`));
+      continue;
+    }
+    const hasOld = old !== undefined && old !== null;
+    if (r.usesOldSelf && !hasOld && !r.rule.optionalOldSelf) continue;
+    if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
+    const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalOf(hasOld ? oldSelf : undefined) : oldSelf };
+    const result = r.program.eval(vars, Math.min(perCall, budget.remaining));
+    const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
+    if (result.exceeded) {
+      if (result.cost > budget.remaining) {
+        errs.push(fieldErrors.invalid(field, typeName, 'validation failed due to running out of cost budget, no further validation rules will be run'));
+      } else {
+        errs.push(fieldErrors.invalid(field, typeName, `'${costLimitExceeded}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleText}`));
+      }
+      budget.remaining = -1;
+      return;
+    }
+    budget.remaining -= result.cost;
+    if (result.error !== undefined) {
+      if (result.error.startsWith('no such overload') || result.error.startsWith('unbound function')) {
+        errs.push(fieldErrors.invalid(field, typeName, `'${result.error}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText}`));
+      } else {
+        errs.push(fieldErrors.invalid(field, typeName, `${result.error} evaluating rule: ${ruleText}`));
+      }
+      continue;
+    }
+    if (result.value === true) continue;
+    const at = r.fieldPath ? fieldOf(childPath(path, r.fieldPath).replace(/\.\[/g, '[')) : field;
+    let detail = r.rule.message?.trim() ? r.rule.message.trim() : `failed rule: ${ruleText}`;
+    if (r.message) {
+      const msg = r.message.eval(vars, Math.min(perCall, budget.remaining));
+      if (msg.exceeded) {
+        errs.push(fieldErrors.invalid(at, typeName, `messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run`));
+        budget.remaining = -1;
+        return;
+      }
+      budget.remaining -= msg.cost;
+      if (typeof msg.value === 'string' && msg.value.trim() !== '' && !msg.value.includes('\n')) detail = msg.value.trim();
+    }
+    errs.push(errorForReason(r.rule.reason, at, typeName === 'object' || typeName === 'array' ? undefined : v, detail));
+  }
+}
+
+function errorForReason(reason: string | undefined, field: string, value: unknown, detail: string): FieldError {
+  switch (reason) {
+    case 'FieldValueForbidden': return fieldErrors.forbidden(field, detail);
+    case 'FieldValueRequired': return fieldErrors.required(field, detail);
+    case 'FieldValueDuplicate': return value === undefined ? new FieldError('FieldValueDuplicate', field, '', undefined, false) : fieldErrors.duplicate(field, value);
+    default: return value === undefined ? new FieldError('FieldValueInvalid', field, detail, undefined, false) : fieldErrors.invalid(field, value, detail);
+  }
+}
+
+/**
+ * The CEL form of a value of `s`: integers become bigints (CEL's int), the
+ * rest keeps its JSON form. A subtree without integers is passed as it is.
+ */
+export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
+  return compileConvert(s) ?? ((v) => v);
+}
+
+function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
+  const m = markersOf(s);
+  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
+  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
+  if (s.type === 'array') {
+    const item = s.items ? compileConvert(s.items) : undefined;
+    return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
+  }
+  if (s.type === 'object') {
+    const props: [string, (v: unknown) => unknown][] = [];
+    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.push([name, c]); }
+    const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
+    if (!props.length && !values) return undefined;
+    return (v) => {
+      if (!isObject(v)) return v;
+      const out: Record<string, unknown> = { ...v };
+      for (const [name, c] of props) if (hasOwn(v, name)) out[name] = c(v[name]);
+      if (values) for (const k of Object.keys(v)) setOwn(out, k, values(v[k]));
+      return out;
+    };
+  }
+  return undefined;
+}
