@@ -36,6 +36,7 @@ import { buildAuthentication, readIdentityFiles, serveAuthentication, tokenSigne
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
+import { CustomResourceServing } from './customresources.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
@@ -165,6 +166,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const workQueueMetrics = new PromWorkQueueMetrics(metrics.registry);
   // Webhook configurations are known before the first request is served.
   await Promise.all([webhookFeeds.mutating.start(informers, registry), webhookFeeds.validating.start(informers, registry)]);
+  // Custom resources are served (by every server on the store) before the first request.
+  const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg));
+  await customResources.start(informers);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -308,6 +312,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     await postStart.shutDown();
     webhookFeeds.mutating.stop();
     webhookFeeds.validating.stop();
+    await customResources.stop();
     admission.close();
     authorization.stop();
     informers.stopAll();
