@@ -188,6 +188,15 @@ export class ResourceStore {
     return decodeForWrite(this.kind, body, opts, this.codecOf(opts));
   }
 
+  /**
+   * At a version converted later (a conversion webhook), the body's
+   * conversion is made before `decode` needs it: one review per write.
+   */
+  private async convertAhead(body: unknown, opts: WriteOptions): Promise<void> {
+    const codec = this.codecOf(opts);
+    if (codec?.convertsLater) await codec.aheadToStored(decodeSent(this.kind, body, { ...opts, warnings: [] }, codec));
+  }
+
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {
     return errors.invalid(this.kind.group, this.kind.kind, obj.metadata?.name ?? obj.metadata?.generateName ?? '', errs);
   }
@@ -272,6 +281,7 @@ export class ResourceStore {
   // ---- writes ------------------------------------------------------------
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+    await this.convertAhead(body, opts);
     const decoded = this.decode(body, opts);
     const created = await this.insert(namespace, decoded, opts, false);
     // insert names the object (generateName) in place, so the name is known here.
@@ -354,6 +364,7 @@ export class ResourceStore {
    * allows that (201). Through a sub-resource only what it owns changes.
    */
   async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
+    await this.convertAhead(body, opts);
     const obj = this.decode(body, opts);
     this.owned.placeAtName(obj, name);
     this.owned.placeInNamespace(obj, namespace);
@@ -478,10 +489,11 @@ export class ResourceStore {
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
         next = trackApply(this.kind, live, config, manager, force, target.subresource, codec);
       } else {
-        const base = codec ? codec.fromStored(live) : structuredClone(live);
+        const base = codec ? (await codec.fromStoredAll([live]))[0]! : structuredClone(live);
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+        await this.convertAhead(patched, opts);
         next = this.decode(patched, opts);
         this.owned.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {

@@ -37,6 +37,7 @@ import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
 import { CustomResourceServing } from './customresources.js';
+import { ConversionWebhooks } from './conversionwebhook.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
@@ -167,7 +168,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // Webhook configurations are known before the first request is served.
   await Promise.all([webhookFeeds.mutating.start(informers, registry), webhookFeeds.validating.start(informers, registry)]);
   // Custom resources are served (by every server on the store) before the first request.
-  const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg));
+  const conversionWebhooks = new ConversionWebhooks();
+  const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg),
+    (crd) => conversionWebhooks.conversionFor(crd));
   await customResources.start(informers);
 
   let reservedReady = false;
@@ -313,6 +316,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     webhookFeeds.mutating.stop();
     webhookFeeds.validating.stop();
     await customResources.stop();
+    conversionWebhooks.close();
     admission.close();
     authorization.stop();
     informers.stopAll();

@@ -9,7 +9,7 @@
 import { definitionPrefix } from '../../machinery/vocabulary.js';
 import { ageOf } from '../../machinery/time.js';
 import { setPath } from '../../machinery/paths.js';
-import { defineKind, statusSubresource, type KindDefinition, type KubeObject, type PrinterColumn, type SubresourceDeclaration, type VersionDeclaration } from '../kind.js';
+import { defineKind, statusSubresource, type KindDefinition, type KubeObject, type LaterConversion, type PrinterColumn, type SubresourceDeclaration, type VersionDeclaration } from '../kind.js';
 import { nameColumn } from '../core/v1/common.js';
 import { scales } from '../autoscaling/v1/scale.js';
 import { compileSchema, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
@@ -22,6 +22,8 @@ type Json = Record<string, any>;
 export interface Conversion {
   toStored(obj: KubeObject): KubeObject;
   fromStored(obj: KubeObject): KubeObject;
+  /** Conversions made elsewhere (a webhook), ahead of the synchronous ones. */
+  later?: LaterConversion;
 }
 
 const sameShape: Conversion = { toStored: (o) => o, fromStored: (o) => o };
@@ -135,7 +137,10 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
   const others = versions.filter((v) => v !== storage).map((v): VersionDeclaration => {
     const { compiled, declaration } = versionParts(crd, v);
     const conversion = conversionOf(v.name);
-    return { ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored, validate: (obj) => compiled.validate(obj) };
+    return {
+      ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored, validate: (obj) => compiled.validate(obj),
+      ...(conversion.later ? { convertsLater: conversion.later } : {}),
+    };
   });
   const rules: CompiledSchema = stored.compiled;
   const { served, deprecated, deprecationWarning, schema, definitionName, listDefinitionName, printerColumns, fieldSelectors } = stored.declaration;
