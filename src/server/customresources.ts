@@ -12,7 +12,7 @@
 // A kind is served before Established is written, so a client that waits
 // for the condition never meets a 404.
 
-import { customKindOf, type Conversion } from '../api/apiextensions/customkind.js';
+import { customKindOf, type Conversion, type ServingState } from '../api/apiextensions/customkind.js';
 import { cleanupFinalizer, customResourceDefinitions } from '../api/apiextensions/v1/customresourcedefinition.js';
 import type { KindDefinition, KubeObject } from '../api/kind.js';
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
@@ -29,6 +29,7 @@ type Log = (msg: string, extra?: object) => void;
 
 interface Served {
   kind: KindDefinition;
+  state: ServingState;
   /** What the kind was built from: a changed spec or accepted names rebuild it. */
   builtFrom: string;
 }
@@ -108,8 +109,9 @@ export class CustomResourceServing {
     const builtFrom = JSON.stringify([crd.spec, crd.spec.names]);
     if (this.served.get(name)?.builtFrom !== builtFrom) {
       let kind: KindDefinition;
+      const state: ServingState = { terminating: false };
       try {
-        kind = customKindOf(accepted, this.conversionFor(crd));
+        kind = customKindOf(accepted, this.conversionFor(crd), state);
       } catch (err) {
         this.log('a custom resource definition could not be served', { name, err: String(err) });
         return;
@@ -123,10 +125,11 @@ export class CustomResourceServing {
         await this.writeStatus(crd, status);
         return;
       }
-      this.served.set(name, { kind, builtFrom });
+      this.served.set(name, { kind, state, builtFrom });
     }
     status.acceptedNames = crd.spec.names;
     const terminating = !!crd.metadata?.deletionTimestamp;
+    this.served.get(name)!.state.terminating = terminating;
     status.conditions = [
       condition('NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', conditions),
       condition('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', conditions),

@@ -159,8 +159,34 @@ test('deleting a definition deletes its objects first (their finalizers honoured
     return r.json.items?.length === 1 && r.json.items[0].metadata.name === 'held' && r.json.items[0].metadata.deletionTimestamp ? true : undefined;
   });
   assert.equal((await s.client.get(`${crdPath}/widgets.stable.example.com`)).status, 200, 'held by the object\'s finalizer');
+  const refused = await s.client.post(widgets, widget('late', {}));
+  assertStatus(refused, 405, 'MethodNotAllowed');
+  assert.equal(refused.json.message, 'create not allowed while custom resource definition is terminating');
   const h = await s.client.get(`${widgets}/held`);
   assert.equal((await s.client.put(`${widgets}/held`, { ...h.json, metadata: { ...h.json.metadata, finalizers: [] } })).status, 200);
   await eventually('definition gone', async () => ((await s.client.get(`${crdPath}/widgets.stable.example.com`)).status === 404 ? true : undefined));
   await eventually('kind no longer served', async () => ((await s.client.get(widgets)).status === 404 ? true : undefined));
+});
+
+test('a namespace deleted with custom objects in it; a schema of several hundred kilobytes', async () => {
+  // Many properties, as operators generate them: about 300 KB of schema.
+  const properties: Record<string, unknown> = {};
+  for (let i = 0; i < 1500; i++) {
+    properties[`field${i}`] = { type: 'object', description: `Field number ${i} of a generated schema, described at some length as generators do.`, properties: { value: { type: 'string', maxLength: 64 }, count: { type: 'integer', minimum: 0 } } };
+  }
+  const big = widgetCrd({ versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties } } } } }] }, 'bigs', 'Big');
+  assert.ok(JSON.stringify(big).length > 250_000, String(JSON.stringify(big).length));
+  const made = await s.client.post(crdPath, big);
+  assert.equal(made.status, 201, made.text);
+  await established('bigs.stable.example.com');
+  assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name: 'doomed' } })).status, 201);
+  const bigs = `/apis/${widgetGroup}/v1/namespaces/doomed/bigs`;
+  const obj = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'b1' }, spec: { field7: { value: 'x', count: 3 } } });
+  assert.equal(obj.status, 201, obj.text);
+  const bad = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'b2' }, spec: { field1499: { count: -1 } } });
+  assertStatus(bad, 422, 'Invalid');
+  assert.match(bad.json.message, /spec.field1499.count: Invalid value: -1: spec.field1499.count in body should be greater than or equal to 0/);
+  assert.equal((await s.client.delete('/api/v1/namespaces/doomed')).status, 200);
+  await eventually('namespace and its custom objects gone', async () => ((await s.client.get('/api/v1/namespaces/doomed')).status === 404 ? true : undefined));
+  assert.equal((await s.client.get(`${bigs}/b1`)).status, 404);
 });

@@ -6,7 +6,7 @@
 // api/validation); printer columns and selectable fields are JSONPath
 // evaluated on the object; `scale` is a view answering autoscaling/v1 Scale.
 
-import { definitionPrefix } from '../../machinery/vocabulary.js';
+import { errors } from '../../machinery/errors.js';
 import { ageOf } from '../../machinery/time.js';
 import { setPath } from '../../machinery/paths.js';
 import { defineKind, statusSubresource, type KindDefinition, type KubeObject, type LaterConversion, type PrinterColumn, type SubresourceDeclaration, type VersionDeclaration } from '../kind.js';
@@ -24,6 +24,11 @@ export interface Conversion {
   fromStored(obj: KubeObject): KubeObject;
   /** Conversions made elsewhere (a webhook), ahead of the synchronous ones. */
   later?: LaterConversion;
+}
+
+/** What the serving side says of a definition while its kind is served (a terminating one refuses creates, as upstream). */
+export interface ServingState {
+  terminating: boolean;
 }
 
 const sameShape: Conversion = { toStored: (o) => o, fromStored: (o) => o };
@@ -124,7 +129,7 @@ function versionParts(crd: KubeObject, v: Json) {
  * non-stored version its conversions (None: same shape; Webhook: see
  * server/customresources.ts).
  */
-export function customKindOf(crd: KubeObject, conversionOf: (version: string) => Conversion = () => sameShape): KindDefinition {
+export function customKindOf(crd: KubeObject, conversionOf: (version: string) => Conversion = () => sameShape, state: ServingState = { terminating: false }): KindDefinition {
   const spec: Json = crd.spec;
   const names: Json = crd.status?.acceptedNames?.kind ? crd.status.acceptedNames : spec.names;
   const versions: Json[] = spec.versions;
@@ -155,6 +160,9 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     strategicMerge: false,
     tracksGeneration: true,
     strategy: {
+      prepareForCreate: () => {
+        if (state.terminating) throw errors.verbNotAllowed({ group: spec.group, resource: names.plural }, 'create not allowed while custom resource definition is terminating');
+      },
       defaults: (obj) => rules.applyDefaults(obj),
       validate: (obj) => rules.validate(obj),
       validateUpdate: (obj, old) => rules.validateUpdate(obj, old),

@@ -271,7 +271,8 @@ export const customResourceDefinitions = defineKind({
   schema,
   tracksGeneration: true,
   strategicMerge: false,
-  subresources: { status: statusSubresource },
+  // A status write is checked for its accepted names only (upstream's status strategy): the schemas are not checked again.
+  subresources: { status: { ...statusSubresource, validateUpdate: (crd) => validateNames(crd.status?.acceptedNames ?? {}, 'status.acceptedNames') } },
   strategy: {
     defaults,
     prepareForCreate: (crd) => { delete crd.status; recordStorageVersion(crd); },
