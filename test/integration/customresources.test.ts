@@ -190,3 +190,18 @@ test('a namespace deleted with custom objects in it; a schema of several hundred
   await eventually('namespace and its custom objects gone', async () => ((await s.client.get('/api/v1/namespaces/doomed')).status === 404 ? true : undefined));
   assert.equal((await s.client.get(`${bigs}/b1`)).status, 404);
 });
+
+test('the garbage collector follows owner references to and from custom objects', async () => {
+  await established('bigs.stable.example.com');
+  const bigs = `/apis/${widgetGroup}/v1/namespaces/default/bigs`;
+  const owner = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'owner' }, spec: {} });
+  assert.equal(owner.status, 201, owner.text);
+  const ref = (o: any, apiVersion: string, kind: string) => [{ apiVersion, kind, name: o.metadata.name, uid: o.metadata.uid }];
+  const cm = await s.client.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'owned', ownerReferences: ref(owner.json, `${widgetGroup}/v1`, 'Big') } });
+  assert.equal(cm.status, 201, cm.text);
+  const dependent = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'dependent', ownerReferences: ref(cm.json, 'v1', 'ConfigMap') }, spec: {} });
+  assert.equal(dependent.status, 201, dependent.text);
+  assert.equal((await s.client.delete(`${bigs}/owner`)).status, 200);
+  await eventually('the ConfigMap owned by a custom object collected', async () => ((await s.client.get('/api/v1/namespaces/default/configmaps/owned')).status === 404 ? true : undefined));
+  await eventually('the custom object owned by the ConfigMap collected', async () => ((await s.client.get(`${bigs}/dependent`)).status === 404 ? true : undefined));
+});
