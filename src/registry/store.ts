@@ -120,6 +120,8 @@ export class ResourceStore {
   /** What the server owns in the objects of this kind, put back after every step a client or webhook acts in. */
   private readonly owned: ServerOwnedFields;
 
+  private readonly openWatches = new Set<{ sink: WatchSink; watch?: ActiveWatch }>();
+
   constructor(
     readonly kind: KindDefinition,
     private readonly backend: Backend,
@@ -167,8 +169,28 @@ export class ResourceStore {
     return this.reader.listStored(namespace, opts);
   }
 
-  watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
-    return this.reader.watch(namespace, opts, sink);
+  async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
+    const tracked = { sink, watch: undefined as ActiveWatch | undefined };
+    const watch = await this.reader.watch(namespace, opts, {
+      onEvents: (events) => sink.onEvents(events),
+      onEnd: (err) => { this.openWatches.delete(tracked); sink.onEnd(err); },
+    });
+    tracked.watch = watch;
+    this.openWatches.add(tracked);
+    return { ...watch, stop: () => { this.openWatches.delete(tracked); watch.stop(); }, pause: () => watch.pause(), resume: () => watch.resume(), bookmarkRevision: () => watch.bookmarkRevision() };
+  }
+
+  /**
+   * Ends every open watch of this store (its kind is no longer served as
+   * it was: a custom resource's definition changed or went). Clients start
+   * again, from a list, against what is served now.
+   */
+  closeWatches(why: string): void {
+    for (const w of [...this.openWatches]) {
+      this.openWatches.delete(w);
+      w.watch?.stop();
+      w.sink.onEnd(errors.gone(why));
+    }
   }
 
   fieldValue(obj: KubeObject, field: string): string {

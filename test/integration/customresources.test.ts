@@ -122,6 +122,7 @@ test('definitions themselves are validated as upstream does', async () => {
 
 test('a changed definition takes effect without a restart; conflicting names are reported, not served', async () => {
   const live = await established('widgets.stable.example.com');
+  const open = await s.client.watch(`${widgets}?watch=1&resourceVersion=${live.metadata.resourceVersion}`);
   const v2 = { ...live.spec.versions[0], name: 'v2', storage: false, additionalPrinterColumns: [] };
   const changed = await s.client.put(`${crdPath}/widgets.stable.example.com`, { ...live, spec: { ...live.spec, versions: [live.spec.versions[0], v2] } });
   assert.equal(changed.status, 200, changed.text);
@@ -130,6 +131,8 @@ test('a changed definition takes effect without a restart; conflicting names are
     return r.status === 200 ? r : undefined;
   });
   assert.equal(atV2.json.apiVersion, `${widgetGroup}/v2`);
+  const ended = await open.waitEnd();
+  assert.deepEqual([ended.at(-1).type, ended.at(-1).object.code], ['ERROR', 410], 'an open watch ends so that its client starts again on what is served now');
   const table = await s.client.get(`/apis/${widgetGroup}/v2/namespaces/default/widgets`, { Accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' });
   assert.deepEqual(table.json.columnDefinitions.map((c: any) => c.name), ['Name', 'Age'], 'a version without columns shows Age, as upstream');
 
