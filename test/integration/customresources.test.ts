@@ -109,6 +109,8 @@ test('definitions themselves are validated as upstream does', async () => {
     ['scope', widgetCrd({ scope: 'Everywhere' }), 'spec.scope: Unsupported value: "Everywhere": supported values: "Cluster", "Namespaced"'],
     ['untyped field', widgetCrd({ versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { properties: { a: { type: 'string' } } } } } } }] }),
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields'],
+    ['CEL rule that does not compile', widgetCrd({ versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.nope ==' }] } } } } }] }),
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: '],
     ['no schema', widgetCrd({ versions: [{ name: 'v1', served: true, storage: true }] }), 'spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required'],
     ['additionalProperties beside properties', widgetCrd({ versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } } } } } }] }),
       'spec.versions[0].schema.openAPIV3Schema.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive'],

@@ -8,7 +8,7 @@
 // (`x-kubernetes-*` markers included); api/apiextensions/customkind.ts turns
 // an established definition into a kind.
 
-import { definitionPrefix, vocabulary } from '../../../machinery/vocabulary.js';
+import { definitionPrefix, upstreamCompat, vocabulary } from '../../../machinery/vocabulary.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { rfc3339Now } from '../../../machinery/time.js';
 import { checkName, isDns1035Label, isDns1123Subdomain } from '../../../machinery/validation.js';
@@ -157,12 +157,21 @@ function validateScale(scale: Json, field: string): FieldError[] {
 
 const columnTypes = ['integer', 'number', 'string', 'boolean', 'date'];
 
+/** Errors about a schema written with upstream's marker names name the markers as it wrote them. */
+function inTheirWords(schemaProps: unknown, errs: FieldError[]): FieldError[] {
+  const theirs = upstreamCompat.openapiExtensionPrefix;
+  const ours = vocabulary.openapiExtensionPrefix;
+  if (!errs.length || !JSON.stringify(schemaProps).includes(`"${theirs}`)) return errs;
+  const say = (text: string) => text.split(ours).join(theirs);
+  return errs.map((e) => new FieldError(e.type, say(e.field), say(e.detail), e.badValue, e.hasValue));
+}
+
 function validateVersion(v: Json, field: string): FieldError[] {
   const errs: FieldError[] = [];
   const schemaProps = v.schema?.openAPIV3Schema;
   if (schemaProps === undefined || schemaProps === null) errs.push(fieldErrors.required(`${field}.schema.openAPIV3Schema`, 'schemas are required'));
   else if (typeof schemaProps !== 'object' || Array.isArray(schemaProps)) errs.push(fieldErrors.invalid(`${field}.schema.openAPIV3Schema`, schemaProps, 'must be an object'));
-  else errs.push(...checkSchema(withOurMarkers(schemaProps), `${field}.schema.openAPIV3Schema`));
+  else errs.push(...inTheirWords(schemaProps, checkSchema(withOurMarkers(schemaProps), `${field}.schema.openAPIV3Schema`)));
   if (v.subresources?.scale) errs.push(...validateScale(v.subresources.scale, `${field}.subresources.scale`));
   (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : []).forEach((c: Json, i: number) => {
     const at = `${field}.additionalPrinterColumns[${i}]`;
