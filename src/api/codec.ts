@@ -80,7 +80,7 @@ export class VersionCodec {
     const key = JSON.stringify(obj);
     const entry = this.convertedAhead.get(key);
     // A write that was not converted ahead is refused, never stored in the wrong shape.
-    if (!entry) throw errors.internal(`conversion webhook for ${this.apiVersion}, Kind=${this.stored.kind} failed: this write at a version converted by webhook cannot be converted (server-side apply is not supported there yet)`);
+    if (!entry) throw errors.internal(`conversion webhook for ${this.apiVersion}, Kind=${this.stored.kind} failed: the object was not converted ahead of its write`);
     if (--entry.waiting === 0) this.convertedAhead.delete(key);
     return labelled(structuredClone(entry.object), this.storedApiVersion, this.stored.kind);
   }

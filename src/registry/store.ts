@@ -500,7 +500,7 @@ export class ResourceStore {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) {
         if (!config || target.subresource) throw errors.notFound(this.qualified, name);
-        const applied = trackApply(this.kind, undefined, config, manager, force, undefined, codec);
+        const applied = await trackApply(this.kind, undefined, config, manager, force, undefined, codec);
         const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
@@ -509,7 +509,7 @@ export class ResourceStore {
       if (config) {
         const pinned = config.metadata?.resourceVersion;
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = trackApply(this.kind, live, config, manager, force, target.subresource, codec);
+        next = await trackApply(this.kind, live, config, manager, force, target.subresource, codec);
       } else {
         const base = codec ? (await codec.fromStoredAll([live]))[0]! : structuredClone(live);
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);

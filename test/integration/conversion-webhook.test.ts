@@ -76,7 +76,20 @@ test('reads, lists, watches and writes at a version converted by the webhook', a
   assert.equal(patched.status, 200, patched.text);
   assert.deepEqual((await s.client.get(`${v1}/t2`)).json.spec, { color: 'gold' });
 
-  const watch = await s.client.watch(`${v2}?watch=1&resourceVersion=${patched.json.metadata.resourceVersion}`);
+  const applied = await s.client.send('PATCH', `${v2}/t3?fieldManager=tests`, {
+    raw: JSON.stringify({ apiVersion: `${widgetGroup}/v2`, kind: 'Thing', metadata: { name: 't3' }, spec: { colour: 'navy' } }),
+    headers: { 'Content-Type': 'application/apply-patch+yaml' },
+  });
+  assert.equal(applied.status, 201, applied.text);
+  const reapplied = await s.client.send('PATCH', `${v2}/t3?fieldManager=tests`, {
+    raw: JSON.stringify({ apiVersion: `${widgetGroup}/v2`, kind: 'Thing', metadata: { name: 't3' }, spec: { colour: 'ruby' } }),
+    headers: { 'Content-Type': 'application/apply-patch+yaml' },
+  });
+  assert.equal(reapplied.status, 200, reapplied.text);
+  assert.deepEqual(reapplied.json.spec, { colour: 'ruby' });
+  assert.deepEqual((await s.client.get(`${v1}/t3`)).json.spec, { color: 'ruby' }, 'server-side apply at v2 stored in v1\'s shape');
+
+  const watch = await s.client.watch(`${v2}?watch=1&resourceVersion=${reapplied.json.metadata.resourceVersion}`);
   try {
     await s.client.send('PATCH', `${v1}/t2`, { raw: '{"spec":{"color":"jade"}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
     const [event] = await watch.waitFor(1);
