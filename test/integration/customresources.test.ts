@@ -78,6 +78,8 @@ test('a definition in upstream form is established and its kind served like a bu
   assert.ok(JSON.stringify(openapi.json).includes('The colour of the widget.'));
 
   assertStatus(await s.client.send('PATCH', `${widgets}/w1`, { raw: '{}', headers: { 'Content-Type': 'application/strategic-merge-patch+json' } }), 415, 'UnsupportedMediaType');
+  assertStatus(await s.client.send('POST', widgets, { raw: 'k8s\0', headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf' } }), 415, 'UnsupportedMediaType');
+  assertStatus(await s.client.get(`${widgets}/w1`, { Accept: 'application/vnd.kubernetes.protobuf' }), 406, 'NotAcceptable');
 });
 
 test('objects that break the schema get upstream\'s messages', async () => {
