@@ -16,10 +16,11 @@
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
 // rows (bench/watchcache.ts, prefixed `cache:`) and the raw storage rows.
 // Then gets at a converted version beside the stored one (bench/versions.ts),
-// at a deprecated version beside a current one (bench/deprecation.ts), and
+// at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a second worktree (bench/codec.ts),
-// and validation from a schema beside a create (bench/schemavalidation.ts).
+// validation from a schema beside a create (bench/schemavalidation.ts), and
+// custom resources beside ConfigMaps (bench/customresources.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
@@ -412,6 +413,7 @@ async function main(): Promise<void> {
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
+  rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
 
   const table = markdownTable(rows);

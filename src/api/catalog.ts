@@ -3,6 +3,7 @@ import type { KindDefinition } from './kind.js';
 import { coreV1Kinds } from './core/v1/index.js';
 import { coordinationV1Kinds } from './coordination/v1/index.js';
 import { admissionRegistrationV1Kinds } from './admissionregistration/v1/index.js';
+import { apiextensionsV1Kinds } from './apiextensions/v1/index.js';
 import { authenticationV1Kinds } from './authentication/v1/index.js';
 import { rbacV1Kinds } from './rbac/v1/index.js';
 import { authorizationV1Kinds } from './authorization/v1/index.js';
@@ -10,7 +11,7 @@ import { certificatesV1Kinds } from './certificates/v1/index.js';
 import { policyV1Kinds } from './policy/v1/index.js';
 
 /** Kinds whose objects are stored: each gets a store and REST objects of its own. */
-export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds];
+export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds];
 
 /** Kinds that are only ever answered (reviews, token requests): REST objects of the registry serve them. */
 export const builtinAnsweredKinds: KindDefinition[] = [...authenticationV1Kinds, ...authorizationV1Kinds];

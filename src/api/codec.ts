@@ -8,8 +8,11 @@
 // from the cache are shared and frozen) and their answer is labelled with
 // the target version, so a declaration only moves fields.
 
-import type { FieldError } from '../machinery/errors.js';
+import { errors, type FieldError } from '../machinery/errors.js';
 import { apiVersionOf, kindAt, type KindDefinition, type KindVersion, type KubeObject } from './kind.js';
+
+/** Writes converted ahead (by a conversion webhook) a codec keeps at most, oldest dropped first. */
+const maxConvertedAhead = 10_000;
 
 export class VersionCodec {
   /** The kind as clients see it at this version. */
@@ -29,7 +32,64 @@ export class VersionCodec {
     this.storedApiVersion = apiVersionOf(stored);
   }
 
-  /** An object of the served version in the stored shape. */
+  /** Writes converted ahead by `convertsLater`, by JSON text, with how many writes wait for each. */
+  private readonly convertedAhead = new Map<string, { object: KubeObject; waiting: number }>();
+
+  /** Whether this version's conversions answer later (a webhook): reads use `fromStoredAll`, writes `aheadToStored`. */
+  get convertsLater(): boolean {
+    return this.version.convertsLater !== undefined;
+  }
+
+  /**
+   * Stored objects in the served version's shape: at once, or in one call of
+   * the later conversion (one ConversionReview per list, watch event or
+   * answer). Throws the converter's ApiError.
+   */
+  async fromStoredAll(objects: KubeObject[]): Promise<KubeObject[]> {
+    const later = this.version.convertsLater;
+    if (!later) return objects.map((o) => this.fromStored(o));
+    if (!objects.length) return [];
+    const converted = await later.convert(objects, this.apiVersion);
+    return converted.map((o) => labelled(o, this.apiVersion, this.stored.kind));
+  }
+
+  /**
+   * Converts a write's decoded body ahead (one review per write), so that the
+   * synchronous `toStored` of the write path finds it. Nothing for a version
+   * that converts at once.
+   */
+  async aheadToStored(obj: KubeObject): Promise<void> {
+    const later = this.version.convertsLater;
+    if (!later) return;
+    const [converted] = await later.convert([obj], this.storedApiVersion);
+    const key = JSON.stringify(obj);
+    const entry = this.convertedAhead.get(key);
+    if (entry) entry.waiting++;
+    else {
+      if (this.convertedAhead.size >= maxConvertedAhead) this.convertedAhead.delete(this.convertedAhead.keys().next().value!);
+      this.convertedAhead.set(key, { object: converted!, waiting: 1 });
+    }
+  }
+
+  /**
+   * A write's object of the served version in the stored shape: for a
+   * version converted later, the conversion made ahead (`aheadToStored`).
+   */
+  toStoredForWrite(obj: KubeObject): KubeObject {
+    if (!this.version.convertsLater) return this.toStored(obj);
+    const key = JSON.stringify(obj);
+    const entry = this.convertedAhead.get(key);
+    // A write that was not converted ahead is refused, never stored in the wrong shape.
+    if (!entry) throw errors.internal(`conversion webhook for ${this.apiVersion}, Kind=${this.stored.kind} failed: the object was not converted ahead of its write`);
+    if (--entry.waiting === 0) this.convertedAhead.delete(key);
+    return labelled(structuredClone(entry.object), this.storedApiVersion, this.stored.kind);
+  }
+
+  /**
+   * An object of the served version in the stored shape. For a version
+   * converted later this is the declared fallback (relabelled), used only
+   * for bookkeeping (managed fields); writes use `toStoredForWrite`.
+   */
   toStored(obj: KubeObject): KubeObject {
     return labelled(this.version.toStored(structuredClone(obj)), this.storedApiVersion, this.stored.kind);
   }
@@ -39,7 +99,12 @@ export class VersionCodec {
     return this.version.validate?.(obj) ?? [];
   }
 
-  /** A stored object in the served version's shape. */
+  /**
+   * A stored object in the served version's shape. For a version converted
+   * later this is the declared fallback (relabelled), used only for
+   * bookkeeping (managed fields, field selectors, admission reviews); what
+   * clients read goes through `fromStoredAll`.
+   */
   fromStored(obj: KubeObject): KubeObject {
     return labelled(this.version.fromStored(structuredClone(obj)), this.apiVersion, this.stored.kind);
   }

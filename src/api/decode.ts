@@ -61,7 +61,7 @@ export function decodeSent(stored: KindDefinition, body: unknown, opts: DecodeOp
 
 /** An object of the version `codec` serves as the stored kind: converted, pruned to the stored schema, defaulted. */
 export function asStored(stored: KindDefinition, obj: KubeObject, codec?: VersionCodec): KubeObject {
-  const out = codec ? decodeObject(stored, codec.toStored(obj), { fieldValidation: 'Ignore', warnings: [] }) : obj;
+  const out = codec ? decodeObject(stored, codec.toStoredForWrite(obj), { fieldValidation: 'Ignore', warnings: [] }) : obj;
   stored.strategy.defaults?.(out);
   return out;
 }

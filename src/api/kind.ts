@@ -126,6 +126,14 @@ export interface KindVersion {
   fromStored?(obj: KubeObject): KubeObject;
   /** Rules every write of a whole object through this version must meet (in its shape), beyond the kind's own. */
   validate?(obj: KubeObject): FieldError[];
+  /** Conversions that answer later (a custom resource's conversion webhook), in place of toStored and fromStored; see VersionCodec.ahead. */
+  convertsLater?: LaterConversion;
+}
+
+/** Conversions made by someone else (a webhook): objects are converted ahead of the codec's synchronous steps. */
+export interface LaterConversion {
+  /** Objects of one version converted to `apiVersion`, in order; a failure is an ApiError (a 500 naming the converter). */
+  convert(objects: KubeObject[], apiVersion: string): Promise<KubeObject[]>;
 }
 
 /** A version as a declaration gives it: its name and schema; the rest has defaults (the group: the kind's). */

@@ -134,6 +134,7 @@ class Pruner {
     const s = resolve(schema);
     if (value === undefined) return undefined;
     if (value === null) return s.nullable ? null : undefined;
+    if (s.keepsWrongTypes) return this.untyped(value, s);
     if (s.intOrString) return this.intOrString(value);
     if (s.protoMessage === 'quantity') return this.quantity(value);
     if (s.preserveUnknownFields && !s.properties) return value;
@@ -169,6 +170,17 @@ class Pruner {
       default:
         return value;
     }
+  }
+
+  /** A custom resource's value: objects and lists are walked for their fields; anything else is kept as sent. */
+  private untyped(value: unknown, s: Schema): unknown {
+    if (s.preserveUnknownFields && !s.properties) return value;
+    if (Array.isArray(value)) {
+      const items = s.items;
+      return s.type === 'array' && items ? value.map((v, i) => this.child(i, false, v, items) ?? null) : value;
+    }
+    if (typeof value === 'object' && value !== null && (s.type === 'object' || s.properties)) return this.walkObject(value, s);
+    return value;
   }
 
   /**

@@ -33,6 +33,12 @@ export interface Schema {
   patchMergeKey?: string;
   patchStrategy?: string;
   nullable?: boolean;
+  /**
+   * A value of another JSON type than `type` is kept as sent, for the schema
+   * validator to report with its 422 (custom resources, which upstream
+   * decodes untyped); a typed decoder's 400 is for built-in kinds.
+   */
+  keepsWrongTypes?: boolean;
   /** Field number of this property in the protobuf wire form (as upstream's generated.proto). */
   proto?: number;
   /**

@@ -54,6 +54,8 @@ export interface WatchHandlers {
 export interface ApiClient {
   /** Every served resource type. */
   resources(): ResourceType[];
+  /** Calls `listener` when the served resource types change (custom resources come and go); returns the function that stops it. */
+  onResourcesChanged?(listener: () => void): () => void;
   get(type: ResourceType, namespace: string | undefined, name: string): Promise<ApiObject | undefined>;
   list(type: ResourceType, namespace?: string, options?: ListOptions): Promise<ListResult>;
   create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject>;

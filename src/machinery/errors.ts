@@ -131,6 +131,10 @@ export const errors = {
   methodNotAllowed(): ApiError {
     return new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
   },
+  /** 405 for a verb a resource refuses for now (upstream's NewMethodNotSupported with its own message). */
+  verbNotAllowed(q: Qualified, message: string): ApiError {
+    return new ApiError(405, 'MethodNotAllowed', message, detailsFor(q, undefined));
+  },
   notAcceptable(accepted: string[]): ApiError {
     return new ApiError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`);
   },

@@ -98,6 +98,8 @@ export const reservedNamespaces: readonly string[] = [
  */
 export const upstreamCompat = {
   groupVersionKindExtension: 'x-kubernetes-group-version-kind',
+  /** Prefix of the schema markers definitions written for the upstream server carry (`x-kubernetes-list-type`): read as ours. */
+  openapiExtensionPrefix: 'x-kubernetes-',
   metaGroup: 'meta.k8s.io',
   discoveryGroup: 'apidiscovery.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
@@ -109,7 +111,7 @@ export const upstreamCompat = {
    * the upstream server) through discovery, and some commands insist on the
    * upstream group (`kubectl certificate approve`).
    */
-  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events'] as readonly string[],
+  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events', 'apiextensions'] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

@@ -114,11 +114,13 @@ export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, n
  * stored one without), over the stored `live` (undefined: create): merged at
  * that version, answered as the stored kind. Throws 409 on conflicts unless forced.
  */
-export function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string, codec?: VersionCodec): KubeObject {
+export async function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string, codec?: VersionCodec): Promise<KubeObject> {
   const at = codec?.served ?? kind;
   const meta = live?.metadata;
   const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(at)}, Kind=${at.kind}`;
-  const liveAt = live && codec ? codec.fromStored(live) : live;
+  // A version converted later (a conversion webhook) converts the live object, and the result back, in a review each.
+  const liveAt = live && codec ? (await codec.fromStoredAll([live]))[0] : live;
   const applied = applyObject(liveAt, config, { ...baseOptions(kind, subresource, codec), manager, force, objectDescription: description }).object as KubeObject;
+  await codec?.aheadToStored(applied);
   return validated(kind, asStored(kind, applied, codec));
 }

@@ -65,7 +65,10 @@ export class Registry {
   /** Stops serving a kind and its sub-resources (what it stored stays in the store). */
   removeKind(kind: KindDefinition): void {
     const id = restId(kind.group, kind.version, kind.plural);
-    if (!this.stores.delete(id)) return;
+    const store = this.stores.get(id);
+    if (!store) return;
+    this.stores.delete(id);
+    store.closeWatches(`the resource ${kind.plural}.${kind.group} changed or is no longer served`);
     const versions = new Set(kind.versions.map((v) => v.name));
     for (const [restKey, rest] of this.rests) {
       const d = rest.describe;

@@ -120,6 +120,8 @@ export class ResourceStore {
   /** What the server owns in the objects of this kind, put back after every step a client or webhook acts in. */
   private readonly owned: ServerOwnedFields;
 
+  private readonly openWatches = new Set<{ sink: WatchSink; watch?: ActiveWatch }>();
+
   constructor(
     readonly kind: KindDefinition,
     private readonly backend: Backend,
@@ -167,8 +169,28 @@ export class ResourceStore {
     return this.reader.listStored(namespace, opts);
   }
 
-  watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
-    return this.reader.watch(namespace, opts, sink);
+  async watch(namespace: string | undefined, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch> {
+    const tracked = { sink, watch: undefined as ActiveWatch | undefined };
+    const watch = await this.reader.watch(namespace, opts, {
+      onEvents: (events) => sink.onEvents(events),
+      onEnd: (err) => { this.openWatches.delete(tracked); sink.onEnd(err); },
+    });
+    tracked.watch = watch;
+    this.openWatches.add(tracked);
+    return { ...watch, stop: () => { this.openWatches.delete(tracked); watch.stop(); }, pause: () => watch.pause(), resume: () => watch.resume(), bookmarkRevision: () => watch.bookmarkRevision() };
+  }
+
+  /**
+   * Ends every open watch of this store (its kind is no longer served as
+   * it was: a custom resource's definition changed or went). Clients start
+   * again, from a list, against what is served now.
+   */
+  closeWatches(why: string): void {
+    for (const w of [...this.openWatches]) {
+      this.openWatches.delete(w);
+      w.watch?.stop();
+      w.sink.onEnd(errors.gone(why));
+    }
   }
 
   fieldValue(obj: KubeObject, field: string): string {
@@ -186,6 +208,15 @@ export class ResourceStore {
   /** A body to write, sent at the version the write names: decoded there, converted to the stored one, defaulted. */
   decode(body: unknown, opts: WriteOptions): KubeObject {
     return decodeForWrite(this.kind, body, opts, this.codecOf(opts));
+  }
+
+  /**
+   * At a version converted later (a conversion webhook), the body's
+   * conversion is made before `decode` needs it: one review per write.
+   */
+  private async convertAhead(body: unknown, opts: WriteOptions): Promise<void> {
+    const codec = this.codecOf(opts);
+    if (codec?.convertsLater) await codec.aheadToStored(decodeSent(this.kind, body, { ...opts, warnings: [] }, codec));
   }
 
   private invalid(obj: KubeObject, errs: FieldError[]): ApiError {
@@ -272,6 +303,7 @@ export class ResourceStore {
   // ---- writes ------------------------------------------------------------
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
+    await this.convertAhead(body, opts);
     const decoded = this.decode(body, opts);
     const created = await this.insert(namespace, decoded, opts, false);
     // insert names the object (generateName) in place, so the name is known here.
@@ -354,6 +386,7 @@ export class ResourceStore {
    * allows that (201). Through a sub-resource only what it owns changes.
    */
   async update(namespace: string | undefined, name: string, body: unknown, opts: WriteOptions, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
+    await this.convertAhead(body, opts);
     const obj = this.decode(body, opts);
     this.owned.placeAtName(obj, name);
     this.owned.placeInNamespace(obj, namespace);
@@ -467,7 +500,7 @@ export class ResourceStore {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) {
         if (!config || target.subresource) throw errors.notFound(this.qualified, name);
-        const applied = trackApply(this.kind, undefined, config, manager, force, undefined, codec);
+        const applied = await trackApply(this.kind, undefined, config, manager, force, undefined, codec);
         const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
@@ -476,12 +509,13 @@ export class ResourceStore {
       if (config) {
         const pinned = config.metadata?.resourceVersion;
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = trackApply(this.kind, live, config, manager, force, target.subresource, codec);
+        next = await trackApply(this.kind, live, config, manager, force, target.subresource, codec);
       } else {
-        const base = codec ? codec.fromStored(live) : structuredClone(live);
+        const base = codec ? (await codec.fromStoredAll([live]))[0]! : structuredClone(live);
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+        await this.convertAhead(patched, opts);
         next = this.decode(patched, opts);
         this.owned.placeAtName(next, name);
         if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {

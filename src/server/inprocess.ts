@@ -47,6 +47,10 @@ export class InProcessClient implements ApiClient {
     this.user = { username: `system:${manager}`, groups: [systemGroups.masters, systemGroups.authenticated] };
   }
 
+  onResourcesChanged(listener: () => void): () => void {
+    return this.registry.onChange(listener);
+  }
+
   resources(): ResourceType[] {
     return this.registry.kinds.map((k) => ({
       group: k.group, version: k.version, resource: k.plural, kind: k.kind, namespaced: k.scope === 'Namespaced', verbs: k.verbs,

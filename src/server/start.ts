@@ -47,6 +47,8 @@ import { validateClusterIPs } from '../api/core/v1/service.js';
 import { createApp } from './app.js';
 import { handleConnectionLevel, maxHeaderBytes } from './connection.js';
 import { InProcessClient } from './inprocess.js';
+import { CustomResourceServing } from './customresources.js';
+import { ConversionWebhooks } from './conversionwebhook.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
 import { Health } from './health.js';
@@ -179,6 +181,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const workQueueMetrics = new PromWorkQueueMetrics(metrics.registry);
   // Webhook configurations are known before the first request is served.
   await Promise.all([webhookFeeds.mutating.start(informers, registry), webhookFeeds.validating.start(informers, registry)]);
+  // Custom resources are served (by every server on the store) before the first request.
+  const conversionWebhooks = new ConversionWebhooks();
+  const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg),
+    (crd) => conversionWebhooks.conversionFor(crd));
+  await customResources.start(informers);
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -339,6 +346,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     await postStart.shutDown();
     webhookFeeds.mutating.stop();
     webhookFeeds.validating.stop();
+    await customResources.stop();
+    conversionWebhooks.close();
     admission.close();
     authorization.stop();
     informers.stopAll();

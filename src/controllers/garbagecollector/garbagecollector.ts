@@ -21,6 +21,8 @@
 
 import { ApiClient, ApiObject, ResourceType } from '../../client/types.js';
 import type { InformerSubscription } from '../../client/informer.js';
+
+const typeKey = (t: ResourceType) => `${t.group}/${t.version}/${t.resource}`;
 import { WorkQueue, type WorkQueueOptions } from '../../client/workqueue.js';
 import { kitOf, type Controller, type ControllerKit, type KitArgument } from '../controller.js';
 import { DependencyGraph, GraphNode } from './graph.js';
@@ -62,7 +64,8 @@ export class GarbageCollector implements Controller {
   private readonly absent = new AbsentOwnerCache();
   private readonly deleteQueue: WorkQueue;
   private readonly orphanQueue: WorkQueue;
-  private informers: InformerSubscription[] = [];
+  private readonly informers = new Map<string, InformerSubscription>();
+  private stopWatchingResources?: () => void;
   /** Work is queued only once every informer has listed: the sweep after sync covers what came before. */
   private synced = false;
   private stopped = false;
@@ -97,17 +100,12 @@ export class GarbageCollector implements Controller {
   }
 
   async start(): Promise<void> {
-    if (this.informers.length) throw new Error('the garbage collector is already started');
-    this.informers = collectableTypes(this.client.resources()).map((type) => this.kit.informers.subscribe(type, {
-      onAdd: (obj) => this.graph.observe(type, obj),
-      onUpdate: (old, obj) => {
-        // The same name with a new uid is another object: the old one is gone.
-        if (old.metadata?.uid !== obj.metadata?.uid) this.graph.forget(old);
-        this.graph.observe(type, obj);
-      },
-      onDelete: (obj) => this.graph.forget(obj),
-    }, { metadataOnly: true })); // the graph needs identities, owners and finalizers only
-    await Promise.all(this.informers.map((i) => i.start()));
+    if (this.informers.size) throw new Error('the garbage collector is already started');
+    this.stopWatchingResources = this.client.onResourcesChanged?.(() => {
+      // Kinds served later (custom resources) are watched too; those no longer served are let go.
+      if (!this.stopped) this.watchResources().catch(() => undefined);
+    });
+    await this.watchResources();
     if (this.stopped) return;
     this.synced = true;
     for (const node of this.graph.all()) {
@@ -117,10 +115,39 @@ export class GarbageCollector implements Controller {
     }
   }
 
+  /** An informer for every collectable type served now, as upstream's monitors follow discovery. */
+  private async watchResources(): Promise<void> {
+    const types = collectableTypes(this.client.resources());
+    const wanted = new Set(types.map(typeKey));
+    for (const [key, informer] of this.informers) {
+      if (!wanted.has(key)) {
+        informer.stop();
+        this.informers.delete(key);
+      }
+    }
+    const started: Promise<void>[] = [];
+    for (const type of types) {
+      if (this.informers.has(typeKey(type))) continue;
+      const informer = this.kit.informers.subscribe(type, {
+        onAdd: (obj) => this.graph.observe(type, obj),
+        onUpdate: (old, obj) => {
+          // The same name with a new uid is another object: the old one is gone.
+          if (old.metadata?.uid !== obj.metadata?.uid) this.graph.forget(old);
+          this.graph.observe(type, obj);
+        },
+        onDelete: (obj) => this.graph.forget(obj),
+      }, { metadataOnly: true }); // the graph needs identities, owners and finalizers only
+      this.informers.set(typeKey(type), informer);
+      started.push(informer.start());
+    }
+    await Promise.all(started);
+  }
+
   /** Resolves once the running syncs are done (typed as the Controller's, so a caller may ignore the wait). */
   stop(): void | Promise<void> {
     this.stopped = true;
-    for (const i of this.informers) i.stop();
+    this.stopWatchingResources?.();
+    for (const i of this.informers.values()) i.stop();
     return Promise.all([this.deleteQueue.shutDown(), this.orphanQueue.shutDown()]).then(() => undefined);
   }
 

@@ -62,6 +62,8 @@ function describe(e: ObjectEvent): string {
 class WatchEncoder {
   /** The apiVersion objects and bookmarks go out in. */
   private readonly apiVersion: string;
+  /** Stored objects already converted to the served version (by a conversion webhook, one review per event). */
+  readonly converted = new WeakMap<KubeObject, KubeObject>();
 
   constructor(
     private readonly store: WatchSource,
@@ -86,16 +88,20 @@ class WatchEncoder {
     return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), json, Buffer.from('}\n')]);
   }
 
+  private servedObject(obj: KubeObject, codec: VersionCodec): KubeObject {
+    return this.converted.get(obj) ?? codec.fromStored(obj);
+  }
+
   private encodeUncached(e: ObjectEvent): Frame {
     if (this.rep.view === 'Table') {
-      const obj = this.store.codec ? this.store.codec.fromStored(e.object.object) : e.object.object;
+      const obj = this.store.codec ? this.servedObject(e.object.object, this.store.codec) : e.object.object;
       return this.frameOf(e.type, toTable(obj, this.store.kind, this.rep.viewApiVersion, this.include));
     }
     if (this.rep.view === 'PartialObjectMetadata') {
       return this.frameOf(e.type, { kind: 'PartialObjectMetadata', apiVersion: this.rep.viewApiVersion, metadata: e.object.object.metadata });
     }
     if (this.client || this.store.codec) {
-      const served = this.store.codec ? this.store.codec.fromStored(e.object.object) : e.object.object;
+      const served = this.store.codec ? this.servedObject(e.object.object, this.store.codec) : e.object.object;
       const theirs = this.client ? this.client.answerAsTheirs(served) : served;
       return this.frameOf(e.type, this.rep.format === 'protobuf' ? encodeProtobufObject(theirs, this.store.kind.schema) : theirs);
     }
@@ -171,17 +177,37 @@ export async function serveWatch(store: WatchSource, res: ServerResponse, rep: R
     if (!res.write(frame)) watch?.pause(); // resumed on 'drain'
   };
 
+  const deliver = (events: ObjectEvent[]) => {
+    try {
+      for (const e of events) write(encoder.event(e));
+      tracked?.sent(events.length);
+    } catch (err) {
+      params.log?.error({ err, kind: store.kind.kind }, 'watch stream failed');
+      end(encoder.error(errors.internal('the watch stream could not continue')));
+    }
+  };
+  // A version converted later (a conversion webhook): one review per event, events kept in order; a failed one ends the stream with its 500.
+  const codec = store.codec;
+  let converting: Promise<void> | undefined = codec?.convertsLater ? Promise.resolve() : undefined;
+  const convertThenDeliver = async (events: ObjectEvent[]) => {
+    if (ended) return;
+    try {
+      for (const e of events) encoder.converted.set(e.object.object, (await codec!.fromStoredAll([e.object.object]))[0]!);
+    } catch (err) {
+      end(encoder.error(err instanceof ApiError ? err : errors.internal(String(err))));
+      return;
+    }
+    deliver(events);
+  };
   // Errors before the stream starts (bad selectors, 504 for future versions) answer as normal Status responses.
   // The sink runs in the watch cache's callbacks, outside this request: nothing may escape it.
   watch = await store.watch(params.namespace, params.list, {
     onEvents: (events) => {
-      try {
-        for (const e of events) write(encoder.event(e));
-        tracked?.sent(events.length);
-      } catch (err) {
-        params.log?.error({ err, kind: store.kind.kind }, 'watch stream failed');
-        end(encoder.error(errors.internal('the watch stream could not continue')));
+      if (converting) {
+        converting = converting.then(() => convertThenDeliver(events));
+        return;
       }
+      deliver(events);
     },
     onEnd: (err) => end(encoder.error(err.code === 410 ? err : errors.gone(err.message))),
   });
