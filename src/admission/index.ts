@@ -2,6 +2,7 @@
 // plugin-names.ts), each plugin made by its factory with its configuration
 // from the admission configuration file and what it needs of the server.
 
+import type { ServesVersion } from './webhook/matcher.js';
 import { AdmissionChain } from './chain.js';
 import { readAdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
@@ -38,6 +39,8 @@ export interface AdmissionContext {
   webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
   /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers); without it they refuse. */
   authorize?: Authorize;
+  /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
+  serves?: ServesVersion;
 }
 
 export interface AdmissionSettings {
@@ -55,7 +58,7 @@ const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {}
 function webhookFactory(mutating: boolean): Factory {
   return (c, config, client) => webhookPlugin(mutating, config, {
     feed: (mutating ? c.webhookConfigurations?.mutating : c.webhookConfigurations?.validating) ?? noConfigurations,
-    getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra),
+    getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra), serves: c.serves,
   });
 }
 

@@ -154,6 +154,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       metrics: new AdmissionMetrics(metrics.registry),
       webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
       authorize: (attributes) => authorizer.authorize(attributes),
+      serves: (group, version, resource) => enablement.serves(group, version, resource),
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });

@@ -7,7 +7,7 @@ import type { AdmissionPlugin } from '../types.js';
 import { WebhookCaller } from './call.js';
 import type { WebhookClient } from './client.js';
 import { CredentialResolver } from './credentials.js';
-import { WebhookMatcher } from './matcher.js';
+import { WebhookMatcher, type ServesVersion } from './matcher.js';
 import { MutatingAdmissionWebhook } from './mutating.js';
 import { WebhookSource, type ConfigurationFeed } from './source.js';
 import { ValidatingAdmissionWebhook } from './validating.js';
@@ -21,6 +21,8 @@ export interface WebhookDependencies {
   client: WebhookClient;
   metrics?: AdmissionMetrics;
   warn: (message: string, extra?: object) => void;
+  /** Which versions the server serves (equivalent versions turned off are never offered). */
+  serves?: ServesVersion;
 }
 
 export async function webhookPlugin(mutating: boolean, config: Record<string, unknown> | undefined, deps: WebhookDependencies): Promise<AdmissionPlugin> {
@@ -28,7 +30,7 @@ export async function webhookPlugin(mutating: boolean, config: Record<string, un
   const credentials = await CredentialResolver.load(config, name);
   const parts = {
     source: new WebhookSource(deps.feed),
-    matcher: new WebhookMatcher(deps.getNamespace),
+    matcher: new WebhookMatcher(deps.getNamespace, deps.serves),
     caller: new WebhookCaller(deps.client, credentials),
     configurationGroup: vocabulary.admissionRegistrationGroup,
     metrics: deps.metrics,

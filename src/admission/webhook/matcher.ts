@@ -10,7 +10,7 @@ import type { Labels } from '../../machinery/selectors.js';
 import { requestKind, requestResource, type AdmissionRequest, type GroupVersionKind, type GroupVersionResource } from '../types.js';
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
-import { servedVersions } from '../../api/kind.js';
+import { servedVersions, type KindVersion } from '../../api/kind.js';
 import { conditionsMatch } from './conditions.js';
 
 /** Another version at which the request's resource is served: same group and resource name, same objects, another apiVersion. */
@@ -19,11 +19,14 @@ export interface EquivalentResource {
   kind: GroupVersionKind;
 }
 
+/** Whether the server serves a version of a resource now (--runtime-config may turn declared versions off). */
+export type ServesVersion = (group: string, version: KindVersion, resource: string) => boolean;
+
 /** The served versions of the request's resource other than the one the request named, from its kind's declaration. */
-function equivalentResources(request: AdmissionRequest): EquivalentResource[] {
+function equivalentResources(request: AdmissionRequest, serves: ServesVersion): EquivalentResource[] {
   const k = request.kind;
   const asked = requestResource(request);
-  return servedVersions(k).filter((v) => v.group !== asked.group || v.name !== asked.version)
+  return servedVersions(k).filter((v) => (v.group !== asked.group || v.name !== asked.version) && serves(v.group, v, k.plural))
     .map((v) => ({ resource: { group: v.group, version: v.name, resource: k.plural }, kind: { group: v.group, version: v.name, kind: k.kind } }));
 }
 
@@ -62,7 +65,8 @@ function ruleMatches(rule: WebhookRule, request: AdmissionRequest, resource: Gro
 export type NamespaceLabelCache = Map<string, Promise<Labels | undefined>>;
 
 export class WebhookMatcher {
-  constructor(private readonly getNamespace: NamespaceGetter) {}
+  /** `serves`: versions turned off are no equivalents (every declared served version is, without it). */
+  constructor(private readonly getNamespace: NamespaceGetter, private readonly serves: ServesVersion = () => true) {}
 
   /**
    * The invocation when `hook` is to be called; throws an ApiError when that
@@ -80,7 +84,7 @@ export class WebhookMatcher {
     const own = requestResource(request);
     if (hook.rules.some((rule) => ruleMatches(rule, request, own))) return { webhook: hook, resource: own, kind: requestKind(request) };
     if (hook.matchPolicy !== 'Equivalent') return undefined;
-    const others = equivalentResources(request);
+    const others = equivalentResources(request, this.serves);
     for (const rule of hook.rules) {
       for (const other of others) {
         if (ruleMatches(rule, request, other.resource)) return { webhook: hook, resource: other.resource, kind: other.kind };

@@ -140,6 +140,12 @@ describe('matchPolicy', () => {
     assert.equal(await withEquivalents.invocation(compiled({ rules: v2only, matchPolicy: 'Exact' }), r, new Map()), undefined);
   });
 
+  test('a version the server does not serve (--runtime-config) is no equivalent', async () => {
+    const v2off = new WebhookMatcher(async (name) => labelled[name], (_group, version) => version.name !== 'v2');
+    const r = admissionRequest('CREATE', twoVersions, 'cm', { namespace: 'prod' });
+    assert.equal(await v2off.invocation(compiled({ rules: v2only, matchPolicy: 'Equivalent' }), r, new Map()), undefined);
+  });
+
   test('a direct match wins over an equivalent one; a kind served at one version has no equivalent', async () => {
     assert.equal(await withEquivalents.invocation(compiled({ rules: v2only, matchPolicy: 'Equivalent' }), admissionRequest('CREATE', configMaps, 'cm', { namespace: 'prod' }), new Map()), undefined);
     const r = admissionRequest('CREATE', twoVersions, 'cm', { namespace: 'prod' });
