@@ -20,6 +20,12 @@ export interface OperationOptions {
 export interface GroupVersionKind { group: string; version: string; kind: string }
 export interface GroupVersionResource { group: string; version: string; resource: string }
 
+/** The resource and kind a webhook is called with: the request's own, or an equivalent version its rule names. */
+export interface CalledAs {
+  resource: GroupVersionResource;
+  kind: GroupVersionKind;
+}
+
 /** The least audit level at which an annotation is recorded, as upstream's audit levels. */
 export type AuditLevel = 'Metadata' | 'Request';
 

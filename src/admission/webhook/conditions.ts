@@ -12,8 +12,7 @@
 
 import { errors, type ApiError } from '../../machinery/errors.js';
 import { compileExpression, costLimits, jsonToCel, matchConditionVariables, type Compiled } from '../../api/validation/index.js';
-import { requestResource, type AdmissionRequest } from '../types.js';
-import type { Invocation } from './matcher.js';
+import { requestResource, type AdmissionRequest, type CalledAs } from '../types.js';
 import { reviewRequest, versioned } from './review.js';
 
 export interface CompiledCondition {
@@ -32,10 +31,11 @@ export function compileMatchConditions(raw: unknown): CompiledCondition[] {
   });
 }
 
-/** Whether to call the webhook of `invocation`; throws the 403 of a failed condition under failurePolicy Fail. */
-export function conditionsMatch(invocation: Invocation, request: AdmissionRequest): boolean {
-  const hook = invocation.webhook;
-  const conditions = hook.matchConditions;
+/**
+ * Whether to call a webhook with these match conditions, called as
+ * `invocation`; throws the 403 of a failed condition under failurePolicy Fail.
+ */
+export function conditionsMatch(conditions: readonly CompiledCondition[] | undefined, failurePolicy: string | undefined, invocation: CalledAs, request: AdmissionRequest): boolean {
   if (!conditions?.length) return true;
   const vars = {
     object: jsonToCel(versioned(request.object, invocation, request) ?? null),
@@ -60,7 +60,7 @@ export function conditionsMatch(invocation: Invocation, request: AdmissionReques
     if (result.value !== true) failures.push(`expression '${c.expression}' resulted in error: no such overload`);
   }
   if (!failures.length) return true;
-  if (hook.failurePolicy === 'Ignore') return false;
+  if (failurePolicy === 'Ignore') return false;
   throw conditionError(request, failures);
 }
 

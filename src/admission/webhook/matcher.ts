@@ -7,7 +7,7 @@
 
 import { errors } from '../../machinery/errors.js';
 import type { Labels } from '../../machinery/selectors.js';
-import { requestKind, requestResource, type AdmissionRequest, type GroupVersionKind, type GroupVersionResource } from '../types.js';
+import { requestKind, requestResource, type AdmissionRequest, type GroupVersionKind, type GroupVersionResource, type CalledAs } from '../types.js';
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
 import { servedVersions, type KindVersion } from '../../api/kind.js';
@@ -30,11 +30,9 @@ function equivalentResources(request: AdmissionRequest, serves: ServesVersion): 
     .map((v) => ({ resource: { group: v.group, version: v.name, resource: k.plural }, kind: { group: v.group, version: v.name, kind: k.kind } }));
 }
 
-/** What a matching webhook is called with: the request's resource, or the equivalent one its rule names. */
-export interface Invocation {
+/** A matching webhook and what it is called with: the request's resource, or the equivalent one its rule names. */
+export interface Invocation extends CalledAs {
   webhook: CompiledWebhook;
-  resource: GroupVersionResource;
-  kind: GroupVersionKind;
 }
 
 const namespacesResource = { group: '', resource: 'namespaces' };
@@ -103,7 +101,7 @@ export class WebhookMatcher {
     if (!obj.matches && !obj.error) return false;
     if (ns.error) throw ns.error;
     if (obj.error) throw obj.error;
-    return conditionsMatch(invocation, request);
+    return conditionsMatch(hook.matchConditions, hook.failurePolicy, invocation, request);
   }
 
   private async namespaceMatches(hook: CompiledWebhook, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<boolean> {

@@ -9,8 +9,7 @@ import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
 import type { KubeObject } from '../../api/kind.js';
 import { codecFor, type VersionCodec } from '../../api/codec.js';
-import { requestKind, requestResource, type AdmissionRequest } from '../types.js';
-import type { Invocation } from './matcher.js';
+import { requestKind, requestResource, type AdmissionRequest, type CalledAs } from '../types.js';
 import { webhookStatus, type WebhookStatus } from './errors.js';
 
 export type ReviewVersion = 'v1' | 'v1beta1';
@@ -29,14 +28,14 @@ export const reviewApiVersion = (version: ReviewVersion) => `${vocabulary.admiss
  * converted when that is another version of the kind (matchPolicy
  * Equivalent), as it is otherwise.
  */
-export function versioned(obj: KubeObject | undefined, invocation: Invocation, request: AdmissionRequest): KubeObject | undefined {
+export function versioned(obj: KubeObject | undefined, invocation: CalledAs, request: AdmissionRequest): KubeObject | undefined {
   if (obj === undefined) return undefined;
   const codec = invocationCodec(invocation, request);
   return codec ? codec.fromStored(obj) : obj;
 }
 
 /** The codec between the stored version and the one the webhook was matched at, when they differ. */
-export function invocationCodec(invocation: Invocation, request: AdmissionRequest): VersionCodec | undefined {
+export function invocationCodec(invocation: CalledAs, request: AdmissionRequest): VersionCodec | undefined {
   const { group, version } = invocation.kind;
   return codecFor(request.kind, group, version);
 }
@@ -46,7 +45,7 @@ export function invocationCodec(invocation: Invocation, request: AdmissionReques
  * empty strings included, without the objects (match conditions see them
  * as variables of their own).
  */
-export function reviewRequest(uid: string, request: AdmissionRequest, invocation: Invocation): Record<string, unknown> {
+export function reviewRequest(uid: string, request: AdmissionRequest, invocation: CalledAs): Record<string, unknown> {
   const user = request.user;
   const userInfo: Record<string, unknown> = { username: user?.username ?? '' };
   if (user?.uid) userInfo.uid = user.uid;
@@ -70,7 +69,7 @@ export function reviewRequest(uid: string, request: AdmissionRequest, invocation
 }
 
 /** The review sent: every field of the request and the objects at the invocation's version. */
-export function reviewBody(version: ReviewVersion, uid: string, request: AdmissionRequest, invocation: Invocation, object: KubeObject | undefined): Buffer {
+export function reviewBody(version: ReviewVersion, uid: string, request: AdmissionRequest, invocation: CalledAs, object: KubeObject | undefined): Buffer {
   const { dryRun, options, ...head } = reviewRequest(uid, request, invocation);
   const review = { ...head, object: object ?? null, oldObject: versioned(request.oldObject, invocation, request) ?? null, dryRun, options };
   return Buffer.from(JSON.stringify({ kind: 'AdmissionReview', apiVersion: reviewApiVersion(version), request: review }));
