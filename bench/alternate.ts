@@ -7,7 +7,7 @@
 import { cpuMsPrecise } from './child.js';
 import type { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtCpu, fmtMs } from './stats.js';
+import { fmtInt, fmtCpu, fmtMs, median } from './stats.js';
 
 export type Measured = PhaseResult & { serverCpuMs: number };
 
@@ -47,4 +47,38 @@ export async function bestOfAlternatingGets<K extends string>(generators: Record
 /** One phase as a table cell: rate, latencies and server CPU per request. */
 export function rateCell(r: Measured): string {
   return `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
+}
+
+/** The round of median server CPU, with the median rate of all rounds. */
+export function medianRound(xs: Measured[]): Measured {
+  const cpu = median(xs.map((x) => x.serverCpuMs));
+  return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
+}
+
+export interface AlternatingRounds {
+  /** The server's process, whose CPU each phase is charged with. */
+  pid: number;
+  /** Requests per timed round (an untimed fifth of it warms each path first). */
+  count: number;
+  rounds: number;
+  timeoutMs: number;
+}
+
+/**
+ * The same phase against each path in turn, round after round; per path its
+ * median round (bench/versions.ts and bench/deprecation.ts compare two paths so).
+ */
+export async function medianOfAlternating<K extends string>(gen: LoadGenerator, paths: Record<K, string>,
+  phase: (path: string, count: number) => PhaseSpec, o: AlternatingRounds): Promise<Record<K, Measured>> {
+  const keys = Object.keys(paths) as K[];
+  for (const k of keys) await gen.run(phase(paths[k], o.count / 5), o.timeoutMs);
+  const rounds = Object.fromEntries(keys.map((k) => [k, [] as Measured[]])) as Record<K, Measured[]>;
+  for (let round = 0; round < o.rounds; round++) {
+    for (const k of keys) {
+      const cpu0 = cpuMsPrecise(o.pid);
+      const r = await gen.run(phase(paths[k], o.count), o.timeoutMs);
+      rounds[k].push({ ...r, serverCpuMs: (cpuMsPrecise(o.pid) - cpu0) / r.requests });
+    }
+  }
+  return Object.fromEntries(keys.map((k) => [k, medianRound(rounds[k])])) as Record<K, Measured>;
 }

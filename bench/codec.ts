@@ -16,7 +16,7 @@ import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { WatcherPool } from './watchers.js';
 import { Row, target } from './table.js';
-import { fmtInt } from './stats.js';
+import { fmtInt, median } from './stats.js';
 
 /** The last commit before versioned kinds (bf4bdb5 began them). */
 export const codecBaselineCommit = 'b967566';
@@ -34,7 +34,6 @@ const POPULATION = 1_000;
 const LIST_ITEMS = 100;
 const WATCHERS = 100;
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** Checks out and builds `commit` in a temporary worktree; answers its CLI and a clean-up. */
 function buildBaseline(commit: string, progress: (m: string) => void): { cliPath: string; remove: () => void } {

@@ -13,7 +13,7 @@ import { sendJson } from './http.js';
 import { cpuMsPrecise, settle, type BenchServer } from './child.js';
 import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
-import { fmtCpu, fmtInt } from './stats.js';
+import { fmtCpu, fmtInt, median } from './stats.js';
 import { operatorObject, operatorSchema } from './schemavalidation.js';
 
 export interface CustomResourceBenchOptions {
@@ -26,7 +26,6 @@ const TIMEOUT_MS = 30_000;
 const namespace = 'schemas';
 const group = 'bench.example.com';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 function definition(plural: string, kind: string, withRules: boolean, g = group): Record<string, unknown> {
   return {

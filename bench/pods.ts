@@ -5,16 +5,11 @@
 // sqlite data dir), in alternated rounds; each row is the median of its
 // rounds, by server CPU per request.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Agent } from 'node:https';
 import { sendJson } from './http.js';
-import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
-import { LoadGenerator } from './load.js';
+import { cpuMsPrecise, settle } from './child.js';
+import { runAlone, withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { rateCell, type Measured } from './alternate.js';
+import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
 import { fmtInt } from './stats.js';
 
@@ -27,29 +22,13 @@ const CONCURRENCY = 16;
 const PHASE_TIMEOUT_MS = 300_000;
 const namespace = 'pods-bench';
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-function typical(xs: Measured[]): Measured {
-  const cpu = median(xs.map((x) => x.serverCpuMs));
-  return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
-}
-
 export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 2_000;
   const ROUNDS = quick ? 3 : 5;
-  const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-pods-'));
-  let server: BenchServer | undefined;
-  let load: LoadGenerator | undefined;
-  let agent: Agent | undefined;
-  try {
-    server = await startBenchServer({ dataDir });
-    const s = server;
-    agent = new Agent({ keepAlive: true, maxSockets: 1, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key });
+  return withBenchServer('plat-bench-pods-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: namespace } }, 10_000);
     if (r.status !== 201) throw new Error(`namespace: HTTP ${r.status}`);
-    load = new LoadGenerator({ url: s.url, creds: s.creds, concurrency: CONCURRENCY });
-    const gen = load;
     // The ConfigMaps are made as large as a stored Pod is (managedFields and defaults included), measured on one.
     await gen.run({ kind: 'create-pod', namespace, prefix: 'probe-', count: 1 }, PHASE_TIMEOUT_MS);
     const probe = await sendJson(agent, s.port, 'GET', `/api/v1/namespaces/${namespace}/pods/probe-00000`, undefined, 10_000);
@@ -109,21 +88,12 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
       ];
     };
     return [
-      ...row('create', typical(creates.pod), typical(creates.cm), 0.5),
-      ...row('get', typical(gets.pod), typical(gets.cm), 0.9),
-      ...row('list of 500: each', typical(lists.pod), typical(lists.cm), 0.9),
+      ...row('create', medianRound(creates.pod), medianRound(creates.cm), 0.5),
+      ...row('get', medianRound(gets.pod), medianRound(gets.cm), 0.9),
+      ...row('list of 500: each', medianRound(lists.pod), medianRound(lists.cm), 0.9),
     ];
-  } finally {
-    agent?.destroy();
-    await load?.close().catch(() => {});
-    await server?.stop(2000).catch(() => {});
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 }
 
 // Alone: node dist/bench/pods.js [--quick]
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.argv.includes('--quick');
-  const rows = await benchPods({ quick, progress: (m) => process.stderr.write(`${m}\n`) });
-  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
-}
+await runAlone(import.meta.url, benchPods);

@@ -12,7 +12,7 @@ import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
 import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
-import { fmtCpu, fmtInt } from './stats.js';
+import { fmtCpu, fmtInt, median } from './stats.js';
 
 export interface SchemaValidationBenchOptions {
   quick: boolean;
@@ -24,7 +24,6 @@ const PHASE_TIMEOUT_MS = 120_000;
 const namespace = 'schemas';
 const goalSharePct = 25;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** A typical operator's schema: about 50 properties at a few levels, bounds and patterns, a list-map, a map, 3 CEL rules. */
 export function operatorSchema(withRules: boolean): JSONSchemaProps {

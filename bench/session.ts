@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
-import { BenchServer, startBenchServer } from './child.js';
+import { BenchServer, startBenchServer, type StartOptions } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { Row } from './table.js';
 
@@ -19,13 +19,15 @@ export interface BenchSession {
   load: LoadGenerator;
 }
 
-export async function withBenchServer<T>(dataDirPrefix: string, concurrency: number, fn: (session: BenchSession) => Promise<T>): Promise<T> {
+/** `start`: more of the server's start options (another entry script, flags). */
+export async function withBenchServer<T>(dataDirPrefix: string, concurrency: number, fn: (session: BenchSession) => Promise<T>,
+  start: Omit<StartOptions, 'dataDir'> = {}): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix));
   let server: BenchServer | undefined;
   let load: LoadGenerator | undefined;
   let agent: Agent | undefined;
   try {
-    server = await startBenchServer({ dataDir });
+    server = await startBenchServer({ ...start, dataDir });
     agent = new Agent({ keepAlive: true, maxSockets: 1, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
     load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency });
     return await fn({ server, agent, load });

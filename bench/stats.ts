@@ -16,6 +16,9 @@ export function summarise(latencies: Float64Array, elapsedMs: number): PhaseStat
   return { requests: n, perSec: n / (elapsedMs / 1000), p50ms: at(0.5), p99ms: at(0.99) };
 }
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 export function fmtMs(ms: number): string {

@@ -7,10 +7,9 @@
 
 import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
-import { cpuMsPrecise } from './child.js';
 import { runAlone, withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { rateCell, type Measured } from './alternate.js';
+import { medianOfAlternating, rateCell } from './alternate.js';
 import { Row, target } from './table.js';
 import { fmtInt } from './stats.js';
 
@@ -24,8 +23,6 @@ const PHASE_TIMEOUT_MS = 120_000;
 const POPULATION = 1_000;
 const namespace = 'versions';
 const goalRatio = 2;
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
@@ -48,22 +45,8 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
     const paths = { stored: core, converted: `/apis/${vocabulary.eventsGroup}/v1/namespaces/${namespace}/events` };
     let seed = 1;
     const get = (collectionPath: string, count: number): PhaseSpec => ({ kind: 'get', namespace, prefix: 'ev-', population: POPULATION, count, seed: seed++, collectionPath });
-    for (const path of Object.values(paths)) await gen.run(get(path, COUNT / 5), PHASE_TIMEOUT_MS);
-    const rounds: Record<keyof typeof paths, Measured[]> = { stored: [], converted: [] };
     progress(`versions: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} gets at each version…`);
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const k of Object.keys(paths) as (keyof typeof paths)[]) {
-        const cpu0 = cpuMsPrecise(s.pid);
-        const r = await gen.run(get(paths[k], COUNT), PHASE_TIMEOUT_MS);
-        rounds[k].push({ ...r, serverCpuMs: (cpuMsPrecise(s.pid) - cpu0) / r.requests });
-      }
-    }
-    const typical = (xs: Measured[]): Measured => {
-      const cpu = median(xs.map((x) => x.serverCpuMs));
-      return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
-    };
-    const stored = typical(rounds.stored);
-    const converted = typical(rounds.converted);
+    const { stored, converted } = await medianOfAlternating(gen, paths, get, { pid: s.pid, count: COUNT, rounds: ROUNDS, timeoutMs: PHASE_TIMEOUT_MS });
     const ratio = converted.serverCpuMs / stored.serverCpuMs;
     return [
       { metric: `get Event at its stored version, core v1 (median of ${ROUNDS} × ${fmtInt(COUNT)} random GETs among ${fmtInt(POPULATION)}, alternating with the row below)`, result: rateCell(stored), target: '—' },

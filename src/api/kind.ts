@@ -109,7 +109,7 @@ export interface KindVersion {
   deprecationWarning?: string;
   /** The release (`1.19`) that deprecated the version, for the warning. */
   deprecatedRelease?: string;
-  /** What to use instead, for the warning (`events.plat.io/v1 Event`). */
+  /** What to use instead, for the warning (a `<group>/<version> <Kind>`). */
   replacement?: string;
   /** The release (`1.25`) that removes the version; from then on it is not served. */
   removedRelease?: string;

@@ -6,7 +6,7 @@
 // (as tests do) share an address.
 
 import type { Backend } from '../storage/backend.js';
-import { StorageError } from '../storage/backend.js';
+import { lostRace } from './storage-errors.js';
 import type { ServerAddress, ServerLeases } from '../controllers/platservice.js';
 
 const prefix = '/registry/masterleases/';
@@ -33,7 +33,7 @@ export class StoredServerLeases implements ServerLeases {
         else await this.backend.create(key, value);
         return;
       } catch (e) {
-        if (!(e instanceof StorageError) || !['RevisionMismatch', 'KeyExists', 'KeyNotFound'].includes(e.code)) throw e;
+        if (!lostRace(e)) throw e;
       }
     }
   }

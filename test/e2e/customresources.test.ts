@@ -20,11 +20,7 @@ before(async () => {
 });
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 function file(name: string, value: unknown): string {
   const path = join(s.dataDir, name);

@@ -12,11 +12,7 @@ import { eventually } from '../support/eventually.js';
 let s: TestServer;
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 const ns = '/api/v1/namespaces/default';
 const pdbPath = '/apis/policy/v1/namespaces/default/poddisruptionbudgets';

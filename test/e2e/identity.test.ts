@@ -32,11 +32,7 @@ before(async () => {
 
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 
 function reviewManifest(token: string, audiences: string[]): string {

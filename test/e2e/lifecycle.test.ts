@@ -13,11 +13,7 @@ let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
 after(async () => { await s.close(); });
 
-async function ok(args: string[]): Promise<string> {
-  const r = await s.kubectl(args);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 /** Polls `check` until it holds, at most `ms`. */
 async function eventually(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {

@@ -12,11 +12,7 @@ let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 const node = {
   apiVersion: 'v1', kind: 'Node',

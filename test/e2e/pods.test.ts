@@ -14,11 +14,7 @@ let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 test('kubectl run makes a pod with upstream defaults', async () => {
   assert.match(await ok(['run', 'web', '--image=nginx:1.27', '--port=80', '--labels=app=web', '--env=MODE=fast']), /pod\/web created/);

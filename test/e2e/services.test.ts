@@ -14,11 +14,7 @@ let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite', serviceClusterIpRange: '10.96.0.0/28', serviceNodePortRange: '30000-30009' }); });
 after(async () => { await s.close(); });
 
-async function ok(args: string[], input?: string): Promise<string> {
-  const r = await s.kubectl(args, input);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 const json = async (args: string[]) => JSON.parse(await ok([...args, '-o', 'json']));
 const inRange = (ip: string) => /^10\.96\.0\.([1-9]|1[0-4])$/.test(ip);

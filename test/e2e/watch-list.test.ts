@@ -27,11 +27,7 @@ after(async () => {
   await s.close();
 });
 
-async function ok(args: string[]): Promise<string> {
-  const r = await s.kubectl(args);
-  assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
-  return r.stdout;
-}
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
 
 /** A long-running kubectl whose output the test reads as it comes. */
 class Kubectl {

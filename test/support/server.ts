@@ -20,6 +20,8 @@ export interface TestServer extends RunningServer {
   dataDir: string;
   /** Runs kubectl against this server; resolves with its output (rejects never: check `code`). */
   kubectl(args: string[], input?: string): Promise<KubectlResult>;
+  /** Runs kubectl and fails the test unless it exits 0; resolves with its standard output. */
+  kubectlOk(args: string[], input?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -90,6 +92,11 @@ export async function startTestServer(options: Partial<ServerOptions> = {}): Pro
     client,
     dataDir,
     kubectl: (args, input) => runKubectl(server.kubeconfigPath, args, input),
+    async kubectlOk(args, input) {
+      const r = await runKubectl(server.kubeconfigPath, args, input);
+      assert.equal(r.code, 0, `kubectl ${args.join(' ')} failed: ${r.stderr}`);
+      return r.stdout;
+    },
     async close() {
       client.close();
       await server.stop();

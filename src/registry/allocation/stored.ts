@@ -5,7 +5,7 @@
 // sharing a store never hand out one value twice.
 
 import type { Backend, KeyValue } from '../../storage/backend.js';
-import { StorageError } from '../../storage/backend.js';
+import { lostRace } from '../storage-errors.js';
 import { rfc3339Now } from '../../machinery/time.js';
 import { AllocationBitmap } from './bitmap.js';
 import type { ValueRange } from './ranges.js';
@@ -141,9 +141,4 @@ export class StoredRange<V> {
     if (modRevision === 0) await this.backend.create(this.key, bytes);
     else await this.backend.update(this.key, bytes, modRevision);
   }
-}
-
-/** Another writer changed (or created) the object between the read and the write. */
-function lostRace(e: unknown): boolean {
-  return e instanceof StorageError && (e.code === 'RevisionMismatch' || e.code === 'KeyExists' || e.code === 'KeyNotFound');
 }
