@@ -5,25 +5,19 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEtcd, EtcdCluster } from '../support/etcd.js';
-import { startTestServer, TestServer } from '../support/server.js';
+import { startTwoServersOnEtcd, type ServersOnEtcd } from '../support/etcd.js';
+import type { TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
 
-let etcd: EtcdCluster;
+let servers: ServersOnEtcd;
 let one: TestServer;
 let two: TestServer;
 before(async () => {
-  etcd = await startEtcd(1);
-  const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(',') };
-  one = await startTestServer(options);
-  two = await startTestServer(options);
+  servers = await startTwoServersOnEtcd();
+  ({ one, two } = servers);
 });
-after(async () => {
-  await one?.close();
-  await two?.close();
-  await etcd?.stop();
-});
+after(async () => { await servers?.close(); });
 
 const widgets = (v: string) => `/apis/${widgetGroup}/${v}/namespaces/default/widgets`;
 const served = (s: TestServer, path: string) => eventually(`${path} served`, async () => ((await s.client.get(path)).status === 200 ? true : undefined));

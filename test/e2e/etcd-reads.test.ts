@@ -7,10 +7,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startEtcd, EtcdCluster } from '../support/etcd.js';
+import { startTwoServersOnEtcd, type ServersOnEtcd } from '../support/etcd.js';
 import { eventually } from '../support/eventually.js';
 import { parsePrometheusText, samples } from '../support/prometheus.js';
-import { startTestServer, TestServer } from '../support/server.js';
+import type { TestServer } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 
 async function metric(server: TestServer, name: string): Promise<number> {
@@ -22,21 +22,15 @@ async function metric(server: TestServer, name: string): Promise<number> {
 }
 
 describe('reads on etcd', () => {
-  let etcd: EtcdCluster;
+  let servers: ServersOnEtcd;
   let one: TestServer;
   let two: TestServer;
   before(async () => {
-    etcd = await startEtcd(1);
-    const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(','), authorizationMode: ['AlwaysAllow'] };
-    one = await startTestServer(options);
     // Two accepts the tokens one signs.
-    two = await startTestServer({ ...options, serviceAccountKeyFiles: [join(one.dataDir, 'pki', 'sa.pub')] });
+    servers = await startTwoServersOnEtcd({ authorizationMode: ['AlwaysAllow'] }, (first) => ({ serviceAccountKeyFiles: [join(first.dataDir, 'pki', 'sa.pub')] }));
+    ({ one, two } = servers);
   });
-  after(async () => {
-    await one?.close();
-    await two?.close();
-    await etcd?.stop();
-  });
+  after(async () => { await servers?.close(); });
 
   test('concurrent consistent gets each see the writes made before them through another server, and their revision reads are counted', async () => {
     await two.client.get('/api/v1/namespaces/default/configmaps'); // the cache runs

@@ -4,24 +4,18 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startEtcd, type EtcdCluster } from '../support/etcd.js';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { startTwoServersOnEtcd, type ServersOnEtcd } from '../support/etcd.js';
+import type { TestServer } from '../support/server.js';
 
-let etcd: EtcdCluster;
+let servers: ServersOnEtcd;
 let one: TestServer;
 let two: TestServer;
 before(async () => {
-  etcd = await startEtcd(1);
   // 254 addresses for 200 services: the upper band runs out, so both bands are used.
-  const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(','), serviceClusterIpRange: '10.0.0.0/24', serviceNodePortRange: '30000-30299' };
-  one = await startTestServer(options);
-  two = await startTestServer(options);
+  servers = await startTwoServersOnEtcd({ serviceClusterIpRange: '10.0.0.0/24', serviceNodePortRange: '30000-30299' });
+  ({ one, two } = servers);
 });
-after(async () => {
-  await one?.close();
-  await two?.close();
-  await etcd?.stop();
-});
+after(async () => { await servers?.close(); });
 
 const service = (i: number) => ({
   apiVersion: 'v1', kind: 'Service', metadata: { name: `svc-${i}` },

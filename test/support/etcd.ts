@@ -10,6 +10,8 @@ import { createServer, Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Etcd3 } from 'etcd3';
 import { join } from 'node:path';
+import { startTestServer, type TestServer } from './server.js';
+import type { ServerOptions } from '../../src/server/options.js';
 
 export interface EtcdMember {
   name: string;
@@ -178,4 +180,27 @@ async function waitHealthy(members: EtcdMember[], tls?: EtcdTls, ms = 20_000): P
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
+}
+
+/** Two API servers on one fresh etcd, as a suite's before() makes them; `second` adds options of the second server's own. */
+export interface ServersOnEtcd {
+  etcd: EtcdCluster;
+  one: TestServer;
+  two: TestServer;
+  close(): Promise<void>;
+}
+
+export async function startTwoServersOnEtcd(options: Partial<ServerOptions> = {}, second: (one: TestServer) => Partial<ServerOptions> = () => ({})): Promise<ServersOnEtcd> {
+  const etcd = await startEtcd(1);
+  const shared: Partial<ServerOptions> = { storageBackend: 'etcd3', etcdServers: etcd.endpoints.split(','), ...options };
+  const one = await startTestServer(shared);
+  const two = await startTestServer({ ...shared, ...second(one) });
+  return {
+    etcd, one, two,
+    async close() {
+      await one.close();
+      await two.close();
+      await etcd.stop();
+    },
+  };
 }
