@@ -3,7 +3,8 @@
 // for instance), keeping names, uids and creation times. The server must
 // not be running on the source meanwhile: the data folder's store is locked.
 
-import { commandName, Flag, FlagError, FlagType, parseFlags, serverFlags, stringType } from './flags.js';
+import { commandName, Flag, FlagError, parseFlags, serverFlags } from './flags.js';
+import { stringType, type FlagType } from './flagtypes.js';
 import { copyStore, openBackend, parseStoreAddress, type StorageConfig } from '../storage/index.js';
 import type { ServerOptions } from '../server/options.js';
 

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   FlagError,
-  boolType,
   commandName,
   formatDuration,
   helpText,
@@ -11,6 +10,7 @@ import {
   serverFlags,
   type Flag,
 } from '../../../src/cli/flags.js';
+import { boolType } from '../../../src/cli/flagtypes.js';
 import { product } from '../../../src/machinery/vocabulary.js';
 import { defaultServerOptions, type ServerOptions } from '../../../src/server/options.js';
 
