@@ -95,8 +95,9 @@ function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, ex
 }
 
 /**
- * Runs `work`, the rest of a write a hook began, and tells the hook whether
- * the write stored (a failure or a lost race: not).
+ * Runs `work`, the rest of a write something reserved for (a hook, an
+ * admission plugin), and tells it whether the write stored (a failure or a
+ * lost race: not).
  */
 async function finishedBy<T>(finish: FinishWrite | undefined, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
   if (!finish) return work();
@@ -369,16 +370,8 @@ export class ResourceStore {
    * Runs what follows admission; when it fails or loses its race, plugins that
    * reserved something for the request (quota) give it back.
    */
-  private async orRelease<T>(request: AdmissionRequest, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
-    let result: Attempt<T>;
-    try {
-      result = await work();
-    } catch (e) {
-      await this.admission.abandon?.(request);
-      throw e;
-    }
-    if (result === retry) await this.admission.abandon?.(request);
-    return result;
+  private orRelease<T>(request: AdmissionRequest, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+    return finishedBy(async (stored) => { if (!stored) await this.admission.abandon?.(request); }, work);
   }
 
   /**

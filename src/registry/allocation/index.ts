@@ -73,7 +73,7 @@ export function serviceAllocation(backend: Backend, ipRanges: ServiceIPRange[], 
     beginUpdate: async (obj, old, { dryRun }) => finisher(await allocators.allocateUpdate(obj, old, dryRun)),
     afterDelete: (obj) => allocators.releaseAll(obj),
   };
-  // One repair per range, each keeping its own count of values found unheld across runs; one listing per run.
+  // One repair per range, each keeping its own count of values found unheld across runs; one listing per run for all of them.
   let listed: Promise<KubeObject[]> = Promise.resolve([]);
   const repairs = [
     ...[...addresses].map(([family, range]) => new RangeRepair(range, async () => (await listed).flatMap((s) => addressesOf(s).filter((ip) => parseIP(ip)?.family === family)))),
@@ -82,11 +82,9 @@ export function serviceAllocation(backend: Backend, ipRanges: ServiceIPRange[], 
   return {
     allocators, hooks,
     async repair(services) {
+      listed = services();
       const reports: RepairReport[] = [];
-      for (const r of repairs) {
-        listed = services();
-        reports.push(await r.runOnce());
-      }
+      for (const r of repairs) reports.push(await r.runOnce());
       return reports;
     },
   };
