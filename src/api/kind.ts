@@ -29,6 +29,12 @@ export interface Strategy {
   holdsDeletion?(obj: KubeObject): boolean;
   /** When a held object starts deleting (e.g. a namespace turns Terminating). */
   markDeleting?(obj: KubeObject): void;
+  /**
+   * Kinds with graceful deletion (pods, upstream's CheckGracefulDelete): the
+   * seconds an object being deleted is given to terminate, from the request's
+   * gracePeriodSeconds (already non-negative) and the object; 0 removes it now.
+   */
+  gracePeriod?(obj: KubeObject, requested: number | undefined): number;
   /** Warnings sent to the client in Warning headers. */
   warnings?(obj: KubeObject, old?: KubeObject): string[];
 }

@@ -46,6 +46,10 @@ export const vocabulary = {
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
   hostnameLabel: productKey('hostname'),
+  /** Prefix of the labels that give a Node a role (upstream node-role.kubernetes.io/<role>): the printer's ROLES column. */
+  nodeRoleLabelPrefix: `node-role.${product.domain}/`,
+  /** The older role label whose value is the role (upstream kubernetes.io/role). */
+  legacyNodeRoleLabel: productKey('role'),
   /** AdmissionReview, the body of webhook calls. */
   admissionGroup: productGroup('admission'),
   /** Server configuration files (AdmissionConfiguration, WebhookAdmissionConfiguration). */

@@ -29,6 +29,7 @@ import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
+import { beforeGracefulDelete, terminating } from './graceful.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -241,7 +242,7 @@ export class ResourceStore {
 
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
   private deletionHeld(obj: KubeObject): boolean {
-    return (obj.metadata?.finalizers ?? []).length > 0 || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
+    return (obj.metadata?.finalizers ?? []).length > 0 || terminating(obj) || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
   }
 
   // ---- the update loop -------------------------------------------------------
@@ -551,18 +552,25 @@ export class ResourceStore {
       await this.admission.mutate(request);
       await this.admission.validate(request);
       const meta = obj.metadata!;
+      const wasDeleting = !!meta.deletionTimestamp;
+      // A pod being deleted gracefully: a shorter period marks it again, anything else leaves it (and its finalizers) as it is.
+      const graceful = beforeGracefulDelete(this.kind.strategy, obj, options.gracePeriodSeconds);
+      if (graceful === 'pending') return { object: obj, removed: false };
       // The policy's finalizer (orphan, foregroundDeletion) holds the object for the garbage collector.
       const policyChanged = applyPolicyFinalizers(obj, policy);
-      if (this.deletionHeld(obj)) {
-        const starting = !meta.deletionTimestamp;
-        if (!starting && !policyChanged) return { object: obj, removed: false };
-        if (starting) {
-          meta.deletionTimestamp = rfc3339Now();
-          meta.deletionGracePeriodSeconds = 0; // our kinds have no graceful termination, as upstream for them
+      const held = this.deletionHeld(obj);
+      if (held || graceful === 'graceful') {
+        if (wasDeleting && graceful === 'none' && !policyChanged) return { object: obj, removed: false };
+        if (!wasDeleting) {
+          if (!meta.deletionTimestamp) {
+            meta.deletionTimestamp = rfc3339Now();
+            meta.deletionGracePeriodSeconds = 0; // kinds without graceful termination, as upstream for them
+          }
           this.kind.strategy.markDeleting?.(obj);
         }
+        // Marked with a period of 0 and held by nothing: the commit removes it.
         const written = await this.commit(current.key, obj, current, opts);
-        return written === retry ? retry : { object: written, removed: false };
+        return written === retry ? retry : { object: written, removed: !held };
       }
       if (opts.dryRun) return { object: obj, removed: true };
       try {

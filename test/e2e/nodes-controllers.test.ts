@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
@@ -16,7 +17,7 @@ const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args
 
 const node = {
   apiVersion: 'v1', kind: 'Node',
-  metadata: { name: 'node-a', labels: { 'node-role.kubernetes.io/worker': '', 'kubernetes.io/hostname': 'node-a' } },
+  metadata: { name: 'node-a', labels: { [`${vocabulary.nodeRoleLabelPrefix}worker`]: '', [vocabulary.hostnameLabel]: 'node-a' } },
   spec: { podCIDRs: ['10.244.1.0/24'] },
   status: {
     capacity: { cpu: '4', memory: '8Gi', pods: '110' },

@@ -11,6 +11,7 @@ import { checkName, fieldPath, isQualifiedName, isLabelValue } from '../../../ma
 import { Time } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 import { mergedBy, resourceList } from './containers.js';
+import { vocabulary } from '../../../machinery/vocabulary.js';
 
 const s = t.string;
 type Obj = Record<string, any>;
@@ -131,10 +132,10 @@ function validateNodeUpdate(node: KubeObject, old: KubeObject): FieldError[] {
 function nodeRoles(node: KubeObject): string {
   const roles = new Set<string>();
   for (const [key, value] of Object.entries((node.metadata?.labels ?? {}) as Record<string, string>)) {
-    if (key.startsWith('node-role.kubernetes.io/')) {
-      const role = key.slice('node-role.kubernetes.io/'.length);
+    if (key.startsWith(vocabulary.nodeRoleLabelPrefix)) {
+      const role = key.slice(vocabulary.nodeRoleLabelPrefix.length);
       if (role) roles.add(role);
-    } else if (key === 'kubernetes.io/role' && value) roles.add(value);
+    } else if (key === vocabulary.legacyNodeRoleLabel && value) roles.add(value);
   }
   return roles.size ? [...roles].sort().join(',') : '<none>';
 }

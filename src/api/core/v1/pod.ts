@@ -335,6 +335,18 @@ function readinessGates(pod: KubeObject): string {
 
 const orNone = (v: unknown) => (v === undefined || v === '' ? '<none>' : v);
 
+/**
+ * Upstream's CheckGracefulDelete of pods: the request's period, else the
+ * pod's terminationGracePeriodSeconds; a pod no node runs, or one that has
+ * finished, goes at once.
+ */
+function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
+  if (!pod.spec?.nodeName) return 0;
+  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') return 0;
+  const period = requested ?? pod.spec?.terminationGracePeriodSeconds ?? 0;
+  return period < 0 ? 1 : period;
+}
+
 export const pods = defineKind({
   group: '', version: 'v1', kind: 'Pod', plural: 'pods', shortNames: ['po'], categories: ['all'],
   protobuf: true,
@@ -351,6 +363,7 @@ export const pods = defineKind({
     },
     validate: validatePod,
     validateUpdate: validatePodUpdate,
+    gracePeriod: podGracePeriod,
   },
   fieldSelectors: {
     'spec.nodeName': (pod) => pod.spec?.nodeName ?? '',
