@@ -16,6 +16,7 @@ import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { decodeObject } from '../api/decode.js';
 import type { VersionCodec } from '../api/codec.js';
+import type { ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import { materializeList } from './objects.js';
 import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
 
@@ -72,6 +73,11 @@ export interface Capabilities {
  */
 export interface Connector {
   verbs: Verb[];
+  /**
+   * A CONNECT sub-resource (exec, attach, portforward, proxy; not log, a
+   * read): admission runs on its options, of this kind, before `connect`.
+   */
+  admitted?: ConnectOptionsKind;
   connect(path: RestPath, verb: Verb): Promise<KubeObject | { text: string }>;
 }
 
