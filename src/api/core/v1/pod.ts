@@ -6,6 +6,7 @@
 // registry (registry/pods.ts).
 
 import { define, p, t } from '../../schema.js';
+import { validatePodStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, type PartSubresource, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { deepEqual } from '../../../machinery/equal.js';
@@ -353,7 +354,7 @@ export const pods = defineKind({
   scope: 'Namespaced',
   schema: define(core('Pod'), schema),
   deleteReturnsObject: true,
-  subresources: { status: statusSubresource, ephemeralcontainers: ephemeralContainers, resize, binding },
+  subresources: { status: { ...statusSubresource, validateUpdate: validatePodStatusUpdate }, ephemeralcontainers: ephemeralContainers, resize, binding },
   strategy: {
     defaults(pod) {
       defaultPodSpec(pod.spec);

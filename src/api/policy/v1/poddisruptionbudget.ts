@@ -10,6 +10,8 @@ import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { validateLabelSelector } from '../../../machinery/selectors.js';
 import { Condition, DeleteOptions, LabelSelector, ObjectMeta, Time } from '../../meta/v1.js';
 import { kindSchema, nameColumn, ageColumn } from '../../core/v1/common.js';
+import { nonNegative } from '../../core/v1/statusvalidation.js';
+import { validateConditions } from '../../meta/conditions.js';
 
 const policy = (name: string) => `${definitionPrefix}.api.policy.v1.${name}`;
 export const policyGroup = 'policy';
@@ -51,13 +53,22 @@ function validateBudget(pdb: KubeObject): FieldError[] {
   return errs;
 }
 
+/** Upstream's ValidatePodDisruptionBudgetStatusUpdate (v1): conditions, and counts that are never negative. */
+function validateBudgetStatusUpdate(pdb: KubeObject): FieldError[] {
+  const status = pdb.status ?? {};
+  return [
+    ...validateConditions(status.conditions, 'status.conditions'),
+    ...nonNegative(status, 'status', ['disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods']),
+  ];
+}
+
 export const podDisruptionBudgets = defineKind({
   group: policyGroup, version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', shortNames: ['pdb'],
   protobuf: true,
   scope: 'Namespaced',
   schema: define(policy('PodDisruptionBudget'), schema),
   tracksGeneration: true,
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateBudgetStatusUpdate } },
   strategy: {
     prepareForCreate(pdb) {
       pdb.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
