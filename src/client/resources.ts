@@ -19,6 +19,7 @@ export const resources = {
   secrets: { group: '', resource: 'secrets' },
   configMaps: { group: '', resource: 'configmaps' },
   pods: { group: '', resource: 'pods' },
+  nodes: { group: '', resource: 'nodes' },
   replicationControllers: { group: '', resource: 'replicationcontrollers' },
   podDisruptionBudgets: { group: 'policy', resource: 'poddisruptionbudgets', version: 'v1' },
   clusterRoles: { group: vocabulary.rbacGroup, resource: 'clusterroles', version: 'v1' },
