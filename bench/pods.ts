@@ -54,6 +54,7 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
       const pod = () => measure({ kind: 'create-pod', namespace, prefix: `po${round}-`, count: COUNT }).then((m) => creates.pod.push(m));
       const cm = () => measure({ kind: 'create-cm', namespace, prefix: `cm${round}-`, count: COUNT, bytes: podBytes }).then((m) => creates.cm.push(m));
       for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
+      progress(`pods: create round ${round}: Pod ${creates.pod.at(-1)!.serverCpuMs.toFixed(2)} ms, ConfigMap ${creates.cm.at(-1)!.serverCpuMs.toFixed(2)} ms of server CPU each`);
     }
     const gets = { pod: [] as Measured[], cm: [] as Measured[] };
     let seed = 1;
