@@ -16,7 +16,7 @@ import { decodeObject } from '../api/decode.js';
 import { podAttachOptions, podExecOptions, podPortForwardOptions, podProxyOptions, type ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import type { Registry } from './registry.js';
 import type { ResourceStore, WriteOptions } from './store.js';
-import type { RestObject, RestPath } from './rest.js';
+import { answeredAs, type RestDescription, type RestObject, type RestPath } from './rest.js';
 
 type Obj = Record<string, any>;
 
@@ -45,23 +45,20 @@ async function bind(store: ResourceStore, namespace: string | undefined, binding
   }, opts, { subresource: 'binding' });
 }
 
-function decodeBinding(body: unknown, opts: WriteOptions): KubeObject {
-  const binding = decodeObject(bindings, body, opts);
-  const errs = bindings.strategy.validate?.(binding) ?? [];
-  if (errs.length) throw errors.invalid('', 'Binding', binding.metadata?.name ?? '', errs);
-  return binding;
-}
+
 
 const success = (): KubeObject => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 
 /** pods/{name}/binding. */
 function podBindingRest(store: ResourceStore): RestObject {
+  const describe: RestDescription = { group: '', version: 'v1', resource: 'pods', subresource: 'binding', namespaced: true, kind: bindings, parentKind: pods, deleteAnswersObject: false, stored: false };
   return {
-    describe: { group: '', version: 'v1', resource: 'pods', subresource: 'binding', namespaced: true, kind: bindings, parentKind: pods, deleteAnswersObject: false, stored: false },
+    describe,
     create: async (path, body, opts) => {
-      const binding = decodeBinding(body, opts);
-      if (binding.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Binding object');
-      await bind(store, path.namespace, binding, opts);
+      const sent = decodeObject(bindings, body, opts);
+      if (sent.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Binding object');
+      const binding = await store.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts);
+      await bind(store, path.namespace, binding, { ...opts, admitted: true });
       return success();
     },
   };
@@ -69,14 +66,16 @@ function podBindingRest(store: ResourceStore): RestObject {
 
 /** The namespace's bindings: the binding names the pod. */
 function bindingsRest(store: ResourceStore): RestObject {
+  const describe: RestDescription = { group: '', version: 'v1', resource: 'bindings', namespaced: true, kind: bindings, parentKind: bindings, deleteAnswersObject: false, stored: false };
   return {
-    describe: { group: '', version: 'v1', resource: 'bindings', namespaced: true, kind: bindings, parentKind: bindings, deleteAnswersObject: false, stored: false },
+    describe,
     create: async (path, body, opts) => {
-      const binding = decodeBinding(body, opts);
-      if (binding.metadata?.namespace && binding.metadata.namespace !== path.namespace) {
+      const sent = decodeObject(bindings, body, opts);
+      if (sent.metadata?.namespace && sent.metadata.namespace !== path.namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
       }
-      await bind(store, path.namespace, binding, opts);
+      const binding = await store.admitAnswered(answeredAs(describe), sent.metadata?.name ?? '', path.namespace, sent, opts);
+      await bind(store, path.namespace, binding, { ...opts, admitted: true });
       return success();
     },
   };

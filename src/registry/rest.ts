@@ -11,7 +11,7 @@
 import { errors } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { allVerbs, apiVersionOf, type KindDefinition, type KubeObject, type PartSubresource, type Verb, type ViewSubresource } from '../api/kind.js';
-import type { DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
+import type { AnsweredCreate, DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
 import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { decodeObject } from '../api/decode.js';
@@ -111,6 +111,11 @@ function describeKind(kind: KindDefinition, extra: Partial<RestDescription> = {}
   };
   if (d.codec === undefined) delete d.codec;
   return d;
+}
+
+/** How admission sees a create a REST object answers without storing it: its kind on its URL's resource. */
+export function answeredAs(d: RestDescription): AnsweredCreate {
+  return { kind: d.kind, resource: { group: d.group, version: d.version, resource: d.resource }, ...(d.subresource ? { subresource: d.subresource } : {}) };
 }
 
 /** A stored object in the codec's version (converted ahead when the version converts later, as by a webhook). */
@@ -277,12 +282,11 @@ export type SubresourceCreator = (parent: KubeObject, request: KubeObject, opts:
 
 /** A sub-resource whose POST takes and answers another kind than its parent's, and stores nothing itself. */
 export function createSubresource(store: ResourceStore, name: string, kind: KindDefinition, creator: SubresourceCreator): RestObject {
+  const describe = describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false });
   return {
-    describe: describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false }),
+    describe,
     create: async (p, body, opts) => {
-      const request = decodeObject(kind, body, opts);
-      const errs = kind.strategy.validate?.(request) ?? [];
-      if (errs.length) throw errors.invalid(kind.group, kind.kind, request.metadata?.name ?? '', errs);
+      const request = await store.admitAnswered(answeredAs(describe), p.name!, p.namespace, decodeObject(kind, body, opts), opts);
       const parent = await store.get(p.namespace, p.name!);
       const answer = await creator(parent, request, opts);
       answer.apiVersion ??= apiVersionOf(kind);

@@ -16,7 +16,7 @@ import type { UserInfo } from '../machinery/user.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
+import type { Admission, AdmissionRequest, AuditAnnotation, GroupVersionResource, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
@@ -44,6 +44,12 @@ export interface WriteOptions extends DecodeOptions {
   auditAnnotations?: Map<string, AuditAnnotation>;
   /** The kind at the version the request named, when not the stored one (admission reviews name it). */
   requestedAs?: KindDefinition;
+  /**
+   * The request was admitted as a whole (an answered create: pods/binding,
+   * pods/eviction): the writes it makes are not admitted again, as upstream's
+   * sub-resources write straight to storage.
+   */
+  admitted?: boolean;
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -84,6 +90,13 @@ type Attempt<T> = T | typeof retry;
  * fields of the object (status, finalize) and changes nothing else.
  */
 export interface WriteTarget {
+  subresource?: string;
+}
+
+/** What an answered create is admitted as: its object's kind, and the resource and sub-resource of its URL. */
+export interface AnsweredCreate {
+  kind: KindDefinition;
+  resource: GroupVersionResource;
   subresource?: string;
 }
 
@@ -240,6 +253,34 @@ export class ResourceStore {
     };
   }
 
+  /**
+   * Admission of a create that is answered, not stored (pods/eviction,
+   * pods/binding, bindings, serviceaccounts/token), as upstream's create
+   * handler: mutating plugins, then validating ones, before the sub-resource
+   * acts. The object is the request's (an Eviction), of `on.kind`, while the
+   * resource is the one the URL names (pods); the kind's own validation runs
+   * on what mutating plugins left, which is the answer.
+   */
+  async admitAnswered(on: AnsweredCreate, name: string, namespace: string | undefined, object: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    const request: AdmissionRequest = {
+      uid: randomUUID(), operation: 'CREATE', kind: on.kind, resource: on.resource, subresource: on.subresource,
+      name, namespace: this.namespaced ? namespace : undefined,
+      object, user: opts.user, dryRun: opts.dryRun === true, options: operationOptions('CreateOptions', opts),
+      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
+    };
+    await this.admission.mutate(request);
+    const admitted = request.object ?? object;
+    const errs = on.kind.strategy.validate?.(admitted) ?? [];
+    if (errs.length) throw errors.invalid(on.kind.group, on.kind.kind, admitted.metadata?.name ?? '', errs);
+    await this.admission.validate(request);
+    return admitted;
+  }
+
+  /** The admission a write goes through: none when its request was admitted as a whole. */
+  private admissionOf(opts: WriteOptions): Admission {
+    return opts.admitted ? admitAll : this.admission;
+  }
+
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
   private deletionHeld(obj: KubeObject): boolean {
     return (obj.metadata?.finalizers ?? []).length > 0 || terminating(obj) || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
@@ -324,7 +365,7 @@ export class ResourceStore {
     this.owned.stampForCreate(decoded, stamp, opts.user);
     const requested = decoded.metadata!.managedFields;
     const request = this.admissionRequest('CREATE', decoded.metadata!.name ?? '', decoded.metadata!.namespace, opts, operationOptions('CreateOptions', opts), decoded);
-    await this.admission.mutate(request);
+    await this.admissionOf(opts).mutate(request);
     return this.orRelease(request, async () => {
       // Whatever mutating admission returned, what the server owns is the server's again.
       let obj = request.object!;
@@ -341,7 +382,7 @@ export class ResourceStore {
         const meta = obj.metadata!;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
-        await this.admission.validate(request);
+        await this.admissionOf(opts).validate(request);
         opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
         const key = this.key(meta.namespace, meta.name);
         if (opts.dryRun) {
@@ -435,7 +476,7 @@ export class ResourceStore {
     let next = this.owned.keepServerOwned(obj, old, target.subresource, ownPart);
     const requested = next.metadata!.managedFields;
     const request = this.admissionRequest('UPDATE', next.metadata!.name, next.metadata!.namespace, opts, options, next, old, target.subresource);
-    await this.admission.mutate(request);
+    await this.admissionOf(opts).mutate(request);
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
     this.owned.placeAtName(request.object!, oldMeta.name);
     this.owned.placeInNamespace(request.object!, oldMeta.namespace);
@@ -472,10 +513,10 @@ export class ResourceStore {
       if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));
     }
     if (errs.length) {
-      await this.admission.abandon?.(request);
+      await this.admissionOf(opts).abandon?.(request);
       throw this.invalid(next, errs);
     }
-    await this.admission.validate(request);
+    await this.admissionOf(opts).validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
   }
 
@@ -549,8 +590,8 @@ export class ResourceStore {
       const obj = this.reader.decodeStored(current);
       this.checkPreconditions(obj, options);
       const request = this.admissionRequest('DELETE', name, namespace, opts, admissionOptions, undefined, obj);
-      await this.admission.mutate(request);
-      await this.admission.validate(request);
+      await this.admissionOf(opts).mutate(request);
+      await this.admissionOf(opts).validate(request);
       const meta = obj.metadata!;
       const wasDeleting = !!meta.deletionTimestamp;
       // A pod being deleted gracefully: a shorter period marks it again, anything else leaves it (and its finalizers) as it is.

@@ -79,6 +79,9 @@ test('an eviction the budget allows takes its allowance and deletes the pod', as
   assert.equal(going.status, 200);
   assert.ok(going.json.metadata.deletionTimestamp);
   assert.equal(going.json.metadata.deletionGracePeriodSeconds, 30);
+  // As upstream (PodDisruptionConditions), the pod says why it goes.
+  const target = going.json.status.conditions.find((c: any) => c.type === 'DisruptionTarget');
+  assert.deepEqual([target?.status, target?.reason, target?.message], ['True', 'EvictionByEvictionAPI', 'Eviction API: evicting']);
   assert.match(await ok(['get', 'pod', 'web-1']), /^web-1\s+0\/1\s+Terminating\s/m);
   const after = await eventually('the budget sees one healthy pod', async () => {
     const st = await budgetStatus();

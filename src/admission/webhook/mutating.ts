@@ -16,6 +16,7 @@ import type { VersionCodec } from '../../api/codec.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest, type MutationRound } from '../types.js';
 import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { CallingWebhookError, rejectionError } from './errors.js';
+import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
 import { invocationCodec, versioned } from './review.js';
 
@@ -49,7 +50,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
 
   async mutate(request: AdmissionRequest, round: MutationRound): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.candidates(request.kind.plural);
+    const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     if (hooks.length === 0) return;
     const state = round.state(pluginName, () => new Reinvocation());
     // Another plugin changed the object after our first round: webhooks that asked to see such changes run again.

@@ -7,6 +7,7 @@ import { vocabulary } from '../../machinery/vocabulary.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest } from '../types.js';
 import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { rejectionError } from './errors.js';
+import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
 import { versioned } from './review.js';
 
@@ -16,7 +17,7 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
 
   async validate(request: AdmissionRequest): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.candidates(request.kind.plural);
+    const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     if (hooks.length === 0) return;
     const cache: NamespaceLabelCache = new Map();
     const invocations: Invocation[] = [];

@@ -133,3 +133,22 @@ export function scaledValue(v: number | string, total: number): number {
   const m = /^(\d+)%$/.exec(v);
   return m ? Math.ceil((Number(m[1]) * total) / 100) : 0;
 }
+
+/** What a budget's DisruptionAllowed condition says: its status, reason and message. */
+export type DisruptionVerdict = [status: 'True' | 'False', reason: string, message?: string];
+
+/** The verdict for a count of allowed disruptions (upstream's UpdateDisruptionAllowedCondition). */
+export const verdictFor = (allowed: number): DisruptionVerdict => (allowed > 0 ? ['True', 'SufficientPods'] : ['False', 'InsufficientPods']);
+
+/**
+ * Sets the budget status's DisruptionAllowed condition, as upstream's
+ * SetStatusCondition: the transition time moves only when the status does.
+ */
+export function setDisruptionAllowed(status: Record<string, any>, generation: number | undefined, [condStatus, reason, message]: DisruptionVerdict, now: string): void {
+  const previous = ((status.conditions ?? []) as Record<string, any>[]).find((c) => c.type === 'DisruptionAllowed');
+  status.conditions = [{
+    type: 'DisruptionAllowed', status: condStatus, observedGeneration: generation,
+    lastTransitionTime: previous?.status === condStatus ? previous.lastTransitionTime : now,
+    reason, message: message ?? '',
+  }];
+}
