@@ -193,6 +193,17 @@ test('a namespace deleted with custom objects in it; a schema of several hundred
   const bad = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'b2' }, spec: { field1499: { count: -1 } } });
   assertStatus(bad, 422, 'Invalid');
   assert.match(bad.json.message, /spec.field1499.count: Invalid value: -1: spec.field1499.count in body should be greater than or equal to 0/);
+  // Compiled once: the kind (with its compiled schema) built at establishing serves every request, and a change
+  // of the definition that leaves its spec alone (a label, the status the server writes) does not build it again.
+  const servedKind = () => s.registry.kinds.find((k) => k.group === widgetGroup && k.plural === 'bigs');
+  const compiled = servedKind();
+  assert.ok(compiled);
+  for (let i = 0; i < 5; i++) assert.equal((await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: `many-${i}` }, spec: {} })).status, 201);
+  const labelled = await s.client.send('PATCH', `${crdPath}/bigs.stable.example.com`, { raw: '{"metadata":{"labels":{"touched":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+  assert.equal(labelled.status, 200, labelled.text);
+  await eventually('the label seen by the server', async () => (await s.client.get(`${crdPath}/bigs.stable.example.com`)).json.metadata.labels?.touched === 'yes');
+  assert.equal((await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'after-label' }, spec: {} })).status, 201);
+  assert.equal(servedKind(), compiled, 'the same compiled kind serves');
   assert.equal((await s.client.delete('/api/v1/namespaces/doomed')).status, 200);
   await eventually('namespace and its custom objects gone', async () => ((await s.client.get('/api/v1/namespaces/doomed')).status === 404 ? true : undefined));
   assert.equal((await s.client.get(`${bigs}/b1`)).status, 404);
