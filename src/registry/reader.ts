@@ -101,7 +101,7 @@ export class CollectionReader {
   }
 
   stored(kv: KeyValue): StoredObject {
-    return new StoredObject(kv, this.kind.strategy.defaults);
+    return new StoredObject(kv, this.kind.strategy.defaults, this.kind.readDefaultsThrough);
   }
 
   /** The stored value decoded as the caller's own object (writers change it). */
@@ -306,6 +306,7 @@ export class CollectionReader {
       fieldValue,
       convertAhead: keyMatcher ? undefined : this.convertedAheadFor(opts, fields),
       defaults: this.kind.strategy.defaults,
+      readDefaultsThrough: this.kind.readDefaultsThrough,
       maxBuffered: opts.maxBuffered,
       keyMatches: keyMatcher,
     }, sink);

@@ -43,6 +43,8 @@ export interface WatchRequest {
   /** A version whose conversion webhook makes what the field selectors read: events are converted ahead of matching, in order. */
   convertAhead?: { aheadFromStored(objects: KubeObject[]): Promise<void> };
   defaults?: (obj: KubeObject) => void;
+  /** See KindDefinition.readDefaultsThrough. */
+  readDefaultsThrough?: number;
   maxBuffered?: number;
   /** Set when the selectors can be decided from the key alone (name and namespace): values are then not decoded. */
   keyMatches?: (key: string) => boolean;
@@ -50,7 +52,7 @@ export interface WatchRequest {
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
   const unfiltered = req.labels.empty && req.fields.empty;
-  const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
+  const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults, req.readDefaultsThrough);
   // A selector on name and namespace only (a controller watching one object
   // by name) is answered from the key: the values it skips are never decoded.
   const keyMatches = req.keyMatches;

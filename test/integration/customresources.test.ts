@@ -223,3 +223,34 @@ test('the garbage collector follows owner references to and from custom objects'
   await eventually('the ConfigMap owned by a custom object collected', async () => ((await s.client.get('/api/v1/namespaces/default/configmaps/owned')).status === 404 ? true : undefined));
   await eventually('the custom object owned by the ConfigMap collected', async () => ((await s.client.get(`${bigs}/dependent`)).status === 404 ? true : undefined));
 });
+
+test('a default added to a definition shows in reads of objects stored before it (get, list, watch), as upstream defaults on read', async () => {
+  const schema = (withDefault: boolean) => ({
+    openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string', ...(withDefault ? { default: 'bee' } : {}) } } } } },
+  });
+  const things = `/apis/${widgetGroup}/v1/namespaces/default/things`;
+  const made = await s.client.post(crdPath, {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `things.${widgetGroup}` },
+    spec: { group: widgetGroup, scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: schema(false) }] },
+  });
+  assert.equal(made.status, 201, made.text);
+  await eventually('things served', async () => ((await s.client.get(things)).status === 200 ? true : undefined));
+  const old = await s.client.post(things, { apiVersion: `${widgetGroup}/v1`, kind: 'Thing', metadata: { name: 'old' }, spec: { a: 'x' } });
+  assert.deepEqual(old.json.spec, { a: 'x' });
+  const live = await established(`things.${widgetGroup}`);
+  live.spec.versions[0].schema = schema(true);
+  assert.equal((await s.client.put(`${crdPath}/things.${widgetGroup}`, live)).status, 200);
+  await eventually('the default applied on read', async () => ((await s.client.get(`${things}/old`)).json.spec?.b === 'bee' ? true : undefined));
+  assert.deepEqual((await s.client.get(things)).json.items.map((i: any) => i.spec), [{ a: 'x', b: 'bee' }]);
+  const watch = await s.client.watch(`${things}?watch=1`);
+  try {
+    const [added] = await watch.waitFor(1);
+    assert.deepEqual([added.type, added.object.spec], ['ADDED', { a: 'x', b: 'bee' }]);
+  } finally {
+    watch.close();
+  }
+  const fresh = await s.client.post(things, { apiVersion: `${widgetGroup}/v1`, kind: 'Thing', metadata: { name: 'fresh' }, spec: { a: 'y' } });
+  assert.deepEqual(fresh.json.spec, { a: 'y', b: 'bee' }, 'written with the default');
+  assert.deepEqual((await s.client.get(`${things}/fresh`)).json.spec, { a: 'y', b: 'bee' });
+  assert.equal((await s.client.delete(`${crdPath}/things.${widgetGroup}`)).status, 200);
+});
