@@ -12,6 +12,7 @@ import { codecFor, type VersionCodec } from '../api/codec.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
 import type { StoredObject } from '../registry/objects.js';
+import type { ObjectEvent } from '../registry/watch.js';
 import { yieldToEventLoop } from '../client/informer.js';
 import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
@@ -134,10 +135,32 @@ export class InProcessClient implements ApiClient {
 
   async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
     const { store, codec } = this.target(type);
-    const watch = await call(() => store.watch(namespace, { ...options, resourceVersion, version: codec }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options, codec) }))),
-      onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
+    const deliver = (events: ObjectEvent[]) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options, codec) })));
+    // A version converted later (a conversion webhook): each batch converted in one review, batches kept in order.
+    let inOrder: Promise<void> | undefined = codec?.convertsLater && !options.metadataOnly ? Promise.resolve() : undefined;
+    let ended = false;
+    let watch: { stop(): void } | undefined;
+    const end = (expired: boolean, message: string) => {
+      if (ended) return;
+      ended = true;
+      handlers.onEnd({ expired, message });
+    };
+    watch = await call(() => store.watch(namespace, { ...options, resourceVersion, version: codec }, {
+      onEvents: (events) => {
+        if (!inOrder) return deliver(events);
+        inOrder = inOrder.then(async () => {
+          if (ended) return;
+          try {
+            await codec!.aheadFromStored(events.map((e) => e.object.object));
+          } catch (e) {
+            watch?.stop();
+            return end(false, (e as Error).message);
+          }
+          deliver(events);
+        });
+      },
+      onEnd: (err) => end(err.code === 410, err.message),
     }));
-    return { stop: () => watch.stop() };
+    return { stop: () => { ended = true; watch?.stop(); } };
   }
 }

@@ -5,7 +5,8 @@
 // admission webhooks. Covered: the ConversionReview's group (upstream's,
 // answers taken in either), field selectors on v2's selectableFields in
 // lists and watches, managed fields of writes at v2 and of managers at the
-// other version, and admission reviews and match conditions at v2.
+// other version, admission reviews and match conditions at v2, and the
+// in-process client (controllers) reading and watching at v2.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { allow, configure, startWebhookServer, type TestWebhookServer, type Webh
 import { renameKeys } from '../../src/machinery/ownkeys.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { crdPath, widgetGroup } from '../support/crds.js';
+import { InProcessClient } from '../../src/server/inprocess.js';
 
 let s: TestServer;
 let hook: TestWebhookServer;
@@ -150,4 +152,21 @@ test('admission webhooks matched at the converted version see (and patch) the ob
   assert.equal(updated.status, 200, updated.text);
   const update = hook.callsTo('/validate').at(-1)!.review.request;
   assert.deepEqual([update.operation, update.object.spec, update.oldObject.spec], ['UPDATE', { colour: 'jade' }, { colour: 'amber' }]);
+});
+
+test('the in-process client reads, lists and watches at the converted version through the webhook', async () => {
+  const client = new InProcessClient(s.registry, 'tests');
+  const type = { group: widgetGroup, version: 'v2', resource: 'gadgets', kind: 'Gadget', namespaced: true, verbs: [] };
+  assert.deepEqual((await client.get(type, 'default', 'f1'))?.spec, { colour: 'plum' });
+  const list = await client.list(type, 'default');
+  assert.ok(list.items.length > 0 && list.items.every((i) => i.apiVersion === `${widgetGroup}/v2` && i.spec?.color === undefined), JSON.stringify(list.items[0]));
+  const seen: any[] = [];
+  const watch = await client.watch(type, 'default', list.resourceVersion, { onEvents: (events) => seen.push(...events), onEnd: () => {} });
+  try {
+    assert.equal((await s.client.send('PATCH', `${v1}/f2`, mergePatch({ spec: { color: 'rose' } }))).status, 200);
+    await eventually('the change seen', async () => (seen.length > 0 ? true : undefined));
+    assert.deepEqual([seen[0].type, seen[0].object.metadata.name, seen[0].object.spec], ['MODIFIED', 'f2', { colour: 'rose' }]);
+  } finally {
+    watch.stop();
+  }
 });
