@@ -187,6 +187,13 @@ export interface KindDefinition {
   tracksGeneration: boolean;
   /** Verbs the kind offers. */
   verbs: Verb[];
+  /**
+   * Stored objects last written at or before this revision are defaulted
+   * again when read, their stored bytes not served as they are: the kind's
+   * defaults may have changed since (a custom kind whose definition
+   * changed). Absent: stored objects carry the kind's defaults.
+   */
+  readDefaultsThrough?: number;
 }
 
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';

@@ -106,6 +106,8 @@ export const upstreamCompat = {
   openapiExtensionPrefix: 'x-kubernetes-',
   metaGroup: 'meta.k8s.io',
   discoveryGroup: 'apidiscovery.k8s.io',
+  /** The group ConversionReviews are sent in: conversion webhooks decode them with upstream's types. */
+  conversionReviewGroup: 'apiextensions.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',

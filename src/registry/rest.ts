@@ -118,11 +118,6 @@ export function answeredAs(d: RestDescription): AnsweredCreate {
   return { kind: d.kind, resource: { group: d.group, version: d.version, resource: d.resource }, ...(d.subresource ? { subresource: d.subresource } : {}) };
 }
 
-/** A stored object in the codec's version (converted ahead when the version converts later, as by a webhook). */
-async function servedAt(codec: VersionCodec, obj: KubeObject): Promise<KubeObject> {
-  return codec.convertsLater ? (await codec.fromStoredAll([obj]))[0]! : codec.fromStored(obj);
-}
-
 /** A list in the codec's version: one conversion for all its items. */
 async function servedListAt(codec: VersionCodec, list: KubeObject): Promise<KubeObject> {
   if (!codec.convertsLater) return codec.fromStoredList(list);
@@ -130,7 +125,7 @@ async function servedListAt(codec: VersionCodec, list: KubeObject): Promise<Kube
 }
 
 /** A write's answer in the codec's version. */
-const convertedWritten = (codec: VersionCodec) => async (w: Written): Promise<Written> => ({ object: await servedAt(codec, w.object), created: w.created });
+const convertedWritten = (codec: VersionCodec) => async (w: Written): Promise<Written> => ({ object: await codec.fromStoredOne(w.object), created: w.created });
 
 /** Write options naming the codec's version, so that admission reviews name the version the request named. */
 const requestedAt = (codec: VersionCodec) => (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
@@ -173,17 +168,17 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
   return {
     describe,
     ...only(store.kind.verbs, {
-      get: async (p, rv) => servedAt(codec, (await store.getStored(p.namespace, p.name!, rv)).object),
+      get: async (p, rv) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object),
       // Field selectors name fields as this version does.
       list: async (p, opts) => servedListAt(codec, materializeList(await store.listStored(p.namespace, { ...opts, version: codec }))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, { ...opts, version: codec }, sink),
-      create: async (p, body, opts) => servedAt(codec, await store.create(p.namespace, body, at(opts))),
+      create: async (p, body, opts) => codec.fromStoredOne(await store.create(p.namespace, body, at(opts))),
       update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts))),
       patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts)),
       delete: async (p, options, opts) => {
         const r = await store.delete(p.namespace, p.name!, options, at(opts));
-        return { ...r, object: await servedAt(codec, r.object) };
+        return { ...r, object: await codec.fromStoredOne(r.object) };
       },
       deleteCollection: async (p, listOpts, options, opts) => servedListAt(codec, await store.deleteCollection(p.namespace, { ...listOpts, version: codec }, options, at(opts))),
     }),
@@ -209,7 +204,7 @@ export function partSubresource(store: ResourceStore, name: string, declaration:
   return {
     describe,
     ...only(declaration.verbs, {
-      get: async (p, rv) => servedAt(codec, (await store.getStored(p.namespace, p.name!, rv)).object),
+      get: async (p, rv) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object),
       update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts), target)),
       patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts, target)),
     }),

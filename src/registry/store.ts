@@ -374,7 +374,7 @@ export class ResourceStore {
       this.owned.stampForCreate(obj, stamp, opts.user);
       obj.metadata!.managedFields = requested;
       if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
-      if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
+      if (!tracked) obj = await trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
       request.object = obj;
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
@@ -483,7 +483,7 @@ export class ResourceStore {
     next = this.owned.keepServerOwned(request.object!, old, target.subresource, ownPart);
     next.metadata!.managedFields = requested;
     if (requested === undefined) delete next.metadata!.managedFields;
-    if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
+    if (!tracked) next = await trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
     request.object = next;
     const finish = await this.hooks.beginUpdate?.(next, old, { dryRun: opts.dryRun === true });
     try {

@@ -9,7 +9,7 @@ import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { rejectionError } from './errors.js';
 import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
-import { versioned } from './review.js';
+import { convertAheadFor, versioned } from './review.js';
 
 export class ValidatingAdmissionWebhook implements AdmissionPlugin {
   readonly name = 'ValidatingAdmissionWebhook';
@@ -23,7 +23,9 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
     const invocations: Invocation[] = [];
     for (const { webhook: hook } of hooks) {
       const invocation = this.parts.matcher.byRules(hook, request);
-      if (invocation && (await this.parts.matcher.selected(invocation, request, cache))) invocations.push(invocation);
+      if (!invocation) continue;
+      await convertAheadFor(invocation, request);
+      if (await this.parts.matcher.selected(invocation, request, cache)) invocations.push(invocation);
     }
     if (invocations.length === 0) return;
     const failures = await Promise.all(invocations.map(async (invocation, index) => {
