@@ -48,6 +48,8 @@ export const vocabulary = {
   hostnameLabel: productKey('hostname'),
   /** Prefix of the labels that give a Node a role (upstream node-role.kubernetes.io/<role>): the printer's ROLES column. */
   nodeRoleLabelPrefix: `node-role.${product.domain}/`,
+  /** The taint that lets the pod garbage collector remove the terminating pods of a node that is down (upstream node.kubernetes.io/out-of-service). */
+  outOfServiceTaint: `node.${product.domain}/out-of-service`,
   /** The older role label whose value is the role (upstream kubernetes.io/role). */
   legacyNodeRoleLabel: productKey('role'),
   /** AdmissionReview, the body of webhook calls. */

@@ -11,6 +11,7 @@ import { InformerFactory } from '../../src/client/informer.js';
 import { PodGarbageCollector } from '../../src/controllers/podgc.js';
 import { startTestServer, TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 let gc: PodGarbageCollector;
@@ -21,7 +22,7 @@ before(async () => {
   s = await startTestServer({ controllers: ['*', '-pod-garbage-collector'] });
   const client = new InProcessClient(s.registry, 'test-podgc');
   informers = new InformerFactory(client);
-  gc = new PodGarbageCollector(client, () => undefined, informers, { quarantineMs: 300 });
+  gc = new PodGarbageCollector(client, () => undefined, informers, { quarantineMs: 300, terminatedPodThreshold: 3 });
   await gc.start();
 });
 after(async () => {
@@ -59,3 +60,45 @@ test('a pod bound to a node that never existed goes after the quarantine', async
   await podOn('orphan', 'ghost-node');
   await eventually('the orphan is removed', async () => (await s.client.get(`${pods}/orphan`)).status === 404);
 });
+
+test('a terminating pod on a node that is not ready and tainted out-of-service goes; on a node merely not ready it stays', async () => {
+  assert.equal((await s.client.post('/api/v1/nodes', { metadata: { name: 'node-down' } })).status, 201);
+  await podOn('stuck', 'node-down', { finalizers: ['example.com/watch'] });
+  await s.client.delete(`${pods}/stuck`);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.ok((await s.client.get(`${pods}/stuck`)).json.metadata.deletionTimestamp, 'Terminating: the node is not tainted');
+  await s.kubectlOk(['taint', 'node', 'node-down', `${vocabulary.outOfServiceTaint}=nodeshutdown:NoExecute`]);
+  const failed = await eventually('the pod is marked Failed and deleted with grace 0', async () => {
+    const pod = (await s.client.get(`${pods}/stuck`)).json;
+    return pod.status?.phase === 'Failed' && pod.metadata.deletionGracePeriodSeconds === 0 && pod;
+  });
+  assert.equal(failed.status.conditions?.find((c: any) => c.type === 'DisruptionTarget'), undefined, 'no disruption condition, as upstream');
+  await s.kubectlOk(['patch', 'pod', 'stuck', '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+  assert.equal((await s.client.get(`${pods}/stuck`)).status, 404);
+});
+
+test('finished pods beyond the threshold go, evicted ones first, then the oldest', async () => {
+  assert.equal((await s.client.post('/api/v1/nodes', { metadata: { name: 'node-b' } })).status, 201);
+  const finish = async (name: string, status: Record<string, unknown>) => {
+    await podOn(name, 'node-b');
+    const pod = (await s.client.get(`${pods}/${name}`)).json;
+    const r = await s.client.put(`${pods}/${name}/status`, { ...pod, status: { ...pod.status, ...status } });
+    assert.equal(r.status, 200, r.text);
+  };
+  await finish('done-1', { phase: 'Succeeded' });
+  await finish('done-2', { phase: 'Succeeded' });
+  await finish('done-3', { phase: 'Failed' });
+  await podOn('running', 'node-b');
+  await new Promise((r) => setTimeout(r, 300));
+  assert.deepEqual(await names(), ['done-1', 'done-2', 'done-3', 'running'], 'three finished pods: at the threshold');
+  await finish('evicted', { phase: 'Failed', reason: 'Evicted' });
+  await eventually('the evicted pod goes first', async () => !(await names()).includes('evicted'));
+  await finish('done-4', { phase: 'Succeeded' });
+  await eventually('then the oldest', async () => !(await names()).includes('done-1'));
+  assert.deepEqual(await names(), ['done-2', 'done-3', 'done-4', 'running']);
+});
+
+async function names(): Promise<string[]> {
+  const list = (await s.client.get(`${pods}?fieldSelector=spec.nodeName=node-b`)).json;
+  return list.items.map((p: any) => p.metadata.name).sort();
+}
