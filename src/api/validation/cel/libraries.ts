@@ -6,14 +6,19 @@
 // `type()` behave as for any map; their methods check the key and fail with
 // upstream's `no such overload` otherwise.
 //
+// The sets extension (sets.contains, sets.equivalent, sets.intersects) is
+// in upstream's base environment since 1.29. Upstream 1.32 offers neither
+// base64 (cel-go's encoders are not in its base environment) nor semver
+// (1.33), so neither is offered here.
+//
 // Not offered (the library cannot parse or type them): the optional syntax
-// (`?.`, `.?`, `[?k]`; the optional values' methods are here, for `oldSelf`
-// of rules with optionalOldSelf), `format.named(...)`, the sets library, `base64`, semver, and typed timestamps for
+// (`.?f`, `[?k]`; the optional values' methods are here, for `oldSelf`
+// of rules with optionalOldSelf), `format.named(...)`, and typed timestamps for
 // `format: date-time` strings (they stay strings).
 
 import { isIP } from 'node:net';
 import { RE2JS } from '@bufbuild/re2';
-import { celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
 import { parseQuantity, type Quantity } from './quantity.js';
@@ -24,6 +29,11 @@ const KIND = '\u0000kind';
 
 function opaque(kind: string, fields: Record<string, unknown>): CelValue {
   return celMap(new Map<string, never>([[KIND, kind as never], ...Object.entries(fields).map(([k, v]) => [k, v as never] as [string, never])]));
+}
+
+/** Whether `v` is a value one of these libraries made (a URL, an IP, a quantity...), not a map of the rule's data. */
+export function isLibraryValue(v: unknown): boolean {
+  return isCelMap(v) && v.get(KIND) !== undefined;
 }
 
 function field<T>(v: CelValue, kind: string, name: string): T {
@@ -285,6 +295,21 @@ const formatLib: CelFunc[] = [
   }),
 ];
 
+// CEL equality (numbers equal across int, uint and double), as `in` uses it.
+const celIn = celEnv().funcs.find('@in')!;
+const listHas = (list: CelValue, x: CelValue): boolean => celIn.call(0, undefined, [x, list]) === true;
+
+function setContains(list: CelValue, sub: CelValue): boolean {
+  for (const x of items(sub)) if (!listHas(list, x as CelValue)) return false;
+  return true;
+}
+
+const setsLib: CelFunc[] = [
+  celFunc('sets.contains', [LIST, LIST], BOOL, (a, b) => setContains(a, b)),
+  celFunc('sets.equivalent', [LIST, LIST], BOOL, (a, b) => setContains(a, b) && setContains(b, a)),
+  celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => items(a).some((x) => listHas(b, x as CelValue))),
+];
+
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
@@ -307,4 +332,4 @@ export const optionalLib: CelFunc[] = [
   }),
 ];
 
-kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...optionalLib);

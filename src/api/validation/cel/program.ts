@@ -4,17 +4,18 @@
 // how the runtime cost limits are kept: @bufbuild/cel has no cost tracker of
 // its own, so the meter wraps every function the planner resolves.
 //
-// The meter charges 1 per call of a function or operator, plus the size of
-// its string (a tenth of the length, as upstream's string cost factor), list
-// and map arguments. It does not charge what upstream charges per AST node
+// The meter charges each call of a function or operator what upstream's cost
+// tracker charges it (callcost.ts: 1, or the size-dependent cost of string,
+// list and regex work). It does not charge what upstream charges per AST node
 // for variable reads, field selections, constants and the logical operators
 // (&&, ||, ?:) the library evaluates itself: runtime costs here are lower
 // than upstream's for the same rule, never higher.
 
-import { celEnv, isCelError, isCelList, isCelMap, parse, plan, type CelEnv, type CelResult, type CelValue } from '@bufbuild/cel';
+import { celEnv, isCelError, parse, plan, type CelEnv, type CelResult, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { RE2JS } from '@bufbuild/re2';
 import { setOwn } from '../../../machinery/ownkeys.js';
+import { callCost } from './callcost.js';
 import { kubernetesLibraries } from './libraries.js';
 
 /** The message upstream's CEL runtime gives when a call exceeds its cost limit. */
@@ -30,13 +31,6 @@ const macros = new Set(['has', 'all', 'exists', 'exists_one', 'map', 'filter']);
 
 const re2 = { compile: (pattern: string) => RE2JS.compile(pattern) };
 
-function sizeOf(v: unknown): number {
-  if (typeof v === 'string') return Math.ceil(v.length * 0.1);
-  if (isCelList(v)) return v.size;
-  if (isCelMap(v)) return v.size;
-  return 0;
-}
-
 /** The environment of validation rules and match conditions, with a meter in front of its functions. */
 function meteredEnv(variables: readonly string[], meter: Meter): CelEnv {
   const base = celEnv({ funcs: kubernetesLibraries, re2 });
@@ -49,14 +43,13 @@ function meteredEnv(variables: readonly string[], meter: Meter): CelEnv {
         name: group.name,
         [Symbol.iterator]: () => group[Symbol.iterator](),
         call(id: number, target: CelValue | undefined, args: CelValue[]): CelResult | undefined {
-          let cost = 1 + sizeOf(target);
-          for (const a of args) cost += sizeOf(a);
-          meter.cost += cost;
+          const result = group.call(id, target, args);
+          meter.cost += callCost(name, target, args, result);
           if (meter.cost > meter.limit) {
             meter.exceeded = true;
             throw new Error(costLimitExceeded);
           }
-          return group.call(id, target, args);
+          return result;
         },
       };
     },

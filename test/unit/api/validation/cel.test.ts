@@ -111,6 +111,8 @@ describe('the Kubernetes CEL libraries', () => {
     ["quantity('1').add(quantity('500m')).compareTo(quantity('1500m')) == 0 && quantity('1').sub(2).sign() == -1", {}],
     ["format.dns1123Label().validate('ok-name') == [] && format.dns1123Label().validate('Not_OK').size() > 0", {}],
     ["self.name.lowerAscii() == 'abc42' && self.name.upperAscii().charAt(0) == 'A' && 'a,b'.split(',') == ['a', 'b'] && self.name.matches('^a')", { name: 'aBc42' }],
+    ["sets.contains(self.tags, ['a']) && !sets.contains(['a'], self.tags) && sets.contains([], []) && sets.contains([1, 2.0, 3u], [1.0, 2u, 3])", { tags: ['a', 'b'] }],
+    ["sets.equivalent(self.tags, ['b', 'a', 'a']) && !sets.equivalent(self.tags, ['a']) && sets.intersects(self.tags, ['x', 'b']) && !sets.intersects(self.tags, [])", { tags: ['a', 'b'] }],
     ["self.tags.all(t, t.size() < 5) && self.tags.exists(t, t == 'a') && self.tags.map(t, t + '!') == ['a!', 'b!']", { tags: ['a', 'b'] }],
   ];
   for (const [rule, value] of cases) {
@@ -162,6 +164,14 @@ describe('cost limits', () => {
     assert.equal(errs.length, 1);
     assert.match(errs[0]!, /^spec\.l\[\d+\]: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run$/);
   });
+});
+
+describe('libraries upstream 1.32 does not offer', () => {
+  for (const rule of ["base64.encode(b'a') == 'YQ=='", "isSemver('1.2.3')", "semver('1.2.3').major() == 1"]) {
+    test(`${rule} does not compile`, () => {
+      assert.match(checkSchema(spec(rules({ rule })), 's')[0]!.describe(), /undeclared reference/);
+    });
+  }
 });
 
 describe('schema checker', () => {
