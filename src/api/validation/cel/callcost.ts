@@ -6,7 +6,7 @@
 // Kubernetes libraries make, a URL, an IP, a quantity, included).
 
 import { isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
-import { isLibraryValue } from './libraries.js';
+import { isLibraryValue } from './values.js';
 
 const stringFactor = 0.1;
 const regexFactor = 0.25;

@@ -22,25 +22,11 @@ import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCe
 import { strings } from '@bufbuild/cel/ext';
 import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
 import { parseQuantity, type Quantity } from './quantity.js';
+import { field, opaque } from './values.js';
+import { authorizationLib } from './authz.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
-const KIND = '\u0000kind';
-
-function opaque(kind: string, fields: Record<string, unknown>): CelValue {
-  return celMap(new Map<string, never>([[KIND, kind as never], ...Object.entries(fields).map(([k, v]) => [k, v as never] as [string, never])]));
-}
-
-/** Whether `v` is a value one of these libraries made (a URL, an IP, a quantity...), not a map of the rule's data. */
-export function isLibraryValue(v: unknown): boolean {
-  return isCelMap(v) && v.get(KIND) !== undefined;
-}
-
-function field<T>(v: CelValue, kind: string, name: string): T {
-  if (!isCelMap(v) || v.get(KIND) !== kind) throw new Error('no such overload');
-  return v.get(name) as T;
-}
-
 const regexCache = new Map<string, RE2JS>();
 function regex(pattern: string): RE2JS {
   let re = regexCache.get(pattern);
@@ -332,4 +318,4 @@ export const optionalLib: CelFunc[] = [
   }),
 ];
 
-kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...authorizationLib, ...optionalLib);
