@@ -52,7 +52,7 @@ test('a condition that errors refuses the request under failurePolicy Fail and s
     return refused.status === 403;
   });
   assertStatus(refused!, 403, 'Forbidden');
-  assert.equal(refused!.json.message, `configmaps "refused" is forbidden: expression 'object.data.missing == 'x'' resulted in error: field not found: missing`);
+  assert.equal(refused!.json.message, `configmaps "refused" is forbidden: expression 'object.data.missing == 'x'' resulted in error: no such key: missing`);
   await unconfigure(scene(), 'validating', 'erring-fail');
 
   await configure(scene(), 'validating', 'erring-ignore', webhookEntry(scene(), 'ignore.example.com', '/ignore', ns, {

@@ -24,6 +24,7 @@ import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQua
 import { parseQuantity, type Quantity } from './quantity.js';
 import { field, opaque } from './values.js';
 import { authorizationLib } from './authz.js';
+import { optionalLib } from './optional.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -296,26 +297,21 @@ const setsLib: CelFunc[] = [
   celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => items(a).some((x) => listHas(b, x as CelValue))),
 ];
 
+// `split(sep, n)` as Go's strings.SplitN, which upstream's strings extension
+// uses: at most n parts, the last holding the rest (the library's own drops
+// the rest). It replaces the library's overload of the same signature.
+function splitN(s: string, sep: string, n: number): string[] {
+  if (n === 0) return [];
+  const parts = sep === '' ? [...s] : s.split(sep);
+  if (n < 0 || parts.length <= n) return parts;
+  return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
+}
+
+const splitFix: CelFunc[] = [
+  celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
+];
+
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
-// The optional type's methods, for `oldSelf` of rules with optionalOldSelf
-// (the `?.` syntax itself is not parsed by the library).
-export function optionalOf(value: unknown): CelValue {
-  return opaque('optional', { has: value !== undefined, value: value ?? null });
-}
-
-export const optionalLib: CelFunc[] = [
-  celFunc('optional.of', [DYN], DYN, (v) => optionalOf(v)),
-  celFunc('optional.none', [], DYN, () => optionalOf(undefined)),
-  celMethod('hasValue', DYN, [], BOOL, function () { return field<boolean>(this, 'optional', 'has'); }),
-  celMethod('value', DYN, [], DYN, function () {
-    if (!field<boolean>(this, 'optional', 'has')) throw new Error('optional.none() dereference');
-    return field<CelValue>(this, 'optional', 'value');
-  }),
-  celMethod('orValue', DYN, [DYN], DYN, function (other) {
-    return field<boolean>(this, 'optional', 'has') ? field<CelValue>(this, 'optional', 'value') : other;
-  }),
-];
-
-kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...authorizationLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...authorizationLib, ...optionalLib);

@@ -13,7 +13,7 @@ import { fieldOf } from '../messages.js';
 import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
 import { isObject } from '../validator.js';
 import { costLimits } from './cost.js';
-import { optionalOf } from './libraries.js';
+import { optionalMaybe } from './optional.js';
 import { compileExpression, costLimitExceeded, jsonToCel, type Compiled } from './program.js';
 
 export interface RuleLimits {
@@ -131,7 +131,7 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
     const hasOld = old !== undefined && old !== null;
     if (r.usesOldSelf && !hasOld && !r.rule.optionalOldSelf) continue;
     if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
-    const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalOf(hasOld ? oldSelf : undefined) : oldSelf };
+    const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf };
     const result = r.program.eval(vars, Math.min(perCall, budget.remaining));
     const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
     if (result.exceeded) {
