@@ -22,7 +22,7 @@ test('a webhook is called only for requests whose matchConditions all hold', asy
     matchConditions: [
       { name: 'wants-check', expression: "has(object.data) && 'check' in object.data" },
       { name: 'from-admin', expression: "request.userInfo.username == 'admin' && request.operation in ['CREATE', 'UPDATE']" },
-      { name: 'not-exempt', expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)" },
+      { name: 'not-exempt', expression: "object.?metadata.?labels[?'exempt'].orValue('no') != 'yes'" },
     ],
   }));
   await active(scene(), '/picky', cms(ns), { data: { check: 'yes' } });

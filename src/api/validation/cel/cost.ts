@@ -117,8 +117,15 @@ function walk(e: Expr, scope: Map<string, JSONSchemaProps | undefined>): Estimat
         if (factor !== undefined && args.length === 2) cost += factor * args[0]!.size * args[1]!.size;
         return { cost, size: 1 };
       }
-      const parts = [...(k.value.target ? [walk(k.value.target, scope)] : []), ...k.value.args.map((a) => walk(a, scope))];
       const name = k.value.function;
+      // `a.?f` is a field selection of `a`, optional.
+      const optionalField = name === '_?._' ? k.value.args[1]?.exprKind : undefined;
+      if (optionalField?.case === 'constExpr' && optionalField.value.constantKind.case === 'stringValue') {
+        const operand = walk(k.value.args[0]!, scope);
+        const s = childSchema(operand.schema, optionalField.value.constantKind.value);
+        return { cost: operand.cost + 1, size: maxSize(s), schema: s };
+      }
+      const parts = [...(k.value.target ? [walk(k.value.target, scope)] : []), ...k.value.args.map((a) => walk(a, scope))];
       let cost = name === 'check' ? authorizationCheckCost : 1;
       for (const p of parts) cost += p.cost;
       const biggest = parts.reduce((m, p) => Math.max(m, p.size), 0);
@@ -126,7 +133,7 @@ function walk(e: Expr, scope: Map<string, JSONSchemaProps | undefined>): Estimat
       if (listWork.has(name)) cost += biggest;
       const first = parts[0];
       const size = name === '_+_' ? parts.reduce((t, p) => t + p.size, 0) : name === 'size' ? 1 : first?.size ?? 1;
-      return { cost, size, schema: name === '_[_]' ? elementSchema(first?.schema) ?? childSchema(first?.schema, '') : undefined };
+      return { cost, size, schema: name === '_[_]' || name === '_[?_]' ? elementSchema(first?.schema) ?? childSchema(first?.schema, '') : undefined };
     }
     case 'listExpr': {
       let cost = 0;

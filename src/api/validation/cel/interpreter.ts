@@ -181,8 +181,11 @@ export class Planner {
         run: (s) => {
           const o = run(s);
           if (isCelError(o)) return o;
-          if (!isCelMap(o)) return noSuchOverload(id);
-          return o.has(field);
+          const opt = optionalValue(o);
+          if (opt === null) return false;
+          const base = opt === undefined ? o : opt.value;
+          if (!isCelMap(base)) return noSuchOverload(id);
+          return base.has(field);
         },
       };
     }
@@ -430,7 +433,7 @@ export class Planner {
       const m = new Map<unknown, unknown>();
       for (const [k, v, opt] of pairs) {
         if (!(typeof k === 'string' || typeof k === 'bigint' || typeof k === 'boolean' || isCelUint(k))) return celError('unsupported key type', id);
-        const key = isCelUint(k) ? k.value : k;
+        const key = k;
         if (m.has(key)) return celError(`map key conflict: ${String(key)}`, id);
         if (!opt) { m.set(key, v); continue; }
         const o = optionalValue(v);
@@ -495,12 +498,15 @@ export class Planner {
   }
 }
 
+// Selecting into an optional stays optional: an absent field (or key, or
+// index) makes an empty optional, as the optional chaining of cel-go.
 function selectField(id: number, o: unknown, field: string): unknown {
   const opt = optionalValue(o);
   if (opt === null) return o;
   if (opt !== undefined) {
-    const v = selectField(id, opt.value, field);
-    return isCelError(v) ? v : optionalOf(v);
+    if (!isCelMap(opt.value)) return celError(`no such key: ${field}`, id);
+    const v = opt.value.get(field);
+    return v === undefined ? optionalNone() : optionalOf(v);
   }
   if (!isCelMap(o)) return noSuchOverload(id);
   const v = o.get(field);
@@ -510,23 +516,20 @@ function selectField(id: number, o: unknown, field: string): unknown {
 function indexValue(id: number, o: unknown, k: unknown, optional: boolean): unknown {
   const opt = optionalValue(o);
   if (opt === null) return o;
-  if (opt !== undefined) {
-    const v = indexValue(id, opt.value, k, optional);
-    return isCelError(v) || optional ? v : optionalOf(v);
-  }
+  const inOptional = opt !== undefined;
+  const base = inOptional ? opt.value : o;
   let v: unknown;
-  if (isCelList(o)) {
+  if (isCelList(base)) {
     const i = typeof k === 'bigint' ? Number(k) : isCelUint(k) ? Number(k.value) : typeof k === 'number' && Number.isInteger(k) ? k : NaN;
     if (Number.isNaN(i)) return noSuchOverload(id);
-    v = i >= 0 && i < o.size ? o.get(i) : undefined;
-    if (v === undefined && !optional) return celError(`index out of bounds: ${i}`, id);
-  } else if (isCelMap(o)) {
-    v = o.get(k as string);
-    if (v === undefined && !optional) return celError(`no such key: ${String(k)}`, id);
+    v = i >= 0 && i < base.size ? base.get(i) : undefined;
+    if (v === undefined && !optional && !inOptional) return celError(`index out of bounds: ${i}`, id);
+  } else if (isCelMap(base)) {
+    v = base.get(k as string);
+    if (v === undefined && !optional && !inOptional) return celError(`no such key: ${String(k)}`, id);
   } else {
-    return noSuchOverload(id);
+    return inOptional ? celError(`no such key: ${String(k)}`, id) : noSuchOverload(id);
   }
-  if (!optional) return v;
+  if (!optional && !inOptional) return v;
   return v === undefined ? optionalNone() : optionalOf(v);
 }
-

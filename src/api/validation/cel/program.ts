@@ -4,12 +4,13 @@
 // what upstream's runtime cost tracker charges, so the runtime cost limits
 // stop evaluation where upstream's do.
 
-import { celEnv, isCelError, objectType, parse, type CelValue } from '@bufbuild/cel';
+import { celEnv, isCelError, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { RE2JS } from '@bufbuild/re2';
 import { setOwn } from '../../../machinery/ownkeys.js';
 import { Planner, type Meter } from './interpreter.js';
 import { kubernetesLibraries } from './libraries.js';
+import { parseCel } from './parser.js';
 
 /** The message upstream's CEL runtime gives when a call exceeds its cost limit. */
 export const costLimitExceeded = 'operation cancelled: actual cost limit exceeded';
@@ -49,7 +50,7 @@ export interface Compiled {
 export function compileExpression(source: string, variables: readonly string[]): Compiled | string {
   let ast: Expr;
   try {
-    ast = parse(source).expr;
+    ast = parseCel(source);
   } catch (e) {
     return `compilation failed: ERROR: ${(e as Error).message}`;
   }
@@ -78,6 +79,15 @@ export function compileExpression(source: string, variables: readonly string[]):
   };
 }
 
+/** `google.protobuf.Timestamp` and the like: a select chain naming a type the registry knows. */
+function qualifiedTypeName(e: Expr, scope: Set<string>): boolean {
+  const parts: string[] = [];
+  let cur: Expr | undefined = e;
+  while (cur?.exprKind.case === 'selectExpr' && !cur.exprKind.value.testOnly) { parts.unshift(cur.exprKind.value.field); cur = cur.exprKind.value.operand; }
+  if (cur?.exprKind.case !== 'identExpr' || scope.has(cur.exprKind.value.name)) return false;
+  return messageType([cur.exprKind.value.name, ...parts].join('.')) !== undefined;
+}
+
 const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
 
 /** Every identifier is a declared variable or a comprehension's, every function one the environment has. */
@@ -89,6 +99,7 @@ function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): strin
       reads.add(k.value.name);
       return undefined;
     case 'selectExpr':
+      if (qualifiedTypeName(e, scope)) return undefined;
       return k.value.operand ? checkReferences(k.value.operand, scope, reads) : undefined;
     case 'callExpr': {
       const name = k.value.function;

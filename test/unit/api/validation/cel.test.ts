@@ -80,6 +80,25 @@ describe('CEL rules', () => {
     assert.deepEqual(describeAll(schema, { spec: { name: 'b' } }, { spec: { name: 'a' } }), ['spec.name: Invalid value: "b": immutable once set']);
   });
 
+  test('the optional syntax: .?field, [?key], optional entries, optMap; oldSelf.? in a rule with optionalOldSelf', () => {
+    const schema = obj({
+      spec: obj({
+        name: { type: 'string', maxLength: 63 },
+        labels: { type: 'object', maxProperties: 10, additionalProperties: { type: 'string', maxLength: 20 } },
+      }, rules(
+        { rule: "self.?name.orValue('x').size() <= 10", message: 'name too long' },
+        { rule: "self.?labels[?'team'].optMap(t, t != 'nobody').orValue(true)", message: 'team nobody' },
+        { rule: "[?self.?name, ?optional.none(), 'z'].size() >= 1 && {?'n': self.?name, 'k': 1}.size() >= 1" },
+        { rule: "!oldSelf.hasValue() || oldSelf.?name == self.?name", optionalOldSelf: true, message: 'name is immutable' },
+      )),
+    });
+    assert.deepEqual(checkSchema(schema, 's').map((e) => e.describe()), []);
+    assert.deepEqual(describeAll(schema, { spec: {} }), []);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'a-very-long-name', labels: { team: 'nobody' } } }), ['spec: Invalid value: name too long', 'spec: Invalid value: team nobody']);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'b' } }, { spec: { name: 'a' } }), ['spec: Invalid value: name is immutable']);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'a' } }, { spec: { name: 'a' } }), []);
+  });
+
   test('an evaluation error is reported with the rule', () => {
     const schema = spec(rules({ rule: 'self.replicas / self.minReplicas > 1' }));
     assert.deepEqual(describeAll(schema, { spec: { replicas: 1, minReplicas: 0 } }), ['spec: Invalid value: "object": int divide by zero evaluating rule: self.replicas / self.minReplicas > 1']);
