@@ -76,7 +76,7 @@ test('a configuration with bad matchConditions is refused with upstream messages
   });
   assertStatus(bad, 422, 'Invalid');
   const causes: string[] = bad.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
-  assert.match(causes[0]!, /^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.": compilation failed: ERROR: <input>:1:7: /);
+  assert.match(causes[0]!, /^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.": compilation failed: ERROR: <input>:1:8: Syntax error: mismatched input '<EOF>' expecting IDENTIFIER$/);
   assert.deepEqual(causes.slice(1), [
     'webhooks[0].matchConditions[1].name: Duplicate value: "a"',
     'webhooks[0].matchConditions[2].expression: Required value',
