@@ -1,30 +1,27 @@
-// The Kubernetes CEL libraries upstream offers in validation rules, written
-// over @bufbuild/cel's function interface: lists, regex, url, ip and cidr,
-// quantity and format, beside the library's own standard functions and
-// strings extension. Values the libraries make (a URL, an IP, a CIDR, a
-// quantity) are maps with one hidden key naming their kind, so equality and
-// `type()` behave as for any map; their methods check the key and fail with
-// upstream's `no such overload` otherwise.
+// The Kubernetes CEL libraries upstream 1.32 offers in validation rules and
+// match conditions, written over @bufbuild/cel's function interface: lists,
+// regex, url, ip and cidr, quantity, format, sets (sets.contains,
+// sets.equivalent, sets.intersects), the authorizer (authz.ts) and optional
+// values (optional.ts), beside the library's own standard functions and
+// strings extension. Values the libraries make are maps with one hidden key
+// naming their kind (values.ts). The two-variable comprehensions are macros
+// of the parser (parser.ts); transformMap's insertion is here.
 //
-// The sets extension (sets.contains, sets.equivalent, sets.intersects) is
-// in upstream's base environment since 1.29. Upstream 1.32 offers neither
-// base64 (cel-go's encoders are not in its base environment) nor semver
-// (1.33), so neither is offered here.
-//
-// Not offered (the library cannot parse or type them): the optional syntax
-// (`.?f`, `[?k]`; the optional values' methods are here, for `oldSelf`
-// of rules with optionalOldSelf), `format.named(...)`, and typed timestamps for
-// `format: date-time` strings (they stay strings).
+// Not offered, as upstream 1.32: base64 (cel-go's encoders are not in its
+// base environment) and semver (1.33). Not offered although upstream has
+// them: `format.named(...)`, and typed timestamps for `format: date-time`
+// strings (they stay strings).
 
 import { isIP } from 'node:net';
 import { RE2JS } from '@bufbuild/re2';
-import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
 import { parseQuantity, type Quantity } from './quantity.js';
 import { field, opaque } from './values.js';
 import { authorizationLib } from './authz.js';
 import { optionalLib } from './optional.js';
+import { mapInsert } from './parser.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -311,7 +308,18 @@ const splitFix: CelFunc[] = [
   celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
 ];
 
+// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream).
+const comprehensionLib: CelFunc[] = [
+  celFunc(mapInsert, [mapType(DYN, DYN), DYN, DYN], DYN, (m, k, v) => {
+    if (!isCelMap(m) || m.has(k as string)) throw new Error(`insert failed: key ${String(k)} already exists`);
+    const out = new Map<unknown, unknown>();
+    for (const key of m.keys()) out.set(key, m.get(key as string));
+    out.set(k, v);
+    return celMap(out as Map<string, never>);
+  }),
+];
+
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
-kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...authorizationLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);

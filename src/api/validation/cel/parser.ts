@@ -21,6 +21,8 @@ interface Token { kind: TokenKind; text: string; at: number }
 const punctuation = ['==', '!=', '<=', '>=', '&&', '||', '<', '>', '+', '-', '*', '/', '%', '!', '?', ':', '.', ',', '(', ')', '[', ']', '{', '}'];
 const reserved = new Set(['as', 'break', 'const', 'continue', 'else', 'for', 'function', 'if', 'import', 'let', 'loop', 'package', 'namespace', 'return', 'var', 'void', 'while']);
 const accumulator = '@result';
+/** The function transformMap's expansion calls (libraries.ts offers it). */
+export const mapInsert = 'cel.@mapInsert';
 
 function tokenize(src: string): Token[] {
   const tokens: Token[] = [];
@@ -373,6 +375,23 @@ class Parser {
         return this.listFold(target, v(0), this.call('_?_:_', [args[1]!, this.call('_+_', [acc(), this.list([args[2]!])]), acc()]));
       case 'filter/2':
         return this.listFold(target, v(0), this.call('_?_:_', [args[1]!, this.call('_+_', [acc(), this.list([this.ident(v(0))])]), acc()]));
+      // Two-variable comprehensions (upstream 1.32): index (or key) and element (or value).
+      case 'all/3':
+        return this.fold(target, v(0), this.constant({ case: 'boolValue', value: true }), this.call('@not_strictly_false', [acc()]), this.call('_&&_', [acc(), args[2]!]), acc(), v(1));
+      case 'exists/3':
+        return this.fold(target, v(0), this.constant({ case: 'boolValue', value: false }), this.call('@not_strictly_false', [this.call('!_', [acc()])]), this.call('_||_', [acc(), args[2]!]), acc(), v(1));
+      case 'exists_one/3': case 'existsOne/3':
+        return this.fold(target, v(0), this.constant({ case: 'int64Value', value: 0n }), this.constant({ case: 'boolValue', value: true }),
+          this.call('_?_:_', [args[2]!, this.call('_+_', [acc(), this.constant({ case: 'int64Value', value: 1n })]), acc()]),
+          this.call('_==_', [acc(), this.constant({ case: 'int64Value', value: 1n })]), v(1));
+      case 'transformList/3':
+        return this.listFold(target, v(0), this.call('_+_', [acc(), this.list([args[2]!])]), v(1));
+      case 'transformList/4':
+        return this.listFold(target, v(0), this.call('_?_:_', [args[2]!, this.call('_+_', [acc(), this.list([args[3]!])]), acc()]), v(1));
+      case 'transformMap/3':
+        return this.mapFold(target, v(0), v(1), this.call(mapInsert, [acc(), this.ident(v(0)), args[2]!]));
+      case 'transformMap/4':
+        return this.mapFold(target, v(0), v(1), this.call('_?_:_', [args[2]!, this.call(mapInsert, [acc(), this.ident(v(0)), args[3]!]), acc()]));
       case 'optMap/2': case 'optFlatMap/2': {
         // o.optMap(x, e): o.hasValue() ? optional.of(e with x bound to o.value()) : optional.none()
         const bound = this.bind(v(0), this.call('value', [], target), args[1]!);
@@ -384,15 +403,20 @@ class Parser {
     }
   }
 
-  private fold(range: Expr, iterVar: string, init: Expr, condition: Expr, step: Expr, result: Expr): Expr {
+  private fold(range: Expr, iterVar: string, init: Expr, condition: Expr, step: Expr, result: Expr, iterVar2 = ''): Expr {
     return this.node({
       case: 'comprehensionExpr',
-      value: { iterRange: range, iterVar, iterVar2: '', accuVar: accumulator, accuInit: init, loopCondition: condition, loopStep: step, result } as never,
+      value: { iterRange: range, iterVar, iterVar2, accuVar: accumulator, accuInit: init, loopCondition: condition, loopStep: step, result } as never,
     });
   }
 
-  private listFold(range: Expr, iterVar: string, step: Expr): Expr {
-    return this.fold(range, iterVar, this.list([]), this.constant({ case: 'boolValue', value: true }), step, this.ident(accumulator));
+  private listFold(range: Expr, iterVar: string, step: Expr, iterVar2 = ''): Expr {
+    return this.fold(range, iterVar, this.list([]), this.constant({ case: 'boolValue', value: true }), step, this.ident(accumulator), iterVar2);
+  }
+
+  private mapFold(range: Expr, iterVar: string, iterVar2: string, step: Expr): Expr {
+    const empty = this.node({ case: 'structExpr', value: { messageName: '', entries: [] } as never });
+    return this.fold(range, iterVar, empty, this.constant({ case: 'boolValue', value: true }), step, this.ident(accumulator), iterVar2);
   }
 
   /** `name` bound to `value` while `body` is evaluated: a comprehension over nothing, as upstream's cel.bind. */

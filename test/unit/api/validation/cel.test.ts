@@ -132,6 +132,8 @@ describe('the Kubernetes CEL libraries', () => {
     ["self.name.lowerAscii() == 'abc42' && self.name.upperAscii().charAt(0) == 'A' && 'a,b'.split(',') == ['a', 'b'] && self.name.matches('^a')", { name: 'aBc42' }],
     ["sets.contains(self.tags, ['a']) && !sets.contains(['a'], self.tags) && sets.contains([], []) && sets.contains([1, 2.0, 3u], [1.0, 2u, 3])", { tags: ['a', 'b'] }],
     ["sets.equivalent(self.tags, ['b', 'a', 'a']) && !sets.equivalent(self.tags, ['a']) && sets.intersects(self.tags, ['x', 'b']) && !sets.intersects(self.tags, [])", { tags: ['a', 'b'] }],
+    ["self.tags.all(i, t, i < 2 && t.size() < 5) && self.tags.exists(i, t, i == 1 && t == 'b') && self.tags.existsOne(i, t, t == 'a') && self.tags.transformList(i, t, i == 0, t + '!') == ['a!']", { tags: ['a', 'b'] }],
+    ["{'a': 1, 'b': 2}.transformMap(k, v, v * 10) == {'a': 10, 'b': 20} && {'a': 1, 'b': 2}.transformMap(k, v, v > 1, k) == {'b': 'b'} && {'a': 1}.all(k, v, k == 'a' && v == 1)", {}],
     ["self.tags.all(t, t.size() < 5) && self.tags.exists(t, t == 'a') && self.tags.map(t, t + '!') == ['a!', 'b!']", { tags: ['a', 'b'] }],
   ];
   for (const [rule, value] of cases) {
