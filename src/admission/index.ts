@@ -40,7 +40,7 @@ export interface AdmissionContext {
   metrics?: AdmissionMetrics;
   /** The stored webhook configurations of each kind (informer-fed); none means no webhooks. */
   webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
-  /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers); without it they refuse. */
+  /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers, match conditions' `authorizer`); without it they refuse. */
   authorize?: Authorize;
   /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
   serves?: ServesVersion;
@@ -63,7 +63,7 @@ const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {}
 function webhookFactory(mutating: boolean): Factory {
   return (c, config, client) => webhookPlugin(mutating, config, {
     feed: (mutating ? c.webhookConfigurations?.mutating : c.webhookConfigurations?.validating) ?? noConfigurations,
-    getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra), serves: c.serves,
+    getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra), serves: c.serves, authorize: c.authorize,
   });
 }
 

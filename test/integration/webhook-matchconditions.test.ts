@@ -1,10 +1,12 @@
 // Admission webhook matchConditions end to end: a real server calling a
 // real HTTPS webhook only when every CEL condition over the request holds;
-// a condition that fails to evaluate follows the webhook's failurePolicy.
+// a condition that fails to evaluate follows the webhook's failurePolicy;
+// `authorizer` checks asked of the server's RBAC.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertStatus } from '../support/hostile.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 import {
   active, configMaps as cms, configurations, configure, deny, eventually, labelledNamespace, unconfigure, webhookEntry, webhookSuite,
 } from '../support/webhook.js';
@@ -20,7 +22,7 @@ test('a webhook is called only for requests whose matchConditions all hold', asy
     matchConditions: [
       { name: 'wants-check', expression: "has(object.data) && 'check' in object.data" },
       { name: 'from-admin', expression: "request.userInfo.username == 'admin' && request.operation in ['CREATE', 'UPDATE']" },
-      { name: 'not-exempt', expression: "!has(object.metadata.labels) || !('exempt' in object.metadata.labels)" },
+      { name: 'not-exempt', expression: "object.?metadata.?labels[?'exempt'].orValue('no') != 'yes'" },
     ],
   }));
   await active(scene(), '/picky', cms(ns), { data: { check: 'yes' } });
@@ -50,7 +52,7 @@ test('a condition that errors refuses the request under failurePolicy Fail and s
     return refused.status === 403;
   });
   assertStatus(refused!, 403, 'Forbidden');
-  assert.equal(refused!.json.message, `configmaps "refused" is forbidden: expression 'object.data.missing == 'x'' resulted in error: field not found: missing`);
+  assert.equal(refused!.json.message, `configmaps "refused" is forbidden: expression 'object.data.missing == 'x'' resulted in error: no such key: missing`);
   await unconfigure(scene(), 'validating', 'erring-fail');
 
   await configure(scene(), 'validating', 'erring-ignore', webhookEntry(scene(), 'ignore.example.com', '/ignore', ns, {
@@ -74,10 +76,55 @@ test('a configuration with bad matchConditions is refused with upstream messages
   });
   assertStatus(bad, 422, 'Invalid');
   const causes: string[] = bad.json.details.causes.map((c: any) => `${c.field}: ${c.message}`);
-  assert.match(causes[0]!, /^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.": compilation failed: ERROR: <input>:1:7: /);
+  assert.match(causes[0]!, /^webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: "object\.": compilation failed: ERROR: <input>:1:8: Syntax error: mismatched input '<EOF>' expecting IDENTIFIER$/);
   assert.deepEqual(causes.slice(1), [
     'webhooks[0].matchConditions[1].name: Duplicate value: "a"',
     'webhooks[0].matchConditions[2].expression: Required value',
     'webhooks[0].matchConditions[2].name: Invalid value: "bad name!": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')',
   ]);
+});
+
+test('authorizer checks in a condition: RBAC decides whether the webhook is called', async () => {
+  const ns = await labelledNamespace(scene(), 'authorized');
+  const client = suite.server.client;
+  const rbac = `/apis/${vocabulary.rbacGroup}/v1`;
+  // Without a namespace the check asks about the whole cluster, as upstream: bob may create pods everywhere, carol only configmaps here.
+  const grant = async (scope: string, kind: 'Role' | 'ClusterRole', user: string, resources: string[]) => {
+    const binding = kind === 'Role' ? 'rolebindings' : 'clusterrolebindings';
+    assert.equal((await client.post(`${rbac}${scope}/${kind === 'Role' ? 'roles' : 'clusterroles'}`, {
+      metadata: { name: `conditions-${user}` }, rules: [{ apiGroups: [''], resources, verbs: ['create'] }],
+    })).status, 201);
+    assert.equal((await client.post(`${rbac}${scope}/${binding}`, {
+      metadata: { name: `conditions-${user}` }, roleRef: { apiGroup: vocabulary.rbacGroup, kind, name: `conditions-${user}` },
+      subjects: [{ apiGroup: vocabulary.rbacGroup, kind: 'User', name: user }],
+    })).status, 201);
+  };
+  await grant('', 'ClusterRole', 'bob', ['pods', 'configmaps']);
+  await grant(`/namespaces/${ns}`, 'Role', 'carol', ['configmaps']);
+  suite.hooks.on('/authz', deny({ code: 403, message: 'pod creators are checked' }));
+  await configure(scene(), 'validating', 'authz', webhookEntry(scene(), 'authz.example.com', '/authz', ns, {
+    matchConditions: [
+      { name: 'pod-creator', expression: "authorizer.group('').resource('pods').check('create').allowed()" },
+      { name: 'may-write-this', expression: "authorizer.requestResource.check('create').allowed() && !authorizer.requestResource.check('create').errored()" },
+    ],
+  }));
+  await active(scene(), '/authz', cms(ns));
+  const as = (user: string) => ({ 'Impersonate-User': user });
+
+  let bob: Awaited<ReturnType<typeof client.post>> | undefined;
+  await eventually('RBAC knows bob', async () => {
+    bob = await client.post(cms(ns), { metadata: { name: 'by-bob' }, data: {} }, as('bob'));
+    return bob.status !== 403 || bob.json.message.includes('denied the request');
+  });
+  assertStatus(bob!, 403, 'Forbidden');
+  assert.equal(bob!.json.message, 'configmaps "by-bob" is forbidden: admission webhook "authz.example.com" denied the request: pod creators are checked');
+
+  let carol: Awaited<ReturnType<typeof client.post>> | undefined;
+  await eventually('RBAC knows carol', async () => {
+    carol = await client.post(cms(ns), { metadata: { name: 'by-carol' }, data: {} }, as('carol'));
+    return carol.status !== 403;
+  });
+  assert.equal(carol!.status, 201, 'carol may not create pods: the webhook is skipped');
+  assert.deepEqual(realCalls('/authz'), ['by-bob'], 'only the pod creator reached the webhook');
+  await unconfigure(scene(), 'validating', 'authz');
 });

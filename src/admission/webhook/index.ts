@@ -4,6 +4,7 @@ import { vocabulary } from '../../machinery/vocabulary.js';
 import type { AdmissionMetrics } from '../metrics.js';
 import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { AdmissionPlugin } from '../types.js';
+import type { Authorize } from '../plugins/signerauthorization.js';
 import { WebhookCaller } from './call.js';
 import type { WebhookClient } from './client.js';
 import { CredentialResolver } from './credentials.js';
@@ -23,6 +24,8 @@ export interface WebhookDependencies {
   warn: (message: string, extra?: object) => void;
   /** Which versions the server serves (equivalent versions turned off are never offered). */
   serves?: ServesVersion;
+  /** The server's authorizer, for the `authorizer` of match conditions (without it every check is an error). */
+  authorize?: Authorize;
 }
 
 export async function webhookPlugin(mutating: boolean, config: Record<string, unknown> | undefined, deps: WebhookDependencies): Promise<AdmissionPlugin> {
@@ -30,7 +33,7 @@ export async function webhookPlugin(mutating: boolean, config: Record<string, un
   const credentials = await CredentialResolver.load(config, name);
   const parts = {
     source: new WebhookSource(deps.feed),
-    matcher: new WebhookMatcher(deps.getNamespace, deps.serves),
+    matcher: new WebhookMatcher(deps.getNamespace, deps.serves, deps.authorize),
     caller: new WebhookCaller(deps.client, credentials),
     configurationGroup: vocabulary.admissionRegistrationGroup,
     metrics: deps.metrics,

@@ -12,6 +12,7 @@ import type { NamespaceGetter } from '../plugins/namespacelifecycle.js';
 import type { CompiledWebhook, WebhookRule } from './source.js';
 import { servedVersions, type KindVersion } from '../../api/kind.js';
 import { conditionsMatch } from './conditions.js';
+import type { Authorize } from '../plugins/signerauthorization.js';
 
 /** Another version at which the request's resource is served: same group and resource name, same objects, another apiVersion. */
 export interface EquivalentResource {
@@ -66,7 +67,7 @@ export type NamespaceLabelCache = Map<string, Promise<Labels | undefined>>;
 
 export class WebhookMatcher {
   /** `serves`: versions turned off are no equivalents (every declared served version is, without it). */
-  constructor(private readonly getNamespace: NamespaceGetter, private readonly serves: ServesVersion = () => true) {}
+  constructor(private readonly getNamespace: NamespaceGetter, private readonly serves: ServesVersion = () => true, private readonly authorize?: Authorize) {}
 
   /**
    * The invocation when `hook` is to be called; throws an ApiError when that
@@ -103,7 +104,7 @@ export class WebhookMatcher {
     if (!obj.matches && !obj.error) return false;
     if (ns.error) throw ns.error;
     if (obj.error) throw obj.error;
-    return conditionsMatch(hook.matchConditions, hook.failurePolicy, invocation, request);
+    return conditionsMatch(hook.matchConditions, hook.failurePolicy, invocation, request, this.authorize);
   }
 
   private async namespaceMatches(hook: CompiledWebhook, request: AdmissionRequest, cache: NamespaceLabelCache): Promise<boolean> {

@@ -56,5 +56,7 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
 }
 export { compileExpression, jsonToCel, costLimitExceeded, type Compiled } from './cel/program.js';
 
-/** The variables of an admission webhook's match conditions (upstream also offers `authorizer`; see admission/webhook/conditions.ts). */
-export const matchConditionVariables = ['object', 'oldObject', 'request'] as const;
+export { authorizerValue, withAuthorizationAnswers, type AuthorizationAnswers } from './cel/authz.js';
+
+/** The variables of an admission webhook's match conditions (see admission/webhook/conditions.ts). */
+export const matchConditionVariables = ['object', 'oldObject', 'request', 'authorizer'] as const;

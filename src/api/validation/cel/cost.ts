@@ -10,12 +10,16 @@
 // then multiplied by how many times it can run (the product of the bounds of
 // the lists and maps above its node).
 //
+// An authorization check costs 350,000, as upstream, so an expression may
+// make two within the per-call limit.
+//
 // Not estimated as upstream does: the exact per-function factors of
 // upstream's estimator (regex compilation, `matches` against the pattern's
 // length, quantity and URL parsing count as one call plus their string).
 
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import type { JSONSchemaProps } from '../structural.js';
+import { authorizationCheckCost } from './callcost.js';
 
 /** Upstream's limits (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const costLimits = {
@@ -72,6 +76,16 @@ const stringWork = new Set(['contains', 'startsWith', 'endsWith', 'matches', 'lo
   'indexOf', 'lastIndexOf', 'find', 'findAll', 'join', 'url', 'isURL', 'quantity', 'isQuantity', 'ip', 'isIP', 'cidr', 'isCIDR', 'validate', 'charAt', 'format']);
 const listWork = new Set(['sum', 'min', 'max', 'isSorted', '@in', 'join', 'indexOf', 'lastIndexOf', '_+_']);
 
+// The sets library's calls cost their lists' sizes multiplied (twice for equivalence).
+const setFunctions = new Map([['sets.contains', 1], ['sets.intersects', 1], ['sets.equivalent', 2]]);
+
+/** `sets.contains(...)` reads as a call of `contains` on the identifier `sets`: the qualified name, when it is one. */
+function namespacedName(target: Expr | undefined, name: string, scope: Map<string, unknown>): string | undefined {
+  const t = target?.exprKind;
+  if (t?.case !== 'identExpr' || scope.has(t.value.name)) return undefined;
+  return `${t.value.name}.${name}`;
+}
+
 /** The estimated cost of `ast` with the variables' schemas. */
 export function estimateCost(ast: Expr, vars: Record<string, JSONSchemaProps | undefined>): number {
   return walk(ast, new Map(Object.entries(vars))).cost;
@@ -94,16 +108,32 @@ function walk(e: Expr, scope: Map<string, JSONSchemaProps | undefined>): Estimat
       return { cost: operand.cost + 1, size: k.value.testOnly ? 1 : maxSize(s), schema: k.value.testOnly ? undefined : s };
     }
     case 'callExpr': {
-      const parts = [...(k.value.target ? [walk(k.value.target, scope)] : []), ...k.value.args.map((a) => walk(a, scope))];
+      const qualified = namespacedName(k.value.target, k.value.function, scope);
+      if (qualified) {
+        const args = k.value.args.map((a) => walk(a, scope));
+        let cost = 1;
+        for (const a of args) cost += a.cost;
+        const factor = setFunctions.get(qualified);
+        if (factor !== undefined && args.length === 2) cost += factor * args[0]!.size * args[1]!.size;
+        return { cost, size: 1 };
+      }
       const name = k.value.function;
-      let cost = 1;
+      // `a.?f` is a field selection of `a`, optional.
+      const optionalField = name === '_?._' ? k.value.args[1]?.exprKind : undefined;
+      if (optionalField?.case === 'constExpr' && optionalField.value.constantKind.case === 'stringValue') {
+        const operand = walk(k.value.args[0]!, scope);
+        const s = childSchema(operand.schema, optionalField.value.constantKind.value);
+        return { cost: operand.cost + 1, size: maxSize(s), schema: s };
+      }
+      const parts = [...(k.value.target ? [walk(k.value.target, scope)] : []), ...k.value.args.map((a) => walk(a, scope))];
+      let cost = name === 'check' ? authorizationCheckCost : 1;
       for (const p of parts) cost += p.cost;
       const biggest = parts.reduce((m, p) => Math.max(m, p.size), 0);
       if (stringWork.has(name) || name === '_==_' || name === '_!=_' || name === '_<_' || name === '_>_') cost += Math.ceil(biggest * 0.1);
       if (listWork.has(name)) cost += biggest;
       const first = parts[0];
       const size = name === '_+_' ? parts.reduce((t, p) => t + p.size, 0) : name === 'size' ? 1 : first?.size ?? 1;
-      return { cost, size, schema: name === '_[_]' ? elementSchema(first?.schema) ?? childSchema(first?.schema, '') : undefined };
+      return { cost, size, schema: name === '_[_]' || name === '_[?_]' ? elementSchema(first?.schema) ?? childSchema(first?.schema, '') : undefined };
     }
     case 'listExpr': {
       let cost = 0;

@@ -1,36 +1,30 @@
-// The Kubernetes CEL libraries upstream offers in validation rules, written
-// over @bufbuild/cel's function interface: lists, regex, url, ip and cidr,
-// quantity and format, beside the library's own standard functions and
-// strings extension. Values the libraries make (a URL, an IP, a CIDR, a
-// quantity) are maps with one hidden key naming their kind, so equality and
-// `type()` behave as for any map; their methods check the key and fail with
-// upstream's `no such overload` otherwise.
+// The Kubernetes CEL libraries upstream 1.32 offers in validation rules and
+// match conditions, written over @bufbuild/cel's function interface: lists,
+// regex, url, ip and cidr, quantity, format, sets (sets.contains,
+// sets.equivalent, sets.intersects), the authorizer (authz.ts) and optional
+// values (optional.ts), beside the library's own standard functions and
+// strings extension. Values the libraries make are maps with one hidden key
+// naming their kind (values.ts). The two-variable comprehensions are macros
+// of the parser (parser.ts); transformMap's insertion is here.
 //
-// Not offered (the library cannot parse or type them): the optional syntax
-// (`?.`, `.?`, `[?k]`; the optional values' methods are here, for `oldSelf`
-// of rules with optionalOldSelf), `format.named(...)`, the sets library, `base64`, semver, and typed timestamps for
-// `format: date-time` strings (they stay strings).
+// Not offered, as upstream 1.32: base64 (cel-go's encoders are not in its
+// base environment) and semver (1.33). Not offered although upstream has
+// them: `format.named(...)`, and typed timestamps for `format: date-time`
+// strings (they stay strings).
 
 import { isIP } from 'node:net';
 import { RE2JS } from '@bufbuild/re2';
-import { celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
 import { parseQuantity, type Quantity } from './quantity.js';
+import { field, opaque } from './values.js';
+import { authorizationLib } from './authz.js';
+import { optionalLib } from './optional.js';
+import { mapInsert } from './parser.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
-const KIND = '\u0000kind';
-
-function opaque(kind: string, fields: Record<string, unknown>): CelValue {
-  return celMap(new Map<string, never>([[KIND, kind as never], ...Object.entries(fields).map(([k, v]) => [k, v as never] as [string, never])]));
-}
-
-function field<T>(v: CelValue, kind: string, name: string): T {
-  if (!isCelMap(v) || v.get(KIND) !== kind) throw new Error('no such overload');
-  return v.get(name) as T;
-}
-
 const regexCache = new Map<string, RE2JS>();
 function regex(pattern: string): RE2JS {
   let re = regexCache.get(pattern);
@@ -285,26 +279,47 @@ const formatLib: CelFunc[] = [
   }),
 ];
 
-/** Every function a validation rule may call beside the standard ones. */
-export const kubernetesLibraries: CelFunc[] = [];
+// CEL equality (numbers equal across int, uint and double), as `in` uses it.
+const celIn = celEnv().funcs.find('@in')!;
+const listHas = (list: CelValue, x: CelValue): boolean => celIn.call(0, undefined, [x, list]) === true;
 
-// The optional type's methods, for `oldSelf` of rules with optionalOldSelf
-// (the `?.` syntax itself is not parsed by the library).
-export function optionalOf(value: unknown): CelValue {
-  return opaque('optional', { has: value !== undefined, value: value ?? null });
+function setContains(list: CelValue, sub: CelValue): boolean {
+  for (const x of items(sub)) if (!listHas(list, x as CelValue)) return false;
+  return true;
 }
 
-export const optionalLib: CelFunc[] = [
-  celFunc('optional.of', [DYN], DYN, (v) => optionalOf(v)),
-  celFunc('optional.none', [], DYN, () => optionalOf(undefined)),
-  celMethod('hasValue', DYN, [], BOOL, function () { return field<boolean>(this, 'optional', 'has'); }),
-  celMethod('value', DYN, [], DYN, function () {
-    if (!field<boolean>(this, 'optional', 'has')) throw new Error('optional.none() dereference');
-    return field<CelValue>(this, 'optional', 'value');
-  }),
-  celMethod('orValue', DYN, [DYN], DYN, function (other) {
-    return field<boolean>(this, 'optional', 'has') ? field<CelValue>(this, 'optional', 'value') : other;
+const setsLib: CelFunc[] = [
+  celFunc('sets.contains', [LIST, LIST], BOOL, (a, b) => setContains(a, b)),
+  celFunc('sets.equivalent', [LIST, LIST], BOOL, (a, b) => setContains(a, b) && setContains(b, a)),
+  celFunc('sets.intersects', [LIST, LIST], BOOL, (a, b) => items(a).some((x) => listHas(b, x as CelValue))),
+];
+
+// `split(sep, n)` as Go's strings.SplitN, which upstream's strings extension
+// uses: at most n parts, the last holding the rest (the library's own drops
+// the rest). It replaces the library's overload of the same signature.
+function splitN(s: string, sep: string, n: number): string[] {
+  if (n === 0) return [];
+  const parts = sep === '' ? [...s] : s.split(sep);
+  if (n < 0 || parts.length <= n) return parts;
+  return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
+}
+
+const splitFix: CelFunc[] = [
+  celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
+];
+
+// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream).
+const comprehensionLib: CelFunc[] = [
+  celFunc(mapInsert, [mapType(DYN, DYN), DYN, DYN], DYN, (m, k, v) => {
+    if (!isCelMap(m) || m.has(k as string)) throw new Error(`insert failed: key ${String(k)} already exists`);
+    const out = new Map<unknown, unknown>();
+    for (const key of m.keys()) out.set(key, m.get(key as string));
+    out.set(k, v);
+    return celMap(out as Map<string, never>);
   }),
 ];
 
-kubernetesLibraries.push(...strings, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...optionalLib);
+/** Every function a validation rule may call beside the standard ones. */
+export const kubernetesLibraries: CelFunc[] = [];
+
+kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);

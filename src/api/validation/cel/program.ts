@@ -1,73 +1,40 @@
 // One CEL expression, parsed, checked and planned once: the environment
 // (standard functions, the Kubernetes libraries, the variables a context
-// declares) and a meter that charges each function call as it runs, which is
-// how the runtime cost limits are kept: @bufbuild/cel has no cost tracker of
-// its own, so the meter wraps every function the planner resolves.
-//
-// The meter charges 1 per call of a function or operator, plus the size of
-// its string (a tenth of the length, as upstream's string cost factor), list
-// and map arguments. It does not charge what upstream charges per AST node
-// for variable reads, field selections, constants and the logical operators
-// (&&, ||, ?:) the library evaluates itself: runtime costs here are lower
-// than upstream's for the same rule, never higher.
+// declares) and the interpreter (interpreter.ts), which charges each step
+// what upstream's runtime cost tracker charges, so the runtime cost limits
+// stop evaluation where upstream's do.
 
-import { celEnv, isCelError, isCelList, isCelMap, parse, plan, type CelEnv, type CelResult, type CelValue } from '@bufbuild/cel';
+import { celEnv, isCelError, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { RE2JS } from '@bufbuild/re2';
 import { setOwn } from '../../../machinery/ownkeys.js';
+import { Planner, type Meter } from './interpreter.js';
 import { kubernetesLibraries } from './libraries.js';
+import { parseCel } from './parser.js';
 
 /** The message upstream's CEL runtime gives when a call exceeds its cost limit. */
 export const costLimitExceeded = 'operation cancelled: actual cost limit exceeded';
 
-export interface Meter {
-  cost: number;
-  limit: number;
-  exceeded: boolean;
-}
-
 const macros = new Set(['has', 'all', 'exists', 'exists_one', 'map', 'filter']);
 
 const re2 = { compile: (pattern: string) => RE2JS.compile(pattern) };
+const env = celEnv({ funcs: kubernetesLibraries, re2 });
+const messageType = (name: string): CelValue | undefined => {
+  const desc = env.registry.getMessage(name);
+  return desc ? objectType(desc) : undefined;
+};
 
-function sizeOf(v: unknown): number {
-  if (typeof v === 'string') return Math.ceil(v.length * 0.1);
-  if (isCelList(v)) return v.size;
-  if (isCelMap(v)) return v.size;
-  return 0;
-}
-
-/** The environment of validation rules and match conditions, with a meter in front of its functions. */
-function meteredEnv(variables: readonly string[], meter: Meter): CelEnv {
-  const base = celEnv({ funcs: kubernetesLibraries, re2 });
-  const funcs = {
-    [Symbol.iterator]: () => base.funcs[Symbol.iterator](),
-    find(name: string) {
-      const group = base.funcs.find(name);
-      if (!group) return undefined;
-      return {
-        name: group.name,
-        [Symbol.iterator]: () => group[Symbol.iterator](),
-        call(id: number, target: CelValue | undefined, args: CelValue[]): CelResult | undefined {
-          let cost = 1 + sizeOf(target);
-          for (const a of args) cost += sizeOf(a);
-          meter.cost += cost;
-          if (meter.cost > meter.limit) {
-            meter.exceeded = true;
-            throw new Error(costLimitExceeded);
-          }
-          return group.call(id, target, args);
-        },
-      };
-    },
-  };
-  // plan() reads only these four members of an environment.
-  return { namespace: base.namespace, registry: base.registry, funcs, variables: base.variables } as unknown as CelEnv;
-}
+// The library's functions on timestamps and durations (equality, type())
+// read its evaluation context, which only its own planner sets; this
+// interpreter sets the same context, from the library's module of it (not
+// among the package's exports, so it is loaded by its file next to them).
+const evalContext = await import(new URL('./eval.js', import.meta.resolve('@bufbuild/cel')).href) as {
+  setEvalContext(context: { registry: unknown }): () => void;
+};
 
 const knownFunctions = (() => {
   const names = new Set<string>();
-  for (const f of celEnv({ funcs: kubernetesLibraries }).funcs) names.add(f.name);
+  for (const f of env.funcs) names.add(f.name);
   return names;
 })();
 
@@ -83,38 +50,56 @@ export interface Compiled {
 export function compileExpression(source: string, variables: readonly string[]): Compiled | string {
   let ast: Expr;
   try {
-    ast = parse(source).expr;
+    ast = parseCel(source);
   } catch (e) {
     return `compilation failed: ERROR: ${(e as Error).message}`;
   }
   const reads = new Set<string>();
   const problem = checkReferences(ast, new Set(variables), reads);
   if (problem) return `compilation failed: ERROR: <input>: ${problem}`;
-  const meter: Meter = { cost: 0, limit: Infinity, exceeded: false };
-  const run = plan(meteredEnv(variables, meter), ast) as (vars: Record<string, unknown>) => CelResult;
+  const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
+  const run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
   return {
     ast,
     reads,
     eval(vars, limit) {
-      meter.cost = 0; meter.limit = limit; meter.exceeded = false;
-      const result = run(vars);
+      meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
+      const unset = evalContext.setEvalContext({ registry: env.registry });
+      let result: unknown;
+      try {
+        result = run(vars);
+      } finally {
+        unset();
+      }
       const out = { cost: meter.cost, exceeded: meter.exceeded };
       if (meter.exceeded) return { ...out, error: costLimitExceeded };
       if (isCelError(result)) return { ...out, error: result.message };
-      return { ...out, value: result };
+      return { ...out, value: result as CelValue };
     },
   };
 }
+
+/** `google.protobuf.Timestamp` and the like: a select chain naming a type the registry knows. */
+function qualifiedTypeName(e: Expr, scope: Set<string>): boolean {
+  const parts: string[] = [];
+  let cur: Expr | undefined = e;
+  while (cur?.exprKind.case === 'selectExpr' && !cur.exprKind.value.testOnly) { parts.unshift(cur.exprKind.value.field); cur = cur.exprKind.value.operand; }
+  if (cur?.exprKind.case !== 'identExpr' || scope.has(cur.exprKind.value.name)) return false;
+  return messageType([cur.exprKind.value.name, ...parts].join('.')) !== undefined;
+}
+
+const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
 
 /** Every identifier is a declared variable or a comprehension's, every function one the environment has. */
 function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): string | undefined {
   const k = e.exprKind;
   switch (k.case) {
     case 'identExpr':
-      if (!scope.has(k.value.name)) return `undeclared reference to '${k.value.name}' (in container '')`;
+      if (!scope.has(k.value.name) && !typeIdentifiers.has(k.value.name)) return `undeclared reference to '${k.value.name}' (in container '')`;
       reads.add(k.value.name);
       return undefined;
     case 'selectExpr':
+      if (qualifiedTypeName(e, scope)) return undefined;
       return k.value.operand ? checkReferences(k.value.operand, scope, reads) : undefined;
     case 'callExpr': {
       const name = k.value.function;

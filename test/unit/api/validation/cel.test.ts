@@ -80,6 +80,25 @@ describe('CEL rules', () => {
     assert.deepEqual(describeAll(schema, { spec: { name: 'b' } }, { spec: { name: 'a' } }), ['spec.name: Invalid value: "b": immutable once set']);
   });
 
+  test('the optional syntax: .?field, [?key], optional entries, optMap; oldSelf.? in a rule with optionalOldSelf', () => {
+    const schema = obj({
+      spec: obj({
+        name: { type: 'string', maxLength: 63 },
+        labels: { type: 'object', maxProperties: 10, additionalProperties: { type: 'string', maxLength: 20 } },
+      }, rules(
+        { rule: "self.?name.orValue('x').size() <= 10", message: 'name too long' },
+        { rule: "self.?labels[?'team'].optMap(t, t != 'nobody').orValue(true)", message: 'team nobody' },
+        { rule: "[?self.?name, ?optional.none(), 'z'].size() >= 1 && {?'n': self.?name, 'k': 1}.size() >= 1" },
+        { rule: "!oldSelf.hasValue() || oldSelf.?name == self.?name", optionalOldSelf: true, message: 'name is immutable' },
+      )),
+    });
+    assert.deepEqual(checkSchema(schema, 's').map((e) => e.describe()), []);
+    assert.deepEqual(describeAll(schema, { spec: {} }), []);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'a-very-long-name', labels: { team: 'nobody' } } }), ['spec: Invalid value: name too long', 'spec: Invalid value: team nobody']);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'b' } }, { spec: { name: 'a' } }), ['spec: Invalid value: name is immutable']);
+    assert.deepEqual(describeAll(schema, { spec: { name: 'a' } }, { spec: { name: 'a' } }), []);
+  });
+
   test('an evaluation error is reported with the rule', () => {
     const schema = spec(rules({ rule: 'self.replicas / self.minReplicas > 1' }));
     assert.deepEqual(describeAll(schema, { spec: { replicas: 1, minReplicas: 0 } }), ['spec: Invalid value: "object": int divide by zero evaluating rule: self.replicas / self.minReplicas > 1']);
@@ -111,6 +130,10 @@ describe('the Kubernetes CEL libraries', () => {
     ["quantity('1').add(quantity('500m')).compareTo(quantity('1500m')) == 0 && quantity('1').sub(2).sign() == -1", {}],
     ["format.dns1123Label().validate('ok-name') == [] && format.dns1123Label().validate('Not_OK').size() > 0", {}],
     ["self.name.lowerAscii() == 'abc42' && self.name.upperAscii().charAt(0) == 'A' && 'a,b'.split(',') == ['a', 'b'] && self.name.matches('^a')", { name: 'aBc42' }],
+    ["sets.contains(self.tags, ['a']) && !sets.contains(['a'], self.tags) && sets.contains([], []) && sets.contains([1, 2.0, 3u], [1.0, 2u, 3])", { tags: ['a', 'b'] }],
+    ["sets.equivalent(self.tags, ['b', 'a', 'a']) && !sets.equivalent(self.tags, ['a']) && sets.intersects(self.tags, ['x', 'b']) && !sets.intersects(self.tags, [])", { tags: ['a', 'b'] }],
+    ["self.tags.all(i, t, i < 2 && t.size() < 5) && self.tags.exists(i, t, i == 1 && t == 'b') && self.tags.existsOne(i, t, t == 'a') && self.tags.transformList(i, t, i == 0, t + '!') == ['a!']", { tags: ['a', 'b'] }],
+    ["{'a': 1, 'b': 2}.transformMap(k, v, v * 10) == {'a': 10, 'b': 20} && {'a': 1, 'b': 2}.transformMap(k, v, v > 1, k) == {'b': 'b'} && {'a': 1}.all(k, v, k == 'a' && v == 1)", {}],
     ["self.tags.all(t, t.size() < 5) && self.tags.exists(t, t == 'a') && self.tags.map(t, t + '!') == ['a!', 'b!']", { tags: ['a', 'b'] }],
   ];
   for (const [rule, value] of cases) {
@@ -162,6 +185,14 @@ describe('cost limits', () => {
     assert.equal(errs.length, 1);
     assert.match(errs[0]!, /^spec\.l\[\d+\]: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run$/);
   });
+});
+
+describe('libraries upstream 1.32 does not offer', () => {
+  for (const rule of ["base64.encode(b'a') == 'YQ=='", "isSemver('1.2.3')", "semver('1.2.3').major() == 1"]) {
+    test(`${rule} does not compile`, () => {
+      assert.match(checkSchema(spec(rules({ rule })), 's')[0]!.describe(), /undeclared reference/);
+    });
+  }
 });
 
 describe('schema checker', () => {

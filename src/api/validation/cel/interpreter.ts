@@ -1,0 +1,489 @@
+// Evaluates a parsed CEL expression, charging what upstream's runtime cost
+// tracker charges (cel-go's interpreter with the optimizations Kubernetes
+// turns on), so the per-call and per-request budgets stop a rule where
+// upstream would stop it:
+//   - a variable read costs 1, and each field selection or index after it 1
+//     (an attribute and its qualifiers); a selection on a computed value
+//     costs 1 more (the value becomes an attribute);
+//   - a presence test (`has`) costs nothing beyond its operand;
+//   - a call costs what callcost.ts says, after its arguments;
+//   - &&, || and ?: cost nothing themselves; a ?: branch that is a plain
+//     variable or field path is read without charge;
+//   - a list literal costs 10, a map literal 30, beside their elements,
+//     unless every element is a constant (then it is built once, as upstream's
+//     optimizer does); so is a type conversion of a constant, and `x in
+//     [constants]` costs only its left side;
+//   - a comprehension charges its range, then its condition and step per
+//     element, then its result.
+// The functions themselves (operators, conversions, the standard library
+// and ours) are @bufbuild/cel's, called through its function registry; this
+// file only walks the tree. It also gives the optional values their
+// behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
+// stays optional, and list and map literals drop their absent optional
+// entries.
+
+import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, type CelValue } from '@bufbuild/cel';
+import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
+import { callCost } from './callcost.js';
+import { indexValue, noSuchOverload, selectField, toCelValue } from './access.js';
+import { optionalNone, optionalOf, optionalValue } from './optional.js';
+
+export interface Meter {
+  cost: number;
+  limit: number;
+  exceeded: boolean;
+  /** Above zero while reading what upstream reads without observing it. */
+  silent: number;
+}
+
+/** Thrown through the evaluation when the meter passes its limit. */
+class CostLimitReached extends Error {}
+
+function charge(meter: Meter, n: number): void {
+  if (meter.silent > 0 || n === 0) return;
+  meter.cost += n;
+  if (meter.cost > meter.limit) {
+    meter.exceeded = true;
+    throw new CostLimitReached();
+  }
+}
+
+/** Variables in scope: the program's, then each comprehension's. */
+interface Scope { lookup(name: string): unknown }
+
+class Frame implements Scope {
+  constructor(private readonly name: string, public value: unknown, private readonly parent: Scope) {}
+  lookup(name: string): unknown {
+    return name === this.name ? this.value : this.parent.lookup(name);
+  }
+}
+
+type Run = (s: Scope) => unknown;
+
+interface Planned {
+  run: Run;
+  /** Set when the node is a constant (built once at planning). */
+  constant?: { value: unknown };
+  /** A variable read with field selections and indexes after it: what cel-go calls an attribute. */
+  attribute?: boolean;
+}
+
+/** The functions a plan calls, as @bufbuild/cel's environment resolves them. */
+export interface FunctionRegistry {
+  find(name: string): { call(id: number, target: CelValue | undefined, args: CelValue[]): unknown } | undefined;
+}
+
+const typeNames: Record<string, CelValue> = {
+  int: CelScalar.INT, uint: CelScalar.UINT, double: CelScalar.DOUBLE, bool: CelScalar.BOOL, string: CelScalar.STRING,
+  bytes: CelScalar.BYTES, null_type: CelScalar.NULL, type: CelScalar.TYPE,
+  list: listType(CelScalar.DYN), map: mapType(CelScalar.DYN, CelScalar.DYN),
+};
+const conversions = new Set(['bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint']);
+
+export class Planner {
+  constructor(private readonly funcs: FunctionRegistry, private readonly variables: ReadonlySet<string>, private readonly meter: Meter,
+    private readonly messageType: (name: string) => CelValue | undefined) {}
+
+  /** Evaluates with `vars`; throws nothing but returns an error value, or `exceeded` set on the meter. */
+  program(e: Expr): (vars: Record<string, unknown>) => unknown {
+    const root = this.plan(e, new Set()).run;
+    return (vars) => {
+      const values = new Map<string, unknown>();
+      for (const name of this.variables) if (Object.prototype.hasOwnProperty.call(vars, name)) values.set(name, toCelValue(vars[name]));
+      try {
+        return root({ lookup: (name) => values.get(name) });
+      } catch (err) {
+        if (err instanceof CostLimitReached) return celError('operation cancelled: actual cost limit exceeded', Number(e.id));
+        return celError(String((err as Error)?.message ?? err), Number(e.id));
+      }
+    };
+  }
+
+  private plan(e: Expr, locals: ReadonlySet<string>): Planned {
+    const id = Number(e.id);
+    const k = e.exprKind;
+    switch (k.case) {
+      case 'constExpr': {
+        const c = k.value.constantKind;
+        const value = c.case === 'nullValue' ? null : c.case === 'uint64Value' ? celUint(c.value) : c.value;
+        return { run: () => value, constant: { value } };
+      }
+      case 'identExpr':
+        return this.planIdent(id, k.value.name, locals);
+      case 'selectExpr': {
+        const qualified = this.qualifiedType(e, locals);
+        if (qualified) return { run: () => qualified, constant: { value: qualified } };
+        return this.planSelect(id, this.plan(k.value.operand!, locals), k.value.field, k.value.testOnly);
+      }
+      case 'callExpr':
+        return this.planCall(id, k.value.function, k.value.target, k.value.args, locals);
+      case 'listExpr':
+        return this.planList(id, k.value.elements.map((x) => this.plan(x, locals)), new Set(k.value.optionalIndices));
+      case 'structExpr': {
+        if (k.value.messageName) return { run: () => celError(`unknown type: ${k.value.messageName}`, id) };
+        const entries = k.value.entries.map((en) => ({
+          key: en.keyKind.case === 'mapKey' ? this.plan(en.keyKind.value, locals) : { run: () => celError('invalid map entry', id) },
+          value: this.plan(en.value!, locals),
+          optional: en.optionalEntry,
+        }));
+        return this.planMap(id, entries);
+      }
+      case 'comprehensionExpr':
+        return this.planFold(id, k.value, locals);
+      default:
+        return { run: () => celError('invalid expression', id) };
+    }
+  }
+
+  private planIdent(id: number, name: string, locals: ReadonlySet<string>): Planned {
+    const meter = this.meter;
+    if (!locals.has(name) && !this.variables.has(name)) {
+      const type = typeNames[name] ?? this.messageType(name);
+      if (type !== undefined) return { run: () => type, constant: { value: type } };
+      return { run: () => celError(`undeclared reference to '${name}'`, id) };
+    }
+    return {
+      attribute: true,
+      run: (s) => {
+        charge(meter, 1);
+        const v = s.lookup(name);
+        return v === undefined ? celError(`undeclared reference to '${name}'`, id) : v;
+      },
+    };
+  }
+
+  /** `google.protobuf.Duration` and the like: a select chain naming a type rather than reading a variable. */
+  private qualifiedType(e: Expr, locals: ReadonlySet<string>): CelValue | undefined {
+    const parts: string[] = [];
+    let cur: Expr | undefined = e;
+    while (cur?.exprKind.case === 'selectExpr' && !cur.exprKind.value.testOnly) { parts.unshift(cur.exprKind.value.field); cur = cur.exprKind.value.operand; }
+    if (cur?.exprKind.case !== 'identExpr') return undefined;
+    const root = cur.exprKind.value.name;
+    if (locals.has(root) || this.variables.has(root)) return undefined;
+    return this.messageType([root, ...parts].join('.'));
+  }
+
+  private planSelect(id: number, operand: Planned, field: string, testOnly: boolean): Planned {
+    const meter = this.meter;
+    const run = operand.run;
+    if (testOnly) {
+      return {
+        run: (s) => {
+          const o = run(s);
+          if (isCelError(o)) return o;
+          const opt = optionalValue(o);
+          if (opt === null) return false;
+          const base = opt === undefined ? o : opt.value;
+          if (!isCelMap(base)) return noSuchOverload(id);
+          return base.has(field);
+        },
+      };
+    }
+    // A selection on a computed value makes it an attribute first.
+    const cost = operand.attribute ? 1 : 2;
+    return {
+      attribute: true,
+      run: (s) => {
+        const o = run(s);
+        if (isCelError(o)) return o;
+        charge(meter, cost);
+        return selectField(id, o, field);
+      },
+    };
+  }
+
+  private planCall(id: number, name: string, targetExpr: Expr | undefined, argExprs: Expr[], locals: ReadonlySet<string>): Planned {
+    const meter = this.meter;
+    // `format.dns1123Label()`, `sets.contains(a, b)`: a namespaced function, not a method on a variable.
+    const t = targetExpr?.exprKind;
+    if (t?.case === 'identExpr' && !locals.has(t.value.name) && !this.variables.has(t.value.name) && this.funcs.find(`${t.value.name}.${name}`)) {
+      return this.planFunction(id, `${t.value.name}.${name}`, undefined, argExprs.map((a) => this.plan(a, locals)));
+    }
+    const target = targetExpr ? this.plan(targetExpr, locals) : undefined;
+    const args = argExprs.map((a) => this.plan(a, locals));
+    switch (name) {
+      case '_&&_': case '_||_':
+        return this.planLogic(id, name === '_&&_', args);
+      case '_?_:_':
+        return this.planConditional(id, args[0]!, args[1]!, args[2]!);
+      case '@not_strictly_false': {
+        const arg = args[0]!.run;
+        return { run: (s) => { const v = arg(s); charge(meter, 1); return v !== false; } };
+      }
+      case '_[_]': case '_[?_]':
+        return this.planIndex(id, args[0]!, args[1]!, name === '_[?_]');
+      case '_?._': {
+        const field = args[1]!.constant?.value;
+        if (typeof field !== 'string') return { run: () => celError('invalid optional field selection', id) };
+        return this.planOptionalSelect(id, args[0]!, field);
+      }
+      case 'or': case 'orValue':
+        if (target && args.length === 1) return this.planOptionalOr(id, name, target, args[0]!);
+        break;
+      case '@in':
+        if (args[1]!.constant && isCelList(args[1]!.constant.value)) return this.planMembership(id, args[0]!, args[1]!.constant.value);
+        break;
+    }
+    const planned = this.planFunction(id, name, target, args);
+    // As upstream's optimizer: a type conversion of a constant is computed once.
+    if (!target && args.length === 1 && args[0]!.constant && conversions.has(name)) {
+      const value = this.fold(planned.run);
+      if (value !== undefined) return { run: () => value, constant: { value } };
+    }
+    return planned;
+  }
+
+  private fold(run: Run): unknown {
+    const meter = this.meter;
+    meter.silent++;
+    try {
+      const v = run({ lookup: () => undefined });
+      return isCelError(v) ? undefined : v;
+    } catch {
+      return undefined;
+    } finally {
+      meter.silent--;
+    }
+  }
+
+  private planFunction(id: number, name: string, target: Planned | undefined, args: Planned[]): Planned {
+    const meter = this.meter;
+    const fn = this.funcs.find(name);
+    const runs = [...(target ? [target.run] : []), ...args.map((a) => a.run)];
+    const hasTarget = target !== undefined;
+    // Upstream evaluates both operands of a unary or binary call before it
+    // looks for errors, and charges the call either way; longer calls stop
+    // at the first error, uncharged.
+    const strictPair = runs.length <= 2;
+    return {
+      run: (s) => {
+        const vals: unknown[] = [];
+        let error: unknown;
+        for (const r of runs) {
+          const v = r(s);
+          if (isCelError(v)) {
+            error ??= v;
+            if (!strictPair) return v;
+          }
+          vals.push(v);
+        }
+        const t = hasTarget ? (vals[0] as CelValue) : undefined;
+        const rest = (hasTarget ? vals.slice(1) : vals) as CelValue[];
+        if (error !== undefined) {
+          charge(meter, callCost(name, t, rest, undefined));
+          return error;
+        }
+        if (!fn) return celError(`unbound function: ${name}`, id);
+        const result = fn.call(id, t, rest);
+        charge(meter, callCost(name, t, rest, result));
+        return result === undefined ? noSuchOverload(id) : result;
+      },
+    };
+  }
+
+  /** && and ||: short-circuit in order, an error absorbed by a deciding operand on either side, as CEL's commutative logic. */
+  private planLogic(id: number, and: boolean, args: Planned[]): Planned {
+    const runs = args.map((a) => a.run);
+    return {
+      run: (s) => {
+        let error: unknown;
+        for (const r of runs) {
+          const v = r(s);
+          if (v === !and) return !and;
+          if (v === and) continue;
+          error ??= isCelError(v) ? v : celError(`no such overload`, id);
+        }
+        return error ?? and;
+      },
+    };
+  }
+
+  private planConditional(id: number, cond: Planned, yes: Planned, no: Planned): Planned {
+    const meter = this.meter;
+    // Upstream resolves a branch that is an attribute without observing it.
+    const branch = (p: Planned): Run => (p.attribute ? (s) => { meter.silent++; try { return p.run(s); } finally { meter.silent--; } } : p.run);
+    const runCond = cond.run, runYes = branch(yes), runNo = branch(no);
+    return {
+      run: (s) => {
+        const c = runCond(s);
+        if (isCelError(c)) return c;
+        if (typeof c !== 'boolean') return noSuchOverload(id);
+        return c ? runYes(s) : runNo(s);
+      },
+    };
+  }
+
+  private planIndex(id: number, operand: Planned, key: Planned, optional: boolean): Planned {
+    const meter = this.meter;
+    const runOperand = operand.run;
+    // A key that is itself a variable or field path is read as part of the qualifier.
+    const runKey = key.attribute ? (s: Scope) => { meter.silent++; try { return key.run(s); } finally { meter.silent--; } } : key.run;
+    const cost = operand.attribute ? 1 : 2;
+    return {
+      attribute: true,
+      run: (s) => {
+        const o = runOperand(s);
+        if (isCelError(o)) return o;
+        const k = runKey(s);
+        if (isCelError(k)) return k;
+        charge(meter, cost);
+        return indexValue(id, o, k, optional);
+      },
+    };
+  }
+
+  private planOptionalSelect(id: number, operand: Planned, field: string): Planned {
+    const meter = this.meter;
+    const run = operand.run;
+    const cost = operand.attribute ? 1 : 2;
+    return {
+      attribute: true,
+      run: (s) => {
+        const o = run(s);
+        if (isCelError(o)) return o;
+        const inner = optionalValue(o);
+        if (inner === null) return optionalNone();
+        const base = inner === undefined ? o : inner.value;
+        if (!isCelMap(base)) return noSuchOverload(id);
+        const v = base.get(field);
+        // Upstream observes the optional qualifier only when it finds the field.
+        if (v === undefined) return optionalNone();
+        charge(meter, cost);
+        return optionalOf(v);
+      },
+    };
+  }
+
+  /** `a.or(b)`, `a.orValue(v)`: the right side only when the optional `a` is empty, and no cost of their own, as upstream. */
+  private planOptionalOr(id: number, name: string, target: Planned, arg: Planned): Planned {
+    const runTarget = target.run, runArg = arg.run;
+    return {
+      run: (s) => {
+        const t = runTarget(s);
+        if (isCelError(t)) return t;
+        const o = optionalValue(t);
+        if (o === undefined) return noSuchOverload(id);
+        if (o !== null) return name === 'or' ? t : o.value;
+        const other = runArg(s);
+        if (name === 'or' && !isCelError(other) && optionalValue(other) === undefined) return noSuchOverload(id);
+        return other;
+      },
+    };
+  }
+
+  /** `x in [constants]`: a set lookup, charged only for `x`. */
+  private planMembership(id: number, lhs: Planned, list: Iterable<unknown>): Planned {
+    const inFn = this.funcs.find('@in');
+    const runLhs = lhs.run;
+    const values = list as CelValue;
+    return {
+      run: (s) => {
+        const v = runLhs(s);
+        if (isCelError(v)) return v;
+        return inFn?.call(id, undefined, [v as CelValue, values]) ?? noSuchOverload(id);
+      },
+    };
+  }
+
+  private planList(id: number, elements: Planned[], optional: ReadonlySet<number>): Planned {
+    const meter = this.meter;
+    const build = (vals: unknown[]): unknown => {
+      const out: unknown[] = [];
+      for (let i = 0; i < vals.length; i++) {
+        const v = vals[i];
+        if (!optional.has(i)) { out.push(v); continue; }
+        const o = optionalValue(v);
+        if (o === undefined) return celError(`cannot initialize optional entry from non-optional value`, id);
+        if (o !== null) out.push(o.value);
+      }
+      return celList(out as CelValue[]);
+    };
+    if (elements.every((e) => e.constant)) {
+      const value = build(elements.map((e) => e.constant!.value));
+      return { run: () => value, constant: { value } };
+    }
+    const runs = elements.map((e) => e.run);
+    return {
+      run: (s) => {
+        const vals: unknown[] = [];
+        for (const r of runs) {
+          const v = r(s);
+          if (isCelError(v)) return v;
+          vals.push(v);
+        }
+        charge(meter, 10);
+        return build(vals);
+      },
+    };
+  }
+
+  private planMap(id: number, entries: { key: Planned; value: Planned; optional: boolean }[]): Planned {
+    const meter = this.meter;
+    const build = (pairs: [unknown, unknown, boolean][]): unknown => {
+      const m = new Map<unknown, unknown>();
+      for (const [k, v, opt] of pairs) {
+        if (!(typeof k === 'string' || typeof k === 'bigint' || typeof k === 'boolean' || isCelUint(k))) return celError('unsupported key type', id);
+        const key = k;
+        if (m.has(key)) return celError(`map key conflict: ${String(key)}`, id);
+        if (!opt) { m.set(key, v); continue; }
+        const o = optionalValue(v);
+        if (o === undefined) return celError(`cannot initialize optional entry from non-optional value`, id);
+        if (o !== null) m.set(key, o.value);
+      }
+      return celMap(m as Map<string, never>);
+    };
+    if (entries.every((e) => e.key.constant && e.value.constant)) {
+      const value = build(entries.map((e) => [e.key.constant!.value, e.value.constant!.value, e.optional]));
+      return { run: () => value, constant: { value } };
+    }
+    return {
+      run: (s) => {
+        const pairs: [unknown, unknown, boolean][] = [];
+        for (const e of entries) {
+          const k = e.key.run(s);
+          if (isCelError(k)) return k;
+          const v = e.value.run(s);
+          if (isCelError(v)) return v;
+          pairs.push([k, v, e.optional]);
+        }
+        charge(meter, 30);
+        return build(pairs);
+      },
+    };
+  }
+
+  private planFold(id: number, c: Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'], locals: ReadonlySet<string>): Planned {
+    const inner = new Set(locals);
+    inner.add(c.accuVar);
+    inner.add(c.iterVar);
+    if (c.iterVar2) inner.add(c.iterVar2);
+    const range = this.plan(c.iterRange!, locals).run;
+    const init = this.plan(c.accuInit!, locals).run;
+    const cond = this.plan(c.loopCondition!, inner).run;
+    const step = this.plan(c.loopStep!, inner).run;
+    const result = this.plan(c.result!, inner).run;
+    const { accuVar, iterVar, iterVar2 } = c;
+    return {
+      run: (s) => {
+        const r = range(s);
+        if (isCelError(r)) return r;
+        let pairs: [unknown, unknown][];
+        if (isCelMap(r)) pairs = [...r.keys()].map((k) => [k, r.get(k as string)]);
+        else if (isCelList(r)) pairs = [...r].map((v, i) => [BigInt(i), v]);
+        else return celError(`type mismatch: iterable vs ${typeof r}`, id);
+        const accu = new Frame(accuVar, init(s), s);
+        if (isCelError(accu.value)) return accu.value;
+        for (const [k, v] of pairs) {
+          // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
+          const first = new Frame(iterVar, iterVar2 ? k : isCelList(r) ? v : k, accu);
+          const frame = iterVar2 ? new Frame(iterVar2, v, first) : first;
+          const ok = cond(frame);
+          if (isCelError(ok)) return ok;
+          if (ok !== true) break;
+          accu.value = step(frame);
+        }
+        return result(accu);
+      },
+    };
+  }
+}

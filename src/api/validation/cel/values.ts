@@ -1,0 +1,23 @@
+// The values the Kubernetes CEL libraries make (a URL, an IP, a quantity, an
+// authorizer and its checks): maps with one hidden key naming their kind, so
+// equality and `type()` behave as for any map; their methods check the key
+// and fail with upstream's `no such overload` otherwise.
+
+import { celMap, isCelMap, type CelValue } from '@bufbuild/cel';
+
+const KIND = '\u0000kind';
+
+export function opaque(kind: string, fields: Record<string, unknown>): CelValue {
+  return celMap(new Map<string, never>([[KIND, kind as never], ...Object.entries(fields).map(([k, v]) => [k, v as never] as [string, never])]));
+}
+
+/** Whether `v` is a value one of the libraries made, not a map of the rule's data. */
+export function isLibraryValue(v: unknown): boolean {
+  return isCelMap(v) && v.get(KIND) !== undefined;
+}
+
+/** A field of a library value of `kind`; `no such overload` when `v` is another value. */
+export function field<T>(v: CelValue, kind: string, name: string): T {
+  if (!isCelMap(v) || v.get(KIND) !== kind) throw new Error('no such overload');
+  return v.get(name) as T;
+}

@@ -1,0 +1,75 @@
+// CEL rules of a custom resource end to end: the optional syntax and the
+// sets library in x-kubernetes-validations, enforced on create and update
+// (a transition rule with optionalOldSelf); definitions refused naming the
+// place for a misplaced marker, a rule over its cost budget and a library
+// upstream 1.32 does not offer.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually } from '../support/eventually.js';
+import { assertStatus } from '../support/hostile.js';
+import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
+
+let s: TestServer;
+before(async () => { s = await startTestServer(); });
+after(async () => { await s.close(); });
+
+const gadgets = `/apis/${widgetGroup}/v1/namespaces/default/gadgets`;
+
+function gadgetCrd(spec: Record<string, unknown>): Record<string, any> {
+  const crd = widgetCrd({}, 'gadgets', 'Gadget');
+  crd.spec.versions[0].schema.openAPIV3Schema.properties.spec = spec;
+  return crd;
+}
+
+const specSchema = {
+  type: 'object',
+  'x-kubernetes-validations': [
+    { rule: "self.?tier.orValue('basic') in ['basic', 'gold']", message: 'tier must be basic or gold' },
+    { rule: "sets.contains(['read', 'write', 'admin'], self.?verbs.orValue([]))", messageExpression: "'unknown verbs: ' + self.verbs.filter(v, !(v in ['read', 'write', 'admin'])).join(', ')" },
+    { rule: "!oldSelf.hasValue() || oldSelf.?owner == self.?owner", optionalOldSelf: true, message: 'owner is immutable' },
+  ],
+  properties: {
+    tier: { type: 'string', maxLength: 10 },
+    owner: { type: 'string', maxLength: 63 },
+    verbs: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 10 } },
+  },
+};
+
+test('optional syntax and the sets library in the rules of a custom resource', async () => {
+  const made = await s.client.post(crdPath, gadgetCrd(specSchema));
+  assert.equal(made.status, 201, made.text);
+  await eventually('gadgets are served', async () => (await s.client.get(gadgets)).status === 200);
+
+  const ok = await s.client.post(gadgets, { apiVersion: `${widgetGroup}/v1`, kind: 'Gadget', metadata: { name: 'g1' }, spec: { owner: 'ann', verbs: ['read'] } });
+  assert.equal(ok.status, 201, ok.text);
+  const bad = await s.client.post(gadgets, { apiVersion: `${widgetGroup}/v1`, kind: 'Gadget', metadata: { name: 'g2' }, spec: { tier: 'platinum', verbs: ['read', 'fly', 'swim'] } });
+  assertStatus(bad, 422, 'Invalid');
+  assert.deepEqual(bad.json.details.causes.map((c: any) => `${c.field}: ${c.message}`), [
+    'spec: Invalid value: tier must be basic or gold',
+    'spec: Invalid value: unknown verbs: fly, swim',
+  ]);
+  const moved = await s.client.put(`${gadgets}/g1`, { ...ok.json, spec: { owner: 'bob' } });
+  assertStatus(moved, 422, 'Invalid');
+  assert.equal(moved.json.details.causes[0].message, 'Invalid value: owner is immutable');
+});
+
+test('definitions are refused naming the place: a misplaced marker, a rule over budget, a library upstream 1.32 lacks', async () => {
+  const cases: [string, Record<string, unknown>, string][] = [
+    ['marker inside allOf', { type: 'object', properties: { a: { type: 'array', items: { type: 'string' }, allOf: [{ 'x-kubernetes-list-type': 'set' }] } } },
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[a].allOf[0].x-kubernetes-list-type: Forbidden: must be undefined to be structural'],
+    ['rule over budget', { type: 'object', properties: { l: { type: 'array', items: { type: 'string' } } }, 'x-kubernetes-validations': [{ rule: 'self.l.all(x, self.l.all(y, x.contains(y)))' }] },
+      'spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x'],
+    ['semver, from 1.33', { type: 'object', properties: { v: { type: 'string', 'x-kubernetes-validations': [{ rule: 'isSemver(self)' }] } } },
+      "spec.versions[0].schema.openAPIV3Schema.properties[spec].properties[v].x-kubernetes-validations[0].rule: Invalid value: {\"rule\":\"isSemver(self)\"}: compilation failed: ERROR: <input>: undeclared reference to 'isSemver' (in container '')"],
+  ];
+  for (const [what, spec, message] of cases) {
+    const crd = gadgetCrd(spec);
+    crd.metadata.name = `refused.${widgetGroup}`;
+    crd.spec.names = { plural: 'refused', singular: 'refused', kind: 'Refused' };
+    const r = await s.client.post(crdPath, crd);
+    assertStatus(r, 422, 'Invalid');
+    assert.ok(r.json.message.includes(message), `${what}: ${r.json.message}`);
+  }
+});
