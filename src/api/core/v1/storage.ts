@@ -52,7 +52,7 @@ const persistentSources = {
 
 const PersistentVolumeSource = define(core('PersistentVolumeSource'), t.object(persistentSources, 'Where a persistent volume is; exactly one source.'));
 
-const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.object({
+export const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.object({
   capacity: p(1, resourceList('Capacity of the volume (storage).')),
   ...persistentSources,
   accessModes: p(3, t.array(s(), 'How the volume can be mounted.', { listType: 'atomic' })),
