@@ -21,6 +21,8 @@ import { CsrCleanerController } from './csrcleaner.js';
 import { TokenCleaner } from './tokencleaner.js';
 import { BootstrapSigner } from './bootstrapsigner.js';
 import { DisruptionController } from './disruption.js';
+import { EndpointsController } from './endpoints.js';
+import { EndpointSliceController } from './endpointslice.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -48,6 +50,8 @@ const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, i
   csrapproving: (c, l, i, id) => new CsrApprovingController(c, l, i, id.certificates.authorize),
   csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
   disruption: (c, l, i) => new DisruptionController(c, l, i),
+  endpoint: (c, l, i) => new EndpointsController(c, l, i),
+  endpointslice: (c, l, i) => new EndpointSliceController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),
