@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import { vocabulary } from '../../../machinery/vocabulary.js';
 import { define, p, t } from '../../schema.js';
 import { defineKind, statusSubresource, type KubeObject } from '../../kind.js';
-import { FieldError, fieldErrors } from '../../../machinery/errors.js';
+import { FieldError, fieldErrors, GoLiteral } from '../../../machinery/errors.js';
 import { checkName, fieldPath, isDns1035Label, isDns1123Subdomain, isPathSegmentName } from '../../../machinery/validation.js';
 import { kindSchema, nameColumn, ageColumn } from '../../core/v1/common.js';
 import { TypedLocalObjectReference } from '../../core/v1/volumes.js';
@@ -142,7 +142,11 @@ function validateIngress(ing: KubeObject): FieldError[] {
   const spec: Obj = ing.spec ?? {};
   const errs: FieldError[] = [];
   const rules: Obj[] = spec.rules ?? [];
-  if (rules.length === 0 && !spec.defaultBackend) errs.push(fieldErrors.invalid('spec', spec.rules ?? null, 'either `defaultBackend` or `rules` must be specified'));
+  if (rules.length === 0 && !spec.defaultBackend) {
+    // Upstream prints the Go value of the empty rules.
+    const shown = new GoLiteral(spec.rules ? '[]networking.IngressRule{}' : '[]networking.IngressRule(nil)');
+    errs.push(fieldErrors.invalid('spec', shown, 'either `defaultBackend` or `rules` must be specified'));
+  }
   if (spec.defaultBackend) errs.push(...validateBackend(spec.defaultBackend, 'spec.defaultBackend'));
   errs.push(...validateRules(rules));
   ((spec.tls ?? []) as Obj[]).forEach((tls, i) => {
