@@ -15,7 +15,7 @@ import { csiDrivers, csiNodes, csiStorageCapacities, storageClasses, volumeAttac
 import { priorityClasses } from '../../../src/api/scheduling/v1/priorityclass.js';
 import { runtimeClasses } from '../../../src/api/node/v1/runtimeclass.js';
 import { canonical } from '../protobuf/fixtures.js';
-import { namedGroupSamples } from './named-groups-samples.js';
+import { namedGroupSamples } from '../../support/named-group-samples.js';
 
 const lookup = builtinSchemaLookup(namedGroupKinds);
 

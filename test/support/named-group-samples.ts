@@ -2,9 +2,9 @@
 // scheduling and node kind, as the server stores them (defaults applied, no
 // empty value fields), for the round-trip tests.
 
-import type { KubeObject } from '../../../src/api/kind.js';
-import { vocabulary } from '../../../src/machinery/vocabulary.js';
-import { fullMetadata } from '../protobuf/fixtures.js';
+import type { KubeObject } from '../../src/api/kind.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { fullMetadata } from '../unit/protobuf/fixtures.js';
 
 const clusterMeta = { ...fullMetadata, namespace: undefined };
 const v1 = (group: string) => `${group}/v1`;
