@@ -4,8 +4,11 @@
 // hostname, and the port a Service port leads to on it.
 
 import { isIPv4, isIPv6 } from 'node:net';
-import type { ApiObject } from '../client/types.js';
+import type { ApiClient, ApiObject } from '../client/types.js';
 import type { InformerSubscription } from '../client/informer.js';
+import { resources } from '../client/resources.js';
+import type { WorkQueue } from '../client/workqueue.js';
+import { BaseController, type KitArgument, type Log } from './controller.js';
 import { ownValue } from '../machinery/ownkeys.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { platServiceName } from './platservice.js';
@@ -118,5 +121,46 @@ export class TriggerTimes {
     const at = this.times.get(key);
     this.times.delete(key);
     return at === undefined ? undefined : new Date(at).toISOString().replace(/\.?0*Z$/, 'Z');
+  }
+}
+
+/**
+ * The wiring both controllers share: a queue of Service keys, fed by the
+ * Services' own changes and by the changes of the pods they select (with the
+ * time of each change kept for the trigger-time annotation). Subclasses add
+ * the informer of what they write, started between the pods and the Services.
+ */
+export abstract class ServicePodsController extends BaseController {
+  protected readonly queue: WorkQueue;
+  protected readonly services: InformerSubscription;
+  protected readonly pods: InformerSubscription;
+  protected readonly triggers = new TriggerTimes(this.now);
+
+  constructor(client: ApiClient, log: Log, kit: KitArgument, queueName: string, failure: string) {
+    super(client, log, kit);
+    this.queue = this.workQueue((key) => this.sync(key), { name: queueName, failure });
+    const serviceChanged = (svc: ApiObject) => { this.triggers.observe(objectKey(svc)); this.queue.add(objectKey(svc)); };
+    this.services = this.watch(this.resolve(resources.services), { onAdd: serviceChanged, onUpdate: (_o, svc) => serviceChanged(svc), onDelete: serviceChanged });
+    const podChanged = (pod: ApiObject, old?: ApiObject) => {
+      for (const svc of servicesOfPod(this.services, pod, old)) serviceChanged(svc);
+    };
+    this.pods = this.watch(this.resolve(resources.pods), { onAdd: (pod) => podChanged(pod), onUpdate: (old, pod) => podChanged(pod, old), onDelete: (pod) => podChanged(pod) });
+  }
+
+  /** The informer of the objects the controller writes. */
+  protected abstract readonly written: InformerSubscription;
+
+  protected abstract sync(key: string): Promise<void>;
+
+  /** The pods of the Service's namespace it selects. */
+  protected selectedPods(service: ApiObject): ApiObject[] {
+    return this.pods.list().filter((pod) => pod.metadata?.namespace === service.metadata?.namespace && serviceSelects(service, pod.metadata?.labels));
+  }
+
+  override async start(): Promise<void> {
+    // The Services last: their first syncs then see every pod and every object already written.
+    await this.pods.start();
+    await this.written.start();
+    await this.services.start();
   }
 }

@@ -13,13 +13,12 @@ import type { ApiClient, ApiObject } from '../client/types.js';
 import { isConflict, isNotFound } from '../client/types.js';
 import type { InformerSubscription } from '../client/informer.js';
 import { resources } from '../client/resources.js';
-import type { WorkQueue } from '../client/workqueue.js';
 import { deepEqual } from '../machinery/equal.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import { BaseController, type KitArgument, type Log } from './controller.js';
+import type { KitArgument, Log } from './controller.js';
 import {
   isHeadless, managedElsewhere, objectKey, podAddressOf, podHostname, podIsEndpoint, podPortFor, podReady, podReference,
-  serviceFamilies, serviceSelects, servicesOfPod, TriggerTimes,
+  serviceFamilies, ServicePodsController,
 } from './endpointpods.js';
 
 type Obj = Record<string, any>;
@@ -27,48 +26,31 @@ type Obj = Record<string, any>;
 /** Upstream caps an Endpoints object at 1000 addresses (ready ones first) and says so in an annotation. */
 export const maxEndpointsAddresses = 1000;
 
-export class EndpointsController extends BaseController {
+export class EndpointsController extends ServicePodsController {
   readonly name = 'endpoints';
-  private readonly queue: WorkQueue;
-  private readonly services: InformerSubscription;
-  private readonly pods: InformerSubscription;
-  private readonly endpoints: InformerSubscription;
-  private readonly triggers = new TriggerTimes(this.now);
+  protected readonly written: InformerSubscription;
 
   constructor(client: ApiClient, log: Log, kit: KitArgument) {
-    super(client, log, kit);
-    this.queue = this.workQueue((key) => this.sync(key), { name: 'endpoint', failure: 'endpoints sync failed' });
-    const serviceChanged = (svc: ApiObject) => { this.triggers.observe(objectKey(svc)); this.queue.add(objectKey(svc)); };
-    this.services = this.watch(this.resolve(resources.services), { onAdd: serviceChanged, onUpdate: (_o, svc) => serviceChanged(svc), onDelete: serviceChanged });
-    const podChanged = (pod: ApiObject, old?: ApiObject) => {
-      for (const svc of servicesOfPod(this.services, pod, old)) serviceChanged(svc);
-    };
-    this.pods = this.watch(this.resolve(resources.pods), { onAdd: (pod) => podChanged(pod), onUpdate: (old, pod) => podChanged(pod, old), onDelete: (pod) => podChanged(pod) });
+    super(client, log, kit, 'endpoint', 'endpoints sync failed');
     // Endpoints changed or removed by someone else are put back; a write this controller lost to a stale cache is made again.
     const endpointsChanged = (ep: ApiObject) => { if (this.services.get(ep.metadata?.namespace, ep.metadata!.name!)) this.queue.add(objectKey(ep)); };
-    this.endpoints = this.watch(this.resolve(resources.endpoints), { onAdd: endpointsChanged, onUpdate: (_o, ep) => endpointsChanged(ep), onDelete: endpointsChanged });
+    this.written = this.watch(this.resolve(resources.endpoints), { onAdd: endpointsChanged, onUpdate: (_o, ep) => endpointsChanged(ep), onDelete: endpointsChanged });
   }
 
-  override async start(): Promise<void> {
-    await this.pods.start();
-    await this.endpoints.start();
-    await this.services.start();
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [namespace, name] = key.split('/') as [string, string];
     const service = this.services.get(namespace, name);
     if (!service) {
       this.triggers.take(key);
       // As upstream: the Endpoints of a deleted Service are deleted (one written by hand for no Service stays).
-      if (this.endpoints.get(namespace, name)) {
-        try { await this.client.delete(this.endpoints.type, namespace, name); } catch (e) { if (!isNotFound(e)) throw e; }
+      if (this.written.get(namespace, name)) {
+        try { await this.client.delete(this.written.type, namespace, name); } catch (e) { if (!isNotFound(e)) throw e; }
       }
       return;
     }
     if (managedElsewhere(service)) { this.triggers.take(key); return; }
     const { subsets, truncated } = this.subsetsOf(service);
-    const current = this.endpoints.get(namespace, name);
+    const current = this.written.get(namespace, name);
     const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}) };
     if (isHeadless(service)) labels[vocabulary.headlessServiceLabel] = '';
     const annotations: Record<string, string> = { ...(current?.metadata?.annotations ?? {}) };
@@ -83,8 +65,8 @@ export class EndpointsController extends BaseController {
     if (Object.keys(annotations).length === 0) delete (metadata as Obj).annotations;
     const body = { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets } as ApiObject;
     try {
-      if (current) await this.client.update(this.endpoints.type, namespace, body);
-      else await this.client.create(this.endpoints.type, namespace, body);
+      if (current) await this.client.update(this.written.type, namespace, body);
+      else await this.client.create(this.written.type, namespace, body);
     } catch (e) {
       // Changed meanwhile: its event brings the key back.
       if (isConflict(e) || isNotFound(e)) return;
@@ -105,8 +87,7 @@ export class EndpointsController extends BaseController {
       if (!g) groups.set(k, g = { ports, ready: [], notReady: [] });
       (ready ? g.ready : g.notReady).push(address);
     };
-    for (const pod of this.pods.list()) {
-      if (pod.metadata?.namespace !== service.metadata?.namespace || !serviceSelects(service, pod.metadata?.labels)) continue;
+    for (const pod of this.selectedPods(service)) {
       if (!podIsEndpoint(pod, publishNotReady)) continue;
       const ip = podAddressOf(pod, family);
       if (!ip) continue;

@@ -13,13 +13,12 @@ import type { ApiClient, ApiObject } from '../client/types.js';
 import { isConflict, isNotFound } from '../client/types.js';
 import type { InformerSubscription } from '../client/informer.js';
 import { resources } from '../client/resources.js';
-import type { WorkQueue } from '../client/workqueue.js';
 import { deepEqual } from '../machinery/equal.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import { BaseController, type KitArgument, type Log } from './controller.js';
+import type { KitArgument, Log } from './controller.js';
 import {
   isHeadless, managedElsewhere, objectKey, podAddressOf, podHostname, podIsEndpoint, podPortFor, podReady, podReference,
-  serviceFamilies, serviceSelects, servicesOfPod, TriggerTimes,
+  serviceFamilies, ServicePodsController,
 } from './endpointpods.js';
 
 type Obj = Record<string, any>;
@@ -37,57 +36,40 @@ interface DesiredSlice {
   endpoints: Obj[];
 }
 
-export class EndpointSliceController extends BaseController {
+export class EndpointSliceController extends ServicePodsController {
   readonly name = 'endpointslice';
-  private readonly queue: WorkQueue;
-  private readonly services: InformerSubscription;
-  private readonly pods: InformerSubscription;
-  private readonly slices: InformerSubscription;
-  private readonly triggers = new TriggerTimes(this.now);
+  protected readonly written: InformerSubscription;
   /**
    * What this controller last wrote per Service key: slice name -> the
    * resourceVersion written (null: deleted). A sync waits until the cache
    * shows them, so that a slice it just made is never made twice (upstream's
    * endpoint slice tracker).
    */
-  private readonly written = new Map<string, Map<string, string | null>>();
+  private readonly lastWrites = new Map<string, Map<string, string | null>>();
 
   constructor(client: ApiClient, log: Log, kit: KitArgument) {
-    super(client, log, kit);
-    this.queue = this.workQueue((key) => this.sync(key), { name: 'endpoint_slice', failure: 'endpoint slice sync failed' });
-    const serviceChanged = (svc: ApiObject) => { this.triggers.observe(objectKey(svc)); this.queue.add(objectKey(svc)); };
-    this.services = this.watch(this.resolve(resources.services), { onAdd: serviceChanged, onUpdate: (_o, svc) => serviceChanged(svc), onDelete: serviceChanged });
-    const podChanged = (pod: ApiObject, old?: ApiObject) => {
-      for (const svc of servicesOfPod(this.services, pod, old)) serviceChanged(svc);
-    };
-    this.pods = this.watch(this.resolve(resources.pods), { onAdd: (pod) => podChanged(pod), onUpdate: (old, pod) => podChanged(pod, old), onDelete: (pod) => podChanged(pod) });
+    super(client, log, kit, 'endpoint_slice', 'endpoint slice sync failed');
     // Our slices changed or removed by someone else are put right.
     const sliceChanged = (slice: ApiObject) => {
       const service = slice.metadata?.labels?.[vocabulary.serviceNameLabel];
       if (managedBy(slice) && service) this.queue.add(`${slice.metadata!.namespace}/${service}`);
     };
-    this.slices = this.watch(this.resolve(resources.endpointSlices), { onAdd: sliceChanged, onUpdate: (_o, slice) => sliceChanged(slice), onDelete: sliceChanged }, {
+    this.written = this.watch(this.resolve(resources.endpointSlices), { onAdd: sliceChanged, onUpdate: (_o, slice) => sliceChanged(slice), onDelete: sliceChanged }, {
       indexers: { [serviceIndex]: (slice) => (managedBy(slice) && slice.metadata?.labels?.[vocabulary.serviceNameLabel] ? [`${slice.metadata!.namespace}/${slice.metadata!.labels[vocabulary.serviceNameLabel]}`] : []) },
     });
   }
 
-  override async start(): Promise<void> {
-    await this.pods.start();
-    await this.slices.start();
-    await this.services.start();
-  }
-
-  private async sync(key: string): Promise<void> {
+  protected async sync(key: string): Promise<void> {
     const [namespace, name] = key.split('/') as [string, string];
     const service = this.services.get(namespace, name);
     // A deleted Service's slices go with it (the garbage collector follows their owner reference); one without a selector gets none.
-    if (!service || managedElsewhere(service)) { this.triggers.take(key); this.written.delete(key); return; }
+    if (!service || managedElsewhere(service)) { this.triggers.take(key); this.lastWrites.delete(key); return; }
     if (!this.cacheHasWrites(key, namespace)) {
       // The slices' own events bring the key back; the timer is in case they were overtaken.
       this.queue.addAfter(key, 1000);
       return;
     }
-    const existing = this.slices.byIndex(serviceIndex, key).filter((slice) => slice.metadata?.deletionTimestamp === undefined);
+    const existing = this.written.byIndex(serviceIndex, key).filter((slice) => slice.metadata?.deletionTimestamp === undefined);
     const desired = this.desiredSlices(service);
     const trigger = this.triggers.take(key);
     const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}) };
@@ -109,14 +91,14 @@ export class EndpointSliceController extends BaseController {
         if (same) continue;
         const annotations = { ...(reuse.metadata?.annotations ?? {}) };
         if (trigger) annotations[vocabulary.lastChangeTriggerTimeAnnotation] = trigger;
-        writes.push(this.client.update(this.slices.type, namespace, { ...reuse, metadata: { ...reuse.metadata, labels, annotations }, ...content } as ApiObject));
+        writes.push(this.client.update(this.written.type, namespace, { ...reuse, metadata: { ...reuse.metadata, labels, annotations }, ...content } as ApiObject));
       } else {
         const metadata: Obj = { generateName: `${name}-`.slice(0, 63 - 5), namespace, labels, ownerReferences: [owner] };
         if (trigger) metadata.annotations = { [vocabulary.lastChangeTriggerTimeAnnotation]: trigger };
-        writes.push(this.client.create(this.slices.type, namespace, { apiVersion: `${this.slices.type.group}/v1`, kind: 'EndpointSlice', metadata, ...content } as ApiObject));
+        writes.push(this.client.create(this.written.type, namespace, { apiVersion: `${this.written.type.group}/v1`, kind: 'EndpointSlice', metadata, ...content } as ApiObject));
       }
     }
-    for (const extra of unused) writes.push(this.client.delete(this.slices.type, namespace, extra.metadata!.name!).then(() => ({ metadata: { name: extra.metadata!.name } })));
+    for (const extra of unused) writes.push(this.client.delete(this.written.type, namespace, extra.metadata!.name!).then(() => ({ metadata: { name: extra.metadata!.name } })));
     const results = await Promise.allSettled(writes);
     const seen = new Map<string, string | null>();
     for (const r of results) {
@@ -124,7 +106,7 @@ export class EndpointSliceController extends BaseController {
       const meta = (r.value as ApiObject).metadata!;
       seen.set(meta.name!, meta.resourceVersion ?? null);
     }
-    if (seen.size) this.written.set(key, seen);
+    if (seen.size) this.lastWrites.set(key, seen);
     for (const r of results) {
       // A conflict or a missing slice: changed meanwhile, its event brings the key back.
       if (r.status === 'rejected' && !isConflict(r.reason) && !isNotFound(r.reason)) throw r.reason;
@@ -133,13 +115,13 @@ export class EndpointSliceController extends BaseController {
 
   /** Whether the cache shows every write of the key's last sync. */
   private cacheHasWrites(key: string, namespace: string): boolean {
-    const wrote = this.written.get(key);
+    const wrote = this.lastWrites.get(key);
     if (!wrote) return true;
     for (const [name, rv] of wrote) {
-      const cached = this.slices.get(namespace, name);
+      const cached = this.written.get(namespace, name);
       if (rv === null ? cached !== undefined : !cached || !atLeast(cached.metadata?.resourceVersion, rv)) return false;
     }
-    this.written.delete(key);
+    this.lastWrites.delete(key);
     return true;
   }
 
@@ -147,8 +129,7 @@ export class EndpointSliceController extends BaseController {
     const publishNotReady = service.spec?.publishNotReadyAddresses === true;
     const servicePorts: Obj[] = service.spec?.ports ?? [];
     const out: DesiredSlice[] = [];
-    const pods = this.pods.list().filter((pod) => pod.metadata?.namespace === service.metadata?.namespace
-      && serviceSelects(service, pod.metadata?.labels) && podIsEndpoint(pod, true));
+    const pods = this.selectedPods(service).filter((pod) => podIsEndpoint(pod, true));
     for (const family of serviceFamilies(service)) {
       // Port set (as JSON) -> endpoints with exactly those ports.
       const groups = new Map<string, { ports: Obj[]; endpoints: Obj[] }>();
