@@ -78,6 +78,11 @@ test('the other kinds answer kubectl get under their short names and columns', a
   assert.match(await ok(['get', 'sc']), /^fast \(default\)\s+example\.com\/disk\s+Delete\s+Immediate\s+false\s+\S+$/m);
   assert.match(await ok(['get', 'csidriver']), /^disk\.example\.com\s+true\s+false\s+false\s+<unset>\s+false\s+Persistent\s+\S+$/m);
   assert.match(await ok(['get', 'runtimeclass']), /^gvisor\s+runsc\s+\S+$/m);
+  // kubectl's describe reads upstream's default-class annotation, not ours: only the server's columns mark the default.
+  assert.match(await ok(['describe', 'sc', 'fast']), /Provisioner:\s+example\.com\/disk/);
+  assert.match(await ok(['describe', 'netpol', 'deny']), /PodSelector:\s+app=web/);
+  assert.match(await ok(['describe', 'pc', 'system-node-critical']), /Value:\s+2000001000/);
+  assert.match(await ok(['describe', 'runtimeclass', 'gvisor']), /Handler:\s+runsc/);
   const policy = JSON.parse(await ok(['get', 'netpol', 'deny', '-o', 'json']));
   assert.deepEqual(policy.spec.policyTypes, ['Ingress']);
   const immutable = await s.kubectl(['patch', 'sc', 'fast', '--type=merge', '-p', '{"provisioner":"other.com/disk"}']);
