@@ -111,12 +111,12 @@ export class EndpointsController extends ServicePodsController {
         add([ep], address, ready);
       }
     }
-    return pack(groups);
+    return packSubsets(groups);
   }
 }
 
-/** Subsets of the groups (ports merged for the same addresses), sorted, capped at 1000 addresses. */
-function pack(groups: Map<string, { ports: Obj[]; ready: Obj[]; notReady: Obj[] }>): { subsets: Obj[]; truncated: boolean } {
+/** Subsets of the groups (address group -> its ports): ports merged for the same addresses, sorted, capped at 1000 addresses (ready ones first). */
+export function packSubsets(groups: Map<string, { ports: Obj[]; ready: Obj[]; notReady: Obj[] }>): { subsets: Obj[]; truncated: boolean } {
   // Addresses that share every port go together in one subset, as upstream's repacking does.
   const byAddresses = new Map<string, { ports: Obj[]; ready: Obj[]; notReady: Obj[] }>();
   for (const g of groups.values()) {

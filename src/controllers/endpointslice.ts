@@ -69,7 +69,9 @@ export class EndpointSliceController extends ServicePodsController {
       this.queue.addAfter(key, 1000);
       return;
     }
-    const existing = this.written.byIndex(serviceIndex, key).filter((slice) => slice.metadata?.deletionTimestamp === undefined);
+    // Slices of an earlier Service of the same name belong to it still: the garbage collector removes them.
+    const existing = this.written.byIndex(serviceIndex, key).filter((slice) => slice.metadata?.deletionTimestamp === undefined
+      && ((slice.metadata?.ownerReferences ?? []) as Obj[]).some((o) => o.controller === true && o.uid === service.metadata?.uid));
     const desired = this.desiredSlices(service);
     const trigger = this.triggers.take(key);
     const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}) };

@@ -60,8 +60,6 @@ export const vocabulary = {
   lastChangeTriggerTimeAnnotation: `endpoints.${product.domain}/last-change-trigger-time`,
   /** Set to `truncated` on Endpoints cut to 1000 addresses (upstream endpoints.kubernetes.io/over-capacity). */
   endpointsOverCapacityAnnotation: `endpoints.${product.domain}/over-capacity`,
-  /** The IngressClass chosen for Ingresses that name none (upstream ingressclass.kubernetes.io/is-default-class). */
-  defaultIngressClassAnnotation: `ingressclass.${product.domain}/is-default-class`,
   /** The StorageClass chosen for claims that name none (upstream storageclass.kubernetes.io/is-default-class). */
   defaultStorageClassAnnotation: `storageclass.${product.domain}/is-default-class`,
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
