@@ -233,3 +233,25 @@ test('RuntimeClass validation; the handler is immutable', () => {
   const rc = sampleOf('RuntimeClass');
   assert.deepEqual(runtimeClasses.strategy.validateUpdate!({ ...rc, handler: 'kata' }, rc).map((e) => e.describe()), ['handler: Invalid value: "kata": field is immutable']);
 });
+
+test('a PriorityClass encodes byte for byte as upstream\'s generated marshaler writes it', () => {
+  const bytes = (...parts: string[]) => Buffer.from(parts.join('').replace(/\s+/g, ''), 'hex');
+  const ascii = (text: string) => Buffer.from(text).toString('hex');
+  const apiVersion = `${priorityClasses.group}/v1`;
+  const wire = bytes(
+    '6b387300',
+    '0a', (2 + apiVersion.length + 2 + 13).toString(16), '0a', apiVersion.length.toString(16), ascii(apiVersion), '120d', ascii('PriorityClass'),
+    '1225',
+    '  0a14', '0a04', ascii('high'), '1200 1a00 2200 2a00 3200 3800 4200', // metadata: every value field, as a Go client writes it
+    '  10e807', // value 1000
+    '  1800', // globalDefault false: a value field, written
+    '  2201', ascii('d'), // description
+    '  2a05', ascii('Never'), // preemptionPolicy: a pointer, set
+    '1a00 2200',
+  );
+  const obj = { apiVersion, kind: 'PriorityClass', metadata: { name: 'high' }, value: 1000, globalDefault: false, description: 'd', preemptionPolicy: 'Never' };
+  assert.equal(encodeProtobufObject(obj, lookup(apiVersion, 'PriorityClass')!).toString('hex'), wire.toString('hex'));
+  // A zero value field is dropped on decode, as JSON's omitempty drops it.
+  const { globalDefault: _dropped, ...decoded } = obj;
+  assert.deepEqual(decodeProtobufObject(wire, lookup), decoded);
+});

@@ -22,8 +22,8 @@ const IngressBackend = define(networking('IngressBackend'), t.object({
     name: p(1, s('Name of the Service, in the Ingress\'s namespace.')),
     port: p(2, t.ref(define(networking('ServiceBackendPort'), t.object({
       name: p(1, s('Name of the Service\'s port; excludes number.')),
-      number: p(2, t.int32('Number of the Service\'s port; excludes name.')),
-    }, 'A port of a Service, by name or number.')), 'The port of the Service.')),
+      number: p(2, t.int32('Number of the Service\'s port; excludes name.'), 'always'),
+    }, 'A port of a Service, by name or number.')), 'The port of the Service.'), 'always'),
   }, 'A Service an Ingress routes to.', { required: ['name'] })), 'A Service to route to; excludes resource.')),
   resource: p(3, t.ref(TypedLocalObjectReference, 'Another object in the Ingress\'s namespace to route to; excludes service.')),
 }, 'Where traffic goes: a Service or another object.'));
@@ -31,13 +31,13 @@ const IngressBackend = define(networking('IngressBackend'), t.object({
 const IngressPortStatus = define(networking('IngressPortStatus'), t.object({
   port: p(1, t.int32('Port number.'), 'always'),
   protocol: p(2, s('TCP, UDP or SCTP.', { enum: ['SCTP', 'TCP', 'UDP'] })),
-  error: p(3, s('Problem with the port, CamelCase reason or domain-prefixed.')),
+  error: p(3, s('Problem with the port, CamelCase reason or domain-prefixed.'), 'whenSet'),
 }, 'The state of one port of a load balancer address.', { required: ['port', 'protocol'] }));
 
 const ruleHttp = p(1, t.ref(define(networking('HTTPIngressRuleValue'), t.object({
   paths: p(1, t.array(t.ref(define(networking('HTTPIngressPath'), t.object({
     path: p(1, s('Path matched against the request\'s path; starts with `/`.')),
-    pathType: p(3, s('Exact, Prefix or ImplementationSpecific.', { enum: ['Exact', 'ImplementationSpecific', 'Prefix'] })),
+    pathType: p(3, s('Exact, Prefix or ImplementationSpecific.', { enum: ['Exact', 'ImplementationSpecific', 'Prefix'] }), 'whenSet'),
     backend: p(2, t.ref(IngressBackend, 'Where matching requests go.'), 'always'),
   }, 'A path and where its requests go.', { required: ['pathType', 'backend'] }))), 'Paths and their backends.', { listType: 'atomic' })),
 }, 'HTTP paths of a rule.', { required: ['paths'] })), 'HTTP paths of the rule.'));
@@ -50,7 +50,7 @@ const IngressRule = define(networking('IngressRule'), t.object({
 
 const schema = kindSchema('Routes HTTP from hosts and paths to Services: the rules a load balancer implements.', {
   spec: p(2, t.ref(define(networking('IngressSpec'), t.object({
-    ingressClassName: p(4, s('Name of the IngressClass implementing this Ingress.')),
+    ingressClassName: p(4, s('Name of the IngressClass implementing this Ingress.'), 'whenSet'),
     defaultBackend: p(1, t.ref(IngressBackend, 'Where requests that match no rule go.')),
     tls: p(2, t.array(t.ref(define(networking('IngressTLS'), t.object({
       hosts: p(1, t.array(s(), 'Hosts the certificate covers.', { listType: 'atomic' })),

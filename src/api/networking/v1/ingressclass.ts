@@ -17,11 +17,11 @@ const schema = kindSchema('A class of Ingresses and the controller that implemen
   spec: p(2, t.ref(define(networking('IngressClassSpec'), t.object({
     controller: p(1, s('The controller implementing the class, a domain-prefixed path (`example.com/ingress-controller`); immutable.')),
     parameters: p(2, t.ref(define(networking('IngressClassParametersReference'), t.object({
-      apiGroup: p(1, s('Group of the referent; the core group when unset.')),
+      apiGroup: p(1, s('Group of the referent; the core group when unset.'), 'whenSet'),
       kind: p(2, s('Kind of the referent.')),
       name: p(3, s('Name of the referent.')),
-      scope: p(4, s('Cluster or Namespace; Cluster when unset.')),
-      namespace: p(5, s('Namespace of the referent, when scope is Namespace.')),
+      scope: p(4, s('Cluster or Namespace; Cluster when unset.'), 'whenSet'),
+      namespace: p(5, s('Namespace of the referent, when scope is Namespace.'), 'whenSet'),
     }, 'An object holding the class\'s configuration.', { required: ['kind', 'name'] })), 'Configuration of the class for its controller.')),
   }, 'Desired state of an IngressClass.')), 'Desired state.'), 'always'),
 });

@@ -19,7 +19,7 @@ const networking = definitionsOf('networking');
 const s = t.string;
 
 const NetworkPolicyPort = define(networking('NetworkPolicyPort'), t.object({
-  protocol: p(1, s('TCP, UDP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'] })),
+  protocol: p(1, s('TCP, UDP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'] }), 'whenSet'),
   port: p(2, { ...t.intOrString('Port number or name; every port when unset.'), protoMessage: 'intOrString' }),
   endPort: p(3, t.int32('Last port of a range starting at port.')),
 }, 'A port (or range) traffic is allowed on.'));

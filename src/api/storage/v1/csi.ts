@@ -48,7 +48,7 @@ const csiDriverSchema = kindSchema('How a CSI driver wants to be called; named a
     podInfoOnMount: p(2, t.bool('Whether mounts get the pod\'s name, namespace, UID and service account.')),
     volumeLifecycleModes: p(3, t.array(s(undefined, { enum: lifecycleModes }), 'Persistent and/or Ephemeral; Persistent when unset; immutable.', { listType: 'set' })),
     storageCapacity: p(4, t.bool('Whether the scheduler considers the driver\'s CSIStorageCapacity objects.')),
-    fsGroupPolicy: p(5, s('Whether the driver supports changing a volume\'s ownership to the pod\'s fsGroup; immutable.', { enum: fsGroupPolicies })),
+    fsGroupPolicy: p(5, s('Whether the driver supports changing a volume\'s ownership to the pod\'s fsGroup; immutable.', { enum: fsGroupPolicies }), 'whenSet'),
     tokenRequests: p(6, t.array(t.ref(define(storage('TokenRequest'), t.object({
       audience: p(1, s('Audience of the token.')),
       expirationSeconds: p(2, t.int64('Lifetime of the token; at least 600.')),
