@@ -26,10 +26,10 @@ export function serviceSelects(service: Obj, labels: Record<string, string> | un
   return Object.keys(selector).every((k) => Object.hasOwn(have, k) && ownValue(have, k) === ownValue(selector, k));
 }
 
-/** Services the controllers leave alone: no selector (their endpoints are written by hand), or the product's own Service. */
+/** Services the controllers leave alone: no selector (their endpoints are written by hand), ExternalName ones (a DNS name, no endpoints), the product's own. */
 export function managedElsewhere(service: Obj): boolean {
   if (service.metadata?.namespace === vocabulary.defaultNamespace && service.metadata?.name === platServiceName) return true;
-  return service.spec?.selector == null;
+  return service.spec?.selector == null || service.spec?.type === 'ExternalName';
 }
 
 /** Upstream's ShouldPodBeInEndpoints: an address, not finished for good, and (unless `includeTerminating`) not being deleted. */

@@ -33,6 +33,7 @@ test('Services the controllers leave alone, and the families of a Service\'s end
   assert.equal(managedElsewhere({ metadata: { namespace: 'default', name: platServiceName }, spec: { selector: { a: 'b' } } }), true);
   assert.equal(managedElsewhere({ metadata: { namespace: 'default', name: 'x' }, spec: {} }), true);
   assert.equal(managedElsewhere({ metadata: { namespace: 'default', name: 'x' }, spec: { selector: {} } }), false);
+  assert.equal(managedElsewhere({ metadata: { namespace: 'default', name: 'x' }, spec: { type: 'ExternalName', externalName: 'a.example.com', selector: { a: 'b' } } }), true);
   assert.deepEqual(serviceFamilies({ spec: { ipFamilies: ['IPv6', 'IPv4'] } }), ['IPv6', 'IPv4']);
   assert.deepEqual(serviceFamilies({ spec: { clusterIP: 'fd00::10' } }), ['IPv6']);
   assert.deepEqual(serviceFamilies({ spec: { clusterIP: 'None' } }), ['IPv4']);
