@@ -19,7 +19,8 @@
 // at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a second worktree (bench/codec.ts),
-// validation from a schema beside a create (bench/schemavalidation.ts), and
+// validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
+// and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts), and
 // custom resources beside ConfigMaps (bench/customresources.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
@@ -409,6 +410,7 @@ async function main(): Promise<void> {
   rows.push(...(await benchAdmission({ quick, progress })), ...(await (await import('./audit.js')).benchAudit({ quick, progress })));
   rows.push(...(await (await import('./versions.js')).benchVersions({ quick, progress })));
   rows.push(...(await (await import('./pods.js')).benchPods({ quick, progress })));
+  rows.push(...(await (await import('./namedgroups.js')).benchNamedGroups({ quick, progress })));
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));

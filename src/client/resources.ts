@@ -30,6 +30,10 @@ export const resources = {
   certificateSigningRequests: { group: vocabulary.certificatesGroup, resource: 'certificatesigningrequests', version: 'v1' },
   mutatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'mutatingwebhookconfigurations', version: 'v1' },
   validatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingwebhookconfigurations', version: 'v1' },
+  services: { group: '', resource: 'services' },
+  endpoints: { group: '', resource: 'endpoints' },
+  endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },
+  priorityClasses: { group: vocabulary.schedulingGroup, resource: 'priorityclasses', version: 'v1' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */

@@ -22,6 +22,8 @@ import { TokenCleaner } from './tokencleaner.js';
 import { BootstrapSigner } from './bootstrapsigner.js';
 import { DisruptionController } from './disruption.js';
 import { PodGarbageCollector } from './podgc.js';
+import { EndpointsController } from './endpoints.js';
+import { EndpointSliceController } from './endpointslice.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -50,6 +52,8 @@ const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, i
   csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
   disruption: (c, l, i) => new DisruptionController(c, l, i),
   'pod-garbage-collector': (c, l, i) => new PodGarbageCollector(c, l, i),
+  endpoint: (c, l, i) => new EndpointsController(c, l, i),
+  endpointslice: (c, l, i) => new EndpointSliceController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),

@@ -43,6 +43,25 @@ export const vocabulary = {
   /** Aggregated discovery documents (APIGroupDiscoveryList). */
   discoveryGroup: productGroup('apidiscovery'),
   coordinationGroup: productGroup('coordination'),
+  networkingGroup: productGroup('networking'),
+  /** EndpointSlices (not to be confused with `discoveryGroup`, aggregated API discovery). */
+  endpointDiscoveryGroup: productGroup('discovery'),
+  storageGroup: productGroup('storage'),
+  schedulingGroup: productGroup('scheduling'),
+  nodeGroup: productGroup('node'),
+  /** Label naming the Service an EndpointSlice belongs to (upstream kubernetes.io/service-name). */
+  serviceNameLabel: productKey('service-name'),
+  /** Label naming who manages an EndpointSlice (upstream endpointslice.kubernetes.io/managed-by), and the controller's value. */
+  endpointSliceManagedByLabel: `endpointslice.${product.domain}/managed-by`,
+  endpointSliceControllerName: `endpointslice-controller.${product.domain}`,
+  /** Label of the Endpoints and EndpointSlices of a headless Service (upstream service.kubernetes.io/headless). */
+  headlessServiceLabel: `service.${product.domain}/headless`,
+  /** When the pod or service change that last changed an Endpoints or EndpointSlice happened (upstream endpoints.kubernetes.io/last-change-trigger-time). */
+  lastChangeTriggerTimeAnnotation: `endpoints.${product.domain}/last-change-trigger-time`,
+  /** Set to `truncated` on Endpoints cut to 1000 addresses (upstream endpoints.kubernetes.io/over-capacity). */
+  endpointsOverCapacityAnnotation: `endpoints.${product.domain}/over-capacity`,
+  /** The StorageClass chosen for claims that name none (upstream storageclass.kubernetes.io/is-default-class). */
+  defaultStorageClassAnnotation: `storageclass.${product.domain}/is-default-class`,
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
   hostnameLabel: productKey('hostname'),
@@ -119,7 +138,7 @@ export const upstreamCompat = {
    * the upstream server) through discovery, and some commands insist on the
    * upstream group (`kubectl certificate approve`).
    */
-  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events', 'apiextensions'] as readonly string[],
+  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events', 'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node'] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

@@ -51,6 +51,7 @@ import { CustomResourceServing } from './customresources.js';
 import { ConversionWebhooks } from './conversionwebhook.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
+import { ensureSystemPriorityClasses } from './priorityclasses.js';
 import { Health } from './health.js';
 import { servedApiVersions } from './apiversions.js';
 import { DeprecatedApis } from './deprecation.js';
@@ -196,9 +197,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   health.add({ name: 'log', check: () => undefined });
   health.add({ name: backend.name, check: () => backend.check() });
   let policyReady = false;
+  let priorityClassesReady = false;
   const postStartHooks = [
     { name: 'poststarthook/reserved-namespaces', check: () => { if (!reservedReady) throw new Error('reserved namespaces not created yet'); } },
     { name: 'poststarthook/rbac/bootstrap-roles', check: () => { if (!policyReady) throw new Error('default RBAC policy not reconciled yet'); } },
+    { name: 'poststarthook/scheduling/bootstrap-system-priority-classes', check: () => { if (!priorityClassesReady) throw new Error('system priority classes not created yet'); } },
   ];
   for (const hook of postStartHooks) {
     health.add(hook, ['healthz', 'readyz']);
@@ -283,6 +286,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     'rbac-bootstrap-roles': {
       failure: 'could not reconcile the default RBAC policy; trying again',
       run: async () => { await reconcileDefaultPolicy(new InProcessClient(registry!, `${product.name}-apiserver`), (msg) => log.debug(msg)); policyReady = true; },
+    },
+    'scheduling/bootstrap-system-priority-classes': {
+      failure: 'could not create the system priority classes; trying again',
+      run: async () => { await ensureSystemPriorityClasses(new InProcessClient(registry!, `${product.name}-apiserver`)); priorityClassesReady = true; },
     },
     // Not a readiness condition: bootstrap clients find it once it is there.
     'cluster-info': {

@@ -19,7 +19,7 @@ import { validateResourceList } from './podvalidation.js';
 const s = t.string;
 type Obj = Record<string, any>;
 
-const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.object({
+export const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.object({
   capacity: p(1, resourceList('Capacity of the volume (storage).')),
   ...persistentSources,
   accessModes: p(3, t.array(s(), 'How the volume can be mounted.', { listType: 'atomic' })),

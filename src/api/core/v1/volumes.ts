@@ -36,6 +36,13 @@ const DownwardAPIVolumeFile = define(core('DownwardAPIVolumeFile'), t.object({
 
 const downwardItems = (n: number) => p(n, t.array(t.ref(DownwardAPIVolumeFile), 'Files to create.', { listType: 'atomic' }));
 
+/** Names an object of any kind in one namespace (a claim's dataSource, an Ingress backend's resource). */
+export const TypedLocalObjectReference = define(core('TypedLocalObjectReference'), t.object({
+  apiGroup: p(1, s('Group of the referent; the core group when unset.')),
+  kind: p(2, s('Kind of the referent.')),
+  name: p(3, s('Name of the referent.')),
+}, 'Names an object of any kind in the same namespace.', { required: ['kind', 'name'], mapType: 'atomic' }));
+
 const PersistentVolumeClaimSpec = define(core('PersistentVolumeClaimSpec'), t.object({
   accessModes: p(1, strings('Access modes wanted: ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod.')),
   selector: p(4, t.ref(LabelSelector, 'Label query over volumes to bind to.')),
@@ -46,11 +53,7 @@ const PersistentVolumeClaimSpec = define(core('PersistentVolumeClaimSpec'), t.ob
   volumeName: p(3, s('Name of the PersistentVolume backing the claim.')),
   storageClassName: p(5, s('Name of the StorageClass the claim needs.')),
   volumeMode: p(6, s('Filesystem or Block; Filesystem when unset.')),
-  dataSource: p(7, t.ref(define(core('TypedLocalObjectReference'), t.object({
-    apiGroup: p(1, s('Group of the referent; the core group when unset.')),
-    kind: p(2, s('Kind of the referent.')),
-    name: p(3, s('Name of the referent.')),
-  }, 'Names an object of any kind in the same namespace.', { required: ['kind', 'name'], mapType: 'atomic' })), 'An existing object to fill the volume from.')),
+  dataSource: p(7, t.ref(TypedLocalObjectReference, 'An existing object to fill the volume from.')),
   dataSourceRef: p(8, t.ref(define(core('TypedObjectReference'), t.object({
     apiGroup: p(1, s('Group of the referent; the core group when unset.')),
     kind: p(2, s('Kind of the referent.')),
