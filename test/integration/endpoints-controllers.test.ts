@@ -102,8 +102,8 @@ test('a pod turning ready moves to addresses; a terminating pod leaves Endpoints
     const e = await endpointsOf('web');
     return e?.subsets.some((x: any) => ips(x.addresses).includes('10.1.0.2'));
   });
-  // The held pod terminates first.
-  const del = await s.client.delete(`${ns}/pods/web-1`);
+  // The held pod terminates first: deleted at once (grace 0), as nothing would end a graceful deletion here, and held by its finalizer.
+  const del = await s.client.delete(`${ns}/pods/web-1?gracePeriodSeconds=0`);
   assert.equal(del.status, 200, del.text);
   await eventually('web-1 leaves the Endpoints', async () => {
     const e = await endpointsOf('web');
