@@ -10,6 +10,7 @@ import { spawn, ChildProcess, execFile } from 'node:child_process';
 import { startServer, RunningServer } from '../../src/server/start.js';
 import type { ServerOptions } from '../../src/server/options.js';
 import { TestClient } from './client.js';
+import { after } from 'node:test';
 
 export function tempDir(prefix = 'plat-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
@@ -116,10 +117,18 @@ export interface ChildServer {
 }
 
 /** Starts the built CLI as a child process and waits until its kubeconfig is written and /readyz answers 200. */
+/** Child servers still running: a test that fails before stopping its own would otherwise keep the file's process (and the suite) waiting. */
+const runningChildren = new Set<ChildProcess>();
+after(() => {
+  for (const child of runningChildren) child.kill('SIGKILL');
+});
+
 export async function startChildServer(args: string[], dataDir: string, nodeArgs: string[] = []): Promise<ChildServer> {
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   rmSync(kubeconfigPath, { force: true });
   const child = spawn(process.execPath, [...nodeArgs, cliPath, '--secure-port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  runningChildren.add(child);
+  child.once('exit', () => runningChildren.delete(child));
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });
