@@ -9,9 +9,13 @@ import { rbacV1Kinds } from './rbac/v1/index.js';
 import { authorizationV1Kinds } from './authorization/v1/index.js';
 import { certificatesV1Kinds } from './certificates/v1/index.js';
 import { policyV1Kinds } from './policy/v1/index.js';
+import { appsV1Kinds } from './apps/v1/index.js';
+import { batchV1Kinds } from './batch/v1/index.js';
+import { autoscalingKinds } from './autoscaling/index.js';
 
 /** Kinds whose objects are stored: each gets a store and REST objects of its own. */
-export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds];
+export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds,
+  ...appsV1Kinds, ...batchV1Kinds, ...autoscalingKinds];
 
 /** Kinds that are only ever answered (reviews, token requests): REST objects of the registry serve them. */
 export const builtinAnsweredKinds: KindDefinition[] = [...authenticationV1Kinds, ...authorizationV1Kinds];
