@@ -129,6 +129,8 @@ export const statefulSets: KindDefinition = defineKind({
       for (const claim of spec.volumeClaimTemplates ?? []) {
         claim.spec ??= {};
         claim.spec.volumeMode ??= 'Filesystem';
+        claim.status ??= {};
+        claim.status.phase ??= 'Pending';
       }
     },
     prepareForCreate(ss) {

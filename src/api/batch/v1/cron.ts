@@ -14,7 +14,8 @@ const descriptors = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@da
 
 /** Whether Go's time.LoadLocation knows the zone (the IANA database; names are case-sensitive there). */
 export function knownTimeZone(zone: string): boolean {
-  if (zone === 'UTC' || zone === '') return true;
+  // Go knows these two without its zone files.
+  if (zone === 'UTC' || zone === 'Local') return true;
   try {
     const resolved = new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
     // ICU reads names case-insensitively; Go's zone files do not.
