@@ -110,7 +110,8 @@ export const cronJobs: KindDefinition = defineKind({
     nameColumn,
     { name: 'Schedule', type: 'string', description: 'The schedule in cron format.', value: (cj) => cj.spec?.schedule ?? '' },
     { name: 'Timezone', type: 'string', description: 'Time zone of the schedule.', value: (cj) => cj.spec?.timeZone ?? '<none>' },
-    { name: 'Suspend', type: 'boolean', description: 'Whether later runs are suspended.', value: (cj) => cj.spec?.suspend ?? false },
+    // Upstream prints the flag as text: True, False or <unset>.
+    { name: 'Suspend', type: 'boolean', description: 'Whether later runs are suspended.', value: (cj) => (cj.spec?.suspend === undefined ? '<unset>' : cj.spec.suspend ? 'True' : 'False') },
     { name: 'Active', type: 'integer', description: 'Jobs running now.', value: (cj) => (cj.status?.active ?? []).length },
     { name: 'Last Schedule', type: 'string', description: 'When a job was last scheduled.', value: (cj) => (cj.status?.lastScheduleTime ? ageOf(cj.status.lastScheduleTime) : '<none>') },
     ageColumn,
