@@ -79,6 +79,15 @@ function pod(name: string): any {
   };
 }
 
+/** A deployment whose template is that pod. */
+function deployment(name: string): any {
+  const { metadata, spec } = pod(name);
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, labels: { app: 'bench' } },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'bench', tier: 'web' } }, template: { metadata: { labels: metadata.labels, annotations: metadata.annotations }, spec } },
+  };
+}
+
 /** Occurrences of `needle` in `hay` (counts list items by their names without parsing them). */
 function occurrences(hay: Buffer, needle: Buffer): number {
   let n = 0;
@@ -139,10 +148,10 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       });
       return { ...r, notes };
     }
-    case 'create-pod': {
-      const path = `/api/v1/namespaces/${spec.namespace}/pods`;
+    case 'create-pod': case 'create-deployment': {
+      const [path, body] = spec.kind === 'create-pod' ? [`/api/v1/namespaces/${spec.namespace}/pods`, pod] : [`/apis/apps/v1/namespaces/${spec.namespace}/deployments`, deployment];
       const r = await drive(spec.count, async (i) => {
-        expect(await send('POST', path, pod(nameOf(spec.prefix, i))), 'POST', path, 201);
+        expect(await send('POST', path, body(nameOf(spec.prefix, i))), 'POST', path, 201);
       });
       return { ...r, notes };
     }

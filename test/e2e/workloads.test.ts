@@ -108,6 +108,19 @@ test('the garbage collector deletes a Deployment\'s ReplicaSet with it', async (
   await eventually('the ReplicaSet is collected', async () => (await s.client.get(`${apps}/replicasets/owner-abc`)).status === 404);
 });
 
+test('deleting a namespace deletes its workloads of every kind', async () => {
+  await ok(['create', 'namespace', 'doomed']);
+  await ok(['-n', 'doomed', 'create', 'deployment', 'd', '--image=nginx']);
+  await ok(['-n', 'doomed', 'create', 'job', 'j', '--image=busybox']);
+  await ok(['-n', 'doomed', 'create', 'cronjob', 'c', '--image=busybox', '--schedule=@hourly']);
+  await ok(['-n', 'doomed', 'autoscale', 'deployment', 'd', '--max=2']);
+  await ok(['delete', 'namespace', 'doomed', '--wait=true', '--timeout=60s']);
+  for (const path of ['/apis/apps/v1/deployments', '/apis/batch/v1/jobs', '/apis/batch/v1/cronjobs', '/apis/autoscaling/v2/horizontalpodautoscalers']) {
+    const items = (await s.client.get(path)).json.items as any[];
+    assert.deepEqual(items.filter((i) => i.metadata.namespace === 'doomed'), [], path);
+  }
+});
+
 test('the TTL-after-finished controller deletes a finished Job in the foreground, its pods first; a Job not yet due stays', async () => {
   const finished = (ttl: number) => ({ metadata: { name: `done-${ttl}` }, spec: { ttlSecondsAfterFinished: ttl, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } });
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
