@@ -76,6 +76,27 @@ test('kubectl create job, create cronjob, create job --from=cronjob; get all; de
   assert.match(await ok(['api-resources', '--api-group=batch']), /cronjobs\s+cj\s+batch\/v1\s+true\s+CronJob/);
 });
 
+test('StatefulSets, DaemonSets and ReplicaSets: short names, -o wide columns, describe, scale', async () => {
+  const template = { metadata: { labels: { app: 'set' } }, spec: { containers: [{ name: 'c', image: 'redis' }], nodeSelector: { disk: 'ssd' } } };
+  const spec = { selector: { matchLabels: { app: 'set' } }, template };
+  await ok(['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { name: 'db' }, spec: { ...spec, serviceName: 'db' } },
+    { apiVersion: 'apps/v1', kind: 'DaemonSet', metadata: { name: 'agent' }, spec },
+    { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'loose' }, spec },
+  ] }));
+  assert.match(await ok(['get', 'sts', '-o', 'wide']), /^NAME\s+READY\s+AGE\s+CONTAINERS\s+IMAGES\ndb\s+0\/1\s+\S+\s+c\s+redis\n$/);
+  assert.match(await ok(['get', 'ds', '-o', 'wide']), /^NAME\s+DESIRED\s+CURRENT\s+READY\s+UP-TO-DATE\s+AVAILABLE\s+NODE SELECTOR\s+AGE\s+CONTAINERS\s+IMAGES\s+SELECTOR\nagent\s+0\s+0\s+0\s+0\s+0\s+disk=ssd\s+\S+\s+c\s+redis\s+app=set\n$/);
+  assert.match(await ok(['get', 'rs', 'loose', '-o', 'wide']), /^loose\s+1\s+0\s+0\s+\S+\s+c\s+redis\s+app=set$/m);
+  await ok(['scale', 'statefulset', 'db', '--replicas=3']);
+  await ok(['scale', 'rs', 'loose', '--replicas=0']);
+  assert.match(await ok(['get', 'sts', 'db']), /db\s+0\/3/);
+  assert.match(await ok(['describe', 'sts', 'db']), /Replicas:\s+3 desired \| 0 total\nUpdate Strategy:\s+RollingUpdate\n\s+Partition:\s+0/);
+  assert.match(await ok(['describe', 'ds', 'agent']), /Desired Number of Nodes Scheduled: 0/);
+  assert.match(await ok(['describe', 'rs', 'loose']), /Replicas:\s+0 current \/ 0 desired/);
+  // Only stateful sets and replica sets (and deployments) offer scale; daemon sets have none, as upstream.
+  assert.equal((await s.client.get(`${apps}/daemonsets/agent/scale`)).status, 404);
+});
+
 test('apply --server-side: containers are a map keyed by name; another manager\'s image is a conflict', async () => {
   const manifest = (image: string, name = 'app') => JSON.stringify({
     apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'applied' },
@@ -150,6 +171,8 @@ test('the TTL-after-finished controller deletes a finished Job in the foreground
   const kept = (await s.client.get(`${batch}/jobs/done-3600`)).json;
   assert.equal(kept.metadata.deletionTimestamp, undefined);
   assert.match(await ok(['get', 'job', 'done-3600']), /done-3600\s+Complete\s+1\/1\s+0s/);
+  // Upstream's field selector of jobs.
+  assert.match(await ok(['get', 'jobs', '--field-selector=status.successful=1', '-o', 'name']), /^job.batch\/done-3600\n$/);
 });
 
 test('a v1 and a v2 HorizontalPodAutoscaler, each read and written through the other version', async () => {

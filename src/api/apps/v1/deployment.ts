@@ -32,7 +32,7 @@ const DeploymentSpec = define(apps('DeploymentSpec'), t.object({
   strategy: p(4, t.ref(define(apps('DeploymentStrategy'), t.object({
     type: p(1, s('Recreate or RollingUpdate; RollingUpdate when unset.', { enum: ['Recreate', 'RollingUpdate'] })),
     rollingUpdate: p(2, t.ref(RollingUpdateDeployment, 'Parameters of a rolling update; only with type RollingUpdate.')),
-  }, 'How existing pods are replaced by new ones.')), 'How existing pods are replaced by new ones.'), 'always'),
+  }, 'How existing pods are replaced by new ones.')), 'The strategy of replacing pods: Recreate or RollingUpdate.'), 'always'),
   minReadySeconds: p(5, t.int32('Seconds a new pod must be ready to count as available.'), 'always'),
   revisionHistoryLimit: p(6, t.int32('Old ReplicaSets kept for rollback; 10 when unset.')),
   paused: p(7, t.bool('Whether the deployment is paused.'), 'always'),
