@@ -115,6 +115,8 @@ test('StatefulSet and DaemonSet defaults and messages as upstream', () => {
     'OrderedReady', { type: 'RollingUpdate', rollingUpdate: { partition: 0 } }, { whenDeleted: 'Retain', whenScaled: 'Retain' }, 1, 10, 'Filesystem', { phase: 'Pending' },
   ]);
   const ssSpec = (extra: Obj) => ({ spec: { selector: { matchLabels: { app: 'web' } }, template: template(), ...extra } });
+  // maxUnavailable is an alpha feature's field, off in 1.32: dropped on create, as upstream.
+  assert.deepEqual(created(statefulSets, ssSpec({ updateStrategy: { type: 'RollingUpdate', rollingUpdate: { partition: 2, maxUnavailable: 2 } } })).spec.updateStrategy.rollingUpdate, { partition: 2 });
   assert.deepEqual(createMessages(statefulSets, ssSpec({ podManagementPolicy: 'Random', updateStrategy: { type: 'OnDelete', rollingUpdate: { partition: 1 } }, persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Keep' } })), [
     'spec.podManagementPolicy: Invalid value: "Random": must be \'OrderedReady\' or \'Parallel\'',
     'spec.updateStrategy.rollingUpdate: Invalid value: {"partition":1}: only allowed for updateStrategy \'RollingUpdate\'',
@@ -172,6 +174,12 @@ test('Job: upstream\'s defaults, a generated selector and pod labels, and its me
   for (const [name, obj, expected] of table) assert.deepEqual(createMessages(jobs, obj), expected, name);
   assert.deepEqual(updateMessages(jobs, job, (o) => { o.spec.completions = 3; }), ['spec.completions: Invalid value: 3: field is immutable']);
   assert.deepEqual(updateMessages(jobs, job, (o) => { o.spec.suspend = true; o.spec.ttlSecondsAfterFinished = 5; }), []);
+  // A suspended job that never started may have its scheduling directives changed, not the rest of its template.
+  const nodeSelector = (o: Obj) => { o.spec.template.spec.nodeSelector = { disk: 'ssd' }; };
+  assert.equal(updateMessages(jobs, job, nodeSelector)[0]?.startsWith('spec.template: Invalid value: '), true);
+  const suspended = { ...job, spec: { ...job.spec, suspend: true } };
+  assert.deepEqual(updateMessages(jobs, suspended, nodeSelector), []);
+  assert.equal(updateMessages(jobs, suspended, (o) => { o.spec.template.spec.containers[0].image = 'other'; }).length, 1);
 });
 
 test('CronJob: defaults, schedules and time zones with upstream\'s texts', () => {

@@ -99,6 +99,15 @@ function validateStatefulSetUpdate(ss: KubeObject, old: KubeObject): FieldError[
   return errs;
 }
 
+/**
+ * rollingUpdate.maxUnavailable belongs to an alpha feature (MaxUnavailableStatefulSet),
+ * off in 1.32: dropped, as upstream drops it, unless the stored object already had one.
+ */
+function dropMaxUnavailable(ss: KubeObject, old: KubeObject | undefined): void {
+  const rollingUpdate = ss.spec?.updateStrategy?.rollingUpdate;
+  if (rollingUpdate?.maxUnavailable !== undefined && old?.spec?.updateStrategy?.rollingUpdate?.maxUnavailable === undefined) delete rollingUpdate.maxUnavailable;
+}
+
 export const statefulSets: KindDefinition = defineKind({
   group: appsGroup, version: 'v1', kind: 'StatefulSet', plural: 'statefulsets', shortNames: ['sts'], categories: ['all'],
   protobuf: true,
@@ -135,7 +144,9 @@ export const statefulSets: KindDefinition = defineKind({
     },
     prepareForCreate(ss) {
       ss.status = { replicas: 0, availableReplicas: 0 };
+      dropMaxUnavailable(ss, undefined);
     },
+    prepareForUpdate: dropMaxUnavailable,
     validate: validateStatefulSet,
     validateUpdate: validateStatefulSetUpdate,
   },

@@ -176,10 +176,20 @@ const immutableJobFields: [string, (v: unknown) => unknown][] = [
   ['backoffLimitPerIndex', (v) => v ?? null], ['managedBy', (v) => v ?? null], ['successPolicy', (v) => new GoLiteral(JSON.stringify(v ?? null))],
 ];
 
+/** A template without what a suspended job that never started may still change (its scheduling directives, labels and annotations). */
+function withoutSchedulingDirectives(template: Obj | undefined): Obj {
+  const { labels: _l, annotations: _a, ...metadata } = template?.metadata ?? {};
+  const { nodeSelector: _n, tolerations: _t, affinity: _f, schedulingGates: _g, ...spec } = template?.spec ?? {};
+  return { ...template, metadata, spec };
+}
+
 function validateJobUpdate(job: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateJob(job);
+  const schedulingMutable = old.spec?.suspend === true && !old.status?.startTime;
   for (const [field, shown] of immutableJobFields) {
-    if (!deepEqual(job.spec?.[field], old.spec?.[field])) errs.push(fieldErrors.invalid(`spec.${field}`, shown(job.spec?.[field]), 'field is immutable'));
+    const [now, before] = field === 'template' && schedulingMutable
+      ? [withoutSchedulingDirectives(job.spec?.template), withoutSchedulingDirectives(old.spec?.template)] : [job.spec?.[field], old.spec?.[field]];
+    if (!deepEqual(now, before)) errs.push(fieldErrors.invalid(`spec.${field}`, shown(job.spec?.[field]), 'field is immutable'));
   }
   return errs;
 }
