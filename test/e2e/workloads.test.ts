@@ -115,6 +115,23 @@ test('apply --server-side: containers are a map keyed by name; another manager\'
   assert.deepEqual(forced.spec.template.spec.containers.map((c: any) => [c.name, c.image]), [['app', 'nginx:2']]);
 });
 
+test('client-side apply merges containers by name; set image, rollout restart and rollout history work as without a controller', async () => {
+  const manifest = (containers: object[]) => JSON.stringify({
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'csa' },
+    spec: { selector: { matchLabels: { app: 'csa' } }, template: { metadata: { labels: { app: 'csa' } }, spec: { containers } } },
+  });
+  await ok(['apply', '-f', '-'], manifest([{ name: 'web', image: 'nginx:1' }, { name: 'side', image: 'envoy' }]));
+  await ok(['apply', '-f', '-'], manifest([{ name: 'web', image: 'nginx:2' }]));
+  assert.equal(await ok(['get', 'deploy', 'csa', '-o', 'jsonpath={.spec.template.spec.containers[*].image}']), 'nginx:2');
+  await ok(['set', 'image', 'deployment/csa', 'web=nginx:3']);
+  assert.match(await ok(['rollout', 'restart', 'deployment/csa']), /deployment.apps\/csa restarted/);
+  const d = (await s.client.get(`${apps}/deployments/csa`)).json;
+  assert.equal(d.spec.template.spec.containers[0].image, 'nginx:3');
+  assert.ok(d.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
+  // The history is the deployment's ReplicaSets, and no controller made any.
+  assert.match(await ok(['rollout', 'history', 'deployment/csa']), /No rollout history found\./);
+});
+
 test('the garbage collector deletes a Deployment\'s ReplicaSet with it', async () => {
   const owner = (await s.client.post(`${apps}/deployments`, {
     metadata: { name: 'owner' }, spec: { selector: { matchLabels: { app: 'owner' } }, template: { metadata: { labels: { app: 'owner' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } } },
