@@ -130,6 +130,11 @@ test('client-side apply merges containers by name; set image, rollout restart an
   assert.ok(d.spec.template.metadata.annotations['kubectl.kubernetes.io/restartedAt']);
   // The history is the deployment's ReplicaSets, and no controller made any.
   assert.match(await ok(['rollout', 'history', 'deployment/csa']), /No rollout history found\./);
+  // The strategy keeps only the keys the applied one names (retainKeys): RollingUpdate's parameters go with it.
+  const recreate = JSON.parse(manifest([{ name: 'web', image: 'nginx:3' }]));
+  recreate.spec.strategy = { type: 'Recreate' };
+  await ok(['apply', '-f', '-'], JSON.stringify(recreate));
+  assert.equal(await ok(['get', 'deploy', 'csa', '-o', 'jsonpath={.spec.strategy}']), '{"type":"Recreate"}');
 });
 
 test('the garbage collector deletes a Deployment\'s ReplicaSet with it', async () => {

@@ -3,7 +3,7 @@
 // reconciles them here: a Deployment makes no ReplicaSet and a ReplicaSet no
 // pods (no workload controllers run in this server).
 
-import { define, p, t } from '../../schema.js';
+import { define, p, t, type Schema } from '../../schema.js';
 import { defineKind, type KindDefinition, type KubeObject, statusSubresource, type ViewSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { LabelSelector, Time } from '../../meta/v1.js';
@@ -25,14 +25,17 @@ const RollingUpdateDeployment = define(apps('RollingUpdateDeployment'), t.object
   maxSurge: p(2, t.intOrString('Pods (number or percent) that may be made above the desired number; 25% when unset.')),
 }, 'How a rolling update proceeds.'));
 
+const retainKeys = (target: Schema, description: string, strategy: string): Schema => ({ ...t.ref(target, description), patchStrategy: strategy });
+
 const DeploymentSpec = define(apps('DeploymentSpec'), t.object({
   replicas: p(1, t.int32('Desired number of pods; 1 when unset.')),
   selector: p(2, t.ref(LabelSelector, 'Label selector of the pods; must match the template\'s labels; immutable.')),
   template: p(3, t.ref(PodTemplateSpec, 'The pods to make.'), 'always'),
-  strategy: p(4, t.ref(define(apps('DeploymentStrategy'), t.object({
+  // retainKeys: an apply that changes the type drops the other type's parameters, as upstream's.
+  strategy: p(4, retainKeys(define(apps('DeploymentStrategy'), t.object({
     type: p(1, s('Recreate or RollingUpdate; RollingUpdate when unset.', { enum: ['Recreate', 'RollingUpdate'] })),
     rollingUpdate: p(2, t.ref(RollingUpdateDeployment, 'Parameters of a rolling update; only with type RollingUpdate.')),
-  }, 'How existing pods are replaced by new ones.')), 'The strategy of replacing pods: Recreate or RollingUpdate.'), 'always'),
+  }, 'How existing pods are replaced by new ones.')), 'The strategy of replacing pods: Recreate or RollingUpdate.', 'retainKeys'), 'always'),
   minReadySeconds: p(5, t.int32('Seconds a new pod must be ready to count as available.'), 'always'),
   revisionHistoryLimit: p(6, t.int32('Old ReplicaSets kept for rollback; 10 when unset.')),
   paused: p(7, t.bool('Whether the deployment is paused.'), 'always'),
