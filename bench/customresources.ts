@@ -3,7 +3,10 @@
 // of 100, for a custom kind whose schema is a typical operator's (about 50
 // properties, 3 CEL rules; bench/schemavalidation.ts) and for ConfigMaps of
 // the same JSON size. The CEL share of a custom create is the difference
-// with a second custom kind of the same schema without its rules. Last, how
+// with a second custom kind of the same schema without its rules. Watch
+// fan-out: creates of both kinds in a namespace 100 watchers of each kind
+// watch, beside creates in one nobody watches (the difference, per event
+// and watcher, is what delivering a watch event costs). Last, how
 // long a definition takes from its create's answer to served (discovery
 // lists it and a GET of its collection answers 200 on the same server),
 // median over 100 definitions.
@@ -15,6 +18,7 @@ import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 import { operatorObject, operatorSchema } from './schemavalidation.js';
+import { WatcherPool } from './watchers.js';
 
 export interface CustomResourceBenchOptions {
   quick: boolean;
@@ -24,6 +28,8 @@ export interface CustomResourceBenchOptions {
 const CONCURRENCY = 16;
 const TIMEOUT_MS = 30_000;
 const namespace = 'schemas';
+/** The namespace the watchers watch. */
+const watched = 'watched';
 const group = 'bench.example.com';
 
 
@@ -76,17 +82,20 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
   const READS = quick ? 1_000 : 4_000;
   const LISTS = quick ? 100 : 300;
   const DEFINITIONS = quick ? 20 : 100;
+  const WATCHERS = 100;
   const sample = operatorObject(0);
   const bytes = Buffer.byteLength(JSON.stringify(sample));
 
   return withBenchServer('plat-bench-crd-', CONCURRENCY, async ({ server, agent: setup }) => {
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+    const watchers = new WatcherPool(server.url, server.creds, 2);
     try {
       const post = async (path: string, body: unknown) => {
         const r = await sendJson(setup, server.port, 'POST', path, body, TIMEOUT_MS);
         if (r.status !== 201) throw new Error(`POST ${path}: HTTP ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
       };
       await post('/api/v1/namespaces', { metadata: { name: namespace } });
+      await post('/api/v1/namespaces', { metadata: { name: watched } });
       await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', definition('apps', 'App', true));
       await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', definition('plainapps', 'PlainApp', false));
       // A custom kind of a ConfigMap's shape: what the custom road costs by itself.
@@ -100,24 +109,37 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
       await served(setup, server, 'blobs', group);
 
       const sides = {
-        configmaps: { path: `/api/v1/namespaces/${namespace}/configmaps`, body: (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { blob: 'x'.repeat(bytes - 90) } }) },
-        apps: { path: `/apis/${group}/v1/namespaces/${namespace}/apps`, body: (name: string, i: number) => ({ ...operatorObject(i), apiVersion: `${group}/v1`, metadata: { name, namespace } }) },
-        blobs: { path: `/apis/${group}/v1/namespaces/${namespace}/blobs`, body: (name: string) => ({ apiVersion: `${group}/v1`, kind: 'Blob', metadata: { name, namespace }, data: { blob: 'x'.repeat(bytes - 90) } }) },
-        plainapps: { path: `/apis/${group}/v1/namespaces/${namespace}/plainapps`, body: (name: string, i: number) => ({ ...operatorObject(i), apiVersion: `${group}/v1`, kind: 'PlainApp', metadata: { name, namespace } }) },
+        configmaps: { path: (ns: string) => `/api/v1/namespaces/${ns}/configmaps`, body: (name: string, _i: number, ns: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { blob: 'x'.repeat(bytes - 90) } }) },
+        apps: { path: (ns: string) => `/apis/${group}/v1/namespaces/${ns}/apps`, body: (name: string, i: number, ns: string) => ({ ...operatorObject(i), apiVersion: `${group}/v1`, metadata: { name, namespace: ns } }) },
+        blobs: { path: (ns: string) => `/apis/${group}/v1/namespaces/${ns}/blobs`, body: (name: string, _i: number, ns: string) => ({ apiVersion: `${group}/v1`, kind: 'Blob', metadata: { name, namespace: ns }, data: { blob: 'x'.repeat(bytes - 90) } }) },
+        plainapps: { path: (ns: string) => `/apis/${group}/v1/namespaces/${ns}/plainapps`, body: (name: string, i: number, ns: string) => ({ ...operatorObject(i), apiVersion: `${group}/v1`, kind: 'PlainApp', metadata: { name, namespace: ns } }) },
       };
       type Side = keyof typeof sides;
-      const createRound = (side: Side, round: number, count: number) => cpuPerRequest(server, count, () => drive(agent, server, count, (i) => (
-        { method: 'POST', path: sides[side].path, body: sides[side].body(`r${round}-${i}`, i), want: 201 })));
+      const createRound = (side: Side, round: number | string, count: number, ns = namespace) => cpuPerRequest(server, count, () => drive(agent, server, count, (i) => (
+        { method: 'POST', path: sides[side].path(ns), body: sides[side].body(`r${round}-${i}`, i, ns), want: 201 })));
+      const fanOut: Side[] = ['configmaps', 'apps'];
+      progress(`custom resources: ${WATCHERS} watchers of ConfigMaps and ${WATCHERS} of the custom kind in ${watched}…`);
+      for (const side of fanOut) await watchers.open(`${sides[side].path(watched)}?watch=true`, WATCHERS, 'marker');
       progress('custom resources: warming up…');
       for (const side of Object.keys(sides) as Side[]) await createRound(side, -1, COUNT / 5);
+      // ConfigMaps as large as a stored custom object (its managedFields included), for lists: what the bytes alone cost.
+      const storedBytes = (await sendJson(setup, server.port, 'GET', `${sides.apps.path(namespace)}/r-1-0`, undefined, TIMEOUT_MS)).body.length;
+      const asLarge = (await sendJson(setup, server.port, 'GET', `${sides.configmaps.path(namespace)}/r-1-0`, undefined, TIMEOUT_MS)).body.length;
+      await post('/api/v1/namespaces', { metadata: { name: 'large' } });
+      for (let i = 0; i < 100; i++) {
+        await post('/api/v1/namespaces/large/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `l${i}` }, data: { blob: 'x'.repeat(bytes - 90 + storedBytes - asLarge) } });
+      }
       const cpu: Record<string, number[]> = {};
       const add = (k: string, v: number) => (cpu[k] ??= []).push(v);
       progress(`custom resources: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} creates, ${fmtInt(READS)} gets and ${fmtInt(LISTS)} lists of 100, per side…`);
       for (let round = 0; round < ROUNDS; round++) {
         for (const side of Object.keys(sides) as Side[]) add(`create:${side}`, await createRound(side, round, COUNT));
-        for (const side of ['configmaps', 'apps'] as Side[]) {
-          add(`get:${side}`, await cpuPerRequest(server, READS, () => drive(agent, server, READS, (i) => ({ method: 'GET', path: `${sides[side].path}/r${round}-${(i * 7919) % COUNT}`, want: 200 }))));
-          add(`list:${side}`, await cpuPerRequest(server, LISTS, () => drive(agent, server, LISTS, () => ({ method: 'GET', path: `${sides[side].path}?limit=100`, want: 200 }))));
+        // Each watched round right after an unwatched one of the same kind: the pair's difference is the fan-out.
+        for (const side of fanOut) add(`fanout:${side}`, ((await createRound(side, round, COUNT, watched)) - (await createRound(side, `u${round}`, COUNT))) / WATCHERS);
+        add('list:large', await cpuPerRequest(server, LISTS, () => drive(agent, server, LISTS, () => ({ method: 'GET', path: '/api/v1/namespaces/large/configmaps?limit=100', want: 200 }))));
+        for (const side of fanOut) {
+          add(`get:${side}`, await cpuPerRequest(server, READS, () => drive(agent, server, READS, (i) => ({ method: 'GET', path: `${sides[side].path(namespace)}/r${round}-${(i * 7919) % COUNT}`, want: 200 }))));
+          add(`list:${side}`, await cpuPerRequest(server, LISTS, () => drive(agent, server, LISTS, () => ({ method: 'GET', path: `${sides[side].path(namespace)}?limit=100`, want: 200 }))));
         }
       }
       const m = (k: string) => median(cpu[k]!);
@@ -144,10 +166,15 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
         { metric: 'get a custom object, as above', result: `${fmtCpu(m('get:apps'))}/get · ${ratio('get:apps', 'get:configmaps').toFixed(2)}×`, target: target('at least 0.9×', ratio('get:apps', 'get:configmaps') >= 0.9) },
         { metric: 'list 100 ConfigMaps (server CPU per list)', result: `${fmtCpu(m('list:configmaps'))}/list`, target: '—' },
         { metric: 'list 100 custom objects', result: `${fmtCpu(m('list:apps'))}/list · ${ratio('list:apps', 'list:configmaps').toFixed(2)}×`, target: target('at least 0.9×', ratio('list:apps', 'list:configmaps') >= 0.9) },
+        { metric: `list 100 ConfigMaps as large as the stored custom objects (${fmtInt(storedBytes)} bytes, managedFields included): the bytes alone`, result: `${fmtCpu(m('list:large'))}/list · the custom list at ${ratio('list:apps', 'list:large').toFixed(2)}× its rate`, target: '—' },
+        { metric: `watch event of a ConfigMap create, per watcher (${WATCHERS} watchers; server CPU of a watched create beyond an unwatched one)`, result: `${fmtCpu(m('fanout:configmaps'))}/event and watcher`, target: '—' },
+        { metric: `watch event of a custom object create, as above`, result: `${fmtCpu(m('fanout:apps'))}/event and watcher · ${ratio('fanout:apps', 'fanout:configmaps').toFixed(2)}×`, target: '—' },
         { metric: `a definition from its create's answer to served (discovery lists it, its collection answers 200), median of ${DEFINITIONS}`, result: `${wait.toFixed(1)} ms`, target: target('under 100 ms', wait < 100) },
       ];
     } finally {
       agent.destroy();
+      await watchers.closeStreams().catch(() => {});
+      await watchers.terminate().catch(() => {});
     }
   });
 }

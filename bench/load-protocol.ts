@@ -19,11 +19,17 @@ export type PhaseSpec =
   | { kind: 'create'; namespace: string; prefix: string; count: number; remember: boolean; first?: number }
   /**
    * `count` GETs of names picked at random (seeded) among the first `population`; `anyVersion`: with resourceVersion=0;
-   * `collectionPath`: the collection read (default: the namespace's ServiceAccounts).
+   * `collectionPath`: the collection read (default: the namespace's ServiceAccounts); `unparsed`: each answer is
+   * checked by its name's bytes instead of parsed and kept for later updates (so that a kind whose JSON costs the
+   * client more to parse, a pod's, is not charged the client's work on the cores it shares with the server).
    */
-  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean; collectionPath?: string }
-  /** `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. */
-  | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number }
+  | { kind: 'get'; namespace: string; prefix: string; population: number; count: number; seed: number; anyVersion?: boolean; collectionPath?: string; unparsed?: boolean }
+  /**
+   * `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. `collectionPath`: the
+   * collection written (default: the namespace's ServiceAccounts); `status`: PUTs through the status sub-resource,
+   * changing status.message instead (a pod's status, as a node agent writes it).
+   */
+  | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number; collectionPath?: string; status?: boolean }
   /**
    * `count` unconditional PUTs (no resourceVersion, as `kubectl replace` sends) of
    * ServiceAccounts among the first `population`, each with labels of its own;

@@ -10,6 +10,7 @@ import { Agent } from 'node:https';
 import { Reply, sendJson } from './http.js';
 import type { LoadWorkerData, PhaseReply, PhaseRequest, PhaseSpec } from './load-protocol.js';
 import { seededRandom } from '../test/support/random.js';
+import { configMap, deployment, pod } from './bodies.js';
 
 const data = workerData as LoadWorkerData;
 const base = new URL(data.url);
@@ -46,47 +47,6 @@ const serviceAccount = (name: string, labels: Record<string, string>) => ({ apiV
 const replaceLabels = (round: number, i: number) => ({ app: 'bench', 'bench-round': String(round), 'bench-seq': String(i) });
 const collection = (ns: string) => `/api/v1/namespaces/${ns}/serviceaccounts`;
 const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
-
-/** A ConfigMap whose stored JSON (with the server's uid, timestamp and resourceVersion) is about `bytes` long. */
-function configMap(name: string, bytes: number, extra: Record<string, string> = {}): any {
-  // 235 bytes: what the server adds plus the envelope of the object, measured.
-  const payload = 'x'.repeat(Math.max(0, bytes - 235 - name.length));
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench' } }, data: { payload, ...extra } };
-}
-
-/** A pod as a deployment's template makes them: two containers with ports, environment, resources, probes and mounts. */
-function pod(name: string): any {
-  const container = (c: string, image: string, port: number) => ({
-    name: c, image, ports: [{ name: 'http', containerPort: port, protocol: 'TCP' }],
-    env: Array.from({ length: 6 }, (_, i) => ({ name: `SETTING_${i}`, value: `value-of-setting-${i}-for-${c}` })),
-    envFrom: [{ configMapRef: { name: `${c}-settings` } }],
-    resources: { requests: { cpu: '250m', memory: '256Mi' }, limits: { cpu: '500m', memory: '512Mi' } },
-    livenessProbe: { httpGet: { path: '/healthz', port: 'http' }, initialDelaySeconds: 5, periodSeconds: 10 },
-    readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 5 },
-    volumeMounts: [{ name: 'config', mountPath: `/etc/${c}`, readOnly: true }, { name: 'cache', mountPath: '/var/cache' }],
-    securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-  });
-  return {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: { name, labels: { app: 'bench', tier: 'web', 'pod-template-hash': '5d8f7c9b6' }, annotations: { 'bench.plat.io/note': 'a pod of realistic size' } },
-    spec: {
-      containers: [container('web', 'registry.example.com/team/web:1.27.3', 8080), container('sidecar', 'registry.example.com/team/proxy:2.4.1', 9090)],
-      volumes: [{ name: 'config', configMap: { name: 'web-config' } }, { name: 'cache', emptyDir: { sizeLimit: '1Gi' } }],
-      serviceAccountName: 'default', nodeSelector: { 'kubernetes.io/os': 'linux' },
-      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
-      affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'bench' } }, topologyKey: 'kubernetes.io/hostname' } }] } },
-    },
-  };
-}
-
-/** A deployment whose template is that pod. */
-function deployment(name: string): any {
-  const { metadata, spec } = pod(name);
-  return {
-    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, labels: { app: 'bench' } },
-    spec: { replicas: 2, selector: { matchLabels: { app: 'bench', tier: 'web' } }, template: { metadata: { labels: metadata.labels, annotations: metadata.annotations }, spec } },
-  };
-}
 
 /** Occurrences of `needle` in `hay` (counts list items by their names without parsing them). */
 function occurrences(hay: Buffer, needle: Buffer): number {
@@ -162,6 +122,10 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
         const name = nameOf(spec.prefix, picks[i]!);
         const path = `${spec.collectionPath ?? collection(spec.namespace)}/${name}${spec.anyVersion ? '?resourceVersion=0' : ''}`;
         const reply = expect(await send('GET', path), 'GET', path, 200);
+        if (spec.unparsed) {
+          if (reply.body.indexOf(`"name":"${name}"`) < 0) throw new Error(`GET ${path} returned ${reply.body.toString('utf8').slice(0, 200)}`);
+          return;
+        }
         const obj = JSON.parse(reply.body.toString('utf8'));
         if (obj?.metadata?.name !== name) throw new Error(`GET ${path} returned ${reply.body.toString('utf8').slice(0, 200)}`);
         latest.set(`${spec.namespace}/${name}`, obj);
@@ -174,21 +138,23 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       const r = await drive(spec.count, async (i) => {
         const name = nameOf(spec.prefix, i % spec.population);
         const key = `${spec.namespace}/${name}`;
-        const path = `${collection(spec.namespace)}/${name}`;
+        const path = `${spec.collectionPath ?? collection(spec.namespace)}/${name}`;
+        const target = spec.status ? `${path}/status` : path;
         let obj = latest.get(key);
         for (let attempt = 0; ; attempt++) {
           if (!obj) {
             fetched++;
             obj = JSON.parse(expect(await send('GET', path), 'GET', path, 200).body.toString('utf8'));
           }
-          obj.metadata.labels = { ...obj.metadata.labels, 'bench-round': String(spec.round), 'bench-seq': String(i) };
-          const reply = await send('PUT', path, obj);
+          if (spec.status) obj.status = { ...obj.status, message: `round ${spec.round}, write ${i}` };
+          else obj.metadata.labels = { ...obj.metadata.labels, 'bench-round': String(spec.round), 'bench-seq': String(i) };
+          const reply = await send('PUT', target, obj);
           if (reply.status === 409 && attempt < 5) {
             conflicts++;
             obj = undefined;
             continue;
           }
-          latest.set(key, JSON.parse(expect(reply, 'PUT', path, 200).body.toString('utf8')));
+          latest.set(key, JSON.parse(expect(reply, 'PUT', target, 200).body.toString('utf8')));
           return;
         }
       });

@@ -15,7 +15,7 @@ import { sendJson } from './http.js';
 import { BenchServer, cpuMs, rssBytes, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { fmtInt, fmtMB, fmtCpu, fmtMs } from './stats.js';
+import { fmtInt, fmtMB, fmtCpu, fmtMs, percentile } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
 
@@ -30,10 +30,6 @@ const goals = { listMs: 300, fanOutP99Ms: 100, cachedRssMB: 300 };
 const PHASE_TIMEOUT_MS = 120_000;
 const OBJECT_BYTES = 2048;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: Float64Array, q: number): number {
-  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
-}
 
 /** One request with the admin certificate over a keep-alive agent: status and body text. */
 async function send(agent: Agent, server: BenchServer, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {

@@ -17,6 +17,11 @@ export function summarise(latencies: Float64Array, elapsedMs: number): PhaseStat
 }
 
 /** The middle value (the upper of the two middle ones for an even count). */
+/** The `q` quantile of sorted values (NaN when there are none). */
+export function percentile(sorted: Float64Array, q: number): number {
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!;
+}
+
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 export const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');

@@ -5,7 +5,7 @@ import type { AdmissionRequest } from './types.js';
 
 /** The resource a request writes, as errors name it. */
 export function qualifiedOf(request: AdmissionRequest): Qualified {
-  return { group: request.kind.group, resource: request.kind.plural };
+  return { group: request.resource?.group ?? request.kind.group, resource: request.resource?.resource ?? request.kind.plural };
 }
 
 /** 403 for the object of the request: `<resource> "<name>" is forbidden: <why>` (upstream's admission.NewForbidden). */

@@ -17,6 +17,7 @@ import { CertificateApproval } from './plugins/certificateapproval.js';
 import { CertificateSigning } from './plugins/certificatesigning.js';
 import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestriction.js';
 import type { Authorize } from './plugins/signerauthorization.js';
+import { DenyExec, type PodGetter } from './plugins/denyexec.js';
 import { WebhookClient, webhookPlugin, type ConfigurationFeed } from './webhook/index.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
@@ -31,6 +32,8 @@ export interface AdmissionLog {
 export interface AdmissionContext {
   /** A namespace by name from the server's cache, or undefined. */
   getNamespace: NamespaceGetter;
+  /** A pod by namespace and name (DenyEscalatingExec, DenyExecOnPrivileged); without it those plugins refuse. */
+  getPod?: PodGetter;
   /** Creates a namespace as the server itself. */
   createNamespace: NamespaceCreator;
   log: AdmissionLog;
@@ -53,6 +56,8 @@ export interface AdmissionSettings {
 
 type Factory = (context: AdmissionContext, config: Record<string, unknown> | undefined, client: WebhookClient) => AdmissionPlugin | Promise<AdmissionPlugin>;
 
+const noPods: PodGetter = async () => undefined;
+
 const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {} };
 
 function webhookFactory(mutating: boolean): Factory {
@@ -71,6 +76,8 @@ const factories = new Map<string, Factory>([
   ['CertificateApproval', (c) => new CertificateApproval(c.authorize)],
   ['CertificateSigning', (c) => new CertificateSigning(c.authorize)],
   ['CertificateSubjectRestriction', () => new CertificateSubjectRestriction()],
+  ['DenyEscalatingExec', (c) => new DenyExec('DenyEscalatingExec', c.getPod ?? noPods)],
+  ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);

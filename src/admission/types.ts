@@ -42,6 +42,11 @@ export interface AdmissionRequest {
   kind: KindDefinition;
   /** The kind at the version (and group) the client's request named, when that is not the stored one. */
   requestedAs?: KindDefinition;
+  /**
+   * The resource the request was made on, when it is not the kind's own: an
+   * Eviction (policy/v1) is created on pods, sub-resource eviction.
+   */
+  resource?: GroupVersionResource;
   subresource?: string;
   namespace?: string;
   name: string;
@@ -70,6 +75,7 @@ export function requestKind(request: AdmissionRequest): GroupVersionKind {
 
 /** Group, version and resource of the request, as an AdmissionReview names it. */
 export function requestResource(request: AdmissionRequest): GroupVersionResource {
+  if (request.resource) return request.resource;
   const k = request.requestedAs ?? request.kind;
   return { group: k.group, version: k.version, resource: k.plural };
 }

@@ -11,8 +11,8 @@
 import { errors, type FieldError } from '../machinery/errors.js';
 import { apiVersionOf, kindAt, type KindDefinition, type KindVersion, type KubeObject } from './kind.js';
 
-/** Writes converted ahead (by a conversion webhook) a codec keeps at most, oldest dropped first. */
-const maxConvertedAhead = 10_000;
+/** Conversions (by a conversion webhook) a codec keeps per direction, oldest dropped first. */
+const maxConvertedAhead = 2_000;
 
 export class VersionCodec {
   /** The kind as clients see it at this version. */
@@ -32,8 +32,14 @@ export class VersionCodec {
     this.storedApiVersion = apiVersionOf(stored);
   }
 
-  /** Writes converted ahead by `convertsLater`, by JSON text, with how many writes wait for each. */
-  private readonly convertedAhead = new Map<string, { object: KubeObject; waiting: number }>();
+  /**
+   * What the later conversion (a webhook) answered, by the JSON text of the
+   * object converted: from the stored version to this one, and back. The
+   * synchronous roads (managed fields, field selectors, admission reviews,
+   * a write's own conversion) read here; they are converted ahead.
+   */
+  private readonly convertedFromStored = new BoundedMemo();
+  private readonly convertedToStored = new BoundedMemo();
 
   /** Whether this version's conversions answer later (a webhook): reads use `fromStoredAll`, writes `aheadToStored`. */
   get convertsLater(): boolean {
@@ -43,54 +49,65 @@ export class VersionCodec {
   /**
    * Stored objects in the served version's shape: at once, or in one call of
    * the later conversion (one ConversionReview per list, watch event or
-   * answer). Throws the converter's ApiError.
+   * answer; what clients read is always converted anew). Throws the
+   * converter's ApiError.
    */
   async fromStoredAll(objects: KubeObject[]): Promise<KubeObject[]> {
     const later = this.version.convertsLater;
     if (!later) return objects.map((o) => this.fromStored(o));
     if (!objects.length) return [];
-    const converted = await later.convert(objects, this.apiVersion);
-    return converted.map((o) => labelled(o, this.apiVersion, this.stored.kind));
+    const converted = (await later.convert(objects, this.apiVersion)).map((o) => labelled(o, this.apiVersion, this.stored.kind));
+    objects.forEach((o, i) => this.remember(o, converted[i]!));
+    return converted;
+  }
+
+  /** A stored object in the served version (converted later when the version does). */
+  async fromStoredOne(obj: KubeObject): Promise<KubeObject> {
+    return this.convertsLater ? (await this.fromStoredAll([obj]))[0]! : this.fromStored(obj);
+  }
+
+  /**
+   * Converts stored objects ahead (one review for those not converted
+   * already), so that the synchronous `fromStored` finds them. Nothing for a
+   * version that converts at once.
+   */
+  async aheadFromStored(objects: (KubeObject | undefined)[]): Promise<void> {
+    if (!this.convertsLater) return;
+    const missing = [...new Map(objects.filter((o): o is KubeObject => o !== undefined)
+      .map((o) => [JSON.stringify(o), o] as const)).entries()].filter(([key]) => !this.convertedFromStored.has(key)).map(([, o]) => o);
+    if (missing.length) await this.fromStoredAll(missing);
   }
 
   /**
    * Converts a write's decoded body ahead (one review per write), so that the
-   * synchronous `toStored` of the write path finds it. Nothing for a version
-   * that converts at once.
+   * synchronous `toStored` of the write path finds it. Nothing for a
+   * version that converts at once.
    */
   async aheadToStored(obj: KubeObject): Promise<void> {
     const later = this.version.convertsLater;
     if (!later) return;
     const [converted] = await later.convert([obj], this.storedApiVersion);
-    const key = JSON.stringify(obj);
-    const entry = this.convertedAhead.get(key);
-    if (entry) entry.waiting++;
-    else {
-      if (this.convertedAhead.size >= maxConvertedAhead) this.convertedAhead.delete(this.convertedAhead.keys().next().value!);
-      this.convertedAhead.set(key, { object: converted!, waiting: 1 });
-    }
+    this.convertedToStored.set(JSON.stringify(obj), labelled(converted!, this.storedApiVersion, this.stored.kind));
   }
 
-  /**
-   * A write's object of the served version in the stored shape: for a
-   * version converted later, the conversion made ahead (`aheadToStored`).
-   */
+  /** A pair the later conversion answered, kept both ways. */
+  private remember(stored: KubeObject, served: KubeObject): void {
+    this.convertedFromStored.set(JSON.stringify(stored), served);
+    this.convertedToStored.set(JSON.stringify(served), stored);
+  }
+
+  /** A write's object of the served version in the stored shape (for a version converted later, the conversion made ahead). */
   toStoredForWrite(obj: KubeObject): KubeObject {
-    if (!this.version.convertsLater) return this.toStored(obj);
-    const key = JSON.stringify(obj);
-    const entry = this.convertedAhead.get(key);
-    // A write that was not converted ahead is refused, never stored in the wrong shape.
-    if (!entry) throw errors.internal(`conversion webhook for ${this.apiVersion}, Kind=${this.stored.kind} failed: the object was not converted ahead of its write`);
-    if (--entry.waiting === 0) this.convertedAhead.delete(key);
-    return labelled(structuredClone(entry.object), this.storedApiVersion, this.stored.kind);
+    return this.toStored(obj);
   }
 
   /**
    * An object of the served version in the stored shape. For a version
-   * converted later this is the declared fallback (relabelled), used only
-   * for bookkeeping (managed fields); writes use `toStoredForWrite`.
+   * converted later, the conversion made ahead (`aheadToStored`, or the
+   * pair of a `fromStoredAll`); see `missedConversion` for one that was not.
    */
   toStored(obj: KubeObject): KubeObject {
+    if (this.convertsLater) return this.madeAhead(this.convertedToStored, obj, this.storedApiVersion, () => this.version.toStored(structuredClone(obj)));
     return labelled(this.version.toStored(structuredClone(obj)), this.storedApiVersion, this.stored.kind);
   }
 
@@ -101,12 +118,25 @@ export class VersionCodec {
 
   /**
    * A stored object in the served version's shape. For a version converted
-   * later this is the declared fallback (relabelled), used only for
-   * bookkeeping (managed fields, field selectors, admission reviews); what
-   * clients read goes through `fromStoredAll`.
+   * later, the conversion made ahead (`aheadFromStored`, `fromStoredAll`).
    */
   fromStored(obj: KubeObject): KubeObject {
+    if (this.convertsLater) return this.madeAhead(this.convertedFromStored, obj, this.apiVersion, () => this.version.fromStored(structuredClone(obj)));
     return labelled(this.version.fromStored(structuredClone(obj)), this.apiVersion, this.stored.kind);
+  }
+
+  /**
+   * A conversion made ahead, as a copy. One that was not is noted for
+   * `withConversionsAhead`, which answers it by relabelling for its first
+   * pass and runs again once it is made; outside one it is a 500, never an
+   * object of the wrong shape.
+   */
+  private madeAhead(memo: BoundedMemo, obj: KubeObject, apiVersion: string, relabelled: () => KubeObject): KubeObject {
+    const done = memo.get(JSON.stringify(obj));
+    if (done) return structuredClone(done);
+    if (!missed) throw errors.internal(`conversion webhook for ${String(obj.apiVersion ?? '')}, Kind=${this.stored.kind} failed: the object was not converted ahead`);
+    missed.push({ codec: this, obj, toStored: memo === this.convertedToStored });
+    return labelled(relabelled(), apiVersion, this.stored.kind);
   }
 
   /** A list of stored objects (or a list answer) in the served version. */
@@ -114,6 +144,61 @@ export class VersionCodec {
     return { ...list, apiVersion: this.apiVersion, items: (list.items as KubeObject[]).map((item) => this.fromStored(item)) };
   }
 }
+
+/** A FIFO-bounded memo of conversions, by the JSON text of the object converted. */
+class BoundedMemo {
+  private readonly entries = new Map<string, KubeObject>();
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+  get(key: string): KubeObject | undefined {
+    return this.entries.get(key);
+  }
+  set(key: string, value: KubeObject): void {
+    this.entries.delete(key);
+    if (this.entries.size >= maxConvertedAhead) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+}
+
+/** Conversions a pass of `withConversionsAhead` found not made, while one runs. */
+let missed: { codec: VersionCodec; obj: KubeObject; toStored: boolean }[] | undefined;
+
+/**
+ * Runs a synchronous `pass` that converts between versions (managed fields
+ * at every manager's version) until every conversion it needs was made
+ * ahead: a conversion not made yet is answered by relabelling and noted,
+ * the noted ones are made (one review per codec and direction), and the
+ * pass runs again. A version that converts at once never needs a second pass.
+ */
+export async function withConversionsAhead<T>(pass: () => T): Promise<T> {
+  for (let round = 0; ; round++) {
+    const noted: NonNullable<typeof missed> = [];
+    missed = noted;
+    let result: T | undefined;
+    let failure: unknown;
+    try {
+      result = pass();
+    } catch (e) {
+      failure = e;
+    } finally {
+      missed = undefined;
+    }
+    if (!noted.length) {
+      if (failure !== undefined) throw failure;
+      return result as T;
+    }
+    if (round === maxPasses) throw errors.internal('conversion webhook: the conversions of the write did not settle');
+    // Objects from the stored version first: what a pass converts back may be a relabelled stand-in until they are made.
+    const fromStored = noted.filter((n) => !n.toStored);
+    for (const codec of new Set(fromStored.map((n) => n.codec))) await codec.aheadFromStored(fromStored.filter((n) => n.codec === codec).map((n) => n.obj));
+    if (fromStored.length) continue;
+    for (const n of noted) await n.codec.aheadToStored(n.obj);
+  }
+}
+
+/** Passes of `withConversionsAhead` before it gives up (each may meet objects the previous one made). */
+const maxPasses = 4;
 
 function labelled(obj: KubeObject, apiVersion: string, kind: string): KubeObject {
   // apiVersion and kind lead, as stored objects do.

@@ -29,6 +29,12 @@ export interface Strategy {
   holdsDeletion?(obj: KubeObject): boolean;
   /** When a held object starts deleting (e.g. a namespace turns Terminating). */
   markDeleting?(obj: KubeObject): void;
+  /**
+   * Kinds with graceful deletion (pods, upstream's CheckGracefulDelete): the
+   * seconds an object being deleted is given to terminate, from the request's
+   * gracePeriodSeconds (already non-negative) and the object; 0 removes it now.
+   */
+  gracePeriod?(obj: KubeObject, requested: number | undefined): number;
   /** Warnings sent to the client in Warning headers. */
   warnings?(obj: KubeObject, old?: KubeObject): string[];
 }
@@ -181,6 +187,13 @@ export interface KindDefinition {
   tracksGeneration: boolean;
   /** Verbs the kind offers. */
   verbs: Verb[];
+  /**
+   * Stored objects last written at or before this revision are defaulted
+   * again when read, their stored bytes not served as they are: the kind's
+   * defaults may have changed since (a custom kind whose definition
+   * changed). Absent: stored objects carry the kind's defaults.
+   */
+  readDefaultsThrough?: number;
 }
 
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';

@@ -19,6 +19,7 @@ export const resources = {
   secrets: { group: '', resource: 'secrets' },
   configMaps: { group: '', resource: 'configmaps' },
   pods: { group: '', resource: 'pods' },
+  nodes: { group: '', resource: 'nodes' },
   replicationControllers: { group: '', resource: 'replicationcontrollers' },
   jobs: { group: 'batch', resource: 'jobs', version: 'v1' },
   podDisruptionBudgets: { group: 'policy', resource: 'poddisruptionbudgets', version: 'v1' },

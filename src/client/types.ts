@@ -33,6 +33,8 @@ export interface ListResult {
 }
 
 export interface DeleteOptions {
+  /** 0 removes a pod at once (graceful deletion: registry/graceful.ts). */
+  gracePeriodSeconds?: number;
   propagationPolicy?: 'Orphan' | 'Background' | 'Foreground';
   preconditions?: { uid?: string; resourceVersion?: string };
 }

@@ -13,7 +13,7 @@ import { resources } from '../client/resources.js';
 import type { WorkQueue } from '../client/workqueue.js';
 import { deepEqual } from '../machinery/equal.js';
 import { rfc3339Now } from '../machinery/time.js';
-import { budgetSelects, podHealthy, scaledValue } from '../api/policy/v1/poddisruptionbudget.js';
+import { budgetSelects, podHealthy, scaledValue, setDisruptionAllowed, verdictFor, type DisruptionVerdict } from '../api/policy/v1/poddisruptionbudget.js';
 import { BaseController, type KitArgument, type Log } from './controller.js';
 
 type Obj = Record<string, any>;
@@ -90,21 +90,17 @@ export class DisruptionController extends BaseController {
       const allowed = Math.max(0, healthy - desired);
       status = {
         observedGeneration: pdb.metadata?.generation, disruptionsAllowed: allowed, currentHealthy: healthy, desiredHealthy: desired, expectedPods: expected,
-        condition: allowed > 0 ? ['True', 'SufficientPods'] : ['False', 'InsufficientPods'],
+        condition: verdictFor(allowed),
       };
     } catch (e) {
       // Fail safe: no evictions until the budget can be computed.
       status = { observedGeneration: pdb.metadata?.generation, disruptionsAllowed: 0, currentHealthy: healthy, desiredHealthy: 0, expectedPods: 0, condition: ['False', 'SyncFailed', (e as Error).message] };
     }
-    const [condStatus, reason, message] = status.condition as string[];
+    const verdict = status.condition as DisruptionVerdict;
     delete status.condition;
     if (Object.keys(disrupted).length) status.disruptedPods = disrupted;
-    const previous = ((pdb.status?.conditions ?? []) as Obj[]).find((c) => c.type === 'DisruptionAllowed');
-    status.conditions = [{
-      type: 'DisruptionAllowed', status: condStatus, observedGeneration: pdb.metadata?.generation,
-      lastTransitionTime: previous?.status === condStatus ? previous.lastTransitionTime : rfc3339Now(new Date(now)),
-      reason, message: message ?? '',
-    }];
+    status.conditions = pdb.status?.conditions;
+    setDisruptionAllowed(status, pdb.metadata?.generation, verdict, rfc3339Now(new Date(now)));
     if (deepEqual(status, pdb.status ?? {})) return;
     try {
       await this.client.update(this.budgets.type, namespace, { ...pdb, status }, 'status');

@@ -21,6 +21,7 @@ import { CsrCleanerController } from './csrcleaner.js';
 import { TokenCleaner } from './tokencleaner.js';
 import { BootstrapSigner } from './bootstrapsigner.js';
 import { DisruptionController } from './disruption.js';
+import { PodGarbageCollector } from './podgc.js';
 import { TtlAfterFinishedController } from './ttlafterfinished.js';
 
 export type { Controller, ControllerKit } from './controller.js';
@@ -49,6 +50,7 @@ const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, i
   csrapproving: (c, l, i, id) => new CsrApprovingController(c, l, i, id.certificates.authorize),
   csrcleaner: (c, l, i) => new CsrCleanerController(c, l, i),
   disruption: (c, l, i) => new DisruptionController(c, l, i),
+  'pod-garbage-collector': (c, l, i) => new PodGarbageCollector(c, l, i),
   'ttl-after-finished': (c, l, i) => new TtlAfterFinishedController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),

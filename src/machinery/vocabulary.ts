@@ -46,6 +46,12 @@ export const vocabulary = {
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
   hostnameLabel: productKey('hostname'),
+  /** Prefix of the labels that give a Node a role (upstream node-role.kubernetes.io/<role>): the printer's ROLES column. */
+  nodeRoleLabelPrefix: `node-role.${product.domain}/`,
+  /** The taint that lets the pod garbage collector remove the terminating pods of a node that is down (upstream node.kubernetes.io/out-of-service). */
+  outOfServiceTaint: `node.${product.domain}/out-of-service`,
+  /** The older role label whose value is the role (upstream kubernetes.io/role). */
+  legacyNodeRoleLabel: productKey('role'),
   /** AdmissionReview, the body of webhook calls. */
   admissionGroup: productGroup('admission'),
   /** Server configuration files (AdmissionConfiguration, WebhookAdmissionConfiguration). */
@@ -107,6 +113,8 @@ export const upstreamCompat = {
   openapiExtensionPrefix: 'x-kubernetes-',
   metaGroup: 'meta.k8s.io',
   discoveryGroup: 'apidiscovery.k8s.io',
+  /** The group ConversionReviews are sent in: conversion webhooks decode them with upstream's types. */
+  conversionReviewGroup: 'apiextensions.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',

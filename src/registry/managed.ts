@@ -11,7 +11,7 @@ import {
   applyObject, fieldPaths, updateManagedFields, validateManagedFields, type FieldSet, type TypeInfo, type VersionConverter,
 } from '../machinery/managedfields/index.js';
 import { apiVersionOf, isViewSubresource, type KindDefinition, type KubeObject } from '../api/kind.js';
-import { codecsOf, type VersionCodec } from '../api/codec.js';
+import { codecsOf, withConversionsAhead, type VersionCodec } from '../api/codec.js';
 import { asStored } from '../api/decode.js';
 import { resolve } from '../api/schema.js';
 import { typeInfoOf } from '../api/typeinfo.js';
@@ -93,12 +93,21 @@ function validated(kind: KindDefinition, obj: KubeObject): KubeObject {
   return obj;
 }
 
+/** Whether a version of the kind converts later (a conversion webhook): its managed fields are worked out on objects it converted. */
+const convertsLater = (kind: KindDefinition) => codecsOf(kind).some((c) => c.convertsLater);
+
 /**
  * `next` with managedFields updated for a non-apply write by `manager`, made
  * at the version `codec` serves (the stored one without): the change is
- * compared there. `live` and `next` are stored objects.
+ * compared there, and for every other manager in its own version. `live`
+ * and `next` are stored objects.
  */
-export function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): KubeObject {
+export async function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): Promise<KubeObject> {
+  if (!convertsLater(kind)) return trackWriteNow(kind, live, next, manager, subresource, codec);
+  return withConversionsAhead(() => trackWriteNow(kind, live, next, manager, subresource, codec));
+}
+
+function trackWriteNow(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): KubeObject {
   const opts = { ...baseOptions(kind, subresource, codec), manager };
   if (!codec) return validated(kind, updateManagedFields(live, next, opts).object as KubeObject);
   const { managedFields } = updateManagedFields(live && codec.fromStored(live), codec.fromStored(next), opts);
@@ -120,7 +129,9 @@ export async function trackApply(kind: KindDefinition, live: KubeObject | undefi
   const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(at)}, Kind=${at.kind}`;
   // A version converted later (a conversion webhook) converts the live object, and the result back, in a review each.
   const liveAt = live && codec ? (await codec.fromStoredAll([live]))[0] : live;
-  const applied = applyObject(liveAt, config, { ...baseOptions(kind, subresource, codec), manager, force, objectDescription: description }).object as KubeObject;
+  const options = { ...baseOptions(kind, subresource, codec), manager, force, objectDescription: description };
+  const apply = () => applyObject(liveAt, config, options).object as KubeObject;
+  const applied = convertsLater(kind) ? await withConversionsAhead(apply) : apply();
   await codec?.aheadToStored(applied);
   return validated(kind, asStored(kind, applied, codec));
 }

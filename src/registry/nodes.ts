@@ -5,6 +5,7 @@
 import type { Registry } from './registry.js';
 import type { RestObject } from './rest.js';
 import { nodes } from '../api/core/v1/node.js';
+import { nodeProxyOptions } from '../api/core/v1/connectoptions.js';
 import { unreachableAgent } from './pods.js';
 
 export function nodeRests(registry: Registry): RestObject[] {
@@ -14,6 +15,7 @@ export function nodeRests(registry: Registry): RestObject[] {
     describe: { group: '', version: 'v1', resource: 'nodes', subresource: 'proxy', namespaced: false, kind: nodes, parentKind: nodes, deleteAnswersObject: false, stored: false },
     connector: {
       verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      admitted: nodeProxyOptions,
       connect: async (path) => {
         await store.get(undefined, path.name!);
         return unreachableAgent(registry, path.name!, `proxy to node ${path.name}`);

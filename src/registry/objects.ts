@@ -87,7 +87,12 @@ export class StoredObject {
   private parsed?: KubeObject;
   /** Whether `parsed` went through the shared memo (when the value has one). */
   private shared = false;
-  constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void) {}
+  /**
+   * `readDefaultsThrough`: the value was written at or before that revision,
+   * before the kind's current defaults perhaps: its JSON goes out defaulted
+   * (see KindDefinition.readDefaultsThrough), not as stored.
+   */
+  constructor(readonly kv: KeyValue, private readonly defaults?: (obj: KubeObject) => void, private readonly readDefaultsThrough?: number) {}
 
   /**
    * The decoded object, read-only: when the value came from the watch cache
@@ -153,6 +158,9 @@ export class StoredObject {
 
   /** The JSON as pieces that reuse the stored bytes, for answers written piece by piece. */
   jsonParts(): Buffer[] {
+    if (this.defaults && this.readDefaultsThrough !== undefined && this.kv.modRevision <= this.readDefaultsThrough) {
+      return [Buffer.from(JSON.stringify(this.object))];
+    }
     return encodedWithVersionParts(this.kv);
   }
 }

@@ -13,9 +13,10 @@ import type { KubeObject, Verb } from '../api/kind.js';
 import { bindings } from '../api/core/v1/binding.js';
 import { pods } from '../api/core/v1/pod.js';
 import { decodeObject } from '../api/decode.js';
+import { podAttachOptions, podExecOptions, podPortForwardOptions, podProxyOptions, type ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import type { Registry } from './registry.js';
 import type { ResourceStore, WriteOptions } from './store.js';
-import type { RestObject, RestPath } from './rest.js';
+import { answeredAs, type RestDescription, type RestObject, type RestPath } from './rest.js';
 
 type Obj = Record<string, any>;
 
@@ -44,23 +45,20 @@ async function bind(store: ResourceStore, namespace: string | undefined, binding
   }, opts, { subresource: 'binding' });
 }
 
-function decodeBinding(body: unknown, opts: WriteOptions): KubeObject {
-  const binding = decodeObject(bindings, body, opts);
-  const errs = bindings.strategy.validate?.(binding) ?? [];
-  if (errs.length) throw errors.invalid('', 'Binding', binding.metadata?.name ?? '', errs);
-  return binding;
-}
+
 
 const success = (): KubeObject => ({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 });
 
 /** pods/{name}/binding. */
 function podBindingRest(store: ResourceStore): RestObject {
+  const describe: RestDescription = { group: '', version: 'v1', resource: 'pods', subresource: 'binding', namespaced: true, kind: bindings, parentKind: pods, deleteAnswersObject: false, stored: false };
   return {
-    describe: { group: '', version: 'v1', resource: 'pods', subresource: 'binding', namespaced: true, kind: bindings, parentKind: pods, deleteAnswersObject: false, stored: false },
+    describe,
     create: async (path, body, opts) => {
-      const binding = decodeBinding(body, opts);
-      if (binding.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Binding object');
-      await bind(store, path.namespace, binding, opts);
+      const sent = decodeObject(bindings, body, opts);
+      if (sent.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Binding object');
+      const binding = await store.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts);
+      await bind(store, path.namespace, binding, { ...opts, admitted: true });
       return success();
     },
   };
@@ -68,14 +66,16 @@ function podBindingRest(store: ResourceStore): RestObject {
 
 /** The namespace's bindings: the binding names the pod. */
 function bindingsRest(store: ResourceStore): RestObject {
+  const describe: RestDescription = { group: '', version: 'v1', resource: 'bindings', namespaced: true, kind: bindings, parentKind: bindings, deleteAnswersObject: false, stored: false };
   return {
-    describe: { group: '', version: 'v1', resource: 'bindings', namespaced: true, kind: bindings, parentKind: bindings, deleteAnswersObject: false, stored: false },
+    describe,
     create: async (path, body, opts) => {
-      const binding = decodeBinding(body, opts);
-      if (binding.metadata?.namespace && binding.metadata.namespace !== path.namespace) {
+      const sent = decodeObject(bindings, body, opts);
+      if (sent.metadata?.namespace && sent.metadata.namespace !== path.namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
       }
-      await bind(store, path.namespace, binding, opts);
+      const binding = await store.admitAnswered(answeredAs(describe), sent.metadata?.name ?? '', path.namespace, sent, opts);
+      await bind(store, path.namespace, binding, { ...opts, admitted: true });
       return success();
     },
   };
@@ -117,10 +117,10 @@ export async function unreachableAgent(registry: Registry, nodeName: string, wha
   throw new ApiError(500, '', `error dialing backend: ${what}: the node agent at ${target} cannot be reached from this server (it does not dial node addresses)`);
 }
 
-function connectRest(registry: Registry, store: ResourceStore, subresource: string, verbs: Verb[], answer: (pod: KubeObject, path: RestPath) => Promise<KubeObject | { text: string }>): RestObject {
+function connectRest(store: ResourceStore, subresource: string, verbs: Verb[], admitted: ConnectOptionsKind | undefined, answer: (pod: KubeObject, path: RestPath) => Promise<KubeObject | { text: string }>): RestObject {
   return {
     describe: { group: '', version: 'v1', resource: 'pods', subresource, namespaced: true, kind: pods, parentKind: pods, deleteAnswersObject: false, stored: false },
-    connector: { verbs, connect: async (path) => answer(await store.get(path.namespace, path.name!), path) },
+    connector: { verbs, ...(admitted ? { admitted } : {}), connect: async (path) => answer(await store.get(path.namespace, path.name!), path) },
   };
 }
 
@@ -141,19 +141,19 @@ export function podRests(registry: Registry): RestObject[] {
   return [
     podBindingRest(store),
     bindingsRest(store),
-    connectRest(registry, store, 'log', ['get'], async (pod, path) => {
+    connectRest(store, 'log', ['get'], undefined, async (pod, path) => {
       const container = containerOf(pod, query(path, 'container'));
       // As upstream: a pod no node runs yet has no log, and answers an empty one.
       if (!pod.spec?.nodeName) return { text: '' };
       return unreachableAgent(registry, pod.spec.nodeName, `logs of container ${container} of pod ${pod.metadata?.name}`);
     }),
-    connectRest(registry, store, 'exec', ['create', 'get'], streaming('exec')),
-    connectRest(registry, store, 'attach', ['create', 'get'], streaming('attach')),
-    connectRest(registry, store, 'portforward', ['create', 'get'], async (pod) => {
+    connectRest(store, 'exec', ['create', 'get'], podExecOptions, streaming('exec')),
+    connectRest(store, 'attach', ['create', 'get'], podAttachOptions, streaming('attach')),
+    connectRest(store, 'portforward', ['create', 'get'], podPortForwardOptions, async (pod) => {
       if (!pod.spec?.nodeName) throw errors.badRequest(`pod ${pod.metadata?.name} does not have a host assigned`);
       return unreachableAgent(registry, pod.spec.nodeName, `port forwarding to pod ${pod.metadata?.name}`);
     }),
-    connectRest(registry, store, 'proxy', ['create', 'delete', 'get', 'patch', 'update'], async (pod) => {
+    connectRest(store, 'proxy', ['create', 'delete', 'get', 'patch', 'update'], podProxyOptions, async (pod) => {
       const ip: string = pod.status?.podIP ?? '';
       if (!ip || ip.startsWith('127.') || ip === '::1' || ip.startsWith('169.254.') || ip === '0.0.0.0') throw errors.badRequest('address not allowed');
       throw errors.serviceUnavailable(`error trying to reach service: the pod's address ${ip} cannot be reached from this server (it does not dial pod addresses)`);

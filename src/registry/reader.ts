@@ -101,7 +101,7 @@ export class CollectionReader {
   }
 
   stored(kv: KeyValue): StoredObject {
-    return new StoredObject(kv, this.kind.strategy.defaults);
+    return new StoredObject(kv, this.kind.strategy.defaults, this.kind.readDefaultsThrough);
   }
 
   /** The stored value decoded as the caller's own object (writers change it). */
@@ -133,6 +133,16 @@ export class CollectionReader {
     const own = version?.served.fieldSelectors;
     if (!version || !own || own === this.kind.fieldSelectors) return (obj, f) => this.fieldValue(obj, f);
     return (obj, f) => (f.startsWith('metadata.') ? this.fieldValue(obj, f) : ownValue(own, f)?.(version.fromStored(obj)) ?? '');
+  }
+
+  /**
+   * The version whose field selectors read objects its conversion webhook
+   * converts (as upstream, the selectors see the converted object): they
+   * are converted ahead of matching, one review per page read.
+   */
+  private convertedAheadFor(opts: ListOptions, fields: FieldSelector): VersionCodec | undefined {
+    const version = opts.version;
+    return version?.convertsLater && !fields.empty && version.served.fieldSelectors !== this.kind.fieldSelectors ? version : undefined;
   }
 
   private matches(obj: KubeObject, labels: LabelSelector, fields: FieldSelector, fieldValue: FieldReader): boolean {
@@ -229,12 +239,14 @@ export class CollectionReader {
     const keyMatches = this.keyMatcher(labels, fields);
     const matches = (obj: StoredObject) => unfiltered
       || (keyMatches ? keyMatches(obj.kv.key) : this.matches(obj.peekObject(), labels, fields, fieldValue));
+    const ahead = keyMatches ? undefined : this.convertedAheadFor(opts, fields);
     try {
       // With selectors a page may need several reads to gather `limit` matches.
       for (;;) {
         const want = limit && !source.inMemory ? limit - items.length + (unfiltered ? 0 : 64) : 0;
         const page = await source.range(prefix, { revision, limit: want, startKey: nextKey });
         revision = page.revision;
+        if (ahead) await ahead.aheadFromStored(page.items.map((kv) => this.stored(kv).peekObject()));
         let consumed = 0;
         for (const kv of page.items) {
           consumed++;
@@ -284,6 +296,7 @@ export class CollectionReader {
     }
     const rv = parseVersionParam(opts.resourceVersion);
     const cache = (this.knownCache = await this.caches.cacheFor(this.keyRoot));
+    const keyMatcher = this.keyMatcher(labels, fields);
     if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (rv > 0) await this.awaitFresh(cache, rv);
     return startWatch(cache, {
@@ -291,9 +304,11 @@ export class CollectionReader {
       after: rv === undefined || rv === 0 ? undefined : rv,
       labels, fields,
       fieldValue,
+      convertAhead: keyMatcher ? undefined : this.convertedAheadFor(opts, fields),
       defaults: this.kind.strategy.defaults,
+      readDefaultsThrough: this.kind.readDefaultsThrough,
       maxBuffered: opts.maxBuffered,
-      keyMatches: this.keyMatcher(labels, fields),
+      keyMatches: keyMatcher,
     }, sink);
   }
 }

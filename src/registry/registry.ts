@@ -10,11 +10,13 @@ import { declaredVersion, isViewSubresource, type KindDefinition, type KubeObjec
 import { ApiEnablement } from '../api/versioning.js';
 import type { Backend } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission } from '../admission/types.js';
+import type { Admission, AdmissionRequest } from '../admission/types.js';
+import { randomUUID } from 'node:crypto';
 import { admitAll } from '../admission/chain.js';
 import { ResourceStore } from './store.js';
 import { codecsOf, type VersionCodec } from '../api/codec.js';
-import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject } from './rest.js';
+import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject, type RestPath } from './rest.js';
+import type { WriteOptions } from './store.js';
 
 export class Registry {
   private readonly stores = new Map<string, ResourceStore>();
@@ -128,6 +130,25 @@ export class Registry {
       if (d.subresource !== undefined && d.group === group && d.version === version && d.resource === resource) names.add(d.subresource);
     }
     return names;
+  }
+
+  /**
+   * Admission of a CONNECT request (pods/exec, a proxy), as upstream's
+   * connect handler: after authorization, before the sub-resource does
+   * anything (even looks its object up); the object is the request's options.
+   */
+  async admitConnect(rest: RestObject, path: RestPath, opts: WriteOptions): Promise<void> {
+    const options = rest.connector?.admitted;
+    if (!options) return;
+    const request: AdmissionRequest = {
+      uid: randomUUID(), operation: 'CONNECT', kind: options.kind, subresource: rest.describe.subresource,
+      name: path.name ?? '', namespace: rest.describe.namespaced ? path.namespace : undefined,
+      object: options.fromQuery(path.query), user: opts.user, dryRun: false,
+      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' }, // never sent: a CONNECT review carries no options
+      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
+    };
+    await this.admission.mutate(request);
+    await this.admission.validate(request);
   }
 
   /**

@@ -11,11 +11,12 @@
 import { errors } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { allVerbs, apiVersionOf, type KindDefinition, type KubeObject, type PartSubresource, type Verb, type ViewSubresource } from '../api/kind.js';
-import type { DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
+import type { AnsweredCreate, DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
 import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { decodeObject } from '../api/decode.js';
 import type { VersionCodec } from '../api/codec.js';
+import type { ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import { materializeList } from './objects.js';
 import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
 
@@ -72,6 +73,11 @@ export interface Capabilities {
  */
 export interface Connector {
   verbs: Verb[];
+  /**
+   * A CONNECT sub-resource (exec, attach, portforward, proxy; not log, a
+   * read): admission runs on its options, of this kind, before `connect`.
+   */
+  admitted?: ConnectOptionsKind;
   connect(path: RestPath, verb: Verb): Promise<KubeObject | { text: string }>;
 }
 
@@ -107,9 +113,9 @@ function describeKind(kind: KindDefinition, extra: Partial<RestDescription> = {}
   return d;
 }
 
-/** A stored object in the codec's version (converted ahead when the version converts later, as by a webhook). */
-async function servedAt(codec: VersionCodec, obj: KubeObject): Promise<KubeObject> {
-  return codec.convertsLater ? (await codec.fromStoredAll([obj]))[0]! : codec.fromStored(obj);
+/** How admission sees a create a REST object answers without storing it: its kind on its URL's resource. */
+export function answeredAs(d: RestDescription): AnsweredCreate {
+  return { kind: d.kind, resource: { group: d.group, version: d.version, resource: d.resource }, ...(d.subresource ? { subresource: d.subresource } : {}) };
 }
 
 /** A list in the codec's version: one conversion for all its items. */
@@ -119,7 +125,7 @@ async function servedListAt(codec: VersionCodec, list: KubeObject): Promise<Kube
 }
 
 /** A write's answer in the codec's version. */
-const convertedWritten = (codec: VersionCodec) => async (w: Written): Promise<Written> => ({ object: await servedAt(codec, w.object), created: w.created });
+const convertedWritten = (codec: VersionCodec) => async (w: Written): Promise<Written> => ({ object: await codec.fromStoredOne(w.object), created: w.created });
 
 /** Write options naming the codec's version, so that admission reviews name the version the request named. */
 const requestedAt = (codec: VersionCodec) => (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
@@ -162,17 +168,17 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
   return {
     describe,
     ...only(store.kind.verbs, {
-      get: async (p, rv) => servedAt(codec, (await store.getStored(p.namespace, p.name!, rv)).object),
+      get: async (p, rv) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object),
       // Field selectors name fields as this version does.
       list: async (p, opts) => servedListAt(codec, materializeList(await store.listStored(p.namespace, { ...opts, version: codec }))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, { ...opts, version: codec }, sink),
-      create: async (p, body, opts) => servedAt(codec, await store.create(p.namespace, body, at(opts))),
+      create: async (p, body, opts) => codec.fromStoredOne(await store.create(p.namespace, body, at(opts))),
       update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts))),
       patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts)),
       delete: async (p, options, opts) => {
         const r = await store.delete(p.namespace, p.name!, options, at(opts));
-        return { ...r, object: await servedAt(codec, r.object) };
+        return { ...r, object: await codec.fromStoredOne(r.object) };
       },
       deleteCollection: async (p, listOpts, options, opts) => servedListAt(codec, await store.deleteCollection(p.namespace, { ...listOpts, version: codec }, options, at(opts))),
     }),
@@ -198,7 +204,7 @@ export function partSubresource(store: ResourceStore, name: string, declaration:
   return {
     describe,
     ...only(declaration.verbs, {
-      get: async (p, rv) => servedAt(codec, (await store.getStored(p.namespace, p.name!, rv)).object),
+      get: async (p, rv) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object),
       update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts), target)),
       patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts, target)),
     }),
@@ -271,12 +277,11 @@ export type SubresourceCreator = (parent: KubeObject, request: KubeObject, opts:
 
 /** A sub-resource whose POST takes and answers another kind than its parent's, and stores nothing itself. */
 export function createSubresource(store: ResourceStore, name: string, kind: KindDefinition, creator: SubresourceCreator): RestObject {
+  const describe = describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false });
   return {
-    describe: describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false }),
+    describe,
     create: async (p, body, opts) => {
-      const request = decodeObject(kind, body, opts);
-      const errs = kind.strategy.validate?.(request) ?? [];
-      if (errs.length) throw errors.invalid(kind.group, kind.kind, request.metadata?.name ?? '', errs);
+      const request = await store.admitAnswered(answeredAs(describe), p.name!, p.namespace, decodeObject(kind, body, opts), opts);
       const parent = await store.get(p.namespace, p.name!);
       const answer = await creator(parent, request, opts);
       answer.apiVersion ??= apiVersionOf(kind);

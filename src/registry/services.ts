@@ -11,6 +11,7 @@ import type { Registry } from './registry.js';
 import type { RestObject } from './rest.js';
 import type { ResourceStore } from './store.js';
 import type { ServiceAllocation } from './allocation/index.js';
+import { serviceProxyOptions } from '../api/core/v1/connectoptions.js';
 
 type Obj = Record<string, any>;
 
@@ -28,6 +29,7 @@ function serviceProxy(registry: Registry, store: ResourceStore, rest: RestObject
     describe: { ...rest.describe, subresource: 'proxy', deleteAnswersObject: false, stored: false, codec: undefined },
     connector: {
       verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      admitted: serviceProxyOptions,
       connect: async (path) => {
         const name = path.name!.split(':')[path.name!.split(':').length > 2 ? 1 : 0]!;
         await store.get(path.namespace, name);

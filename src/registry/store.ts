@@ -16,7 +16,7 @@ import type { UserInfo } from '../machinery/user.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest, AuditAnnotation, Operation, OperationOptions } from '../admission/types.js';
+import type { Admission, AdmissionRequest, AuditAnnotation, GroupVersionResource, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
@@ -29,6 +29,7 @@ import { applyPolicyFinalizers, effectivePolicy } from './propagation.js';
 import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
+import { beforeGracefulDelete, terminating } from './graceful.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -43,6 +44,12 @@ export interface WriteOptions extends DecodeOptions {
   auditAnnotations?: Map<string, AuditAnnotation>;
   /** The kind at the version the request named, when not the stored one (admission reviews name it). */
   requestedAs?: KindDefinition;
+  /**
+   * The request was admitted as a whole (an answered create: pods/binding,
+   * pods/eviction): the writes it makes are not admitted again, as upstream's
+   * sub-resources write straight to storage.
+   */
+  admitted?: boolean;
 }
 
 /** Manager recorded for writes that name none (the server's own). */
@@ -83,6 +90,13 @@ type Attempt<T> = T | typeof retry;
  * fields of the object (status, finalize) and changes nothing else.
  */
 export interface WriteTarget {
+  subresource?: string;
+}
+
+/** What an answered create is admitted as: its object's kind, and the resource and sub-resource of its URL. */
+export interface AnsweredCreate {
+  kind: KindDefinition;
+  resource: GroupVersionResource;
   subresource?: string;
 }
 
@@ -239,9 +253,37 @@ export class ResourceStore {
     };
   }
 
+  /**
+   * Admission of a create that is answered, not stored (pods/eviction,
+   * pods/binding, bindings, serviceaccounts/token), as upstream's create
+   * handler: mutating plugins, then validating ones, before the sub-resource
+   * acts. The object is the request's (an Eviction), of `on.kind`, while the
+   * resource is the one the URL names (pods); the kind's own validation runs
+   * on what mutating plugins left, which is the answer.
+   */
+  async admitAnswered(on: AnsweredCreate, name: string, namespace: string | undefined, object: KubeObject, opts: WriteOptions): Promise<KubeObject> {
+    const request: AdmissionRequest = {
+      uid: randomUUID(), operation: 'CREATE', kind: on.kind, resource: on.resource, subresource: on.subresource,
+      name, namespace: this.namespaced ? namespace : undefined,
+      object, user: opts.user, dryRun: opts.dryRun === true, options: operationOptions('CreateOptions', opts),
+      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
+    };
+    await this.admission.mutate(request);
+    const admitted = request.object ?? object;
+    const errs = on.kind.strategy.validate?.(admitted) ?? [];
+    if (errs.length) throw errors.invalid(on.kind.group, on.kind.kind, admitted.metadata?.name ?? '', errs);
+    await this.admission.validate(request);
+    return admitted;
+  }
+
+  /** The admission a write goes through: none when its request was admitted as a whole. */
+  private admissionOf(opts: WriteOptions): Admission {
+    return opts.admitted ? admitAll : this.admission;
+  }
+
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
   private deletionHeld(obj: KubeObject): boolean {
-    return (obj.metadata?.finalizers ?? []).length > 0 || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
+    return (obj.metadata?.finalizers ?? []).length > 0 || terminating(obj) || (this.kind.strategy.holdsDeletion?.(obj) ?? false);
   }
 
   // ---- the update loop -------------------------------------------------------
@@ -323,7 +365,7 @@ export class ResourceStore {
     this.owned.stampForCreate(decoded, stamp, opts.user);
     const requested = decoded.metadata!.managedFields;
     const request = this.admissionRequest('CREATE', decoded.metadata!.name ?? '', decoded.metadata!.namespace, opts, operationOptions('CreateOptions', opts), decoded);
-    await this.admission.mutate(request);
+    await this.admissionOf(opts).mutate(request);
     return this.orRelease(request, async () => {
       // Whatever mutating admission returned, what the server owns is the server's again.
       let obj = request.object!;
@@ -332,7 +374,7 @@ export class ResourceStore {
       this.owned.stampForCreate(obj, stamp, opts.user);
       obj.metadata!.managedFields = requested;
       if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
-      if (!tracked) obj = trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
+      if (!tracked) obj = await trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
       request.object = obj;
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
@@ -340,7 +382,7 @@ export class ResourceStore {
         const meta = obj.metadata!;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
-        await this.admission.validate(request);
+        await this.admissionOf(opts).validate(request);
         opts.warnings.push(...(strategy.warnings?.(obj) ?? []));
         const key = this.key(meta.namespace, meta.name);
         if (opts.dryRun) {
@@ -434,14 +476,14 @@ export class ResourceStore {
     let next = this.owned.keepServerOwned(obj, old, target.subresource, ownPart);
     const requested = next.metadata!.managedFields;
     const request = this.admissionRequest('UPDATE', next.metadata!.name, next.metadata!.namespace, opts, options, next, old, target.subresource);
-    await this.admission.mutate(request);
+    await this.admissionOf(opts).mutate(request);
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
     this.owned.placeAtName(request.object!, oldMeta.name);
     this.owned.placeInNamespace(request.object!, oldMeta.namespace);
     next = this.owned.keepServerOwned(request.object!, old, target.subresource, ownPart);
     next.metadata!.managedFields = requested;
     if (requested === undefined) delete next.metadata!.managedFields;
-    if (!tracked) next = trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
+    if (!tracked) next = await trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
     request.object = next;
     const finish = await this.hooks.beginUpdate?.(next, old, { dryRun: opts.dryRun === true });
     try {
@@ -471,10 +513,10 @@ export class ResourceStore {
       if (added.length) errs.push(new FieldError('FieldValueForbidden', 'metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`, undefined, false));
     }
     if (errs.length) {
-      await this.admission.abandon?.(request);
+      await this.admissionOf(opts).abandon?.(request);
       throw this.invalid(next, errs);
     }
-    await this.admission.validate(request);
+    await this.admissionOf(opts).validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
   }
 
@@ -548,21 +590,28 @@ export class ResourceStore {
       const obj = this.reader.decodeStored(current);
       this.checkPreconditions(obj, options);
       const request = this.admissionRequest('DELETE', name, namespace, opts, admissionOptions, undefined, obj);
-      await this.admission.mutate(request);
-      await this.admission.validate(request);
+      await this.admissionOf(opts).mutate(request);
+      await this.admissionOf(opts).validate(request);
       const meta = obj.metadata!;
+      const wasDeleting = !!meta.deletionTimestamp;
+      // A pod being deleted gracefully: a shorter period marks it again, anything else leaves it (and its finalizers) as it is.
+      const graceful = beforeGracefulDelete(this.kind.strategy, obj, options.gracePeriodSeconds);
+      if (graceful === 'pending') return { object: obj, removed: false };
       // The policy's finalizer (orphan, foregroundDeletion) holds the object for the garbage collector.
       const policyChanged = applyPolicyFinalizers(obj, policy);
-      if (this.deletionHeld(obj)) {
-        const starting = !meta.deletionTimestamp;
-        if (!starting && !policyChanged) return { object: obj, removed: false };
-        if (starting) {
-          meta.deletionTimestamp = rfc3339Now();
-          meta.deletionGracePeriodSeconds = 0; // our kinds have no graceful termination, as upstream for them
+      const held = this.deletionHeld(obj);
+      if (held || graceful === 'graceful') {
+        if (wasDeleting && graceful === 'none' && !policyChanged) return { object: obj, removed: false };
+        if (!wasDeleting) {
+          if (!meta.deletionTimestamp) {
+            meta.deletionTimestamp = rfc3339Now();
+            meta.deletionGracePeriodSeconds = 0; // kinds without graceful termination, as upstream for them
+          }
           this.kind.strategy.markDeleting?.(obj);
         }
+        // Marked with a period of 0 and held by nothing: the commit removes it.
         const written = await this.commit(current.key, obj, current, opts);
-        return written === retry ? retry : { object: written, removed: false };
+        return written === retry ? retry : { object: written, removed: !held };
       }
       if (opts.dryRun) return { object: obj, removed: true };
       try {

@@ -40,7 +40,11 @@ export interface WatchRequest {
   labels: LabelSelector;
   fields: FieldSelector;
   fieldValue(obj: KubeObject, field: string): string;
+  /** A version whose conversion webhook makes what the field selectors read: events are converted ahead of matching, in order. */
+  convertAhead?: { aheadFromStored(objects: KubeObject[]): Promise<void> };
   defaults?: (obj: KubeObject) => void;
+  /** See KindDefinition.readDefaultsThrough. */
+  readDefaultsThrough?: number;
   maxBuffered?: number;
   /** Set when the selectors can be decided from the key alone (name and namespace): values are then not decoded. */
   keyMatches?: (key: string) => boolean;
@@ -48,7 +52,7 @@ export interface WatchRequest {
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
   const unfiltered = req.labels.empty && req.fields.empty;
-  const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults);
+  const wrap = (kv: CacheEvent['kv']) => new StoredObject(kv, req.defaults, req.readDefaultsThrough);
   // A selector on name and namespace only (a controller watching one object
   // by name) is answered from the key: the values it skips are never decoded.
   const keyMatches = req.keyMatches;
@@ -72,22 +76,45 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
     return beforeMatches ? { type: 'DELETED', object: now, source: e } : undefined;
   };
 
+  // With a conversion webhook to wait for, events are matched once it answered for them, one after another.
+  const ahead = req.convertAhead;
+  let inOrder: Promise<void> = Promise.resolve();
+  let ended = false;
+  const afterConversion = (kvs: CacheEvent['kv'][], then: () => void) => {
+    if (!ahead) return then();
+    inOrder = inOrder.then(async () => {
+      if (ended) return;
+      try {
+        await ahead.aheadFromStored(kvs.map((kv) => wrap(kv).object));
+      } catch (err) {
+        ended = true;
+        sink.onEnd(err instanceof ApiError ? err : errors.internal(String(err)));
+        return;
+      }
+      then();
+    });
+  };
+
   let after = req.after;
   if (after === undefined) {
     const state = cache.list(req.prefix);
-    const initial = state.items.map((kv) => ({ type: 'ADDED' as const, object: wrap(kv) })).filter((e) => matches(e.object));
     after = state.revision;
-    if (initial.length) queueMicrotask(() => sink.onEvents(initial));
+    afterConversion(state.items, () => {
+      const initial = state.items.map((kv) => ({ type: 'ADDED' as const, object: wrap(kv) })).filter((e) => matches(e.object));
+      if (initial.length) queueMicrotask(() => sink.onEvents(initial));
+    });
   }
   const from = after;
   const watch: CacheWatch = cache.watch(req.prefix, from, {
     onEvents(events) {
-      const out: ObjectEvent[] = [];
-      for (const e of events) {
-        const t = translate(e);
-        if (t) out.push(t);
-      }
-      if (out.length) sink.onEvents(out);
+      afterConversion(events.flatMap((e) => (e.prevKv ? [e.kv, e.prevKv] : [e.kv])), () => {
+        const out: ObjectEvent[] = [];
+        for (const e of events) {
+          const t = translate(e);
+          if (t) out.push(t);
+        }
+        if (out.length) sink.onEvents(out);
+      });
     },
     onError(err: StorageError) {
       if (err.code === 'Compacted') sink.onEnd(errors.expired(`too old resource version: ${from} (${err.revision ?? ''})`));
@@ -95,7 +122,7 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
     },
   }, { maxBuffered: req.maxBuffered });
   return {
-    stop: () => watch.cancel(),
+    stop: () => { ended = true; watch.cancel(); },
     pause: () => watch.pause(),
     resume: () => watch.resume(),
     bookmarkRevision: () => watch.bookmarkRevision(),

@@ -1,4 +1,5 @@
-// Conversion webhooks of custom resources: a ConversionReview v1 POSTed over
+// Conversion webhooks of custom resources: a ConversionReview v1 (under
+// upstream's group name, which conversion webhooks decode) POSTed over
 // HTTPS (the admission webhooks' client: the definition's caBundle, keep-alive
 // connections, a bounded answer), one review per list, watch event or write
 // (see VersionCodec.ahead). As upstream, the webhook may change only labels
@@ -13,7 +14,7 @@ import { WebhookClient } from '../admission/webhook/client.js';
 import { ApiError, errors } from '../machinery/errors.js';
 import { ownValue } from '../machinery/ownkeys.js';
 import { jsonTextExceedsDepth, maxNestingDepth } from '../machinery/limits.js';
-import { vocabulary, wrongAnswerKind } from '../machinery/vocabulary.js';
+import { upstreamCompat, vocabulary, wrongAnswerKind } from '../machinery/vocabulary.js';
 import type { ApiObject } from '../client/types.js';
 
 type Json = Record<string, any>;
@@ -67,7 +68,9 @@ export class ConversionWebhooks {
     url.search = `timeout=${conversionTimeoutMs / 1000}s`;
     const caPem = typeof config.caBundle === 'string' && config.caBundle ? Buffer.from(config.caBundle, 'base64').toString('utf8') : undefined;
     const reviewVersion = reviewVersions.find((v) => (hook.conversionReviewVersions ?? []).includes(v)) ?? 'v1';
-    const apiVersion = `${vocabulary.apiextensionsGroup}/${reviewVersion}`;
+    // Sent under upstream's group name, as conversion webhooks are written for it (their scheme decodes only
+    // apiextensions.k8s.io); an answer in either group is taken.
+    const apiVersion = `${upstreamCompat.conversionReviewGroup}/${reviewVersion}`;
     const uid = randomUUID();
     const review = { apiVersion, kind: 'ConversionReview', request: { uid, desiredAPIVersion: desired, objects } };
     let reply;
@@ -85,7 +88,7 @@ export class ConversionWebhooks {
     } catch (e) {
       throw new ConversionFailed(`failed: the response is not JSON: ${(e as Error).message}`);
     }
-    const wrong = wrongAnswerKind(answer, apiVersion, 'ConversionReview');
+    const wrong = wrongAnswerKind(answer, `${vocabulary.apiextensionsGroup}/${reviewVersion}`, 'ConversionReview');
     if (wrong) throw new ConversionFailed(`failed: ${wrong}`);
     const response = ownValue(answer as Json, 'response');
     if (!isObject(response)) throw new ConversionFailed('failed: no response provided');

@@ -111,7 +111,7 @@ export class CustomResourceServing {
       let kind: KindDefinition;
       const state: ServingState = { terminating: false };
       try {
-        kind = customKindOf(accepted, this.conversionFor(crd), state);
+        kind = customKindOf(accepted, this.conversionFor(crd), state, this.served.get(name)?.kind);
       } catch (err) {
         this.log('a custom resource definition could not be served', { name, err: String(err) });
         return;

@@ -12,6 +12,7 @@ import { codecFor, type VersionCodec } from '../api/codec.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';
 import type { StoredObject } from '../registry/objects.js';
+import type { ObjectEvent } from '../registry/watch.js';
 import { yieldToEventLoop } from '../client/informer.js';
 import { ApiCallError, ApiClient, ApiObject, DeleteOptions, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from '../client/types.js';
 
@@ -81,7 +82,7 @@ export class InProcessClient implements ApiClient {
     const { store, codec } = this.target(type);
     try {
       const obj = await call(() => store.get(namespace, name));
-      return codec ? codec.fromStored(obj) : obj;
+      return codec ? await call(() => codec.fromStoredOne(obj)) : obj;
     } catch (e) {
       if (e instanceof ApiCallError && e.code === 404) return undefined;
       throw e;
@@ -91,6 +92,8 @@ export class InProcessClient implements ApiClient {
   async list(type: ResourceType, namespace?: string, options: ListOptions = {}): Promise<ListResult> {
     const { store, codec } = this.target(type);
     const list = await call(() => store.listStored(namespace, { ...options, version: codec }));
+    // A version converted later (a conversion webhook): one review for the list.
+    if (codec?.convertsLater && !options.metadataOnly) await call(() => codec.aheadFromStored(list.items.map((i) => i.object)));
     // The items are the cache's shared, frozen objects: handed out as they are, never re-parsed.
     // A long list is delivered in slices so that it does not hold the server up.
     const items: ApiObject[] = [];
@@ -104,19 +107,19 @@ export class InProcessClient implements ApiClient {
   async create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject> {
     const { store, codec } = this.target(type);
     const created = await call(() => store.create(namespace, object, this.opts(codec)));
-    return codec ? codec.fromStored(created) : created;
+    return codec ? await call(() => codec.fromStoredOne(created)) : created;
   }
 
   async update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject> {
     const { store, codec } = this.target(type);
     const { object: updated } = await call(() => store.update(namespace, object.metadata?.name, object, this.opts(codec), { subresource }));
-    return codec ? codec.fromStored(updated) : updated;
+    return codec ? await call(() => codec.fromStoredOne(updated)) : updated;
   }
 
   async patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject> {
     const { store, codec } = this.target(type);
     const { object: patched } = await call(() => store.patch(namespace, name, patchType, patch, this.opts(codec)));
-    return codec ? codec.fromStored(patched) : patched;
+    return codec ? await call(() => codec.fromStoredOne(patched)) : patched;
   }
 
   async delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<boolean> {
@@ -132,10 +135,32 @@ export class InProcessClient implements ApiClient {
 
   async watch(type: ResourceType, namespace: string | undefined, resourceVersion: string, handlers: WatchHandlers, options: ListOptions = {}): Promise<{ stop(): void }> {
     const { store, codec } = this.target(type);
-    const watch = await call(() => store.watch(namespace, { ...options, resourceVersion, version: codec }, {
-      onEvents: (events) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options, codec) }))),
-      onEnd: (err) => handlers.onEnd({ expired: err.code === 410, message: err.message }),
+    const deliver = (events: ObjectEvent[]) => handlers.onEvents(events.map((e) => ({ type: e.type, object: shape(e.object, options, codec) })));
+    // A version converted later (a conversion webhook): each batch converted in one review, batches kept in order.
+    let inOrder: Promise<void> | undefined = codec?.convertsLater && !options.metadataOnly ? Promise.resolve() : undefined;
+    let ended = false;
+    let watch: { stop(): void } | undefined;
+    const end = (expired: boolean, message: string) => {
+      if (ended) return;
+      ended = true;
+      handlers.onEnd({ expired, message });
+    };
+    watch = await call(() => store.watch(namespace, { ...options, resourceVersion, version: codec }, {
+      onEvents: (events) => {
+        if (!inOrder) return deliver(events);
+        inOrder = inOrder.then(async () => {
+          if (ended) return;
+          try {
+            await codec!.aheadFromStored(events.map((e) => e.object.object));
+          } catch (e) {
+            watch?.stop();
+            return end(false, (e as Error).message);
+          }
+          deliver(events);
+        });
+      },
+      onEnd: (err) => end(err.code === 410, err.message),
     }));
-    return { stop: () => watch.stop() };
+    return { stop: () => { ended = true; watch?.stop(); } };
   }
 }

@@ -149,6 +149,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     },
     {
       getNamespace: (name) => registry!.findNamespace(name),
+      getPod: async (namespace, name) => registry!.store('', 'v1', 'pods')?.find(namespace, name),
       createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
       metrics: new AdmissionMetrics(metrics.registry),

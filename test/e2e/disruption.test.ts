@@ -74,7 +74,15 @@ test('an eviction the budget allows takes its allowance and deletes the pod', as
   assert.equal((await budgetStatus()).disruptionsAllowed, 1, 'a dry run takes nothing');
   const r = await s.client.post(`${ns}/pods/web-1/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-1' } });
   assert.equal(r.status, 201, r.text);
-  assert.equal((await s.client.get(`${ns}/pods/web-1`)).status, 404);
+  // As upstream, a running pod is deleted gracefully: it stays, Terminating, until its node agent (none here) is done with it.
+  const going = await s.client.get(`${ns}/pods/web-1`);
+  assert.equal(going.status, 200);
+  assert.ok(going.json.metadata.deletionTimestamp);
+  assert.equal(going.json.metadata.deletionGracePeriodSeconds, 30);
+  // As upstream (PodDisruptionConditions), the pod says why it goes.
+  const target = going.json.status.conditions.find((c: any) => c.type === 'DisruptionTarget');
+  assert.deepEqual([target?.status, target?.reason, target?.message], ['True', 'EvictionByEvictionAPI', 'Eviction API: evicting']);
+  assert.match(await ok(['get', 'pod', 'web-1']), /^web-1\s+0\/1\s+Terminating\s/m);
   const after = await eventually('the budget sees one healthy pod', async () => {
     const st = await budgetStatus();
     return st?.currentHealthy === 1 && st;

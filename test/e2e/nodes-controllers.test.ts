@@ -7,6 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
@@ -16,7 +17,7 @@ const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args
 
 const node = {
   apiVersion: 'v1', kind: 'Node',
-  metadata: { name: 'node-a', labels: { 'node-role.kubernetes.io/worker': '', 'kubernetes.io/hostname': 'node-a' } },
+  metadata: { name: 'node-a', labels: { [`${vocabulary.nodeRoleLabelPrefix}worker`]: '', [vocabulary.hostnameLabel]: 'node-a' } },
   spec: { podCIDRs: ['10.244.1.0/24'] },
   status: {
     capacity: { cpu: '4', memory: '8Gi', pods: '110' },
@@ -113,4 +114,20 @@ print(rc.spec.replicas, rc.spec.selector["app"])
   });
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(r.stdout.trim().split('\n'), ['node-a', 'v1.32.0 8Gi', '3 web']);
+});
+
+test('label and annotate nodes, replication controllers and endpoints; --overwrite as upstream', async () => {
+  assert.match(await ok(['label', 'node', 'node-a', 'disk=ssd']), /node\/node-a labeled/);
+  assert.equal((await ok(['get', 'nodes', '-l', 'disk=ssd', '-o', 'name'])).trim(), 'node/node-a');
+  const again = await s.kubectl(['label', 'node', 'node-a', 'disk=hdd']);
+  assert.notEqual(again.code, 0);
+  assert.match(again.stderr, /'disk' already has a value \(ssd\), and --overwrite is false/);
+  await ok(['label', 'node', 'node-a', 'disk=hdd', '--overwrite']);
+  assert.equal((await ok(['get', 'node', 'node-a', '-o', 'jsonpath={.metadata.labels.disk}'])), 'hdd');
+  await ok(['label', 'node', 'node-a', 'disk-']);
+  assert.equal((await ok(['get', 'nodes', '-l', 'disk', '-o', 'name'])).trim(), '');
+  assert.match(await ok(['annotate', 'rc', 'web', 'owner=team-a']), /replicationcontroller\/web annotated/);
+  assert.equal(await ok(['get', 'rc', 'web', '-o', 'jsonpath={.metadata.annotations.owner}']), 'team-a');
+  assert.match(await ok(['label', 'ep', 'web', 'tier=db']), /endpoints\/web labeled/);
+  assert.match(await ok(['describe', 'ep', 'web']), /Labels:\s+tier=db/);
 });

@@ -53,6 +53,7 @@ test('component statuses: read-only, deprecated, nothing dialed', async () => {
   assert.match(r.stdout, /^etcd-0\s+Healthy\s+ok/m);
   assert.match(r.stdout, /^controller-manager\s+Healthy\s+ok/m);
   assert.match(r.stdout, /^scheduler\s+Unhealthy\s+no scheduler runs with this server/m);
+  assert.match(await s.kubectlOk(['describe', 'cs', 'etcd-0']), /Conditions:\n\s+Message:\s+ok\n\s+Status:\s+True\n\s+Type:\s+Healthy/);
   const del = await s.kubectl(['delete', 'cs', 'etcd-0']);
   assert.notEqual(del.code, 0);
   assert.match(del.stderr, /MethodNotAllowed|method not allowed|does not allow/i);

@@ -193,6 +193,17 @@ test('a namespace deleted with custom objects in it; a schema of several hundred
   const bad = await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'b2' }, spec: { field1499: { count: -1 } } });
   assertStatus(bad, 422, 'Invalid');
   assert.match(bad.json.message, /spec.field1499.count: Invalid value: -1: spec.field1499.count in body should be greater than or equal to 0/);
+  // Compiled once: the kind (with its compiled schema) built at establishing serves every request, and a change
+  // of the definition that leaves its spec alone (a label, the status the server writes) does not build it again.
+  const servedKind = () => s.registry.kinds.find((k) => k.group === widgetGroup && k.plural === 'bigs');
+  const compiled = servedKind();
+  assert.ok(compiled);
+  for (let i = 0; i < 5; i++) assert.equal((await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: `many-${i}` }, spec: {} })).status, 201);
+  const labelled = await s.client.send('PATCH', `${crdPath}/bigs.stable.example.com`, { raw: '{"metadata":{"labels":{"touched":"yes"}}}', headers: { 'Content-Type': 'application/merge-patch+json' } });
+  assert.equal(labelled.status, 200, labelled.text);
+  await eventually('the label seen by the server', async () => (await s.client.get(`${crdPath}/bigs.stable.example.com`)).json.metadata.labels?.touched === 'yes');
+  assert.equal((await s.client.post(bigs, { apiVersion: `${widgetGroup}/v1`, kind: 'Big', metadata: { name: 'after-label' }, spec: {} })).status, 201);
+  assert.equal(servedKind(), compiled, 'the same compiled kind serves');
   assert.equal((await s.client.delete('/api/v1/namespaces/doomed')).status, 200);
   await eventually('namespace and its custom objects gone', async () => ((await s.client.get('/api/v1/namespaces/doomed')).status === 404 ? true : undefined));
   assert.equal((await s.client.get(`${bigs}/b1`)).status, 404);
@@ -211,4 +222,35 @@ test('the garbage collector follows owner references to and from custom objects'
   assert.equal((await s.client.delete(`${bigs}/owner`)).status, 200);
   await eventually('the ConfigMap owned by a custom object collected', async () => ((await s.client.get('/api/v1/namespaces/default/configmaps/owned')).status === 404 ? true : undefined));
   await eventually('the custom object owned by the ConfigMap collected', async () => ((await s.client.get(`${bigs}/dependent`)).status === 404 ? true : undefined));
+});
+
+test('a default added to a definition shows in reads of objects stored before it (get, list, watch), as upstream defaults on read', async () => {
+  const schema = (withDefault: boolean) => ({
+    openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { a: { type: 'string' }, b: { type: 'string', ...(withDefault ? { default: 'bee' } : {}) } } } } },
+  });
+  const things = `/apis/${widgetGroup}/v1/namespaces/default/things`;
+  const made = await s.client.post(crdPath, {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `things.${widgetGroup}` },
+    spec: { group: widgetGroup, scope: 'Namespaced', names: { plural: 'things', kind: 'Thing' }, versions: [{ name: 'v1', served: true, storage: true, schema: schema(false) }] },
+  });
+  assert.equal(made.status, 201, made.text);
+  await eventually('things served', async () => ((await s.client.get(things)).status === 200 ? true : undefined));
+  const old = await s.client.post(things, { apiVersion: `${widgetGroup}/v1`, kind: 'Thing', metadata: { name: 'old' }, spec: { a: 'x' } });
+  assert.deepEqual(old.json.spec, { a: 'x' });
+  const live = await established(`things.${widgetGroup}`);
+  live.spec.versions[0].schema = schema(true);
+  assert.equal((await s.client.put(`${crdPath}/things.${widgetGroup}`, live)).status, 200);
+  await eventually('the default applied on read', async () => ((await s.client.get(`${things}/old`)).json.spec?.b === 'bee' ? true : undefined));
+  assert.deepEqual((await s.client.get(things)).json.items.map((i: any) => i.spec), [{ a: 'x', b: 'bee' }]);
+  const watch = await s.client.watch(`${things}?watch=1`);
+  try {
+    const [added] = await watch.waitFor(1);
+    assert.deepEqual([added.type, added.object.spec], ['ADDED', { a: 'x', b: 'bee' }]);
+  } finally {
+    watch.close();
+  }
+  const fresh = await s.client.post(things, { apiVersion: `${widgetGroup}/v1`, kind: 'Thing', metadata: { name: 'fresh' }, spec: { a: 'y' } });
+  assert.deepEqual(fresh.json.spec, { a: 'y', b: 'bee' }, 'written with the default');
+  assert.deepEqual((await s.client.get(`${things}/fresh`)).json.spec, { a: 'y', b: 'bee' });
+  assert.equal((await s.client.delete(`${crdPath}/things.${widgetGroup}`)).status, 200);
 });

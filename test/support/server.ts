@@ -79,9 +79,11 @@ export function runKubectl(kubeconfig: string, args: string[], input?: string): 
  * Controllers of a test server unless a test names its own: all but the
  * identity ones, which write into every namespace and account (token secrets,
  * root CA ConfigMaps); tests that watch or count objects see only their own.
+ * Nor the pod garbage collector: tests bind pods to nodes they never create,
+ * and it would remove those pods 40 s later, in the middle of a long file.
  * Tests of those controllers ask for them with `controllers: ['*']`.
  */
-export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher'];
+export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher', '-pod-garbage-collector'];
 
 export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();

@@ -7,6 +7,7 @@ import { ApiError, errors } from '../../machinery/errors.js';
 import { reservedNamespaces } from '../../machinery/vocabulary.js';
 import type { KubeObject } from '../../api/kind.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
+import { qualifiedOf } from '../errors.js';
 
 export type NamespaceGetter = (name: string) => Promise<KubeObject | undefined>;
 
@@ -28,7 +29,7 @@ export class NamespaceLifecycle implements AdmissionPlugin {
     const ns = await this.getNamespace(r.namespace);
     if (!ns) throw errors.notFound(namespacesResource, r.namespace);
     if (r.operation !== 'CREATE' || ns.status?.phase !== 'Terminating') return;
-    const err = errors.forbidden({ group: r.kind.group, resource: r.kind.plural }, r.name,
+    const err = errors.forbidden(qualifiedOf(r), r.name,
       `unable to create new content in namespace ${r.namespace} because it is being terminated`);
     throw new ApiError(err.code, err.reason, err.message, {
       ...err.details,

@@ -24,6 +24,8 @@ export type ServesVersion = (group: string, version: KindVersion, resource: stri
 
 /** The served versions of the request's resource other than the one the request named, from its kind's declaration. */
 function equivalentResources(request: AdmissionRequest, serves: ServesVersion): EquivalentResource[] {
+  // A sub-resource whose object is of another kind (an Eviction on pods) has no equivalents to offer.
+  if (request.resource) return [];
   const k = request.kind;
   const asked = requestResource(request);
   return servedVersions(k).filter((v) => (v.group !== asked.group || v.name !== asked.version) && serves(v.group, v, k.plural))

@@ -16,8 +16,9 @@ import type { VersionCodec } from '../../api/codec.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest, type MutationRound } from '../types.js';
 import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { CallingWebhookError, rejectionError } from './errors.js';
+import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
-import { invocationCodec, versioned } from './review.js';
+import { convertAheadFor, invocationCodec, versioned } from './review.js';
 
 const pluginName = 'MutatingAdmissionWebhook';
 
@@ -49,7 +50,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
 
   async mutate(request: AdmissionRequest, round: MutationRound): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.candidates(request.kind.plural);
+    const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     if (hooks.length === 0) return;
     const state = round.state(pluginName, () => new Reinvocation());
     // Another plugin changed the object after our first round: webhooks that asked to see such changes run again.
@@ -58,7 +59,9 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     try {
       for (const { webhook: hook, index } of hooks) {
         const invocation = this.parts.matcher.byRules(hook, request);
-        if (!invocation || !(await this.parts.matcher.selected(invocation, request, cache))) continue;
+        if (!invocation) continue;
+        await convertAheadFor(invocation, request);
+        if (!(await this.parts.matcher.selected(invocation, request, cache))) continue;
         // A second round only calls webhooks again; one skipped in the first round stays skipped.
         if (round.reinvoke && !state.toReinvoke.has(hook.uid)) continue;
         const outcome = await settle(this.parts, 'admit', hook, request, () => this.call(invocation, request, round.reinvoke ? 1 : 0, index));
@@ -93,7 +96,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
         throw errors.internal(`admission webhook "${hook.name}" attempted to modify the object, which is not supported for this operation`);
       }
       if (response.patchType !== 'JSONPatch') throw new CallingWebhookError(hook.name, `unsupported patch type "${response.patchType}"`, 403);
-      const patched = this.decodePatched(hook.name, request, sent, patch.ops, invocationCodec(invocation, request));
+      const patched = await this.decodePatched(hook.name, request, sent, patch.ops, invocationCodec(invocation, request));
       mutated = !deepEqual(request.object, patched);
       addAuditAnnotation(request, `${vocabulary.patchAnnotationPrefix}${at}`,
         JSON.stringify({ configuration: hook.configurationName, webhook: hook.name, patch: patch.raw, patchType: 'JSONPatch' }), 'Request');
@@ -110,7 +113,7 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
    * reads a body, converted back to the stored version and defaulted again;
    * what fails is the server's 500, as upstream.
    */
-  private decodePatched(webhook: string, request: AdmissionRequest, sent: KubeObject, ops: JsonPatchOperation[], codec?: VersionCodec): KubeObject {
+  private async decodePatched(webhook: string, request: AdmissionRequest, sent: KubeObject, ops: JsonPatchOperation[], codec?: VersionCodec): Promise<KubeObject> {
     let patched: unknown;
     try {
       patched = applyJsonPatch(sent, ops);
@@ -129,7 +132,10 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
     try {
       // Labelled as sent: only its fields are judged, as a body of that version.
       const { apiVersion: _v, kind: _k, ...fields } = p;
-      return asStored(kind, decodeObject(codec?.served ?? kind, fields, { fieldValidation: 'Ignore', warnings: [] }), codec);
+      const decoded = decodeObject(codec?.served ?? kind, fields, { fieldValidation: 'Ignore', warnings: [] });
+      // At a version converted later (a conversion webhook), back to the stored one in a review of its own.
+      await codec?.aheadToStored(decoded);
+      return asStored(kind, decoded, codec);
     } catch (e) {
       if (isApiError(e)) throw errors.internal(e.message);
       throw e;

@@ -34,6 +34,15 @@ export function versioned(obj: KubeObject | undefined, invocation: CalledAs, req
   return codec ? codec.fromStored(obj) : obj;
 }
 
+/**
+ * For a version converted later (a custom resource's conversion webhook):
+ * the request's objects converted to it ahead, so that `versioned` (match
+ * conditions, the review) sees what that webhook answers, as upstream.
+ */
+export async function convertAheadFor(invocation: CalledAs, request: AdmissionRequest): Promise<void> {
+  await invocationCodec(invocation, request)?.aheadFromStored([request.object, request.oldObject]);
+}
+
 /** The codec between the stored version and the one the webhook was matched at, when they differ. */
 export function invocationCodec(invocation: CalledAs, request: AdmissionRequest): VersionCodec | undefined {
   const { group, version } = invocation.kind;

@@ -7,8 +7,9 @@ import { vocabulary } from '../../machinery/vocabulary.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest } from '../types.js';
 import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { rejectionError } from './errors.js';
+import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
-import { versioned } from './review.js';
+import { convertAheadFor, versioned } from './review.js';
 
 export class ValidatingAdmissionWebhook implements AdmissionPlugin {
   readonly name = 'ValidatingAdmissionWebhook';
@@ -16,13 +17,15 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
 
   async validate(request: AdmissionRequest): Promise<void> {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
-    const hooks = this.parts.source.candidates(request.kind.plural);
+    const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     if (hooks.length === 0) return;
     const cache: NamespaceLabelCache = new Map();
     const invocations: Invocation[] = [];
     for (const { webhook: hook } of hooks) {
       const invocation = this.parts.matcher.byRules(hook, request);
-      if (invocation && (await this.parts.matcher.selected(invocation, request, cache))) invocations.push(invocation);
+      if (!invocation) continue;
+      await convertAheadFor(invocation, request);
+      if (await this.parts.matcher.selected(invocation, request, cache)) invocations.push(invocation);
     }
     if (invocations.length === 0) return;
     const failures = await Promise.all(invocations.map(async (invocation, index) => {

@@ -13,7 +13,7 @@ import { defineKind, statusSubresource, type KindDefinition, type KubeObject, ty
 import { nameColumn } from '../core/v1/common.js';
 import { scales } from '../autoscaling/v1/scale.js';
 import { compileSchema, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
-import { customKindSchema, withOurMarkers } from './schema.js';
+import { customKindSchema, declaresDefaults, withOurMarkers } from './schema.js';
 import { findFirst, parseJsonPath, type JsonPath } from './jsonpath.js';
 
 type Json = Record<string, any>;
@@ -115,6 +115,7 @@ function versionParts(crd: KubeObject, v: Json) {
   const definitionName = `${reversed(crd.spec.group)}.${v.name}.${crd.status?.acceptedNames?.kind ?? crd.spec.names.kind}`;
   return {
     compiled,
+    props,
     declaration: {
       name: v.name, served: v.served === true, deprecated: v.deprecated === true,
       ...(typeof v.deprecationWarning === 'string' ? { deprecationWarning: v.deprecationWarning } : {}),
@@ -124,12 +125,27 @@ function versionParts(crd: KubeObject, v: Json) {
   };
 }
 
+/** The stored version's schema each kind was built from, as text. */
+const storedSchemas = new WeakMap<KindDefinition, string>();
+
+/**
+ * Through which revision objects may predate the defaults (see
+ * KindDefinition.readDefaultsThrough): the kind served before keeps its
+ * revision while the stored version's schema is unchanged; otherwise the
+ * definition as this server heard of it.
+ */
+function readDefaultsThrough(crd: KubeObject, storedSchemaText: string, previous: KindDefinition | undefined): number {
+  if (previous?.readDefaultsThrough !== undefined && storedSchemas.get(previous) === storedSchemaText) return previous.readDefaultsThrough;
+  return Number(crd.metadata?.resourceVersion ?? 0) || 0;
+}
+
 /**
  * The kind an established definition declares. `conversionOf` gives each
  * non-stored version its conversions (None: same shape; Webhook: see
  * server/customresources.ts).
  */
-export function customKindOf(crd: KubeObject, conversionOf: (version: string) => Conversion = () => sameShape, state: ServingState = { terminating: false }): KindDefinition {
+export function customKindOf(crd: KubeObject, conversionOf: (version: string) => Conversion = () => sameShape, state: ServingState = { terminating: false },
+  previous?: KindDefinition): KindDefinition {
   const spec: Json = crd.spec;
   const names: Json = crd.status?.acceptedNames?.kind ? crd.status.acceptedNames : spec.names;
   const versions: Json[] = spec.versions;
@@ -148,8 +164,9 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     };
   });
   const rules: CompiledSchema = stored.compiled;
+  const storedSchemaText = JSON.stringify(stored.props);
   const { served, deprecated, deprecationWarning, schema, definitionName, listDefinitionName, printerColumns, fieldSelectors } = stored.declaration;
-  return defineKind({
+  const kind = defineKind({
     group: spec.group, version: storage.name, kind: names.kind, listKind: names.listKind ?? `${names.kind}List`, plural: names.plural,
     singular: names.singular ?? names.kind.toLowerCase(), shortNames: names.shortNames ?? [], categories: names.categories ?? [],
     scope: spec.scope === 'Cluster' ? 'Cluster' : 'Namespaced',
@@ -159,6 +176,9 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     subresources,
     strategicMerge: false,
     tracksGeneration: true,
+    // As upstream, objects read are defaulted by the schema served now: objects written before this definition
+    // (this server heard of it at the definition's resourceVersion) are defaulted again when read.
+    ...(declaresDefaults(stored.props) ? { readDefaultsThrough: readDefaultsThrough(crd, storedSchemaText, previous) } : {}),
     strategy: {
       prepareForCreate: () => {
         if (state.terminating) throw errors.verbNotAllowed({ group: spec.group, resource: names.plural }, 'create not allowed while custom resource definition is terminating');
@@ -168,4 +188,6 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
       validateUpdate: (obj, old) => rules.validateUpdate(obj, old),
     },
   });
+  storedSchemas.set(kind, storedSchemaText);
+  return kind;
 }

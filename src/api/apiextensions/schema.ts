@@ -82,3 +82,11 @@ export function customKindSchema(s: JSONSchemaProps, definitionName: string): Sc
       kind: t.string('Kind is a string value representing the REST resource this object represents.'), metadata: { ref: ObjectMeta } },
   };
 }
+
+/** Whether a structural schema declares a default anywhere (its objects may gain fields when read under it). */
+export function declaresDefaults(s: JSONSchemaProps): boolean {
+  if (s.default !== undefined) return true;
+  const below = [...Object.values(s.properties ?? {}), ...(s.items && !Array.isArray(s.items) ? [s.items] : []),
+    ...(typeof s.additionalProperties === 'object' ? [s.additionalProperties] : [])];
+  return below.some((b) => declaresDefaults(b as JSONSchemaProps));
+}

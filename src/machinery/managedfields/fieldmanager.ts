@@ -13,6 +13,7 @@ import {
   decodeManagedFields, emptyManaged, encodeManagedFields, isResetManagedFields, managerIdentifier, timestamp, type Managed, type ManagedFieldsEntry,
 } from './entries.js';
 import { FieldSet } from './fieldset.js';
+import { createdFieldsV1 } from './created.js';
 import { allowedConflictsFromLastApplied, kubectlServerSideManager, syncLastApplied } from './lastapplied.js';
 import { compareStrings, fieldPE } from './pathelement.js';
 import { formatValidationErrors, toFieldSet, type ValidationError } from './typed.js';
@@ -133,9 +134,13 @@ export function applyObject(live: JsonObject | undefined, config: JsonObject, op
 export function updateManagedFields(live: JsonObject | undefined, next: JsonObject, opts: UpdateOptions): FieldManagerResult {
   // The walks below recurse per level: the written object (its managedFields included) must be within the limit.
   if (valueExceedsDepth(next)) throw tooDeep();
+  const newObj = withoutManagedFields(next);
+  if (live === undefined && managedFieldsOf(next) === undefined) {
+    const created = createdEntry(newObj, opts);
+    if (created !== undefined) return withEntries({ ...next, metadata: isObject(next.metadata) ? { ...next.metadata } : {} }, created);
+  }
   const managed = baseManaged(live, next, opts.subresource !== undefined && opts.subresource !== '');
   const liveObj = withoutManagedFields(live ?? {});
-  const newObj = withoutManagedFields(next);
   const ctx = { typeInfo: opts.typeInfo, ignored: opts.ignoredFields, converter: opts.converter };
   const sets = stripMeta(updateSets(liveObj, newObj, opts.apiVersion, managed.sets, currentOperation, ctx), currentOperation);
   const times = new Map(managed.times);
@@ -150,6 +155,26 @@ export function updateManagedFields(live: JsonObject | undefined, next: JsonObje
   const result = capUpdateManagers({ sets, times }, opts.maxUpdateManagers ?? defaultMaxUpdateManagers);
   // A new object and a new metadata; the rest is `next`'s own (the caller's to change, never this function's).
   return withManagedFields({ ...next, metadata: isObject(next.metadata) ? { ...next.metadata } : {} }, result);
+}
+
+/**
+ * The entries of a create with none sent: its manager owns every field it
+ * wrote (written straight as FieldsV1, see created.ts); undefined when the
+ * general road must decide.
+ */
+function createdEntry(newObj: JsonObject, opts: UpdateOptions): ManagedFieldsEntry[] | undefined {
+  const fieldsV1 = createdFieldsV1(newObj, opts.typeInfo, strippedFields, opts.ignoredFields);
+  if (fieldsV1 === undefined) return undefined;
+  if (fieldsV1 === null) return [];
+  const e: ManagedFieldsEntry = {};
+  if (opts.manager) e.manager = opts.manager;
+  e.operation = 'Update';
+  e.apiVersion = opts.apiVersion;
+  e.time = timestamp(opts.now);
+  e.fieldsType = 'FieldsV1';
+  e.fieldsV1 = fieldsV1;
+  if (opts.subresource) e.subresource = opts.subresource;
+  return [e];
 }
 
 function managedFieldsOf(obj: JsonObject | undefined): unknown {
@@ -186,7 +211,10 @@ function withoutManagedFields(obj: JsonObject): JsonObject {
 }
 
 function withManagedFields(object: JsonObject, managed: Managed): FieldManagerResult {
-  const managedFields = encodeManagedFields(managed);
+  return withEntries(object, encodeManagedFields(managed));
+}
+
+function withEntries(object: JsonObject, managedFields: ManagedFieldsEntry[]): FieldManagerResult {
   if (managedFields.length > 0) {
     if (!isObject(object.metadata)) object.metadata = {};
     (object.metadata as JsonObject).managedFields = managedFields;

@@ -2,9 +2,16 @@
 // members of the set themselves, and the children with their own sub-sets.
 // Elements are identified by their FieldsV1 key. Operations return new sets.
 
-import { comparePE, serializePE, type Path, type PathElement } from './pathelement.js';
+import { compareStrings, comparePE, serializePE, type Path, type PathElement } from './pathelement.js';
 
 interface Child { pe: PathElement; set: FieldSet }
+
+export interface LevelElement { id: string; pe: PathElement; member: boolean; sub?: FieldSet }
+
+/** Upstream's order of elements; two fields (the common case) compare by their keys, which share the `f:` prefix. */
+function byElement(a: LevelElement, b: LevelElement): number {
+  return a.id.startsWith('f:') && b.id.startsWith('f:') ? compareStrings(a.id, b.id) : comparePE(a.pe, b.pe);
+}
 
 export class FieldSet {
   private readonly members = new Map<string, PathElement>();
@@ -102,6 +109,17 @@ export class FieldSet {
   /** Children in no particular order. */
   *eachChild(): IterableIterator<readonly [PathElement, FieldSet]> {
     for (const c of this.children.values()) yield [c.pe, c.set] as const;
+  }
+
+  /**
+   * This level's elements in upstream's order, each with its FieldsV1 key,
+   * whether it is a member, and the sub-set below it (FieldsV1 encoding).
+   */
+  levelInOrder(): LevelElement[] {
+    const level: LevelElement[] = [];
+    for (const [id, pe] of this.members) level.push({ id, pe, member: true, sub: this.children.get(id)?.set });
+    for (const [id, c] of this.children) if (!this.members.has(id)) level.push({ id, pe: c.pe, member: false, sub: c.set });
+    return level.sort(byElement);
   }
 
   /** Member elements, sorted. */

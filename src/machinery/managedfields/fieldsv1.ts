@@ -5,7 +5,7 @@
 import { hasOwn } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { FieldSet } from './fieldset.js';
-import { comparePE, parsePE, serializePE, type PathElement } from './pathelement.js';
+import { parsePE } from './pathelement.js';
 
 /** Serializes a set, elements in upstream's order. */
 export function toFieldsV1(set: FieldSet): JsonObject {
@@ -15,16 +15,8 @@ export function toFieldsV1(set: FieldSet): JsonObject {
 function emit(set: FieldSet, includeSelf: boolean): JsonObject {
   const out: JsonObject = {};
   if (includeSelf) out['.'] = {};
-  const entries = new Map<string, { pe: PathElement; member: boolean; sub?: FieldSet }>();
-  for (const pe of set.memberElements()) entries.set(serializePE(pe), { pe, member: true });
-  for (const [pe, sub] of set.childEntries()) {
-    const id = serializePE(pe);
-    const e = entries.get(id);
-    if (e) e.sub = sub;
-    else entries.set(id, { pe, member: false, sub });
-  }
-  const sorted = [...entries.entries()].sort((a, b) => comparePE(a[1].pe, b[1].pe));
-  for (const [id, e] of sorted) out[id] = e.sub ? emit(e.sub, e.member) : {};
+  // Keys are path elements (`f:…`, `k:…`), never a bare `__proto__`.
+  for (const e of set.levelInOrder()) out[e.id] = e.sub ? emit(e.sub, e.member) : {};
   return out;
 }
 

@@ -133,7 +133,9 @@ export function updateSets(oldObj: JsonObject, newObj: JsonObject, apiVersion: s
   if (!r.ok) throw new Error('unreachable: forced transfer reported conflicts');
   const { added, modified, removed } = r.comparison;
   const prev = r.managers.get(manager)?.set ?? new FieldSet();
-  let set = prev.difference(removed).union(modified).union(added);
+  // Sets are immutable: an empty side takes the other as it is (a create's set is its `added`, uncopied).
+  let set = prev.isEmpty() || removed.isEmpty() ? prev : prev.difference(removed);
+  for (const more of [modified, added]) if (!more.isEmpty()) set = set.isEmpty() ? more : set.union(more);
   if (ctx.ignored) set = set.recursiveDifference(ctx.ignored);
   const out = new Map(r.managers);
   if (set.isEmpty()) out.delete(manager);

@@ -159,6 +159,7 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
 
   if (rest.connector) {
     if (!rest.connector.verbs.includes(verb)) throw errors.methodNotAllowed();
+    await registry.admitConnect(rest, { ...path, query }, writeOptions(scope, 'CreateOptions'));
     const answer = await rest.connector.connect({ ...path, query }, verb);
     if ('text' in answer && typeof answer.text === 'string' && !('kind' in answer)) {
       res.writeHead(200, { 'Content-Type': 'text/plain' });

@@ -8,6 +8,9 @@ import { Reader } from '../../../src/api/protobuf/wire.js';
 import { namedSchemas, p, resolve, t, type Schema } from '../../../src/api/schema.js';
 import { DeleteOptions, Status, WatchEvent } from '../../../src/api/meta/v1.js';
 import { canonical, deleteOptions, samples, status } from './fixtures.js';
+import { stringify } from 'yaml';
+import { decodeObject } from '../../../src/api/decode.js';
+import { readJson, readYaml } from '../../../src/api/wire.js';
 
 const lookup = builtinSchemaLookup(coreV1Kinds);
 const schemaFor = (o: { apiVersion?: string; kind?: string }) => lookup(o.apiVersion!, o.kind!)!;
@@ -15,9 +18,19 @@ const roundTrip = (o: Record<string, unknown>) => decodeProtobufObject(encodePro
 
 test('every core v1 kind survives a round trip unchanged', () => {
   for (const kind of coreV1Kinds) {
-    const sample = samples.find((s) => s.kind === kind.kind);
-    assert.ok(sample, `a sample of ${kind.kind}`);
-    assert.deepEqual(roundTrip(sample), canonical(sample), kind.kind);
+    const ofKind = samples.filter((s) => s.kind === kind.kind);
+    assert.ok(ofKind.length, `a sample of ${kind.kind}`);
+    for (const sample of ofKind) assert.deepEqual(roundTrip(sample), canonical(sample), `${kind.kind} ${sample.metadata?.name}`);
+  }
+});
+
+test('every core v1 sample survives JSON and YAML through the decoder unchanged', () => {
+  for (const sample of samples) {
+    const kind = coreV1Kinds.find((k) => k.kind === sample.kind)!;
+    const read = (value: unknown) => decodeObject(kind, value, { fieldValidation: 'Strict', warnings: [] });
+    const what = `${sample.kind} ${sample.metadata?.name}`;
+    assert.deepEqual(read(readJson(JSON.stringify(sample)).value), canonical(sample), `${what} (JSON)`);
+    assert.deepEqual(read(readYaml(stringify(canonical(sample))).value), canonical(sample), `${what} (YAML)`);
   }
 });
 

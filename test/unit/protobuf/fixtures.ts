@@ -137,6 +137,42 @@ export const samples: KubeObject[] = [
     },
     status: { phase: 'Bound' },
   },
+  // The PV-only sources, each with its secret named in any namespace.
+  {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { ...fullMetadata, namespace: undefined, name: 'iscsi' },
+    spec: {
+      capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'],
+      iscsi: { targetPortal: '10.0.0.1:3260', iqn: 'iqn.2024-01.io.example:disk', lun: 0, iscsiInterface: 'default', fsType: 'ext4', readOnly: true,
+        portals: ['10.0.0.2:3260'], chapAuthDiscovery: true, chapAuthSession: true, secretRef: { name: 'chap', namespace: 'storage' }, initiatorName: 'iqn.2024-01.io.example:node' },
+    },
+    status: { phase: 'Available' },
+  },
+  {
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { ...fullMetadata, namespace: undefined, name: 'csi' },
+    spec: {
+      capacity: { storage: '1Gi' }, accessModes: ['ReadWriteMany'],
+      csi: { driver: 'csi.example.com', volumeHandle: 'vol-1', readOnly: true, fsType: 'xfs', volumeAttributes: { tier: 'fast' },
+        controllerPublishSecretRef: { name: 'a', namespace: 'x' }, nodeStageSecretRef: { name: 'b', namespace: 'x' }, nodePublishSecretRef: { name: 'c', namespace: 'x' },
+        controllerExpandSecretRef: { name: 'd', namespace: 'x' }, nodeExpandSecretRef: { name: 'e', namespace: 'x' } },
+    },
+    status: { phase: 'Available' },
+  },
+  ...([
+    ['glusterfs', { endpoints: 'gluster', path: 'vol', readOnly: true, endpointsNamespace: 'storage' }],
+    ['rbd', { monitors: ['10.0.0.1:6789'], image: 'img', fsType: 'ext4', pool: 'rbd', user: 'admin', keyring: '/k', secretRef: { name: 's', namespace: 'n' }, readOnly: true }],
+    ['cinder', { volumeID: 'v', fsType: 'ext4', readOnly: true, secretRef: { name: 's', namespace: 'n' } }],
+    ['cephfs', { monitors: ['10.0.0.1:6789'], path: '/', user: 'admin', secretFile: '/f', secretRef: { name: 's', namespace: 'n' }, readOnly: true }],
+    ['flexVolume', { driver: 'example/flex', fsType: 'ext4', secretRef: { name: 's', namespace: 'n' }, readOnly: true, options: { a: '1', b: '2' } }],
+    ['azureFile', { secretName: 's', shareName: 'share', readOnly: true, secretNamespace: 'n' }],
+    ['scaleIO', { gateway: 'https://gw', system: 'sys', secretRef: { name: 's', namespace: 'n' }, sslEnabled: true, protectionDomain: 'pd', storagePool: 'sp', storageMode: 'ThinProvisioned', volumeName: 'v', fsType: 'xfs', readOnly: true }],
+    ['storageos', { volumeName: 'v', volumeNamespace: 'n', fsType: 'ext4', readOnly: true, secretRef: { kind: 'Secret', namespace: 'n', name: 's' } }],
+    ['local', { path: '/mnt/disks/a', fsType: 'ext4' }],
+    ['nfs', { server: 'nfs.example.com', path: '/exports', readOnly: true }],
+  ] as const).map(([source, value]): KubeObject => ({
+    apiVersion: 'v1', kind: 'PersistentVolume', metadata: { ...fullMetadata, namespace: undefined, name: source.toLowerCase() },
+    spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], [source]: value },
+    status: { phase: 'Available' },
+  })),
   {
     apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: fullMetadata,
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } }, volumeName: 'pv-1', storageClassName: 'manual', volumeMode: 'Filesystem' },

@@ -11,6 +11,8 @@ import { checkName, fieldPath, isQualifiedName, isLabelValue } from '../../../ma
 import { Time } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 import { mergedBy, resourceList } from './containers.js';
+import { validateResourceList } from './podvalidation.js';
+import { vocabulary } from '../../../machinery/vocabulary.js';
 
 const s = t.string;
 type Obj = Record<string, any>;
@@ -112,11 +114,33 @@ function validateNode(node: KubeObject): FieldError[] {
     if (seen.has(id)) errs.push(fieldErrors.duplicate(at, taint));
     seen.add(id);
   });
+  errs.push(...validateNodeResources(node));
   return errs;
+}
+
+/** Upstream's validateNodeResources: capacity and allocatable quantities, at `status.capacity.<name>`. */
+function validateNodeResources(node: KubeObject): FieldError[] {
+  return ['capacity', 'allocatable'].flatMap((list) => {
+    const { parsed } = validateResourceList(node.status?.[list], `status.${list}`, false);
+    return [...parsed].flatMap(([name, q]) => {
+      const at = `status.${list}.${name}`;
+      const value = node.status[list][name];
+      if (q.nanos < 0n) return [fieldErrors.invalid(at, String(value), 'must be greater than or equal to 0')];
+      const integer = name.includes('/') || name.startsWith('hugepages-');
+      return integer && q.nanos % 1_000_000_000n !== 0n ? [fieldErrors.invalid(at, String(value), 'must be an integer')] : [];
+    });
+  });
 }
 
 function validateNodeUpdate(node: KubeObject, old: KubeObject): FieldError[] {
   const errs = validateNode(node);
+  // As upstream, the same address twice in the status is refused on updates (a node agent's status writes).
+  const addresses = new Set<string>();
+  ((node.status?.addresses ?? []) as Obj[]).forEach((a, i) => {
+    const id = `${a.type}\u0000${a.address}`;
+    if (addresses.has(id)) errs.push(fieldErrors.duplicate(fieldPath('status.addresses', i), a));
+    addresses.add(id);
+  });
   const oldCidrs: string[] = old.spec?.podCIDRs ?? [];
   if (oldCidrs.length && JSON.stringify(oldCidrs) !== JSON.stringify(node.spec?.podCIDRs ?? [])) {
     errs.push(fieldErrors.forbidden('spec.podCIDRs', 'node updates may not change podCIDR except from "" to valid'));
@@ -131,10 +155,10 @@ function validateNodeUpdate(node: KubeObject, old: KubeObject): FieldError[] {
 function nodeRoles(node: KubeObject): string {
   const roles = new Set<string>();
   for (const [key, value] of Object.entries((node.metadata?.labels ?? {}) as Record<string, string>)) {
-    if (key.startsWith('node-role.kubernetes.io/')) {
-      const role = key.slice('node-role.kubernetes.io/'.length);
+    if (key.startsWith(vocabulary.nodeRoleLabelPrefix)) {
+      const role = key.slice(vocabulary.nodeRoleLabelPrefix.length);
       if (role) roles.add(role);
-    } else if (key === 'kubernetes.io/role' && value) roles.add(value);
+    } else if (key === vocabulary.legacyNodeRoleLabel && value) roles.add(value);
   }
   return roles.size ? [...roles].sort().join(',') : '<none>';
 }

@@ -6,6 +6,7 @@
 // registry (registry/pods.ts).
 
 import { define, p, t } from '../../schema.js';
+import { validatePodStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, type PartSubresource, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { deepEqual } from '../../../machinery/equal.js';
@@ -335,13 +336,25 @@ function readinessGates(pod: KubeObject): string {
 
 const orNone = (v: unknown) => (v === undefined || v === '' ? '<none>' : v);
 
+/**
+ * Upstream's CheckGracefulDelete of pods: the request's period, else the
+ * pod's terminationGracePeriodSeconds; a pod no node runs, or one that has
+ * finished, goes at once.
+ */
+function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
+  if (!pod.spec?.nodeName) return 0;
+  if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded') return 0;
+  const period = requested ?? pod.spec?.terminationGracePeriodSeconds ?? 0;
+  return period < 0 ? 1 : period;
+}
+
 export const pods = defineKind({
   group: '', version: 'v1', kind: 'Pod', plural: 'pods', shortNames: ['po'], categories: ['all'],
   protobuf: true,
   scope: 'Namespaced',
   schema: define(core('Pod'), schema),
   deleteReturnsObject: true,
-  subresources: { status: statusSubresource, ephemeralcontainers: ephemeralContainers, resize, binding },
+  subresources: { status: { ...statusSubresource, validateUpdate: validatePodStatusUpdate }, ephemeralcontainers: ephemeralContainers, resize, binding },
   strategy: {
     defaults(pod) {
       defaultPodSpec(pod.spec);
@@ -351,6 +364,7 @@ export const pods = defineKind({
     },
     validate: validatePod,
     validateUpdate: validatePodUpdate,
+    gracePeriod: podGracePeriod,
   },
   fieldSelectors: {
     'spec.nodeName': (pod) => pod.spec?.nodeName ?? '',

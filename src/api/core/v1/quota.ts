@@ -3,6 +3,7 @@
 // validation and columns, and the quota's status part.
 
 import { define, p, t } from '../../schema.js';
+import { validateResourceQuotaStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { fieldPath } from '../../../machinery/validation.js';
@@ -99,7 +100,7 @@ export const resourceQuotas = defineKind({
       used: p(2, resourceList('Current use in the namespace.')),
     }, 'Use against the caps.')), 'Use against the caps; read-only.'), 'always'),
   })),
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateResourceQuotaStatusUpdate } },
   strategy: {
     validate: validateQuota,
     validateUpdate: (q) => validateQuota(q),

@@ -4,6 +4,7 @@
 // No controller makes pods from them here yet.
 
 import { define, p, t } from '../../schema.js';
+import { validateReplicationControllerStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { Time } from '../../meta/v1.js';
@@ -82,7 +83,7 @@ export const replicationControllers = defineKind({
   schema: define(core('ReplicationController'), schema),
   tracksGeneration: true,
   subresources: {
-    status: statusSubresource,
+    status: { ...statusSubresource, validateUpdate: validateReplicationControllerStatusUpdate },
     scale: {
       kind: scales,
       verbs: ['get', 'update', 'patch'],

@@ -4,6 +4,7 @@
 // allocators (registry/services.ts) before validation sees the object.
 
 import { define, p, t } from '../../schema.js';
+import { validateServiceStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, fieldPath, isDns1123Label, isDns1123Subdomain, isDns1035Label } from '../../../machinery/validation.js';
@@ -169,7 +170,7 @@ export const services = defineKind({
   schema: define(core('Service'), schema),
   nameCheck: isDns1035Label,
   deleteReturnsObject: true,
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateServiceStatusUpdate } },
   strategy: {
     defaults(svc) {
       const spec: Obj = (svc.spec ??= {});
@@ -192,6 +193,8 @@ export const services = defineKind({
       if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];
       svc.status ??= {};
       svc.status.loadBalancer ??= {};
+      // As upstream (LoadBalancerIPMode): an ingress point of a load balancer with an address is a VIP unless it says otherwise.
+      if (spec.type === 'LoadBalancer') for (const point of (svc.status.loadBalancer.ingress ?? []) as Obj[]) if (point.ip && point.ipMode === undefined) point.ipMode = 'VIP';
     },
     validate: validateService,
     validateUpdate: validateServiceUpdate,

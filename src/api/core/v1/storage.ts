@@ -2,7 +2,8 @@
 // upstream 1.32's fields (the common volume sources; see volumes.ts),
 // defaults, validation and columns; both with a status part.
 
-import { define, p, t, type Schema } from '../../schema.js';
+import { define, p, t } from '../../schema.js';
+import { validatePersistentVolumeClaimStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { deepEqual } from '../../../machinery/equal.js';
@@ -11,46 +12,12 @@ import { Time } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn, ObjectReference } from './common.js';
 import { mergedBy, resourceList } from './containers.js';
 import { NodeSelector } from './podspec.js';
-import { PersistentVolumeClaimSpec, VolumeSource } from './volumes.js';
+import { PersistentVolumeClaimSpec } from './volumes.js';
+import { PersistentVolumeSource, persistentSources, validatePersistentSource } from './persistentsources.js';
 import { validateResourceList } from './podvalidation.js';
 
 const s = t.string;
 type Obj = Record<string, any>;
-
-/** A volume source's schema (volumes.ts) at the field number PersistentVolumeSource gives it. */
-const sourceAt = (name: string, number: number): Schema => p(number, { ...VolumeSource.properties![name]!, proto: undefined });
-
-const SecretReference = define(core('SecretReference'), t.object({
-  name: p(1, s('Name of the secret.')), namespace: p(2, s('Namespace of the secret.')),
-}, 'Names a secret in any namespace.', { mapType: 'atomic' }));
-
-const persistentSources = {
-  gcePersistentDisk: sourceAt('gcePersistentDisk', 1),
-  awsElasticBlockStore: sourceAt('awsElasticBlockStore', 2),
-  hostPath: sourceAt('hostPath', 3),
-  nfs: sourceAt('nfs', 5),
-  fc: sourceAt('fc', 10),
-  flocker: sourceAt('flocker', 11),
-  vsphereVolume: sourceAt('vsphereVolume', 14),
-  quobyte: sourceAt('quobyte', 15),
-  azureDisk: sourceAt('azureDisk', 16),
-  photonPersistentDisk: sourceAt('photonPersistentDisk', 17),
-  portworxVolume: sourceAt('portworxVolume', 18),
-  local: p(20, t.ref(define(core('LocalVolumeSource'), t.object({
-    path: p(1, s('Full path of the volume on the node.')), fsType: p(2, s('Filesystem type, for block devices.')),
-  }, 'A local disk of a node.', { required: ['path'] })), 'A local disk, directory or partition of a node.')),
-  csi: p(22, t.ref(define(core('CSIPersistentVolumeSource'), t.object({
-    driver: p(1, s('Name of the CSI driver.')), volumeHandle: p(2, s('ID of the volume at the driver.')), readOnly: p(3, t.bool('Read-only.')),
-    fsType: p(4, s('Filesystem type.')), volumeAttributes: p(5, t.map(s(), 'Driver-specific attributes.')),
-    controllerPublishSecretRef: p(6, t.ref(SecretReference, 'Secret for ControllerPublishVolume.')),
-    nodeStageSecretRef: p(7, t.ref(SecretReference, 'Secret for NodeStageVolume.')),
-    nodePublishSecretRef: p(8, t.ref(SecretReference, 'Secret for NodePublishVolume.')),
-    controllerExpandSecretRef: p(9, t.ref(SecretReference, 'Secret for ControllerExpandVolume.')),
-    nodeExpandSecretRef: p(10, t.ref(SecretReference, 'Secret for NodeExpandVolume.')),
-  }, 'A volume of a CSI driver.', { required: ['driver', 'volumeHandle'] })), 'A volume of a CSI driver.')),
-};
-
-const PersistentVolumeSource = define(core('PersistentVolumeSource'), t.object(persistentSources, 'Where a persistent volume is; exactly one source.'));
 
 const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.object({
   capacity: p(1, resourceList('Capacity of the volume (storage).')),
@@ -85,9 +52,7 @@ function validatePV(pv: KubeObject): FieldError[] {
   const errs = validateAccessModes(spec.accessModes, 'spec.accessModes');
   if (spec.capacity?.storage === undefined) errs.push(fieldErrors.required('spec.capacity'));
   errs.push(...validateResourceList(spec.capacity, 'spec.capacity').errs);
-  const sources = Object.keys(persistentSources).filter((k) => spec[k] !== undefined);
-  if (!sources.length) errs.push(fieldErrors.required('spec', 'must specify a volume type'));
-  for (const extra of sources.slice(1)) errs.push(fieldErrors.forbidden(`spec.${extra}`, 'may not specify more than 1 volume type'));
+  errs.push(...validatePersistentSource(spec));
   return errs;
 }
 
@@ -178,7 +143,7 @@ export const persistentVolumeClaims = defineKind({
       }, 'Status of a volume modification.', { required: ['status'] })), 'Status of a volume modification.')),
     }, 'Current status of a claim.')), 'Current status; read-only.'), 'always'),
   })),
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validatePersistentVolumeClaimStatusUpdate } },
   strategy: {
     defaults(pvc) {
       pvc.spec ??= {};

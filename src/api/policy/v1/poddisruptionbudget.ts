@@ -10,6 +10,8 @@ import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { validateLabelSelector } from '../../../machinery/selectors.js';
 import { Condition, DeleteOptions, LabelSelector, ObjectMeta, Time } from '../../meta/v1.js';
 import { kindSchema, nameColumn, ageColumn } from '../../core/v1/common.js';
+import { nonNegative } from '../../core/v1/statusvalidation.js';
+import { validateConditions } from '../../meta/conditions.js';
 
 const policy = (name: string) => `${definitionPrefix}.api.policy.v1.${name}`;
 export const policyGroup = 'policy';
@@ -51,13 +53,22 @@ function validateBudget(pdb: KubeObject): FieldError[] {
   return errs;
 }
 
+/** Upstream's ValidatePodDisruptionBudgetStatusUpdate (v1): conditions, and counts that are never negative. */
+function validateBudgetStatusUpdate(pdb: KubeObject): FieldError[] {
+  const status = pdb.status ?? {};
+  return [
+    ...validateConditions(status.conditions, 'status.conditions'),
+    ...nonNegative(status, 'status', ['disruptionsAllowed', 'currentHealthy', 'desiredHealthy', 'expectedPods']),
+  ];
+}
+
 export const podDisruptionBudgets = defineKind({
   group: policyGroup, version: 'v1', kind: 'PodDisruptionBudget', plural: 'poddisruptionbudgets', shortNames: ['pdb'],
   protobuf: true,
   scope: 'Namespaced',
   schema: define(policy('PodDisruptionBudget'), schema),
   tracksGeneration: true,
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateBudgetStatusUpdate } },
   strategy: {
     prepareForCreate(pdb) {
       pdb.status = { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 };
@@ -121,4 +132,23 @@ export function scaledValue(v: number | string, total: number): number {
   if (typeof v === 'number') return v;
   const m = /^(\d+)%$/.exec(v);
   return m ? Math.ceil((Number(m[1]) * total) / 100) : 0;
+}
+
+/** What a budget's DisruptionAllowed condition says: its status, reason and message. */
+export type DisruptionVerdict = [status: 'True' | 'False', reason: string, message?: string];
+
+/** The verdict for a count of allowed disruptions (upstream's UpdateDisruptionAllowedCondition). */
+export const verdictFor = (allowed: number): DisruptionVerdict => (allowed > 0 ? ['True', 'SufficientPods'] : ['False', 'InsufficientPods']);
+
+/**
+ * Sets the budget status's DisruptionAllowed condition, as upstream's
+ * SetStatusCondition: the transition time moves only when the status does.
+ */
+export function setDisruptionAllowed(status: Record<string, any>, generation: number | undefined, [condStatus, reason, message]: DisruptionVerdict, now: string): void {
+  const previous = ((status.conditions ?? []) as Record<string, any>[]).find((c) => c.type === 'DisruptionAllowed');
+  status.conditions = [{
+    type: 'DisruptionAllowed', status: condStatus, observedGeneration: generation,
+    lastTransitionTime: previous?.status === condStatus ? previous.lastTransitionTime : now,
+    reason, message: message ?? '',
+  }];
 }

@@ -7,6 +7,7 @@
 // per call, and for the whole request. Failures are field errors in
 // upstream's wording.
 
+import { celList, celMap } from '@bufbuild/cel';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
 import { fieldOf } from '../messages.js';
@@ -117,10 +118,21 @@ function itemCorrelation(listType: string | undefined, keys: string[]): (old: un
   return () => () => undefined;
 }
 
+/**
+ * The map or list wrapper the CEL library makes of a value at every read of
+ * one of its fields, made once for all the rules of a node (a rule reading
+ * three fields of `self` wrapped it three times).
+ */
+function wrappedOnce(v: unknown): unknown {
+  if (Array.isArray(v)) return celList(v as Parameters<typeof celList>[0]);
+  if (isObject(v)) return celMap(new Map(Object.entries(v)) as Parameters<typeof celMap>[0]);
+  return v;
+}
+
 function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
   const field = fieldOf(path);
-  const self = toCel(v);
+  const self = wrappedOnce(toCel(v));
   let oldSelf: unknown;
   for (const r of rules) {
     if (budget.remaining < 0) return;
@@ -130,7 +142,7 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
     }
     const hasOld = old !== undefined && old !== null;
     if (r.usesOldSelf && !hasOld && !r.rule.optionalOldSelf) continue;
-    if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
+    if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = wrappedOnce(toCel(old));
     const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalOf(hasOld ? oldSelf : undefined) : oldSelf };
     const result = r.program.eval(vars, Math.min(perCall, budget.remaining));
     const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());

@@ -1,0 +1,71 @@
+// A create's entry written straight from the object (created.ts) is the
+// entry the general road makes: compared on objects of every shape the typed
+// walk knows (maps, structs, list-maps, sets, atomic lists and maps,
+// untyped values, nulls, empty containers, duplicated items, ignored
+// sub-resource fields, stripped metadata), against the general road reached
+// by sending the reset entry (a list of one empty entry), which a create
+// treats as none.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fieldPaths, updateManagedFields, type UpdateOptions } from '../../../src/machinery/managedfields/fieldmanager.js';
+import { createdFieldsV1 } from '../../../src/machinery/managedfields/created.js';
+import { typeInfoOf } from '../../../src/api/typeinfo.js';
+import { customKindOf } from '../../../src/api/apiextensions/customkind.js';
+import { podType } from '../patch/fixtures.js';
+import { operatorObject, operatorSchema } from '../../../bench/schemavalidation.js';
+
+type Obj = Record<string, any>;
+const now = new Date('2024-01-01T00:00:00Z');
+
+function bothRoads(obj: Obj, opts: UpdateOptions): [unknown, unknown] {
+  const fast = updateManagedFields(undefined, obj, opts).managedFields;
+  const general = updateManagedFields(undefined, { ...obj, metadata: { ...obj.metadata, managedFields: [{}] } }, opts).managedFields;
+  return [fast, general];
+}
+
+const pods: Obj[] = [
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default', uid: 'u', creationTimestamp: 'x' } },
+  {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: JSON.parse('{"app":"web","__proto__":"x"}'), annotations: {}, finalizers: ['a', 'b'] },
+    spec: {
+      replicas: 2, paused: null,
+      containers: [
+        { name: 'b', image: 'i', args: ['x', 'x'], env: [{ name: 'E', value: '1' }], ports: [{ containerPort: 80, protocol: 'TCP' }, { containerPort: 80, protocol: 'UDP' }] },
+        { name: 'a', image: 'j', ports: [] },
+      ],
+      volumes: [{ name: 'v', emptyDir: {} }], tags: ['z', 'a', 'm'], hosts: ['h1', 'h1'],
+      selector: { matchLabels: { a: 'b' } }, strategy: { rollingUpdate: { maxSurge: 1 } }, nodeSelector: {},
+      config: { deep: { list: [1, { x: null }] }, 'f:odd': true }, matrix: [[1, 2], [3]],
+    },
+    status: { phase: 'Running' },
+  },
+  // Items sharing an identity: the general road merges them; the straight road leaves them to it.
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ name: 'a', image: 'x' }, { name: 'a', image: 'y' }], tags: ['t', 't'] } },
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { containers: [{ image: 'no name' }, 'not an object', null] } },
+  { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: null, status: {} },
+];
+
+test('a create\'s entry written straight from the object is the general road\'s', () => {
+  for (const [i, pod] of pods.entries()) {
+    for (const extra of [{}, { ignoredFields: fieldPaths('status') }, { subresource: 'status', ignoredFields: fieldPaths('spec', 'metadata') }, { manager: '' }]) {
+      const [fast, general] = bothRoads(pod, { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now, ...extra });
+      assert.deepEqual(fast, general, `pod ${i} ${JSON.stringify(extra)}`);
+    }
+  }
+  const app = customKindOf({
+    spec: { group: 'bench.example.com', scope: 'Namespaced', names: { plural: 'apps', kind: 'App' },
+      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: operatorSchema(true) } }] },
+  });
+  for (let i = 0; i < 5; i++) {
+    const obj = { ...operatorObject(i), apiVersion: 'bench.example.com/v1', metadata: { name: `a${i}`, namespace: 'x', labels: { i: String(i) } }, status: { phase: 'Ready' } };
+    const [fast, general] = bothRoads(obj, { manager: 'maker', typeInfo: typeInfoOf(app.schema), apiVersion: 'bench.example.com/v1', now, ignoredFields: fieldPaths('status') });
+    assert.deepEqual(fast, general, `app ${i}`);
+    assert.ok(JSON.stringify(fast).includes('"k:{\\"name\\":\\"c1\\"}"'), 'containers are a list-map keyed by name');
+  }
+});
+
+test('the straight road gives up on merged items and says when nothing is owned', () => {
+  assert.equal(createdFieldsV1(pods[2]!, podType), undefined);
+  assert.equal(createdFieldsV1({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, podType, fieldPaths('apiVersion', 'kind', 'metadata', 'metadata.name')), null);
+});
