@@ -241,6 +241,18 @@ test('HorizontalPodAutoscaler: v2 defaults and messages; a v2 object as v1 sees 
     'spec.behavior.scaleDown.policies[0].value: Invalid value: 0: must be greater than zero',
     'spec.behavior.scaleDown.policies[0].periodSeconds: Invalid value: 1801: must be less than or equal to 1800',
   ]);
+  const target = { kind: 'Deployment', name: 'web' };
+  assert.deepEqual(createMessages(horizontalPodAutoscalers, { spec: { scaleTargetRef: target, maxReplicas: 2, metrics: [
+    { type: 'Object', object: { describedObject: { kind: 'Service' }, metric: {}, target: { type: 'Value' } } },
+    { type: 'Pods', pods: { metric: { name: 'qps' }, target: { type: 'AverageValue' } } },
+    { type: 'External', external: { metric: { name: 'queue' }, target: { type: 'Value', value: '1', averageValue: '2' } } },
+  ] } }), [
+    'spec.metrics[0].object.metric.name: Required value: must specify a metric name',
+    'spec.metrics[0].object.describedObject.name: Required value',
+    'spec.metrics[0].object.target.averageValue: Required value: must set either a target value or averageValue',
+    'spec.metrics[1].pods.target.averageValue: Required value: must specify a positive target averageValue',
+    'spec.metrics[2].external.target.value: Forbidden: may not set both a target value for metric and a per-pod target',
+  ]);
   const [v1] = codecsOf(horizontalPodAutoscalers);
   const asV1 = v1!.fromStored({ ...hpa, spec: { ...hpa.spec, metrics: [{ type: 'Resource', resource: { name: 'memory', target: { type: 'AverageValue', averageValue: '1Gi' } } }, ...hpa.spec.metrics] } });
   assert.equal(asV1.apiVersion, 'autoscaling/v1');

@@ -143,7 +143,40 @@ function validateMetric(metric: Obj, at: string): FieldError[] {
       errs.push(fieldErrors.forbidden(`${at}.${f}.target.averageValue`, 'may not set both a target raw value and a target utilization'));
     }
   }
+  for (const f of ['object', 'pods', 'external']) {
+    const src = metric[f];
+    if (!src) continue;
+    errs.push(...validateMetricIdentifier(src.metric, `${at}.${f}.metric`));
+    const target: Obj = src.target ?? {};
+    const value = `${at}.${f}.target.value`;
+    const average = `${at}.${f}.target.averageValue`;
+    if (f === 'object') {
+      errs.push(...validateReference(src.describedObject, `${at}.object.describedObject`));
+      if (target.value === undefined && target.averageValue === undefined) errs.push(fieldErrors.required(average, 'must set either a target value or averageValue'));
+    } else if (f === 'pods') {
+      if (target.averageValue === undefined) errs.push(fieldErrors.required(average, 'must specify a positive target averageValue'));
+    } else if (target.value === undefined && target.averageValue === undefined) {
+      errs.push(fieldErrors.required(average, 'must set either a target value for metric or a per-pod target'));
+    } else if (target.value !== undefined && target.averageValue !== undefined) {
+      errs.push(fieldErrors.forbidden(value, 'may not set both a target value for metric and a per-pod target'));
+    }
+  }
   for (const f of Object.values(sources)) if (metric[f]) errs.push(...validateTarget(metric[f].target, `${at}.${f}.target`));
+  return errs;
+}
+
+function validateMetricIdentifier(id: Obj | undefined, at: string): FieldError[] {
+  if (!id?.name) return [fieldErrors.required(`${at}.name`, 'must specify a metric name')];
+  return checkName(isPathSegmentName, `${at}.name`, id.name);
+}
+
+/** A CrossVersionObjectReference: kind and name required, each a valid path segment. */
+function validateReference(ref: Obj | undefined, at: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const f of ['kind', 'name']) {
+    if (!ref?.[f]) errs.push(fieldErrors.required(`${at}.${f}`));
+    else errs.push(...checkName(isPathSegmentName, `${at}.${f}`, ref[f]));
+  }
   return errs;
 }
 
@@ -173,11 +206,7 @@ function validateHPA(hpa: KubeObject): FieldError[] {
   const max = spec.maxReplicas ?? 0;
   if (max < 1) errs.push(fieldErrors.invalid('spec.maxReplicas', max, 'must be greater than 0'));
   if (spec.minReplicas !== undefined && max < spec.minReplicas) errs.push(fieldErrors.invalid('spec.maxReplicas', max, 'must be greater than or equal to `minReplicas`'));
-  const ref: Obj = spec.scaleTargetRef ?? {};
-  for (const f of ['kind', 'name']) {
-    if (!ref[f]) errs.push(fieldErrors.required(`spec.scaleTargetRef.${f}`));
-    else errs.push(...checkName(isPathSegmentName, `spec.scaleTargetRef.${f}`, ref[f]));
-  }
+  errs.push(...validateReference(spec.scaleTargetRef, 'spec.scaleTargetRef'));
   ((spec.metrics ?? []) as Obj[]).forEach((m, i) => errs.push(...validateMetric(m, `spec.metrics[${i}]`)));
   errs.push(...validateRules(spec.behavior?.scaleUp, 'spec.behavior.scaleUp'), ...validateRules(spec.behavior?.scaleDown, 'spec.behavior.scaleDown'));
   return errs;
