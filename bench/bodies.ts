@@ -1,5 +1,5 @@
 // The objects the benches write: ConfigMaps of a given stored size, and pods
-// of realistic size (what a deployment's template makes).
+// of realistic size (what a deployment's template makes), and deployments of them.
 
 /** A ConfigMap whose stored JSON (with the server's uid, timestamp and resourceVersion) is about `bytes` long. */
 export function configMap(name: string, bytes: number, extra: Record<string, string> = {}): any {
@@ -30,5 +30,14 @@ export function pod(name: string): any {
       tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
       affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: { app: 'bench' } }, topologyKey: 'kubernetes.io/hostname' } }] } },
     },
+  };
+}
+
+/** A deployment whose template is that pod (two replicas, a selector of two of its labels). */
+export function deployment(name: string): any {
+  const { metadata, spec } = pod(name);
+  return {
+    apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, labels: { app: 'bench' } },
+    spec: { replicas: 2, selector: { matchLabels: { app: 'bench', tier: 'web' } }, template: { metadata: { labels: metadata.labels, annotations: metadata.annotations }, spec } },
   };
 }

@@ -45,6 +45,8 @@ export type PhaseSpec =
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
   /** POST `count` Pods named <prefix>00000… of realistic size (two containers, probes, mounts; about 4 KiB stored). */
   | { kind: 'create-pod'; namespace: string; prefix: string; count: number }
+  /** POST `count` Deployments named <prefix>00000… whose template is that Pod (two replicas, a selector). */
+  | { kind: 'create-deployment'; namespace: string; prefix: string; count: number }
   /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */
   | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number }
   /**

@@ -10,7 +10,7 @@ import { Agent } from 'node:https';
 import { Reply, sendJson } from './http.js';
 import type { LoadWorkerData, PhaseReply, PhaseRequest, PhaseSpec } from './load-protocol.js';
 import { seededRandom } from '../test/support/random.js';
-import { configMap, pod } from './bodies.js';
+import { configMap, deployment, pod } from './bodies.js';
 
 const data = workerData as LoadWorkerData;
 const base = new URL(data.url);
@@ -108,10 +108,10 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       });
       return { ...r, notes };
     }
-    case 'create-pod': {
-      const path = `/api/v1/namespaces/${spec.namespace}/pods`;
+    case 'create-pod': case 'create-deployment': {
+      const [path, body] = spec.kind === 'create-pod' ? [`/api/v1/namespaces/${spec.namespace}/pods`, pod] : [`/apis/apps/v1/namespaces/${spec.namespace}/deployments`, deployment];
       const r = await drive(spec.count, async (i) => {
-        expect(await send('POST', path, pod(nameOf(spec.prefix, i))), 'POST', path, 201);
+        expect(await send('POST', path, body(nameOf(spec.prefix, i))), 'POST', path, 201);
       });
       return { ...r, notes };
     }

@@ -411,6 +411,7 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./versions.js')).benchVersions({ quick, progress })));
   rows.push(...(await (await import('./pods.js')).benchPods({ quick, progress })));
   rows.push(...(await (await import('./namedgroups.js')).benchNamedGroups({ quick, progress })));
+  rows.push(...(await (await import('./deployments.js')).benchDeployments({ quick, progress })));
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));

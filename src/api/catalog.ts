@@ -10,9 +10,13 @@ import { authorizationV1Kinds } from './authorization/v1/index.js';
 import { certificatesV1Kinds } from './certificates/v1/index.js';
 import { policyV1Kinds } from './policy/v1/index.js';
 import { namedGroupKinds } from './namedgroups.js';
+import { appsV1Kinds } from './apps/v1/index.js';
+import { batchV1Kinds } from './batch/v1/index.js';
+import { autoscalingKinds } from './autoscaling/index.js';
 
 /** Kinds whose objects are stored: each gets a store and REST objects of its own. */
-export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds, ...namedGroupKinds];
+export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds,
+  ...appsV1Kinds, ...batchV1Kinds, ...autoscalingKinds, ...namedGroupKinds];
 
 /** Kinds that are only ever answered (reviews, token requests): REST objects of the registry serve them. */
 export const builtinAnsweredKinds: KindDefinition[] = [...authenticationV1Kinds, ...authorizationV1Kinds];

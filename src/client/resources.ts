@@ -21,6 +21,7 @@ export const resources = {
   pods: { group: '', resource: 'pods' },
   nodes: { group: '', resource: 'nodes' },
   replicationControllers: { group: '', resource: 'replicationcontrollers' },
+  jobs: { group: 'batch', resource: 'jobs', version: 'v1' },
   podDisruptionBudgets: { group: 'policy', resource: 'poddisruptionbudgets', version: 'v1' },
   clusterRoles: { group: vocabulary.rbacGroup, resource: 'clusterroles', version: 'v1' },
   roles: { group: vocabulary.rbacGroup, resource: 'roles', version: 'v1' },

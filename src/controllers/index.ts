@@ -24,6 +24,7 @@ import { DisruptionController } from './disruption.js';
 import { PodGarbageCollector } from './podgc.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslice.js';
+import { TtlAfterFinishedController } from './ttlafterfinished.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -54,6 +55,7 @@ const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, i
   'pod-garbage-collector': (c, l, i) => new PodGarbageCollector(c, l, i),
   endpoint: (c, l, i) => new EndpointsController(c, l, i),
   endpointslice: (c, l, i) => new EndpointSliceController(c, l, i),
+  'ttl-after-finished': (c, l, i) => new TtlAfterFinishedController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),

@@ -101,6 +101,11 @@ export const vocabulary = {
   apiserverClientNodeagentSigner: productKey('apiserver-client-nodeagent'),
   nodeagentServingSigner: productKey('nodeagent-serving'),
   legacyUnknownSigner: productKey('legacy-unknown'),
+  /** Labels a Job's pods and selector carry (upstream batch.kubernetes.io/job-name and /controller-uid). */
+  jobNameLabel: `${productGroup('batch')}/job-name`,
+  jobControllerUidLabel: `${productGroup('batch')}/controller-uid`,
+  /** Annotations keeping what autoscaling/v1 HorizontalPodAutoscalers cannot say (upstream autoscaling.alpha.kubernetes.io/...). */
+  autoscalingAnnotationPrefix: `${productGroup('autoscaling.alpha')}/`,
   systemNamespace: `${product.name}-system`,
   publicNamespace: `${product.name}-public`,
   defaultNamespace: 'default',

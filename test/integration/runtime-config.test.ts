@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { gadgetGroup, leveledGadgets } from '../support/gadgets.js';
-import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { productGroup, vocabulary } from '../../src/machinery/vocabulary.js';
 import { RuntimeConfigError } from '../../src/api/versioning.js';
 import { startServer } from '../../src/server/start.js';
 
@@ -164,8 +164,9 @@ test('start-up refusals: a removed version, an unknown group, a bad value, api/a
 });
 
 test('an upstream version this server does not serve is accepted (with a warning)', async () => {
-  await withServer([['batch/v1', 'true'], [`${vocabulary.admissionRegistrationGroup}/v1alpha1`, 'true']], async (s) => {
-    assert.equal((await s.client.get('/apis/batch/v1')).status, 404);
+  const flowControl = `${productGroup('flowcontrol.apiserver')}/v1`;
+  await withServer([[flowControl, 'true'], [`${vocabulary.admissionRegistrationGroup}/v1alpha1`, 'true']], async (s) => {
+    assert.equal((await s.client.get(`/apis/${flowControl}`)).status, 404);
   });
 });
 
@@ -177,4 +178,14 @@ test('the webhook configuration resources can be turned off only with the webhoo
     assert.equal((await s.client.get(`/apis/${ar}/v1/mutatingwebhookconfigurations`)).status, 404);
     assert.equal((await s.client.get(`/apis/${ar}`)).status, 404);
   }, { disableAdmissionPlugins: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'] });
+});
+
+test('batch/v1=false turns the jobs off (and the TTL-after-finished controller with them); autoscaling/v1=false leaves v2', async () => {
+  await withServer([['batch/v1', 'false'], ['autoscaling/v1', 'false']], async (s) => {
+    assert.equal((await s.client.get('/apis/batch')).status, 404);
+    assert.equal((await s.client.get('/apis/autoscaling/v1/horizontalpodautoscalers')).status, 404);
+    assert.equal((await s.client.get('/apis/autoscaling/v2/horizontalpodautoscalers')).status, 200);
+    const { plain } = await served(s);
+    assert.ok(plain.includes('autoscaling/v2') && plain.includes('apps/v1') && !plain.some((gv) => gv.startsWith('batch/')), plain.join(' '));
+  });
 });

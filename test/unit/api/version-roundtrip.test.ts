@@ -24,6 +24,28 @@ const samples: Record<string, KubeObject> = {
     eventTime: '2026-11-25T09:00:00.123456Z', series: { count: 3, lastObservedTime: '2026-11-25T09:30:00.000001Z' },
     action: 'Pull', related: { kind: 'Node', name: 'node-1', apiVersion: 'v1' }, reportingComponent: 'kubelet', reportingInstance: 'node-1',
   },
+  // Stored as autoscaling/v2; v1 keeps what it cannot say in annotations. The CPU utilization metric comes last, as v1 puts it back.
+  HorizontalPodAutoscaler: {
+    apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler',
+    metadata: { name: 'web', namespace: 'default', uid: 'u-2', resourceVersion: '8', creationTimestamp: '2026-11-25T10:00:00Z', annotations: { note: 'kept' }, managedFields },
+    spec: {
+      scaleTargetRef: { kind: 'Deployment', name: 'web', apiVersion: 'apps/v1' }, minReplicas: 2, maxReplicas: 10,
+      metrics: [
+        { type: 'Pods', pods: { metric: { name: 'qps', selector: { matchLabels: { a: 'b' } } }, target: { type: 'AverageValue', averageValue: '1k' } } },
+        { type: 'External', external: { metric: { name: 'queue' }, target: { type: 'Value', value: '30' } } },
+        { type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 60, selectPolicy: 'Min', policies: [{ type: 'Pods', value: 1, periodSeconds: 30 }] } },
+    },
+    status: {
+      observedGeneration: 3, lastScaleTime: '2026-11-25T10:05:00Z', currentReplicas: 3, desiredReplicas: 4,
+      currentMetrics: [
+        { type: 'Pods', pods: { metric: { name: 'qps' }, current: { averageValue: '900' } } },
+        { type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: 75, averageValue: '150m' } } },
+      ],
+      conditions: [{ type: 'AbleToScale', status: 'True', lastTransitionTime: '2026-11-25T10:01:00Z', reason: 'ReadyForNewScale', message: 'ok' }],
+    },
+  },
 };
 
 test('every served version of every built-in kind round-trips with the stored version, both ways', () => {

@@ -48,7 +48,7 @@ export const selectorText = (labels: Obj | undefined) => Object.keys(labels ?? {
 const matches = (selector: Obj, labels: Obj | undefined) => Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 /** A pod template's own checks (labels, spec), at `base`. */
-function validateTemplate(template: Obj | undefined, base: string): FieldError[] {
+export function validateTemplate(template: Obj | undefined, base: string): FieldError[] {
   if (!template) return [fieldErrors.required(base)];
   return [...validateLabels(template.metadata?.labels, `${base}.metadata.labels`), ...validatePodSpec(template.spec, `${base}.spec`)];
 }
