@@ -43,13 +43,19 @@ function medianOf(rounds: Measured[]): Measured {
   return { ...rounds.find((r) => r.serverCpuMs === cpu)!, perSec: median(rounds.map((r) => r.perSec)) };
 }
 
-export async function benchWrites(opts: WritesBenchOptions): Promise<Row[]> {
+export interface WritesFigures {
+  rows: Row[];
+  /** The creates' median round (server CPU per create, rate), for the etcd row that compares with it. */
+  create: Measured;
+}
+
+export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigures> {
   const { quick, progress, cpuProf = false } = opts;
   const COUNT = quick ? 600 : 2_000;
   const ROUNDS = quick ? 5 : 7;
   const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
   const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const rows = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {
+  const figures = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {
     const noWork = await startNoWorkServer(dataDir);
     const gen = new LoadGenerator({ url: s.url, noWorkUrl: noWork.url, creds: s.creds, concurrency: CONCURRENCY });
     try {
@@ -90,7 +96,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<Row[]> {
       const ratio = (a: Measured, b: Measured) => a.perSec / b.perSec;
       const cell = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} (${fmtInt(a.perSec)} / ${fmtInt(b.perSec)} req/s; server CPU ${(a.serverCpuMs * 1000).toFixed(0)} / ${(b.serverCpuMs * 1000).toFixed(0)} µs per request)`;
       const each = `median of ${ROUNDS} alternated rounds of ${fmtInt(COUNT)}, ${CONCURRENCY} clients`;
-      return [
+      const rows: Row[] = [
         { metric: `writes: create ConfigMap of 1 KiB (${each})`, result: rateCell(create.real), target: '—' },
         { metric: `writes: no-work HTTPS server, the same POSTs (${each})`, result: rateCell(create.noWork), target: '—' },
         { metric: `writes: unconditional PUT of a ConfigMap of 1 KiB, new labels (${each})`, result: rateCell(replace.real), target: '—' },
@@ -98,6 +104,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<Row[]> {
         { metric: 'writes: ratio, ConfigMap creates / no-work POSTs', result: cell(create.real, create.noWork), target: target(`≥ ${writeGoals.create}`, ratio(create.real, create.noWork) >= writeGoals.create) },
         { metric: 'writes: ratio, unconditional ConfigMap PUTs / no-work PUTs', result: cell(replace.real, replace.noWork), target: target(`≥ ${writeGoals.replace}`, ratio(replace.real, replace.noWork) >= writeGoals.replace) },
       ];
+      return { rows, create: create.real };
     } finally {
       await gen.close().catch(() => {});
       await noWork.stop();
@@ -106,7 +113,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<Row[]> {
   if (cpuProf) {
     for (const f of readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'))) process.stderr.write(formatProfile(join(profDir, f), 40) + '\n');
   }
-  return rows;
+  return figures;
 }
 
-await runAlone(import.meta.url, (o) => benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof') }));
+await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof') })).rows);
