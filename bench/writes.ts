@@ -51,7 +51,7 @@ export interface WritesFigures {
 
 export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigures> {
   const { quick, progress, cpuProf = false } = opts;
-  const COUNT = quick ? 600 : 2_000;
+  const COUNT = quick ? 400 : 2_000;
   const ROUNDS = quick ? 5 : 7;
   const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
   const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
@@ -64,11 +64,12 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
       const noWorkSpec = (method: 'POST' | 'PUT', count: number): PhaseSpec =>
         ({ kind: 'nowork', method, namespace, prefix: 'cm-', population, count, configMapBytes: BYTES });
       // Warm both servers and the client (JIT, sockets) on untimed requests of each shape.
-      progress(`writes: warm-up (${fmtInt(COUNT)} untimed of each)…`);
-      await gen.run({ kind: 'create-cm', namespace: 'writes-warm', prefix: 'w-', count: COUNT, bytes: BYTES }, PHASE_TIMEOUT_MS);
-      await gen.run({ kind: 'replace-cm', namespace: 'writes-warm', prefix: 'w-', population: COUNT, count: COUNT, bytes: BYTES, round: 0 }, PHASE_TIMEOUT_MS);
-      await gen.run(noWorkSpec('POST', COUNT * 2), PHASE_TIMEOUT_MS);
-      await gen.run(noWorkSpec('PUT', COUNT * 2), PHASE_TIMEOUT_MS);
+      const warm = quick ? 1_000 : 2_000;
+      progress(`writes: warm-up (${fmtInt(warm)} untimed of each)…`);
+      await gen.run({ kind: 'create-cm', namespace: 'writes-warm', prefix: 'w-', count: warm, bytes: BYTES }, PHASE_TIMEOUT_MS);
+      await gen.run({ kind: 'replace-cm', namespace: 'writes-warm', prefix: 'w-', population: warm, count: warm, bytes: BYTES, round: 0 }, PHASE_TIMEOUT_MS);
+      await gen.run(noWorkSpec('POST', warm * 2), PHASE_TIMEOUT_MS);
+      await gen.run(noWorkSpec('PUT', warm * 2), PHASE_TIMEOUT_MS);
       const timed = async (pid: number, spec: PhaseSpec): Promise<Measured> => {
         await settle(pid, 5_000);
         const cpu0 = cpuMsPrecise(pid);
