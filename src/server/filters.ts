@@ -218,8 +218,13 @@ export function impersonationRequests(headers: Readonly<Record<string, string[] 
   return requests;
 }
 
-/** Whether any header name (the even entries of rawHeaders) begins with `impersonate-`, in any case. */
-function asksImpersonation(rawHeaders: readonly string[]): boolean {
+/**
+ * Whether any header name (the even entries of rawHeaders) begins with
+ * `impersonate-`, in any case; true when the raw names are not at hand, so
+ * that the headers themselves are read.
+ */
+function asksImpersonation(rawHeaders: readonly string[] | undefined): boolean {
+  if (!Array.isArray(rawHeaders)) return true;
   for (let i = 0; i < rawHeaders.length; i += 2) {
     const name = rawHeaders[i]!;
     if (name.length >= impersonatePrefix.length && name.slice(0, impersonatePrefix.length).toLowerCase() === impersonatePrefix) return true;
