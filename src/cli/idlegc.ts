@@ -7,11 +7,11 @@
 // ordinary full collection frees objects but keeps the pages they were
 // scattered over (280 MB of heap for 140 MB in use). So the server's
 // process collects once, itself, when a busy spell is over: after seconds
-// whose event loop was mostly busy, the first two in a row that were nearly
+// whose event loop was mostly busy, ten seconds in a row that were nearly
 // idle run one full collection that also compacts (V8's
 // --compact-on-every-full-gc, set for that one collection), which gives the
 // emptied pages back. It pauses the loop for a few hundred milliseconds at a
-// moment nothing was asked for seconds. Only the CLI's process does this
+// moment nothing was asked for ten seconds. Only the CLI's process does this
 // (a test process runs many servers).
 
 import { setFlagsFromString } from 'node:v8';
@@ -24,6 +24,12 @@ const intervalMs = 2_000;
 const busyShare = 0.3;
 /** Below this the loop counts as idle. */
 const idleShare = 0.05;
+/**
+ * Idle looks in a row before the collection: long enough that a pause
+ * between phases of work (a client's think time, a benchmark's other side)
+ * does not pay for a compaction and then for growing the heap again.
+ */
+const idleLooks = 5;
 
 /** V8's full collection with compaction, reached without starting node with --expose-gc; undefined where that is refused. */
 function compactingCollection(): (() => void) | undefined {
@@ -62,7 +68,7 @@ export function collectWhenIdle(onCollect?: (ms: number) => void): () => void {
     }
     if (!busySince) return;
     idleTurns = share < idleShare ? idleTurns + 1 : 0;
-    if (idleTurns < 2) return;
+    if (idleTurns < idleLooks) return;
     busySince = false;
     idleTurns = 0;
     const started = performance.now();
