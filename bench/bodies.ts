@@ -2,10 +2,10 @@
 // of realistic size (what a deployment's template makes), and deployments of them.
 
 /** A ConfigMap whose stored JSON (with the server's uid, timestamp and resourceVersion) is about `bytes` long. */
-export function configMap(name: string, bytes: number, extra: Record<string, string> = {}): any {
+export function configMap(name: string, bytes: number, extra: Record<string, string> = {}, labels: Record<string, string> = { app: 'bench' }): any {
   // 235 bytes: what the server adds plus the envelope of the object, measured.
   const payload = 'x'.repeat(Math.max(0, bytes - 235 - name.length));
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels: { app: 'bench' } }, data: { payload, ...extra } };
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, labels }, data: { payload, ...extra } };
 }
 
 /** A pod as a deployment's template makes them: two containers with ports, environment, resources, probes and mounts. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
-import { BenchServer, cpuMs, serverMetric, startBenchServer } from './child.js';
+import { BenchServer, cpuMs, serverMetric, settle, startBenchServer } from './child.js';
 import { sendJson } from './http.js';
 import { benchBearerTokens } from './tokens.js';
 import { LoadGenerator, PhaseResult } from './load.js';
@@ -26,6 +26,8 @@ export interface EtcdBenchOptions {
   goals: { createPerSec: number; getPerSec: number };
   /** The SQLite get rate of this run, to compare the etcd servers' cache reads with. */
   sqliteGetsPerSec?: number;
+  /** Server CPU per ConfigMap create (1 KiB) on SQLite in this run (bench/writes.ts), and its rate, for the etcd create row. */
+  sqliteCreate?: { cpuMs: number; perSec: number };
 }
 
 interface Combined {
@@ -67,10 +69,15 @@ async function revisionReadsPerBatch(server: BenchServer, batches: number, size:
 }
 const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`;
 
-/** Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles. */
-async function together(servers: BenchServer[], loads: LoadGenerator[], specs: PhaseSpec[]): Promise<Combined> {
+/**
+ * Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles.
+ * `settled`: each server's CPU is read once it has gone quiet (a write phase's watch events and controller work count).
+ */
+async function together(servers: BenchServer[], loads: LoadGenerator[], specs: PhaseSpec[], settled = false): Promise<Combined> {
+  if (settled) await Promise.all(servers.map((s) => settle(s.pid)));
   const cpu0 = servers.map((s) => cpuMs(s.pid));
   const results: PhaseResult[] = await Promise.all(loads.map((load, i) => load.run(specs[i]!, PHASE_TIMEOUT_MS)));
+  if (settled) await Promise.all(servers.map((s) => settle(s.pid)));
   const cpu = servers.reduce((sum, s, i) => sum + cpuMs(s.pid) - cpu0[i]!, 0);
   const requests = results.reduce((sum, r) => sum + r.requests, 0);
   const elapsedS = Math.max(...results.map((r) => r.requests / r.perSec));
@@ -98,8 +105,12 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     servers.push(await startBenchServer({ dataDir: dirs[0]!, extraArgs }));
     progress(`first server ready in ${fmtMs(servers[0]!.readyMs)}`);
     loads.push(new LoadGenerator({ url: servers[0]!.url, creds: servers[0]!.creds, concurrency }));
-    const one = (spec: PhaseSpec) => together(servers.slice(0, 1), loads.slice(0, 1), [spec]);
-    await loads[0]!.run({ kind: 'namespaces', names: ['bench', 'bench-list'] }, PHASE_TIMEOUT_MS);
+    const one = (spec: PhaseSpec, settled = false) => together(servers.slice(0, 1), loads.slice(0, 1), [spec], settled);
+    await loads[0]!.run({ kind: 'namespaces', names: ['bench', 'bench-list', 'bench-cm'] }, PHASE_TIMEOUT_MS);
+    // ConfigMaps of 1 KiB: the write path alone (no controller work), as bench/writes.ts measures it on SQLite.
+    await loads[0]!.run({ kind: 'create-cm', namespace: 'bench-cm', prefix: 'warm-', count: Math.min(1_000, objects), bytes: 1024 }, PHASE_TIMEOUT_MS);
+    const createCm1 = await one({ kind: 'create-cm', namespace: 'bench-cm', prefix: 'one-', count: objects, bytes: 1024 }, true);
+    progress(`1 server ConfigMap create: ${cell(createCm1)}`);
 
     const create1 = await one({ kind: 'create', namespace: 'bench', prefix: 'sa-', count: objects, remember: true });
     progress(`1 server create: ${cell(create1)}`);
@@ -124,7 +135,10 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     await Promise.all(loads.splice(0).map((l) => l.close()));
     for (const s of servers) loads.push(new LoadGenerator({ url: s.url, creds: s.creds, concurrency: concurrency / 2 }));
     const half = (n: number) => Math.floor(n / 2);
-    const two = (make: (i: number) => PhaseSpec) => together(servers, loads, [make(0), make(1)]);
+    const two = (make: (i: number) => PhaseSpec, settled = false) => together(servers, loads, [make(0), make(1)], settled);
+    await two((i) => ({ kind: 'create-cm', namespace: 'bench-cm', prefix: `warm${i}-`, count: 500, bytes: 1024 }));
+    const createCm2 = await two((i) => ({ kind: 'create-cm', namespace: 'bench-cm', prefix: `two${i}-`, count: half(objects), bytes: 1024 }), true);
+    progress(`2 servers ConfigMap create: ${cell(createCm2)}`);
     const create2 = await two((i) => ({ kind: 'create', namespace: 'bench', prefix: `sa${i}-`, count: half(objects), remember: true }));
     progress(`2 servers create: ${cell(create2)}`);
     await two((i) => ({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: 500, seed: 7 + i }));
@@ -137,6 +151,26 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
 
     const getRatio = get2.perSec / get1.perSec;
     const sqliteGets = options.sqliteGetsPerSec;
+    const sqliteCreate = options.sqliteCreate;
+    const cpuRatio = sqliteCreate ? createCm1.serverCpuMs / sqliteCreate.cpuMs : NaN;
+    const scale = (two: Combined, one: Combined) => `${(two.serverCpuMs / one.serverCpuMs).toFixed(2)}× one server's CPU per request, ${(two.perSec / one.perSec).toFixed(2)}× its rate`;
+    rows.push(
+      {
+        metric: `etcd3, 1 server: create ConfigMap of 1 KiB (${fmtInt(createCm1.requests)} POSTs, ${concurrency} clients; server CPU until the server is quiet again)`,
+        result: `${cell(createCm1)}${sqliteCreate ? ` · ${cpuRatio.toFixed(2)}× SQLite's server CPU per create (${fmtCpu(sqliteCreate.cpuMs)} at ${fmtInt(sqliteCreate.perSec)} req/s, bench/writes.ts this run)` : ''}`,
+        target: sqliteCreate ? target('server CPU ≤ 1.1× SQLite\'s', cpuRatio <= 1.1) : '—',
+      },
+      {
+        metric: `etcd3, 2 servers: create ConfigMap of 1 KiB (${fmtInt(createCm2.requests)} POSTs, ${concurrency / 2} clients on each; CPU of both servers per create)`,
+        result: `${cell(createCm2)} · ${scale(createCm2, createCm1)}`,
+        target: target('CPU per create within 10 % of one server\'s', Math.abs(createCm2.serverCpuMs / createCm1.serverCpuMs - 1) <= 0.1),
+      },
+      {
+        metric: `etcd3, 2 servers against 1: server CPU per consistent get (the get rows below)`,
+        result: scale(get2, get1),
+        target: target('within 10 %', Math.abs(get2.serverCpuMs / get1.serverCpuMs - 1) <= 0.1),
+      },
+    );
     rows.push(
       { metric: `etcd3, 1 server: create ServiceAccount (${fmtInt(create1.requests)} POSTs, ${concurrency} clients)`, result: cell(create1), target: target(`≥ ${fmtInt(options.goals.createPerSec)} req/s`, create1.perSec >= options.goals.createPerSec) },
       {

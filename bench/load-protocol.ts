@@ -38,17 +38,20 @@ export type PhaseSpec =
   | { kind: 'replace'; namespace: string; prefix: string; population: number; count: number; round: number; first?: number }
   /**
    * Against the no-work server (`noWorkUrl`): `count` requests shaped as the create ('POST'),
-   * replace ('PUT') or get ('GET') phase sends them, each reply parsed.
+   * replace ('PUT') or get ('GET') phase sends them, each reply parsed; with `configMapBytes`,
+   * shaped as the ConfigMap creates and replaces of that size instead.
    */
-  | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number }
+  | { kind: 'nowork'; method: 'POST' | 'PUT' | 'GET'; namespace: string; prefix: string; population: number; count: number; configMapBytes?: number }
   /** `count` unpaged lists of a namespace holding `expectItems` ServiceAccounts. */
   | { kind: 'list'; namespace: string; count: number; expectItems: number }
   /** POST `count` Pods named <prefix>00000… of realistic size (two containers, probes, mounts; about 4 KiB stored). */
   | { kind: 'create-pod'; namespace: string; prefix: string; count: number }
   /** POST `count` Deployments named <prefix>00000… whose template is that Pod (two replicas, a selector). */
   | { kind: 'create-deployment'; namespace: string; prefix: string; count: number }
-  /** POST `count` ConfigMaps named <prefix>00000… whose stored JSON is about `bytes` long. */
-  | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number }
+  /** POST `count` ConfigMaps named <prefix>00000… (from <prefix><first> when given) whose stored JSON is about `bytes` long. */
+  | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number; first?: number }
+  /** `count` unconditional PUTs of ConfigMaps of about `bytes` among the first `population`, each with labels of its own; the i-th replaces number (first + i) % population. */
+  | { kind: 'replace-cm'; namespace: string; prefix: string; population: number; count: number; bytes: number; round: number; first?: number }
   /**
    * `count` unpaged lists of the ConfigMaps of a namespace holding `expectItems` named
    * <prefix>…, from `concurrency` clients; every `checkEvery`-th reply is parsed and counted.

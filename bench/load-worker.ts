@@ -179,8 +179,11 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       if (noWorkPort === undefined) throw new Error('a nowork phase needs noWorkUrl');
       const r = await drive(spec.count, async (i) => {
         const name = nameOf(spec.prefix, i % spec.population);
-        const path = method === 'POST' ? collection(spec.namespace) : `${collection(spec.namespace)}/${name}`;
-        const body = method === 'GET' ? undefined : serviceAccount(name, method === 'POST' ? { app: 'bench' } : replaceLabels(0, i));
+        const cm = spec.configMapBytes;
+        const coll = cm === undefined ? collection(spec.namespace) : configMaps(spec.namespace);
+        const path = method === 'POST' ? coll : `${coll}/${name}`;
+        const labels = method === 'POST' ? { app: 'bench' } : replaceLabels(0, i);
+        const body = method === 'GET' ? undefined : cm === undefined ? serviceAccount(name, labels) : configMap(name, cm, {}, labels);
         const obj = JSON.parse(expect(await send(method, path, body, noWorkPort), method, path, method === 'POST' ? 201 : 200).body.toString('utf8'));
         if (obj?.kind !== 'ServiceAccount') throw new Error(`${method} ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
       });
@@ -207,8 +210,19 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
     case 'create-cm': {
       const path = configMaps(spec.namespace);
       const r = await drive(spec.count, async (i) => {
-        expect(await send('POST', path, configMap(nameOf(spec.prefix, i), spec.bytes)), 'POST', path, 201);
+        expect(await send('POST', path, configMap(nameOf(spec.prefix, (spec.first ?? 0) + i), spec.bytes)), 'POST', path, 201);
       }, spec.concurrency);
+      return { ...r, notes };
+    }
+    case 'replace-cm': {
+      const r = await drive(spec.count, async (j) => {
+        const i = (spec.first ?? 0) + j;
+        const name = nameOf(spec.prefix, i % spec.population);
+        const path = `${configMaps(spec.namespace)}/${name}`;
+        const labels = replaceLabels(spec.round, i);
+        const obj = JSON.parse(expect(await send('PUT', path, configMap(name, spec.bytes, {}, labels)), 'PUT', path, 200).body.toString('utf8'));
+        if (obj?.metadata?.labels?.['bench-seq'] !== labels['bench-seq']) throw new Error(`PUT ${path} returned ${JSON.stringify(obj).slice(0, 300)}`);
+      });
       return { ...r, notes };
     }
     case 'list-cm': {

@@ -44,15 +44,16 @@ interface Gauges {
   windowLimit: number;
   derived: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
 }
 
 async function gauges(server: BenchServer): Promise<Gauges> {
-  const [window, windowLimit, derived, heapUsed, external] = await Promise.all([
+  const [window, windowLimit, derived, heapUsed, heapTotal, external] = await Promise.all([
     'apiserver_watch_cache_window_bytes', 'apiserver_watch_cache_window_limit_bytes', 'apiserver_watch_cache_derived_bytes',
-    'nodejs_heap_size_used_bytes', 'nodejs_external_memory_bytes',
+    'nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes',
   ].map((name) => serverMetric(server, name)));
-  return { window: window!, windowLimit: windowLimit!, derived: derived!, heapUsed: heapUsed!, external: external! };
+  return { window: window!, windowLimit: windowLimit!, derived: derived!, heapUsed: heapUsed!, heapTotal: heapTotal!, external: external! };
 }
 
 /** Samples the window's bytes every 250 ms until stopped; the largest sample. */
@@ -74,7 +75,7 @@ function windowSampler(server: BenchServer) {
 }
 
 function breakdown(g: Gauges): string {
-  return `heap used ${fmtMB(g.heapUsed)}, buffers ${fmtMB(g.external)}, event window ${fmtMB(g.window)}, derived cache ${fmtMB(g.derived)}`;
+  return `heap used ${fmtMB(g.heapUsed)} of ${fmtMB(g.heapTotal)}, buffers ${fmtMB(g.external)}, event window ${fmtMB(g.window)}, derived cache ${fmtMB(g.derived)}`;
 }
 
 /** A consistent (no resourceVersion) unpaged list read to its last byte and discarded: ms and bytes. */

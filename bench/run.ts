@@ -11,6 +11,8 @@
 // rate) are measured under the same load from whatever else runs on the
 // machine: the ratios say how far the server is from what HTTPS allows here.
 //
+// Then the write path alone beside the same ceiling (bench/writes.ts: ConfigMap
+// creates and unconditional PUTs in alternated rounds with the no-work server).
 // Then reading at scale on a second server (bench/reads.ts: lists of 10,000
 // ConfigMaps of 2 KiB, RSS with them cached, one event to 1,000 HTTP watchers,
 // a 1,000 writes/s soak checked by 50 watchers), the in-process watch cache
@@ -58,6 +60,7 @@ import { benchBearerTokens } from './tokens.js';
 import { benchWatchCache } from './watchcache.js';
 import { benchEtcd } from './etcd.js';
 import { benchAdmission } from './admission.js';
+import { benchWrites } from './writes.js';
 import { fmtInt, fmtMB, fmtCpu, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 
@@ -380,11 +383,13 @@ async function main(): Promise<void> {
     const figures = await benchServer(dataDir);
     rows = serverRows(figures);
     for (const p of figures.profiles) process.stderr.write(formatProfile(p, 25) + '\n\n');
+    const writes = await benchWrites({ quick, progress, cpuProf });
+    rows.push(...writes.rows);
     rows.push(...(await benchBearerTokens(tokensDir, { quick, concurrency: CONCURRENCY, progress })));
     rows.push(...(await (await import('./rbac.js')).benchRbac({ quick, concurrency: CONCURRENCY, progress, keep })));
     rows.push(...(await (await import('./authn-external.js')).benchExternalAuthn({ quick, concurrency: CONCURRENCY, progress })));
     if (onEtcd) {
-      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
+      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec, sqliteCreate: { cpuMs: writes.create.serverCpuMs, perSec: writes.create.perSec } })));
     }
     if (withReads) {
       const profDir = join(readsDir, 'profiles');

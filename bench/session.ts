@@ -14,6 +14,8 @@ import type { Row } from './table.js';
 
 export interface BenchSession {
   server: BenchServer;
+  /** The server's data dir (its pki/ serves the no-work server too). */
+  dataDir: string;
   /** One keep-alive connection with the admin's credentials, for set-up requests. */
   agent: Agent;
   load: LoadGenerator;
@@ -30,7 +32,7 @@ export async function withBenchServer<T>(dataDirPrefix: string, concurrency: num
     server = await startBenchServer({ ...start, dataDir });
     agent = new Agent({ keepAlive: true, maxSockets: 1, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
     load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency });
-    return await fn({ server, agent, load });
+    return await fn({ server, dataDir, agent, load });
   } finally {
     agent?.destroy();
     await load?.close().catch(() => {});

@@ -10,6 +10,7 @@ import pino from 'pino';
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { parseMigrateFlags, runMigrate } from './migrate.js';
 import { packageVersion, startServer, type RunningServer } from '../server/start.js';
+import { collectWhenIdle } from './idlegc.js';
 import { versionInfo } from '../server/discovery.js';
 import { StorageError } from '../storage/backend.js';
 import { ApiError } from '../machinery/errors.js';
@@ -152,6 +153,8 @@ async function main(argv: string[]): Promise<void> {
   // One failed request or callback is a logged error, never the end of the server.
   process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception; the server goes on'));
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
+  // Heap pages back once a burst of work is over (idlegc.ts).
+  collectWhenIdle((ms) => log.debug({ ms: Math.round(ms) }, 'collected garbage after a busy spell'));
   // The log's own line is out before the welcome, so the two never mix on a terminal.
   await logWritten(log);
   say(welcome(server));

@@ -1,7 +1,17 @@
 /** RFC 3339 with second precision, as metav1.Time serialises. */
-export function rfc3339Now(date = new Date()): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+export function rfc3339Now(date?: Date): string {
+  const ms = date ? date.getTime() : Date.now();
+  // Every write stamps the time: the text of the current second is made once.
+  const second = Math.floor(ms / 1000);
+  if (second === lastSecond) return lastSecondText;
+  const text = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  lastSecond = second;
+  lastSecondText = text;
+  return text;
 }
+
+let lastSecond = NaN;
+let lastSecondText = '';
 
 /** RFC 3339 with microsecond precision, as metav1.MicroTime serialises. */
 export function rfc3339MicroNow(date = new Date()): string {

@@ -11,9 +11,26 @@ import { deepFreeze } from '../machinery/freeze.js';
 import { decodedBytes, type Memo } from '../storage/cache/derived.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
-  const { apiVersion, kind, metadata, ...rest } = obj;
-  const { resourceVersion: _rv, ...meta } = metadata ?? {};
-  return Buffer.from(JSON.stringify({ apiVersion, kind, metadata: meta, ...rest }));
+  const { apiVersion, kind, metadata } = obj;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') {
+    const { apiVersion: a, kind: k, metadata: _m, ...rest } = obj;
+    const { resourceVersion: _rv, ...meta } = metadata ?? {};
+    return Buffer.from(JSON.stringify({ apiVersion: a, kind: k, metadata: meta, ...rest }));
+  }
+  // The layout the answers splice into, written piece by piece: no copy of the object or its metadata.
+  const meta = metadata && metadata.resourceVersion !== undefined ? withoutVersion(metadata) : (metadata ?? {});
+  let text = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},"metadata":${JSON.stringify(meta)}`;
+  for (const key of Object.keys(obj)) {
+    if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
+    const value = JSON.stringify(obj[key]);
+    if (value !== undefined) text += `,${JSON.stringify(key)}:${value}`;
+  }
+  return Buffer.from(`${text}}`);
+}
+
+function withoutVersion(metadata: Record<string, unknown>): Record<string, unknown> {
+  const { resourceVersion: _rv, ...meta } = metadata;
+  return meta;
 }
 
 const metadataOpen = Buffer.from('"metadata":{');

@@ -218,6 +218,22 @@ export function impersonationRequests(headers: Readonly<Record<string, string[] 
   return requests;
 }
 
+/**
+ * Whether any header name (the even entries of rawHeaders) begins with
+ * `impersonate-`, in any case; true when the raw names are not at hand, so
+ * that the headers themselves are read.
+ */
+function asksImpersonation(rawHeaders: readonly string[] | undefined): boolean {
+  if (!Array.isArray(rawHeaders)) return true;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length >= impersonatePrefix.length && name.slice(0, impersonatePrefix.length).toLowerCase() === impersonatePrefix) return true;
+  }
+  return false;
+}
+
+const impersonatePrefix = 'impersonate-';
+
 /** What the authorizer is asked for one impersonation request (verb impersonate, as the spec's table says). */
 function impersonationAttributes(requestor: UserInfo, r: ImpersonationRequest, path: string): Attributes {
   const base = { user: requestor, verb: 'impersonate', isResourceRequest: true, path, name: r.name };
@@ -265,6 +281,8 @@ export function impersonatedUser(requests: readonly ImpersonationRequest[]): Use
  */
 export function impersonation(authorizer: Authorizer): Filter {
   return async (ctx, next) => {
+    // Most requests impersonate no one: their raw header names say so without building headersDistinct.
+    if (!asksImpersonation(ctx.req.rawHeaders)) return next();
     const requests = impersonationRequests(ctx.req.headersDistinct);
     if (requests.length === 0) return next();
     for (const r of requests) await authorize(authorizer, impersonationAttributes(ctx.user!, r, ctx.path));

@@ -39,23 +39,50 @@ export function parseAccept(header: string | undefined): MediaRange[] {
     .map((m, i) => ({ m, i })).sort((a, b) => b.m.q - a.m.q || a.i - b.i).map((x) => x.m);
 }
 
-export async function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Promise<Buffer> {
+export function readBody(req: IncomingMessage, limit = maxRequestBodyBytes): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume(); // drain so the connection can answer
-    throw errors.requestEntityTooLarge(limit);
+    return Promise.reject(errors.requestEntityTooLarge(limit));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw errors.requestEntityTooLarge(limit);
-    }
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  // Listeners rather than an async iterator: a write's body is one chunk or a few,
+  // and the iterator's promises and stream bookkeeping cost more than reading it.
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        done();
+        req.resume();
+        reject(errors.requestEntityTooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => { done(); reject(err); };
+    // A client that goes away before the end: the same failure the iterator reported.
+    const onClose = () => {
+      if (req.complete) return;
+      done();
+      reject(Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    };
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 /** Content types accepted for object bodies (patches have their own). */

@@ -45,3 +45,14 @@ test('the filter replaces the user and removes every impersonation header before
   assert.deepEqual(seen?.user?.extra, { a: ['1'] });
   assert.deepEqual(headers, { accept: '*/*' });
 });
+
+test('the raw header names decide whether the headers are read: any case asks, none lets the request through as it is', async () => {
+  const asking = { headers: { 'impersonate-user': 'jane' }, rawHeaders: ['Accept', '*/*', 'IMPERSONATE-User', 'jane'], headersDistinct: { 'impersonate-user': ['jane'] } } as unknown as IncomingMessage;
+  const ctx: RequestContext = { req: asking, res: {} as ServerResponse, path: '/api', query: new URLSearchParams(), user: { username: 'admin', groups: ['system:masters'] } };
+  await impersonation(new AlwaysAllowAuthorizer())(ctx, async () => undefined);
+  assert.equal(ctx.user?.username, 'jane');
+  const plain = { headers: { accept: '*/*' }, rawHeaders: ['Accept', '*/*'], get headersDistinct(): never { throw new Error('not read for a request that impersonates no one'); } } as unknown as IncomingMessage;
+  const other: RequestContext = { req: plain, res: {} as ServerResponse, path: '/api', query: new URLSearchParams(), user: { username: 'admin', groups: ['system:masters'] } };
+  await impersonation(new AlwaysAllowAuthorizer())(other, async () => undefined);
+  assert.equal(other.user?.username, 'admin');
+});

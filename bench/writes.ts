@@ -1,0 +1,120 @@
+// The write path against its ceiling: ConfigMap creates and unconditional
+// PUTs (no resourceVersion, as `kubectl replace` sends) of 1 KiB, beside the
+// same requests to the no-work HTTPS server (bench/nowork-server.ts: same TLS
+// set-up, reads each body, answers fixed small JSON), driven by one load
+// generator in alternated rounds (which side goes first alternates too). Each
+// side's rate is the median of its rounds, and its server CPU per request the
+// median round's; the ratio divides the two medians. ConfigMaps leave no
+// controller work, so this is the write path alone (the ServiceAccount rows
+// of bench/run.ts carry the token controller's).
+//
+//   node dist/bench/writes.js [--quick] [--cpu-prof]
+//
+// With --cpu-prof the server runs under `node --cpu-prof`, and its hot spots
+// are printed to stderr at the end (its rates are then not the real ones).
+
+import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { cpuMsPrecise, settle, startNoWorkServer } from './child.js';
+import { LoadGenerator } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { Measured, rateCell } from './alternate.js';
+import { formatProfile } from './profile.js';
+import { runAlone, withBenchServer } from './session.js';
+import { fmtInt, median } from './stats.js';
+import { Row, target } from './table.js';
+
+export interface WritesBenchOptions {
+  quick: boolean;
+  progress: (msg: string) => void;
+  /** Run the server under --cpu-prof and print its profile to stderr. */
+  cpuProf?: boolean;
+}
+
+const CONCURRENCY = 16;
+const PHASE_TIMEOUT_MS = 120_000;
+const BYTES = 1024;
+const namespace = 'writes';
+export const writeGoals = { create: 0.65, replace: 0.45 };
+
+/** Medians over rounds: rate of all rounds, server CPU and latencies of the median-CPU round. */
+function medianOf(rounds: Measured[]): Measured {
+  const cpu = median(rounds.map((r) => r.serverCpuMs));
+  return { ...rounds.find((r) => r.serverCpuMs === cpu)!, perSec: median(rounds.map((r) => r.perSec)) };
+}
+
+export interface WritesFigures {
+  rows: Row[];
+  /** The creates' median round (server CPU per create, rate), for the etcd row that compares with it. */
+  create: Measured;
+}
+
+export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigures> {
+  const { quick, progress, cpuProf = false } = opts;
+  const COUNT = quick ? 400 : 2_000;
+  const ROUNDS = quick ? 5 : 7;
+  const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
+  const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const figures = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {
+    const noWork = await startNoWorkServer(dataDir);
+    const gen = new LoadGenerator({ url: s.url, noWorkUrl: noWork.url, creds: s.creds, concurrency: CONCURRENCY });
+    try {
+      await gen.run({ kind: 'namespaces', names: [namespace, 'writes-warm'] }, PHASE_TIMEOUT_MS);
+      const population = COUNT * ROUNDS;
+      const noWorkSpec = (method: 'POST' | 'PUT', count: number): PhaseSpec =>
+        ({ kind: 'nowork', method, namespace, prefix: 'cm-', population, count, configMapBytes: BYTES });
+      // Warm both servers and the client (JIT, sockets) on untimed requests of each shape.
+      const warm = quick ? 1_000 : 2_000;
+      progress(`writes: warm-up (${fmtInt(warm)} untimed of each)…`);
+      await gen.run({ kind: 'create-cm', namespace: 'writes-warm', prefix: 'w-', count: warm, bytes: BYTES }, PHASE_TIMEOUT_MS);
+      await gen.run({ kind: 'replace-cm', namespace: 'writes-warm', prefix: 'w-', population: warm, count: warm, bytes: BYTES, round: 0 }, PHASE_TIMEOUT_MS);
+      await gen.run(noWorkSpec('POST', warm * 2), PHASE_TIMEOUT_MS);
+      await gen.run(noWorkSpec('PUT', warm * 2), PHASE_TIMEOUT_MS);
+      const timed = async (pid: number, spec: PhaseSpec): Promise<Measured> => {
+        await settle(pid, 5_000);
+        const cpu0 = cpuMsPrecise(pid);
+        const r = await gen.run(spec, PHASE_TIMEOUT_MS);
+        return { ...r, serverCpuMs: (cpuMsPrecise(pid) - cpu0) / r.requests };
+      };
+      const sideBySide = async (method: 'POST' | 'PUT', real: (round: number) => PhaseSpec) => {
+        const sides = { real: [] as Measured[], noWork: [] as Measured[] };
+        for (let round = 0; round < ROUNDS; round++) {
+          const turns = [
+            async () => sides.real.push(await timed(s.pid, real(round))),
+            async () => sides.noWork.push(await timed(noWork.pid, noWorkSpec(method, COUNT))),
+          ];
+          if (round % 2 === 1) turns.reverse();
+          for (const t of turns) await t();
+        }
+        return { real: medianOf(sides.real), noWork: medianOf(sides.noWork) };
+      };
+      progress(`writes: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} ConfigMap creates and as many no-work POSTs…`);
+      const create = await sideBySide('POST', (round) => ({ kind: 'create-cm', namespace, prefix: 'cm-', count: COUNT, first: round * COUNT, bytes: BYTES }));
+      progress(`writes: create ${rateCell(create.real)}; no-work ${rateCell(create.noWork)}`);
+      progress(`writes: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} unconditional ConfigMap PUTs and as many no-work PUTs…`);
+      const replace = await sideBySide('PUT', (round) => ({ kind: 'replace-cm', namespace, prefix: 'cm-', population, count: COUNT, first: round * COUNT, bytes: BYTES, round: round + 1 }));
+      progress(`writes: replace ${rateCell(replace.real)}; no-work ${rateCell(replace.noWork)}`);
+      const ratio = (a: Measured, b: Measured) => a.perSec / b.perSec;
+      const cell = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} (${fmtInt(a.perSec)} / ${fmtInt(b.perSec)} req/s; server CPU ${(a.serverCpuMs * 1000).toFixed(0)} / ${(b.serverCpuMs * 1000).toFixed(0)} µs per request)`;
+      const each = `median of ${ROUNDS} alternated rounds of ${fmtInt(COUNT)}, ${CONCURRENCY} clients`;
+      const rows: Row[] = [
+        { metric: `writes: create ConfigMap of 1 KiB (${each})`, result: rateCell(create.real), target: '—' },
+        { metric: `writes: no-work HTTPS server, the same POSTs (${each})`, result: rateCell(create.noWork), target: '—' },
+        { metric: `writes: unconditional PUT of a ConfigMap of 1 KiB, new labels (${each})`, result: rateCell(replace.real), target: '—' },
+        { metric: `writes: no-work HTTPS server, the same PUTs (${each})`, result: rateCell(replace.noWork), target: '—' },
+        { metric: 'writes: ratio, ConfigMap creates / no-work POSTs', result: cell(create.real, create.noWork), target: target(`≥ ${writeGoals.create}`, ratio(create.real, create.noWork) >= writeGoals.create) },
+        { metric: 'writes: ratio, unconditional ConfigMap PUTs / no-work PUTs', result: cell(replace.real, replace.noWork), target: target(`≥ ${writeGoals.replace}`, ratio(replace.real, replace.noWork) >= writeGoals.replace) },
+      ];
+      return { rows, create: create.real };
+    } finally {
+      await gen.close().catch(() => {});
+      await noWork.stop();
+    }
+  }, { nodeArgs });
+  if (cpuProf) {
+    for (const f of readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'))) process.stderr.write(formatProfile(join(profDir, f), 40) + '\n');
+  }
+  return figures;
+}
+
+await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof') })).rows);
