@@ -106,7 +106,8 @@ class Pruner {
 
   /** The JSON literal of the number here, when the body was JSON text and a double does not hold it as written. */
   private literal(): string | undefined {
-    return this.opts.numberText?.(jsonPointer(this.segments));
+    const numberText = this.opts.numberText;
+    return numberText && numberText(jsonPointer(this.segments));
   }
 
   /**

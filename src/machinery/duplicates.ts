@@ -138,7 +138,8 @@ export function numberTextOf(text: string): NumberText {
 export interface JsonTextFacts {
   /** Paths of repeated keys (when asked for) in the text whose parsed value is `value`. */
   duplicates(value: unknown): string[];
-  numberText: NumberText;
+  /** Undefined when every number of the text is a plain integer (nothing to look up). */
+  numberText: NumberText | undefined;
 }
 
 interface TextShape {
@@ -211,17 +212,17 @@ export function scanJsonText(text: string, findDuplicates: boolean): JsonTextFac
     const duplicates = findDuplicates
       ? (value: unknown) => (membersOf(value) === shape.members ? [] : findDuplicateFields(text))
       : noDuplicates;
-    return { duplicates, numberText: () => undefined };
+    return { duplicates, numberText: undefined };
   }
   const duplicates: string[] = [];
   const literals = new Map<string, string>();
   walk(text, {
     key: findDuplicates ? (segments, repeated) => { if (repeated) duplicates.push(dottedPath(segments)); } : undefined,
     number: (segments, literal) => {
-      const at = jsonPointer(segments);
-      if (plainInteger.test(literal)) literals.delete(at);
-      else literals.set(at, literal);
+      // Most literals are plain integers: their pointer matters only to forget an earlier literal at the same place.
+      if (!plainInteger.test(literal)) literals.set(jsonPointer(segments), literal);
+      else if (literals.size) literals.delete(jsonPointer(segments));
     },
   });
-  return { duplicates: () => duplicates, numberText: literals.size ? (pointer) => literals.get(pointer) : () => undefined };
+  return { duplicates: () => duplicates, numberText: literals.size ? (pointer) => literals.get(pointer) : undefined };
 }

@@ -45,9 +45,9 @@ test('one walk answers depth, repeated keys and number text together, and ends o
   const text = '{"a":1.50,"b":{"c":1,"c":2},"n":[18446744073709551616]}';
   const facts = scanJsonText(text, true);
   assert.deepEqual(facts.duplicates(JSON.parse(text)), ['b.c']);
-  assert.equal(facts.numberText('/a'), '1.50');
-  assert.equal(facts.numberText('/n/0'), '18446744073709551616');
-  assert.equal(facts.numberText('/b/c'), undefined);
+  assert.equal(facts.numberText!('/a'), '1.50');
+  assert.equal(facts.numberText!('/n/0'), '18446744073709551616');
+  assert.equal(facts.numberText!('/b/c'), undefined);
   // Repeated keys are only looked for when asked.
   assert.deepEqual(scanJsonText('{"c":1,"c":2}', false).duplicates(JSON.parse('{"c":1,"c":2}')), []);
   // Too deep is refused by either road, before any parse.
@@ -73,7 +73,7 @@ test('text without a number a double may change is walked key by key only when i
     assert.deepEqual(findDuplicateFields(text), want, text);
   }
   // A number a double may change has its literal kept, whether or not it looks like one inside a string.
-  assert.equal(scanJsonText('{"s":"1.5","n":2E3}', false).numberText('/n'), '2E3');
-  assert.equal(scanJsonText('{"s":"1.5","n":2}', false).numberText('/n'), undefined);
-  assert.equal(scanJsonText('{"n":1234567890123456}', false).numberText('/n'), '1234567890123456');
+  assert.equal(scanJsonText('{"s":"1.5","n":2E3}', false).numberText!('/n'), '2E3');
+  assert.equal(scanJsonText('{"s":"1.5","n":2}', false).numberText, undefined);
+  assert.equal(scanJsonText('{"n":1234567890123456}', false).numberText!('/n'), '1234567890123456');
 });
