@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findDuplicateFields, jsonPointer, numberLiterals, numberTextOf, scanJsonText } from '../../../src/machinery/duplicates.js';
-import { maxNestingDepth } from '../../../src/machinery/limits.js';
+import { maxNestingDepth, valueExceedsDepth } from '../../../src/machinery/limits.js';
 import type { ApiError } from '../../../src/machinery/errors.js';
 
 test('duplicate keys are found with their paths, at any depth', () => {
@@ -76,4 +76,19 @@ test('text without a number a double may change is walked key by key only when i
   assert.equal(scanJsonText('{"s":"1.5","n":2E3}', false).numberText!('/n'), '2E3');
   assert.equal(scanJsonText('{"s":"1.5","n":2}', false).numberText, undefined);
   assert.equal(scanJsonText('{"n":1234567890123456}', false).numberText!('/n'), '1234567890123456');
+});
+
+test('a decoded value deeper than the limit is found at any depth, without running out of stack', () => {
+  const chain = (levels: number, leaf: unknown = 1): unknown => {
+    let v: unknown = leaf;
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+  assert.equal(valueExceedsDepth(chain(maxNestingDepth)), false);
+  assert.equal(valueExceedsDepth(chain(maxNestingDepth + 1)), true);
+  assert.equal(valueExceedsDepth(chain(200_000)), true);
+  assert.equal(valueExceedsDepth({ a: 1, b: [1, { c: chain(maxNestingDepth - 3) }] }), false);
+  assert.equal(valueExceedsDepth({ a: 1, b: [1, { c: chain(maxNestingDepth - 2) }] }), true);
+  assert.equal(valueExceedsDepth(JSON.parse('{"__proto__":{"a":[[]]}}'), 3), true);
+  assert.equal(valueExceedsDepth('x', 0), false);
 });
