@@ -29,6 +29,24 @@ export function createdFieldsV1(obj: JsonObject, t: TypeInfo, strip?: FieldSet, 
 }
 
 /**
+ * FieldsV1 keys of field names, kept: the same few hundred names recur in
+ * every object of a kind, and a kept key is one string the engine already
+ * knows as a property name, instead of a new one to hash and intern per
+ * write. Emptied when full.
+ */
+const fieldIds = new Map<string, string>();
+const fieldIdsLimit = 4096;
+
+function fieldId(name: string): string {
+  let id = fieldIds.get(name);
+  if (id === undefined) {
+    if (fieldIds.size >= fieldIdsLimit) fieldIds.clear();
+    fieldIds.set(name, (id = `f:${name}`));
+  }
+  return id;
+}
+
+/**
  * The FieldsV1 value of a node: a leaf's `{}`, a container's children
  * (after `'.': {}` when the node is itself a `member`, as upstream writes
  * it). Undefined when nothing is left of a node that is no member. Fields
@@ -43,7 +61,7 @@ function levelOf(v: unknown, t: TypeInfo, strip: FieldSet | undefined, drop: Fie
     if (keys.length > 1) keys.sort(compareStrings);
     let out: JsonObject | undefined;
     for (const k of keys) {
-      const id = `f:${k}`;
+      const id = fieldId(k);
       if (drop?.hasMemberId(id)) continue;
       const below = levelOf(o[k], childOf(t, k), strip?.childById(id), drop?.childById(id), !strip?.hasMemberId(id));
       if (below === undefined) continue;
