@@ -47,6 +47,19 @@ function fieldId(name: string): string {
 }
 
 /**
+ * Names sorted as upstream sorts them (by UTF-8 bytes): the engine's own sort
+ * (by UTF-16 units) agrees unless a name holds a surrogate pair or a
+ * character above U+DFFF, which one look along the result finds; only then
+ * the slower comparison sorts again.
+ */
+function inUpstreamOrder(keys: string[]): string[] {
+  if (keys.length < 2) return keys;
+  keys.sort();
+  for (let i = 1; i < keys.length; i++) if (compareStrings(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareStrings);
+  return keys;
+}
+
+/**
  * The FieldsV1 value of a node: a leaf's `{}`, a container's children
  * (after `'.': {}` when the node is itself a `member`, as upstream writes
  * it). Undefined when nothing is left of a node that is no member. Fields
@@ -57,8 +70,7 @@ function levelOf(v: unknown, t: TypeInfo, strip: FieldSet | undefined, drop: Fie
   const shape = shapeOf(v, t);
   if (shape.kind === 'map') {
     const o = v as JsonObject;
-    const keys = Object.keys(o);
-    if (keys.length > 1) keys.sort(compareStrings);
+    const keys = inUpstreamOrder(Object.keys(o));
     let out: JsonObject | undefined;
     for (const k of keys) {
       const id = fieldId(k);
