@@ -159,15 +159,20 @@ export class StoredObject {
    * Identity and metadata only, for readers that keep nothing else (metadata
    * informers): the shared decode when there is one, else a decode of its
    * own that is not left in the derived cache, where it would push out
-   * decodes that others read again.
+   * decodes that others read again. `withoutManagedFields`: they may be
+   * left out (the caller drops them).
    */
-  metadataObject(): KubeObject {
+  metadataObject(withoutManagedFields = false): KubeObject {
     const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined);
     if (whole) return this.metadataOf(whole);
     // Only the head of the stored JSON (apiVersion, kind, metadata) is parsed: a tenth of a ConfigMap's bytes.
-    const end = metadataEnd(this.kv.value);
+    const v = this.kv.value;
+    const end = metadataEnd(v);
     if (end < 0) return this.metadataOf(this.peekObject());
-    const head = JSON.parse(`${this.kv.value.toString('utf8', 0, end)}}`) as KubeObject;
+    // Without managedFields when the caller drops them anyway: often half of the head.
+    const cut = withoutManagedFields ? managedFieldsSpan(v) : undefined;
+    const text = cut ? `${v.toString('utf8', 0, cut.start)}${v.toString('utf8', cut.end, end)}}` : `${v.toString('utf8', 0, end)}}`;
+    const head = JSON.parse(text) as KubeObject;
     head.metadata!.resourceVersion = String(this.kv.modRevision);
     return head;
   }

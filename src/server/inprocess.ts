@@ -34,7 +34,7 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
  */
 function shape(stored: StoredObject, options: ListOptions, codec?: VersionCodec): ApiObject {
   if (!codec && !options.metadataOnly) return stored.objectWithoutManagedFields();
-  let obj = options.metadataOnly ? stored.metadataObject() : stored.object;
+  let obj = options.metadataOnly ? stored.metadataObject(true) : stored.object;
   if (codec) obj = options.metadataOnly ? { ...obj, apiVersion: codec.apiVersion } : codec.fromStored(obj);
   const meta = obj.metadata;
   if (meta?.managedFields === undefined) return obj;

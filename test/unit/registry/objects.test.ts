@@ -28,7 +28,7 @@ test('metadataObject parses the head alone and agrees with the whole decode, wha
   assert.deepEqual(new StoredObject(odd).metadataObject(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { resourceVersion: '2' } });
 });
 
-test('objectWithoutManagedFields cuts them from the stored bytes and agrees with the whole decode, wherever they are', () => {
+test('objectWithoutManagedFields and metadataObject(true) cut them from the stored bytes and agree with the whole decode, wherever they are', () => {
   const tricky = ['}', ']', '"', '\\', '"managedFields":[', '\\"managedFields\\":[1],', 'é 日本'];
   const managedFields = [{ manager: 'm', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:managedFields': {} }, 'f:data': { '.': {} } } }];
   for (const text of tricky) {
@@ -51,6 +51,10 @@ test('objectWithoutManagedFields cuts them from the stored bytes and agrees with
       assert.equal(cut.metadata?.resourceVersion, '7');
       assert.equal(defaulted.length, 1, 'the kind\'s defaults are applied to the decode, as to any other');
       assert.ok(!Object.isFrozen(cut), 'the caller\'s own');
+      const head = new StoredObject(kv).metadataObject(true);
+      if (Array.isArray(metadata.managedFields) && Object.keys(metadata).length > 1) assert.equal(head.metadata?.managedFields, undefined, 'cut from the bytes');
+      const { managedFields: _left, ...headMeta } = head.metadata!;
+      assert.deepEqual({ ...head, metadata: headMeta }, { apiVersion: 'v1', kind: 'ConfigMap', metadata: kept }, JSON.stringify({ text, metadata }));
     }
   }
 });
