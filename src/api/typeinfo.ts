@@ -31,9 +31,15 @@ function adapt(outer: Schema): TypeInfo {
   } else if (inner.type === 'object' && inner.properties && Object.keys(inner.properties).length > 0) {
     const props = inner.properties;
     const extra = inner.additionalProperties;
+    // The fields asked for, adapted once (only the schema's own names: bounded whatever objects hold).
+    const fields = new Map<string, TypeInfo>();
     info = {
       kind: 'struct',
-      field: (name) => (Object.prototype.hasOwnProperty.call(props, name) ? adapt(props[name]) : undefined),
+      field: (name) => {
+        let f = fields.get(name);
+        if (f === undefined && Object.prototype.hasOwnProperty.call(props, name)) fields.set(name, (f = adapt(props[name])));
+        return f;
+      },
       elements: () => (extra ? adapt(extra) : undefined),
       ...markers,
     };

@@ -119,14 +119,14 @@ export function parseJson(text: string): unknown {
  */
 export function readJson(text: string, findDuplicates = false): ParsedBody {
   if (text.trim() === '') throw errors.badRequest('the object provided is unrecognized: empty body');
-  const { duplicates, numberText } = scanJsonText(text, findDuplicates);
+  const facts = scanJsonText(text, findDuplicates);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (e) {
     throw errors.badRequest(`couldn't get version/kind; json parse error: ${(e as Error).message}`);
   }
-  return { value, duplicates: duplicates.map((f) => `duplicate field "${f}"`), numberText };
+  return { value, duplicates: facts.duplicates(value).map((f) => `duplicate field "${f}"`), numberText: facts.numberText };
 }
 
 /**

@@ -6,7 +6,7 @@
 // text (scanJsonText), run before JSON.parse so that depth is refused before
 // anything is built; malformed text ends the walk and JSON.parse reports it.
 
-import { closingQuote, jsonTextExceedsDepth, maxNestingDepth, tooDeep } from './limits.js';
+import { closingQuote, maxNestingDepth, tooDeep } from './limits.js';
 
 /** A step into a value: an object key or an array index. */
 export type Segment = string | number;
@@ -136,32 +136,93 @@ export function numberTextOf(text: string): NumberText {
 }
 
 export interface JsonTextFacts {
-  /** Paths of repeated keys, when asked for. */
-  duplicates: string[];
-  numberText: NumberText;
+  /** Paths of repeated keys (when asked for) in the text whose parsed value is `value`. */
+  duplicates(value: unknown): string[];
+  /** Undefined when every number of the text is a plain integer (nothing to look up). */
+  numberText: NumberText | undefined;
+}
+
+interface TextShape {
+  tooDeep: boolean;
+  /** Object members in the text: its colons outside strings. */
+  members: number;
+  /** A number literal a double may not hold as written: a point or an exponent, or sixteen digits. */
+  inexactNumber: boolean;
 }
 
 /**
+ * One pass over JSON text, strings jumped over: its depth, its members and
+ * whether a number may need its literal text. Outside strings a point is
+ * only ever in a number, and an `e` after a digit too (true and false have
+ * theirs after a letter).
+ */
+function shapeOf(text: string): TextShape {
+  let depth = 0;
+  let members = 0;
+  let digits = 0;
+  let inexactNumber = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) {
+      if (++digits >= 16) inexactNumber = true;
+      continue;
+    }
+    if (c === 0x22 /* " */) i = closingQuote(text, i);
+    else if (c === 0x3a /* : */) members++;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxNestingDepth) return { tooDeep: true, members, inexactNumber };
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+    else if (c === 0x2e /* . */ || ((c === 0x65 || c === 0x45) /* e E */ && digits > 0)) inexactNumber = true;
+    digits = 0;
+  }
+  return { tooDeep: false, members, inexactNumber };
+}
+
+/** Own keys of every object in a parsed value. */
+function membersOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let n = 0;
+  if (Array.isArray(value)) {
+    for (const v of value) if (typeof v === 'object' && v !== null) n += membersOf(v);
+    return n;
+  }
+  for (const k in value) {
+    n++;
+    const v = (value as Record<string, unknown>)[k];
+    if (typeof v === 'object' && v !== null) n += membersOf(v);
+  }
+  return n;
+}
+
+const noDuplicates = (): string[] => [];
+
+/**
  * Depth (a 400 when too deep), repeated keys (when `findDuplicates`) and the
- * literal text of numbers, in one walk over JSON text; a text with neither
- * question to answer gets only the depth scan, the cheapest pass. What it
- * says of malformed text is meaningless: parse it too.
+ * literal text of numbers. The common text (no number a double may change)
+ * gets one cheap pass: JSON.parse keeps one member per distinct key and
+ * drops what a repeated key overrode, so its value has as many members as
+ * the text has colons exactly when no key repeats; only then is the text
+ * walked key by key to name the repeated ones. What it says of malformed
+ * text is meaningless: parse it too.
  */
 export function scanJsonText(text: string, findDuplicates: boolean): JsonTextFacts {
-  const numbers = mayHoldInexactNumber(text);
-  if (!findDuplicates && !numbers) {
-    if (jsonTextExceedsDepth(text)) throw tooDeep();
-    return { duplicates: [], numberText: () => undefined };
+  const shape = shapeOf(text);
+  if (shape.tooDeep) throw tooDeep();
+  if (!shape.inexactNumber) {
+    const duplicates = findDuplicates
+      ? (value: unknown) => (membersOf(value) === shape.members ? [] : findDuplicateFields(text))
+      : noDuplicates;
+    return { duplicates, numberText: undefined };
   }
   const duplicates: string[] = [];
   const literals = new Map<string, string>();
   walk(text, {
     key: findDuplicates ? (segments, repeated) => { if (repeated) duplicates.push(dottedPath(segments)); } : undefined,
-    number: numbers ? (segments, literal) => {
-      const at = jsonPointer(segments);
-      if (plainInteger.test(literal)) literals.delete(at);
-      else literals.set(at, literal);
-    } : undefined,
+    number: (segments, literal) => {
+      // Most literals are plain integers: their pointer matters only to forget an earlier literal at the same place.
+      if (!plainInteger.test(literal)) literals.set(jsonPointer(segments), literal);
+      else if (literals.size) literals.delete(jsonPointer(segments));
+    },
   });
-  return { duplicates, numberText: literals.size ? (pointer) => literals.get(pointer) : () => undefined };
+  return { duplicates: () => duplicates, numberText: literals.size ? (pointer) => literals.get(pointer) : undefined };
 }

@@ -53,16 +53,25 @@ export function jsonTextExceedsDepth(text: string, max = maxNestingDepth): boole
   return false;
 }
 
-/** Whether a decoded value nests deeper than `max`, measured without recursion. */
+/**
+ * Whether a decoded value nests deeper than `max`. It recurses, but never
+ * below level `max + 1`, so the stack stays far from its end however deep
+ * the value is; no allocation per node (it runs on every write).
+ */
 export function valueExceedsDepth(value: unknown, max = maxNestingDepth): boolean {
-  const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 1 }];
-  while (stack.length) {
-    const { v, d } = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push({ v: child, d: d + 1 });
-    }
+  return deeperThan(value, 1, max);
+}
+
+function deeperThan(v: unknown, level: number, max: number): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (level > max) return true;
+  if (Array.isArray(v)) {
+    for (const child of v) if (typeof child === 'object' && child !== null && deeperThan(child, level + 1, max)) return true;
+    return false;
+  }
+  for (const key of Object.keys(v)) {
+    const child = (v as Record<string, unknown>)[key];
+    if (typeof child === 'object' && child !== null && deeperThan(child, level + 1, max)) return true;
   }
   return false;
 }

@@ -23,8 +23,28 @@ const decimalSuffixes: Record<string, number> = { n: -9, u: -6, m: -3, '': 0, k:
 const binarySuffixes: Record<string, number> = { Ki: 1, Mi: 2, Gi: 3, Ti: 4, Pi: 5, Ei: 6 };
 const nano = 10n ** 9n;
 
+/**
+ * Quantities met lately, by text: objects repeat the same few (`100m`,
+ * `128Mi`), and a parse costs several BigInt operations. Answers are frozen;
+ * the memo holds short texts only and is emptied when full (bounded memory
+ * whatever clients send).
+ */
+const parsed = new Map<string, Readonly<Quantity>>();
+const parsedLimit = 1024;
+
 /** Parses quantity text; throws an Error with upstream's message when it is not one. */
-export function parseQuantity(text: string): Quantity {
+export function parseQuantity(text: string): Readonly<Quantity> {
+  if (text.length > 32) return parseUncached(text);
+  let q = parsed.get(text);
+  if (q === undefined) {
+    q = Object.freeze(parseUncached(text));
+    if (parsed.size >= parsedLimit) parsed.clear();
+    parsed.set(text, q);
+  }
+  return q;
+}
+
+function parseUncached(text: string): Quantity {
   const m = shape.exec(text.trim());
   if (!m || text.trim() === '') throw new Error(quantityMessages.format);
   let digits = m[1];

@@ -33,7 +33,8 @@ async function call<T>(f: () => Promise<T>): Promise<T> {
  * from its informers too). An update sent without them keeps the stored ones.
  */
 function shape(stored: StoredObject, options: ListOptions, codec?: VersionCodec): ApiObject {
-  let obj = options.metadataOnly ? stored.metadataObject() : stored.object;
+  if (!codec && !options.metadataOnly) return stored.objectWithoutManagedFields();
+  let obj = options.metadataOnly ? stored.metadataObject(true) : stored.object;
   if (codec) obj = options.metadataOnly ? { ...obj, apiVersion: codec.apiVersion } : codec.fromStored(obj);
   const meta = obj.metadata;
   if (meta?.managedFields === undefined) return obj;

@@ -69,7 +69,11 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
   // Scalars.
   if (s.enum) {
     const allowed = s.enum;
-    checks.push((v, path, errs) => { if (!allowed.some((a) => deepEqual(a, v))) errs.push(schemaErrors.enum(path, v, allowed)); });
+    // Scalars (nearly every enum) are found in a set; only an object or a list is compared in depth.
+    const scalars = new Set(allowed.filter((a) => typeof a !== 'object' || a === null));
+    const containers = allowed.filter((a) => typeof a === 'object' && a !== null);
+    const isAllowed = (v: unknown) => (typeof v !== 'object' || v === null ? scalars.has(v) : containers.some((a) => deepEqual(a, v)));
+    checks.push((v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v, allowed)); });
   }
   if (s.maxLength !== undefined || s.minLength !== undefined || s.pattern !== undefined || s.format) {
     const { maxLength, minLength } = s;

@@ -89,6 +89,15 @@ export class FieldSet {
     return this.children.get(serializePE(pe))?.set;
   }
 
+  /** hasMember and child by the element's FieldsV1 key, for walks that have the key and no element. */
+  hasMemberId(id: string): boolean {
+    return this.members.has(id);
+  }
+
+  childById(id: string): FieldSet | undefined {
+    return this.children.get(id)?.set;
+  }
+
   isEmpty(): boolean {
     return this.members.size === 0 && this.children.size === 0;
   }

@@ -18,16 +18,20 @@ export type Shape =
 
 export function shapeOf(v: unknown, t: TypeInfo): Shape {
   if (isObject(v)) {
-    if (t.kind === 'untyped') return { kind: 'map' };
-    if ((t.kind === 'struct' || t.kind === 'map') && !isAtomicMap(t)) return { kind: 'map' };
-    return { kind: 'leaf' };
+    if (t.kind === 'untyped') return mapShape;
+    if ((t.kind === 'struct' || t.kind === 'map') && !isAtomicMap(t)) return mapShape;
+    return leafShape;
   }
   if (Array.isArray(v) && t.kind === 'list') {
     const sem = listSemantics(t);
-    return sem.relationship === 'atomic' ? { kind: 'leaf' } : { kind: 'list', sem };
+    return sem.relationship === 'atomic' ? leafShape : { kind: 'list', sem };
   }
-  return { kind: 'leaf' };
+  return leafShape;
 }
+
+// Shared (never changed): every field of every walk asks for a shape.
+const leafShape: Shape = Object.freeze({ kind: 'leaf' });
+const mapShape: Shape = Object.freeze({ kind: 'map' });
 
 /** Whether the type is a granular container, whatever the value (null reads as an empty one). */
 export function granularShape(t: TypeInfo): Shape {

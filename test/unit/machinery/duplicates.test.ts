@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findDuplicateFields, jsonPointer, numberLiterals, numberTextOf, scanJsonText } from '../../../src/machinery/duplicates.js';
-import { maxNestingDepth } from '../../../src/machinery/limits.js';
+import { maxNestingDepth, valueExceedsDepth } from '../../../src/machinery/limits.js';
 import type { ApiError } from '../../../src/machinery/errors.js';
 
 test('duplicate keys are found with their paths, at any depth', () => {
@@ -42,13 +42,14 @@ test('text nested deeper than the limit is refused, not recursed into', () => {
 });
 
 test('one walk answers depth, repeated keys and number text together, and ends on malformed text', () => {
-  const facts = scanJsonText('{"a":1.50,"b":{"c":1,"c":2},"n":[18446744073709551616]}', true);
-  assert.deepEqual(facts.duplicates, ['b.c']);
-  assert.equal(facts.numberText('/a'), '1.50');
-  assert.equal(facts.numberText('/n/0'), '18446744073709551616');
-  assert.equal(facts.numberText('/b/c'), undefined);
+  const text = '{"a":1.50,"b":{"c":1,"c":2},"n":[18446744073709551616]}';
+  const facts = scanJsonText(text, true);
+  assert.deepEqual(facts.duplicates(JSON.parse(text)), ['b.c']);
+  assert.equal(facts.numberText!('/a'), '1.50');
+  assert.equal(facts.numberText!('/n/0'), '18446744073709551616');
+  assert.equal(facts.numberText!('/b/c'), undefined);
   // Repeated keys are only looked for when asked.
-  assert.deepEqual(scanJsonText('{"c":1,"c":2}', false).duplicates, []);
+  assert.deepEqual(scanJsonText('{"c":1,"c":2}', false).duplicates(JSON.parse('{"c":1,"c":2}')), []);
   // Too deep is refused by either road, before any parse.
   const deep = `${'['.repeat(maxNestingDepth + 1)}${']'.repeat(maxNestingDepth + 1)}`;
   for (const dup of [true, false]) assert.throws(() => scanJsonText(deep, dup), (e: ApiError) => e.code === 400);
@@ -56,4 +57,38 @@ test('one walk answers depth, repeated keys and number text together, and ends o
   for (const bad of ['{', '[', '{"a"', '{,}', '[1,', '{"a":[}', '{"a":1.5', '[[[', '{"a"::}', '"abc', '{"a":1}}}]']) {
     assert.doesNotThrow(() => scanJsonText(bad, true), bad);
   }
+});
+
+test('text without a number a double may change is walked key by key only when its value lost members', () => {
+  const cases: Array<[string, string[]]> = [
+    ['{"a":{"x":1,"y":[{"p":1},{"p":2}]},"b":"1.5e3 {\\"c\\":1}","a":{"x":2}}', ['a']],
+    ['{"a":1,"\\u0061":2}', ['a']],
+    ['{"l":[{"k":1,"k":2},{"k":3}],"__proto__":{"z":1},"__proto__":{"z":2}}', ['l[0].k', '__proto__']],
+    ['{"s":"a:b,c:d","t":true,"f":false,"n":[1e0]}', []],
+    ['{"s":"a:b","o":{"x":{"y":{}}},"e":[],"n":[-12,0,123456789012345]}', []],
+  ];
+  for (const [text, want] of cases) {
+    const value = JSON.parse(text);
+    assert.deepEqual(scanJsonText(text, true).duplicates(value), want, text);
+    assert.deepEqual(findDuplicateFields(text), want, text);
+  }
+  // A number a double may change has its literal kept, whether or not it looks like one inside a string.
+  assert.equal(scanJsonText('{"s":"1.5","n":2E3}', false).numberText!('/n'), '2E3');
+  assert.equal(scanJsonText('{"s":"1.5","n":2}', false).numberText, undefined);
+  assert.equal(scanJsonText('{"n":1234567890123456}', false).numberText!('/n'), '1234567890123456');
+});
+
+test('a decoded value deeper than the limit is found at any depth, without running out of stack', () => {
+  const chain = (levels: number, leaf: unknown = 1): unknown => {
+    let v: unknown = leaf;
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+  assert.equal(valueExceedsDepth(chain(maxNestingDepth)), false);
+  assert.equal(valueExceedsDepth(chain(maxNestingDepth + 1)), true);
+  assert.equal(valueExceedsDepth(chain(200_000)), true);
+  assert.equal(valueExceedsDepth({ a: 1, b: [1, { c: chain(maxNestingDepth - 3) }] }), false);
+  assert.equal(valueExceedsDepth({ a: 1, b: [1, { c: chain(maxNestingDepth - 2) }] }), true);
+  assert.equal(valueExceedsDepth(JSON.parse('{"__proto__":{"a":[[]]}}'), 3), true);
+  assert.equal(valueExceedsDepth('x', 0), false);
 });

@@ -69,3 +69,13 @@ test('the straight road gives up on merged items and says when nothing is owned'
   assert.equal(createdFieldsV1(pods[2]!, podType), undefined);
   assert.equal(createdFieldsV1({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }, podType, fieldPaths('apiVersion', 'kind', 'metadata', 'metadata.name')), null);
 });
+
+test('the straight road orders fields as upstream (by UTF-8 bytes), also beyond the engine\'s own order', () => {
+  const names = ['z', '\uff01', 'a', '\u{1F600}', 'é', '\ue000', 'B', '\u{10000}x', '\ud7ff'];
+  const many = [...names, ...Array.from({ length: 30 }, (_, i) => `k${(i * 7) % 30}`)];
+  for (const labels of [Object.fromEntries(names.map((n) => [n, 'v'])), Object.fromEntries(many.map((n) => [n, 'v'])), { b: 'v', a: 'v', c: 'v' }]) {
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels } };
+    const [fast, general] = bothRoads(pod, { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now });
+    assert.equal(JSON.stringify(fast), JSON.stringify(general));
+  }
+});

@@ -22,6 +22,7 @@ const rows: Row[] = [
   { name: 'type array', schema: { type: 'array', items: { type: 'string' } }, good: [[], ['a']], bad: [['a', 'spec.x: Invalid value: "string": spec.x in body must be of type array: "string"'], [[1], 'spec.x[0]: Invalid value: "integer": spec.x[0] in body must be of type string: "integer"']] },
   { name: 'nullable', schema: { type: 'string', nullable: true }, good: [null, 'a'], bad: [] },
   { name: 'enum', schema: { type: 'string', enum: ['small', 'large'] }, good: ['small'], bad: [['huge', 'spec.x: Unsupported value: "huge": supported values: "small", "large"']] },
+  { name: 'enum of lists', schema: { type: 'array', items: { type: 'integer' }, enum: [[1, 2], [3]] }, good: [[1, 2], [3]], bad: [[[2, 1], 'spec.x: Unsupported value: [2,1]: supported values: "[1,2]", "[3]"']] },
   { name: 'enum of numbers', schema: { type: 'integer', enum: [1, 2] }, good: [2], bad: [[3, 'spec.x: Unsupported value: 3: supported values: "1", "2"']] },
   { name: 'minimum', schema: { type: 'integer', minimum: 0 }, good: [0, 5], bad: [[-1, 'spec.x: Invalid value: -1: spec.x in body should be greater than or equal to 0']] },
   { name: 'exclusiveMinimum', schema: { type: 'number', minimum: 0, exclusiveMinimum: true }, good: [0.5], bad: [[0, 'spec.x: Invalid value: 0: spec.x in body should be greater than 0']] },
