@@ -27,6 +27,7 @@ import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCost } from './callcost.js';
 import { indexValue, noSuchOverload, selectField, toCelValue } from './access.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
+import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
 
 export interface Meter {
   cost: number;
@@ -255,6 +256,7 @@ export class Planner {
     // looks for errors, and charges the call either way; longer calls stop
     // at the first error, uncharged.
     const strictPair = runs.length <= 2;
+    const listOperator = !hasTarget && (name === '_==_' || name === '_!=_' || name === '_+_');
     return {
       run: (s) => {
         const vals: unknown[] = [];
@@ -274,11 +276,23 @@ export class Planner {
           return error;
         }
         if (!fn) return celError(`unbound function: ${name}`, id);
-        const result = fn.call(id, t, rest);
+        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined) ?? fn.call(id, t, rest);
         charge(meter, callCost(name, t, rest, result));
         return result === undefined ? noSuchOverload(id) : result;
       },
     };
+  }
+
+  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts); undefined for any other operands. */
+  private typedListCall(id: number, name: string, args: CelValue[]): unknown {
+    const [left, right] = args;
+    const kind = listKindOf(left);
+    if (!kind || !isCelList(right)) return undefined;
+    const eq = this.funcs.find('_==_')!;
+    const equal = (a: unknown, b: unknown) => eq.call(id, undefined, [a as CelValue, b as CelValue]) === true;
+    if (name === '_+_') return typedListAdd(left as never, kind, right, equal);
+    const same = typedListEquals(left as never, kind, right, equal);
+    return name === '_==_' ? same : !same;
   }
 
   /** && and ||: short-circuit in order, an error absorbed by a deciding operand on either side, as CEL's commutative logic. */

@@ -8,13 +8,16 @@
 // upstream's wording.
 
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
-import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
+import { hasOwn } from '../../../machinery/ownkeys.js';
 import { fieldOf } from '../messages.js';
 import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
 import { isObject } from '../validator.js';
 import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
-import { compileExpression, costLimitExceeded, jsonToCel, type Compiled } from './program.js';
+import { compileExpression, costLimitExceeded, type Compiled } from './program.js';
+import { compileToCel } from './typed.js';
+
+export { compileToCel };
 
 export interface RuleLimits {
   perCall?: number;
@@ -176,36 +179,4 @@ function errorForReason(reason: string | undefined, field: string, value: unknow
     case 'FieldValueDuplicate': return value === undefined ? new FieldError('FieldValueDuplicate', field, '', undefined, false) : fieldErrors.duplicate(field, value);
     default: return value === undefined ? new FieldError('FieldValueInvalid', field, detail, undefined, false) : fieldErrors.invalid(field, value, detail);
   }
-}
-
-/**
- * The CEL form of a value of `s`: integers become bigints (CEL's int), the
- * rest keeps its JSON form. A subtree without integers is passed as it is.
- */
-export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
-  return compileConvert(s) ?? ((v) => v);
-}
-
-function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
-  const m = markersOf(s);
-  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
-  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
-  if (s.type === 'array') {
-    const item = s.items ? compileConvert(s.items) : undefined;
-    return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
-  }
-  if (s.type === 'object') {
-    const props: [string, (v: unknown) => unknown][] = [];
-    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.push([name, c]); }
-    const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
-    if (!props.length && !values) return undefined;
-    return (v) => {
-      if (!isObject(v)) return v;
-      const out: Record<string, unknown> = { ...v };
-      for (const [name, c] of props) if (hasOwn(v, name)) out[name] = c(v[name]);
-      if (values) for (const k of Object.keys(v)) setOwn(out, k, values(v[k]));
-      return out;
-    };
-  }
-  return undefined;
 }
