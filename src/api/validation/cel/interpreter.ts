@@ -22,7 +22,7 @@
 // stays optional, and list and map literals drop their absent optional
 // entries.
 
-import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, type CelValue } from '@bufbuild/cel';
+import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCost } from './callcost.js';
 import { indexValue, noSuchOverload, selectField, toCelValue } from './access.js';
@@ -78,6 +78,8 @@ const typeNames: Record<string, CelValue> = {
   int: CelScalar.INT, uint: CelScalar.UINT, double: CelScalar.DOUBLE, bool: CelScalar.BOOL, string: CelScalar.STRING,
   bytes: CelScalar.BYTES, null_type: CelScalar.NULL, type: CelScalar.TYPE,
   list: listType(CelScalar.DYN), map: mapType(CelScalar.DYN, CelScalar.DYN),
+  // cel-go's type of every optional, whatever it holds (`type(optional.of(1)) == optional_type`).
+  optional_type: objectType('optional_type'),
 };
 const conversions = new Set(['bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint']);
 
@@ -257,6 +259,7 @@ export class Planner {
     // at the first error, uncharged.
     const strictPair = runs.length <= 2;
     const listOperator = !hasTarget && (name === '_==_' || name === '_!=_' || name === '_+_');
+    const typeOf = !hasTarget && name === 'type' && args.length === 1;
     return {
       run: (s) => {
         const vals: unknown[] = [];
@@ -276,7 +279,9 @@ export class Planner {
           return error;
         }
         if (!fn) return celError(`unbound function: ${name}`, id);
-        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined) ?? fn.call(id, t, rest);
+        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
+          ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
+          ?? fn.call(id, t, rest);
         charge(meter, callCost(name, t, rest, result));
         return result === undefined ? noSuchOverload(id) : result;
       },

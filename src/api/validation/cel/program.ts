@@ -88,7 +88,7 @@ function qualifiedTypeName(e: Expr, scope: Set<string>): boolean {
   return messageType([cur.exprKind.value.name, ...parts].join('.')) !== undefined;
 }
 
-const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
+const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'optional_type']);
 
 /** Every identifier is a declared variable or a comprehension's, every function one the environment has. */
 function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): string | undefined {

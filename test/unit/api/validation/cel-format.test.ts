@@ -61,3 +61,24 @@ describe('the format library', () => {
     assert.deepEqual(mismatches(rows), []);
   });
 });
+
+describe('optional types', () => {
+  test('optional_type names the type of every optional; type() of an optional is it', () => {
+    assert.deepEqual(mismatches([
+      ['type(optional.of(1)) == optional_type', true],
+      ['type(optional.none()) == optional_type', true],
+      ["type({'a': 1}.?a) == optional_type", true],
+      ["type({'a': 1}.?b) == optional_type", true],
+      ["type(format.named('uri')) == optional_type", true],
+      ["type(format.uri().validate('x')) == optional_type", true],
+      ['type(optional.of(1)) == map', false],
+      ['type(optional.of(1)) != optional_type', false],
+      ['type(1) == optional_type', false],
+      ["type({'a': 1}) == optional_type", false],
+      ['type(optional_type) == type', true],
+      ['optional_type == optional_type', true],
+      ['optional_type == int', false],
+      ['type(optional.of(1).value()) == int', true],
+    ]), []);
+  });
+});
