@@ -58,7 +58,14 @@ export function compileExpression(source: string, variables: readonly string[]):
   const problem = checkReferences(ast, new Set(variables), reads);
   if (problem) return `compilation failed: ERROR: <input>: ${problem}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
-  const run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
+  // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
+  const unsetForPlanning = evalContext.setEvalContext({ registry: env.registry });
+  let run: ReturnType<Planner['program']>;
+  try {
+    run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
+  } finally {
+    unsetForPlanning();
+  }
   return {
     ast,
     reads,

@@ -17,6 +17,11 @@ const list = (items: JSONSchemaProps): JSONSchemaProps => ({ type: 'array', item
 const map = (values: JSONSchemaProps): JSONSchemaProps => ({ type: 'object', additionalProperties: values });
 const obj = (properties: Record<string, JSONSchemaProps>): JSONSchemaProps => ({ type: 'object', properties });
 const listMap = (keys: string[], items: JSONSchemaProps): JSONSchemaProps => ({ ...list(items), [markers.listType]: 'map', [markers.listMapKeys]: keys });
+const duration: JSONSchemaProps = { type: 'string', format: 'duration' };
+const date: JSONSchemaProps = { type: 'string', format: 'date' };
+const dateTime: JSONSchemaProps = { type: 'string', format: 'date-time' };
+/** Upstream's ValsEqualThemselvesAndDataLiteral. */
+const equalThemselvesAnd = (a: string, b: string, literal: string) => `${a} == ${literal} && ${literal} == ${a} && ${a} == ${b}`;
 const intOrString: JSONSchemaProps = { [markers.intOrString]: true } as JSONSchemaProps;
 const unknown: JSONSchemaProps = { type: 'object', [markers.preserveUnknownFields]: true } as JSONSchemaProps;
 /** `vals(a, b)`: self.val1 = a, self.val2 = b... with the schemas `types` in the same order. */
@@ -59,6 +64,28 @@ const cases: Record<string, Case> = {
   },
   'escaped strings': { ...vals([str], ['l1\nl2']), costs: { "self.val1 == '''l1\nl2'''": 3 } },
   booleans: { ...vals([bool, bool, bool, bool], [true, true, false, false]), costs: { 'self.val1 != self.val4': 5, 'type(self.val1) == bool': 4 } },
+  'duration format': {
+    ...vals([duration, duration], ['1h2m3s4ms', '1h2m3s4ms']),
+    costs: {
+      [equalThemselvesAnd('self.val1', 'self.val2', "duration('1h2m3s4ms')")]: 11,
+      "self.val1 == duration('1h2m') + duration('3s4ms')": 4, 'self.val1.getHours() == 1': 4, 'type(self.val1) == google.protobuf.Duration': 4,
+    },
+  },
+  'date format': {
+    ...vals([date, date], ['1997-07-16', '1997-07-16']),
+    costs: {
+      [equalThemselvesAnd('self.val1', 'self.val2', "timestamp('1997-07-16T00:00:00.000Z')")]: 11,
+      'self.val1.getDate() == 16': 4, 'type(self.val1) == google.protobuf.Timestamp': 4,
+    },
+  },
+  'date-time format': {
+    ...vals([dateTime, dateTime], ['2011-08-18T19:03:37.010000000+01:00', '2011-08-18T19:03:37.010000000+01:00']),
+    costs: {
+      [equalThemselvesAnd('self.val1', 'self.val2', "timestamp('2011-08-18T19:03:37.010+01:00')")]: 11,
+      "self.val1 == timestamp('2011-08-18T00:00:00.000+01:00') + duration('19h3m37s10ms')": 4,
+      "self.val1.getDate('01:00') == 18": 4, 'type(self.val1) == google.protobuf.Timestamp': 4,
+    },
+  },
   enums: {
     schema: obj({ enumStr: { type: 'string', enum: ['Pending', 'Available', 'Bound'] } }), value: { enumStr: 'Pending' },
     costs: { "self.enumStr == 'Pending'": 3, "self.enumStr in ['Pending', 'Available']": 2 },
