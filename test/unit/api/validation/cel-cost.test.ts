@@ -16,6 +16,7 @@ const bool: JSONSchemaProps = { type: 'boolean' };
 const list = (items: JSONSchemaProps): JSONSchemaProps => ({ type: 'array', items });
 const map = (values: JSONSchemaProps): JSONSchemaProps => ({ type: 'object', additionalProperties: values });
 const obj = (properties: Record<string, JSONSchemaProps>): JSONSchemaProps => ({ type: 'object', properties });
+const listSet = (items: JSONSchemaProps): JSONSchemaProps => ({ ...list(items), [markers.listType]: 'set' });
 const listMap = (keys: string[], items: JSONSchemaProps): JSONSchemaProps => ({ ...list(items), [markers.listType]: 'map', [markers.listMapKeys]: keys });
 const duration: JSONSchemaProps = { type: 'string', format: 'duration' };
 const date: JSONSchemaProps = { type: 'string', format: 'date' };
@@ -64,6 +65,15 @@ const cases: Record<string, Case> = {
   },
   'escaped strings': { ...vals([str], ['l1\nl2']), costs: { "self.val1 == '''l1\nl2'''": 3 } },
   booleans: { ...vals([bool, bool, bool, bool], [true, true, false, false]), costs: { 'self.val1 != self.val4': 5, 'type(self.val1) == bool': 4 } },
+  'list sets': {
+    ...vals([listSet(str), listSet(str), listSet(int)], [['a', 'b', 'c'], ['a', 'c', 'b'], Array.from({ length: 1000 }, (_, i) => i)]),
+    costs: {
+      "self.val1 == ['c', 'b', 'a']": 3, 'self.val1 == self.val2': 5, "'a' in self.val1": 5, 'self.val2[0] in self.val1': 8,
+      "!('x' in self.val1)": 6, "self.val1 + self.val2 == ['a', 'b', 'c']": 6, "self.val1 + ['c', 'd'] == ['a', 'b', 'c', 'd']": 4,
+      "sets.contains(self.val1, ['a'])": 6, "sets.equivalent(self.val1, ['a', 'b', 'c'])": 21, "sets.intersects(self.val1, ['a'])": 6,
+      'sets.contains(self.val3, [1])': 1003,
+    },
+  },
   'duration format': {
     ...vals([duration, duration], ['1h2m3s4ms', '1h2m3s4ms']),
     costs: {
