@@ -20,7 +20,8 @@
 // file only walks the tree. It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
-// entries.
+// entries. `==`, `!=` and `+` with a set or list-map on the left follow
+// listtypes.ts; `type()` of an optional is `optional_type`.
 
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';

@@ -1,7 +1,7 @@
 // The `x-plat-validations` rules of a schema, compiled once into a walker
 // that visits only the nodes holding rules (and the paths down to them).
 // At each such node the value is turned into CEL values as its schema types
-// it (integers become CEL ints), `oldSelf` is the correlated value of the
+// it (typed.ts: ints, timestamps, durations, bytes, set and map lists), `oldSelf` is the correlated value of the
 // object being replaced (same property, same map key, the list-map item with
 // the same keys), and the rules run in order under upstream's two budgets:
 // per call, and for the whole request. Failures are field errors in
