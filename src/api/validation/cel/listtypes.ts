@@ -28,14 +28,14 @@ export function listKindOf(v: unknown): ListKind | undefined {
 
 type Equal = (a: unknown, b: unknown) => boolean;
 
-/** A scalar's hash key; undefined for lists, maps and other values compared with `equal`. */
+/** A scalar's hash key, numbers keyed alike across int, uint and double as CEL compares them; undefined for lists, maps and other values compared with `equal`. */
 function scalarKey(v: unknown): string | undefined {
   switch (typeof v) {
     case 'string': return `s${v}`;
     case 'boolean': return `b${v}`;
     case 'bigint': return `n${v}`;
     case 'number': return Number.isInteger(v) ? `n${v}` : `d${v}`;
-    default: return isCelUint(v) ? `u${v.value}` : v === null ? 'null' : undefined;
+    default: return isCelUint(v) ? `n${v.value}` : v === null ? 'null' : undefined;
   }
 }
 

@@ -76,11 +76,13 @@ const lists = obj({
   atomic: { type: 'array', items: { type: 'string' } },
   ports: { type: 'array', items: item, [markers.listType]: 'map', [markers.listMapKeys]: ['name'] } as JSONSchemaProps,
   nested: { type: 'array', items: { type: 'array', items: { type: 'integer' }, [markers.listType]: 'set' } as JSONSchemaProps },
+  numbers: { type: 'array', items: { type: 'integer' }, [markers.listType]: 'set' } as JSONSchemaProps,
 });
 const listsValue = {
   set: ['a', 'b', 'c'], atomic: ['a', 'b', 'c'],
   ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }],
   nested: [[1, 2], [2, 1]],
+  numbers: [1, 2],
 };
 
 describe('lists of list-type set and map', () => {
@@ -95,6 +97,8 @@ describe('lists of list-type set and map', () => {
       "self.ports != [{'name': 'https', 'port': 443}, {'name': 'http', 'port': 81}]",
       "self.ports != [{'name': 'https', 'port': 443}]",
       'self.nested[0] == self.nested[1]',
+      'self.numbers == [2u, 1.0]',
+      'self.numbers + [1u, 3.0] == [1, 2, 3]',
     ]), []);
     assert.deepEqual(failing(lists, listsValue, ["self.atomic == ['c', 'a', 'b']"]), ["self.atomic == ['c', 'a', 'b']: <nil>: Invalid value: failed rule: self.atomic == ['c', 'a', 'b']"]);
   });
