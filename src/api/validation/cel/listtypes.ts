@@ -10,20 +10,22 @@
 
 import { celList, isCelList, isCelMap, isCelUint, type CelList, type CelValue } from '@bufbuild/cel';
 
-interface ListKind { kind: 'set' | 'map'; keys: readonly string[] }
+export interface ListKind { kind: 'set' | 'map'; keys: readonly string[] }
 
-const kinds = new WeakMap<CelList, ListKind>();
+// The kind rides on the list itself (a symbol-keyed property): cheaper per
+// conversion than a WeakMap entry, and gone with the list.
+const kindKey = Symbol('plat list kind');
 
-/** The CEL list of `items` of a set or list-map. */
-export function typedList(items: readonly unknown[], kind: 'set' | 'map', keys: readonly string[]): CelList {
+/** The CEL list of `items` of a set or list-map (`kind` is made once per schema). */
+export function typedList(items: readonly unknown[], kind: ListKind): CelList {
   const list = celList(items as CelValue[]);
-  kinds.set(list, { kind, keys });
+  (list as unknown as Record<symbol, ListKind>)[kindKey] = kind;
   return list;
 }
 
 /** The kind of a set or list-map list, undefined for any other value. */
 export function listKindOf(v: unknown): ListKind | undefined {
-  return isCelList(v) ? kinds.get(v) : undefined;
+  return isCelList(v) ? (v as unknown as Record<symbol, ListKind | undefined>)[kindKey] : undefined;
 }
 
 type Equal = (a: unknown, b: unknown) => boolean;
@@ -86,7 +88,7 @@ export function typedListAdd(left: CelList, kind: ListKind, right: CelList, equa
     const members = new Members(equal);
     for (const x of out) members.add(x);
     for (const x of right) if (!members.has(x)) { members.add(x); out.push(x); }
-    return typedList(out, 'set', kind.keys);
+    return typedList(out, kind);
   }
   const at = new Map<string, number>();
   out.forEach((x, i) => { const k = itemKey(x, kind.keys); if (k !== undefined) at.set(k, i); });
@@ -96,5 +98,5 @@ export function typedListAdd(left: CelList, kind: ListKind, right: CelList, equa
     if (i !== undefined) out[i] = x;
     else { if (k !== undefined) at.set(k, out.length); out.push(x); }
   }
-  return typedList(out, 'map', kind.keys);
+  return typedList(out, kind);
 }

@@ -13,7 +13,7 @@ import type { CelValue } from '@bufbuild/cel';
 import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
 import { isObject } from '../validator.js';
-import { typedList } from './listtypes.js';
+import { typedList, type ListKind } from './listtypes.js';
 import { jsonToCel } from './program.js';
 
 /** The CEL form of a value of `s`. */
@@ -35,8 +35,8 @@ function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefin
   if (s.type === 'array') {
     const item = s.items ? compileConvert(s.items) : undefined;
     if (m.listType === 'set' || m.listType === 'map') {
-      const kind = m.listType, keys = m.listMapKeys ?? [];
-      return (v) => (Array.isArray(v) ? typedList(item ? v.map(item) : v, kind, keys) : v);
+      const kind: ListKind = { kind: m.listType, keys: m.listMapKeys ?? [] };
+      return (v) => (Array.isArray(v) ? typedList(item ? v.map(item) : v, kind) : v);
     }
     return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
   }
