@@ -73,3 +73,42 @@ test('definitions are refused naming the place: a misplaced marker, a rule over 
     assert.ok(r.json.message.includes(message), `${what}: ${r.json.message}`);
   }
 });
+
+test('rules see schema-typed values: timestamps, durations, sets and list-maps compared regardless of order, the format library', async () => {
+  const crd = widgetCrd({}, 'timers', 'Timer');
+  crd.spec.versions[0].schema.openAPIV3Schema.properties.spec = {
+    type: 'object',
+    'x-kubernetes-validations': [
+      { rule: 'self.end > self.start', message: 'end must be after start' },
+      { rule: "self.ttl <= duration('24h')", messageExpression: "'ttl ' + string(self.ttl) + ' is over a day'" },
+      { rule: 'oldSelf.zones == self.zones', message: 'zones may be reordered, not changed' },
+      { rule: "!format.dns1123Label().validate(self.host).hasValue()", messageExpression: "'host: ' + format.named('dns1123Label').value().validate(self.host).value()[0]" },
+    ],
+    properties: {
+      start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' }, ttl: { type: 'string', format: 'duration' },
+      host: { type: 'string', maxLength: 63 },
+      zones: { type: 'array', maxItems: 5, 'x-kubernetes-list-type': 'set', items: { type: 'string', maxLength: 10 } },
+    },
+  };
+  const made = await s.client.post(crdPath, crd);
+  assert.equal(made.status, 201, made.text);
+  const timers = `/apis/${widgetGroup}/v1/namespaces/default/timers`;
+  await eventually('timers are served', async () => (await s.client.get(timers)).status === 200);
+
+  const spec = { start: '2024-01-01T10:00:00Z', end: '2024-01-01T12:00:00+01:00', ttl: '90m', host: 'web', zones: ['a', 'b'] };
+  const ok = await s.client.post(timers, { apiVersion: `${widgetGroup}/v1`, kind: 'Timer', metadata: { name: 't1' }, spec });
+  assert.equal(ok.status, 201, ok.text);
+  const bad = await s.client.post(timers, { apiVersion: `${widgetGroup}/v1`, kind: 'Timer', metadata: { name: 't2' },
+    spec: { ...spec, end: '2024-01-01T10:30:00+01:00', ttl: '25h', host: 'Web_1' } });
+  assertStatus(bad, 422, 'Invalid');
+  assert.deepEqual(bad.json.details.causes.map((c: any) => `${c.field}: ${c.message}`), [
+    'spec: Invalid value: end must be after start',
+    'spec: Invalid value: ttl 90000s is over a day',
+    "spec: Invalid value: host: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+  ]);
+  const reordered = await s.client.put(`${timers}/t1`, { ...ok.json, spec: { ...spec, zones: ['b', 'a'] } });
+  assert.equal(reordered.status, 200, reordered.text);
+  const changed = await s.client.put(`${timers}/t1`, { ...reordered.json, spec: { ...spec, zones: ['b', 'c'] } });
+  assertStatus(changed, 422, 'Invalid');
+  assert.equal(changed.json.details.causes[0].message, 'Invalid value: zones may be reordered, not changed');
+});

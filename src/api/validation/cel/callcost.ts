@@ -7,6 +7,7 @@
 
 import { isCelList, isCelMap, type CelValue } from '@bufbuild/cel';
 import { isLibraryValue } from './values.js';
+import { formatRegexSize } from './format.js';
 
 const stringFactor = 0.1;
 const regexFactor = 0.25;
@@ -91,6 +92,11 @@ export function callCost(name: string, target: CelValue | undefined, args: reado
     case '_+_':
       return (typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)
         ? scaled(actualSize(a0) + actualSize(a1)) : 1;
+    case 'validate': {
+      // A format's check is costed as a regex of upstream's size for it.
+      const regexSize = formatRegexSize(a0);
+      return regexSize === undefined ? 1 : scaled(1 + actualSize(a1)) * scaled(regexSize, regexFactor);
+    }
     case 'matches':
       return scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
     case 'contains':

@@ -20,6 +20,7 @@
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import type { JSONSchemaProps } from '../structural.js';
 import { authorizationCheckCost } from './callcost.js';
+import { typedStringFormats } from './typed.js';
 
 /** Upstream's limits (k8s.io/apiserver/pkg/apis/cel/config.go). */
 export const costLimits = {
@@ -48,7 +49,8 @@ function minSerializedSize(s: JSONSchemaProps | undefined): number {
 /** The largest size a value of `s` can have (string length, item or property count). */
 export function maxSize(s: JSONSchemaProps | undefined): number {
   if (!s) return maxRequestSizeBytes;
-  if (s.type === 'string') return s.maxLength ?? maxRequestSizeBytes - 2;
+  // A timestamp or duration is one value, as upstream's declared types size it.
+  if (s.type === 'string') return typedStringFormats.has(s.format ?? '') ? 1 : s.maxLength ?? maxRequestSizeBytes - 2;
   if (s.type === 'array') return s.maxItems ?? Math.floor((maxRequestSizeBytes - 2) / (minSerializedSize(s.items) + 1));
   if (s.type === 'object') {
     const values = typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;

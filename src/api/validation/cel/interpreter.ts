@@ -20,13 +20,15 @@
 // file only walks the tree. It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
-// entries.
+// entries. `==`, `!=` and `+` with a set or list-map on the left follow
+// listtypes.ts; `type()` of an optional is `optional_type`.
 
-import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, type CelValue } from '@bufbuild/cel';
+import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCost } from './callcost.js';
 import { indexValue, noSuchOverload, selectField, toCelValue } from './access.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
+import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
 
 export interface Meter {
   cost: number;
@@ -77,6 +79,8 @@ const typeNames: Record<string, CelValue> = {
   int: CelScalar.INT, uint: CelScalar.UINT, double: CelScalar.DOUBLE, bool: CelScalar.BOOL, string: CelScalar.STRING,
   bytes: CelScalar.BYTES, null_type: CelScalar.NULL, type: CelScalar.TYPE,
   list: listType(CelScalar.DYN), map: mapType(CelScalar.DYN, CelScalar.DYN),
+  // cel-go's type of every optional, whatever it holds (`type(optional.of(1)) == optional_type`).
+  optional_type: objectType('optional_type'),
 };
 const conversions = new Set(['bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint']);
 
@@ -255,6 +259,8 @@ export class Planner {
     // looks for errors, and charges the call either way; longer calls stop
     // at the first error, uncharged.
     const strictPair = runs.length <= 2;
+    const listOperator = !hasTarget && (name === '_==_' || name === '_!=_' || name === '_+_');
+    const typeOf = !hasTarget && name === 'type' && args.length === 1;
     return {
       run: (s) => {
         const vals: unknown[] = [];
@@ -274,11 +280,25 @@ export class Planner {
           return error;
         }
         if (!fn) return celError(`unbound function: ${name}`, id);
-        const result = fn.call(id, t, rest);
+        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
+          ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
+          ?? fn.call(id, t, rest);
         charge(meter, callCost(name, t, rest, result));
         return result === undefined ? noSuchOverload(id) : result;
       },
     };
+  }
+
+  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts); undefined for any other operands. */
+  private typedListCall(id: number, name: string, args: CelValue[]): unknown {
+    const [left, right] = args;
+    const kind = listKindOf(left);
+    if (!kind || !isCelList(right)) return undefined;
+    const eq = this.funcs.find('_==_')!;
+    const equal = (a: unknown, b: unknown) => eq.call(id, undefined, [a as CelValue, b as CelValue]) === true;
+    if (name === '_+_') return typedListAdd(left as never, kind, right, equal);
+    const same = typedListEquals(left as never, kind, right, equal);
+    return name === '_==_' ? same : !same;
   }
 
   /** && and ||: short-circuit in order, an error absorbed by a deciding operand on either side, as CEL's commutative logic. */

@@ -8,19 +8,19 @@
 // of the parser (parser.ts); transformMap's insertion is here.
 //
 // Not offered, as upstream 1.32: base64 (cel-go's encoders are not in its
-// base environment) and semver (1.33). Not offered although upstream has
-// them: `format.named(...)`, and typed timestamps for `format: date-time`
-// strings (they stay strings).
+// base environment) and semver (1.33). The format library is
+// format.ts; schema-typed values (timestamps of `format: date-time`) are
+// typed.ts.
 
 import { isIP } from 'node:net';
 import { RE2JS } from '@bufbuild/re2';
 import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { isDns1035Label, isDns1123Label, isDns1123Subdomain, isLabelValue, isQualifiedName } from '../../../machinery/validation.js';
 import { parseQuantity, type Quantity } from './quantity.js';
 import { field, opaque } from './values.js';
 import { authorizationLib } from './authz.js';
 import { optionalLib } from './optional.js';
+import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
@@ -260,23 +260,6 @@ const quantityLib: CelFunc[] = [
     const num = op === 'add' ? a.num * b.den + b.num * a.den : a.num * b.den - b.num * a.den;
     return qFrom({ num, den: a.den * b.den });
   }))),
-];
-
-// format.<name>().validate(s): an optional list of errors upstream; here a list (empty when valid).
-const formats: Record<string, (s: string) => string[]> = {
-  dns1123Label: isDns1123Label,
-  dns1123Subdomain: isDns1123Subdomain,
-  dns1035Label: isDns1035Label,
-  qualifiedName: isQualifiedName,
-  labelValue: isLabelValue,
-};
-
-const formatLib: CelFunc[] = [
-  ...Object.entries(formats).map(([name, check]) => celFunc(`format.${name}`, [], DYN, () => opaque('format', { name, check: name }))),
-  celMethod('validate', DYN, [STRING], LIST, function (s) {
-    const name = field<string>(this, 'format', 'name');
-    return celList(formats[name]!(s));
-  }),
 ];
 
 // CEL equality (numbers equal across int, uint and double), as `in` uses it.

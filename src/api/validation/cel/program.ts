@@ -58,7 +58,14 @@ export function compileExpression(source: string, variables: readonly string[]):
   const problem = checkReferences(ast, new Set(variables), reads);
   if (problem) return `compilation failed: ERROR: <input>: ${problem}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
-  const run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
+  // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
+  const unsetForPlanning = evalContext.setEvalContext({ registry: env.registry });
+  let run: ReturnType<Planner['program']>;
+  try {
+    run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
+  } finally {
+    unsetForPlanning();
+  }
   return {
     ast,
     reads,
@@ -88,7 +95,7 @@ function qualifiedTypeName(e: Expr, scope: Set<string>): boolean {
   return messageType([cur.exprKind.value.name, ...parts].join('.')) !== undefined;
 }
 
-const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type']);
+const typeIdentifiers = new Set(['int', 'uint', 'double', 'bool', 'string', 'bytes', 'list', 'map', 'null_type', 'type', 'optional_type']);
 
 /** Every identifier is a declared variable or a comprehension's, every function one the environment has. */
 function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): string | undefined {

@@ -1,20 +1,23 @@
 // The `x-plat-validations` rules of a schema, compiled once into a walker
 // that visits only the nodes holding rules (and the paths down to them).
 // At each such node the value is turned into CEL values as its schema types
-// it (integers become CEL ints), `oldSelf` is the correlated value of the
+// it (typed.ts: ints, timestamps, durations, bytes, set and map lists), `oldSelf` is the correlated value of the
 // object being replaced (same property, same map key, the list-map item with
 // the same keys), and the rules run in order under upstream's two budgets:
 // per call, and for the whole request. Failures are field errors in
 // upstream's wording.
 
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
-import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
+import { hasOwn } from '../../../machinery/ownkeys.js';
 import { fieldOf } from '../messages.js';
 import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
 import { isObject } from '../validator.js';
 import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
-import { compileExpression, costLimitExceeded, jsonToCel, type Compiled } from './program.js';
+import { compileExpression, costLimitExceeded, type Compiled } from './program.js';
+import { compileToCel } from './typed.js';
+
+export { compileToCel };
 
 export interface RuleLimits {
   perCall?: number;
@@ -176,36 +179,4 @@ function errorForReason(reason: string | undefined, field: string, value: unknow
     case 'FieldValueDuplicate': return value === undefined ? new FieldError('FieldValueDuplicate', field, '', undefined, false) : fieldErrors.duplicate(field, value);
     default: return value === undefined ? new FieldError('FieldValueInvalid', field, detail, undefined, false) : fieldErrors.invalid(field, value, detail);
   }
-}
-
-/**
- * The CEL form of a value of `s`: integers become bigints (CEL's int), the
- * rest keeps its JSON form. A subtree without integers is passed as it is.
- */
-export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
-  return compileConvert(s) ?? ((v) => v);
-}
-
-function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
-  const m = markersOf(s);
-  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
-  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
-  if (s.type === 'array') {
-    const item = s.items ? compileConvert(s.items) : undefined;
-    return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
-  }
-  if (s.type === 'object') {
-    const props: [string, (v: unknown) => unknown][] = [];
-    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.push([name, c]); }
-    const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
-    if (!props.length && !values) return undefined;
-    return (v) => {
-      if (!isObject(v)) return v;
-      const out: Record<string, unknown> = { ...v };
-      for (const [name, c] of props) if (hasOwn(v, name)) out[name] = c(v[name]);
-      if (values) for (const k of Object.keys(v)) setOwn(out, k, values(v[k]));
-      return out;
-    };
-  }
-  return undefined;
 }

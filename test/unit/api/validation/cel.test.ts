@@ -128,7 +128,7 @@ describe('the Kubernetes CEL libraries', () => {
     ["isIP('1.2.3.4') && !isIP('1.2.3') && cidr('192.168.1.7/24').masked() == cidr('192.168.1.0/24') && ip('2001:db8::1').isCanonical()", {}],
     ["quantity('1Gi').isGreaterThan(quantity('100Mi')) && quantity('500m').asApproximateFloat() == 0.5 && quantity('2k').asInteger() == 2000 && isQuantity('1.5Gi') && !isQuantity('abc')", {}],
     ["quantity('1').add(quantity('500m')).compareTo(quantity('1500m')) == 0 && quantity('1').sub(2).sign() == -1", {}],
-    ["format.dns1123Label().validate('ok-name') == [] && format.dns1123Label().validate('Not_OK').size() > 0", {}],
+    ["!format.dns1123Label().validate('ok-name').hasValue() && format.dns1123Label().validate('Not_OK').value().size() > 0", {}],
     ["self.name.lowerAscii() == 'abc42' && self.name.upperAscii().charAt(0) == 'A' && 'a,b'.split(',') == ['a', 'b'] && self.name.matches('^a')", { name: 'aBc42' }],
     ["sets.contains(self.tags, ['a']) && !sets.contains(['a'], self.tags) && sets.contains([], []) && sets.contains([1, 2.0, 3u], [1.0, 2u, 3])", { tags: ['a', 'b'] }],
     ["sets.equivalent(self.tags, ['b', 'a', 'a']) && !sets.equivalent(self.tags, ['a']) && sets.intersects(self.tags, ['x', 'b']) && !sets.intersects(self.tags, [])", { tags: ['a', 'b'] }],

@@ -1,0 +1,125 @@
+// The CEL values of schema-typed data, as upstream's UnstructuredToVal makes
+// them (k8s.io/apiserver/pkg/cel/common/values.go): a string of `format:
+// date-time` or `date` is a timestamp, of `format: duration` a duration, of
+// `format: byte` the decoded bytes; integers (and the integers of an
+// int-or-string) are CEL ints; lists of `x-plat-list-type: set` or `map`
+// are lists of their own kind (listtypes.ts). The conversion is compiled once
+// per schema; a subtree with nothing to convert is passed as it is.
+
+import { create } from '@bufbuild/protobuf';
+import { reflect } from '@bufbuild/protobuf/reflect';
+import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
+import type { CelValue } from '@bufbuild/cel';
+import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
+import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
+import { isObject } from '../validator.js';
+import { typedList, type ListKind } from './listtypes.js';
+import { jsonToCel } from './program.js';
+
+/** The CEL form of a value of `s`. */
+export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
+  return compileConvert(s) ?? ((v) => v);
+}
+
+/** The formats whose strings are not CEL strings (what the cost estimator sizes as one). */
+export const typedStringFormats = new Set(['date-time', 'date', 'duration']);
+
+function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
+  const m = markersOf(s);
+  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
+  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
+  if (s.type === 'string') {
+    const parse = stringFormats[s.format ?? ''];
+    return parse ? (v) => (typeof v === 'string' ? parse(v) ?? v : v) : undefined;
+  }
+  if (s.type === 'array') {
+    const item = s.items ? compileConvert(s.items) : undefined;
+    if (m.listType === 'set' || m.listType === 'map') {
+      const kind: ListKind = { kind: m.listType, keys: m.listMapKeys ?? [] };
+      return (v) => (Array.isArray(v) ? typedList(item ? v.map(item) : v, kind) : v);
+    }
+    return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
+  }
+  if (s.type === 'object') {
+    const props: [string, (v: unknown) => unknown][] = [];
+    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.push([name, c]); }
+    const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
+    if (!props.length && !values) return undefined;
+    return (v) => {
+      if (!isObject(v)) return v;
+      const out: Record<string, unknown> = { ...v };
+      for (const [name, c] of props) if (hasOwn(v, name)) out[name] = c(v[name]);
+      if (values) for (const k of Object.keys(v)) setOwn(out, k, values(v[k]));
+      return out;
+    };
+  }
+  return undefined;
+}
+
+// A string that does not parse stays a string (the schema validator reports
+// its format in the same response).
+const stringFormats: Record<string, (s: string) => unknown> = {
+  'date-time': parseDateTime,
+  date: (s) => (/^\d{4}-\d{2}-\d{2}$/.test(s) ? parseDateTime(`${s}T00:00:00Z`) : undefined),
+  duration: parseDuration,
+  byte: (s) => (/^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0 ? new Uint8Array(Buffer.from(s, 'base64')) : undefined),
+};
+
+/** A CEL timestamp of `seconds` since the epoch and `nanos`. */
+export function celTimestamp(seconds: bigint, nanos: number): CelValue {
+  return reflect(TimestampSchema, create(TimestampSchema, { seconds, nanos })) as unknown as CelValue;
+}
+
+/** A CEL duration of `total` nanoseconds. */
+export function celDuration(total: bigint): CelValue {
+  const seconds = total / 1_000_000_000n;
+  return reflect(DurationSchema, create(DurationSchema, { seconds, nanos: Number(total - seconds * 1_000_000_000n) })) as unknown as CelValue;
+}
+
+// RFC 3339 and the layouts strfmt's ParseDateTime accepts: fractions optional, a missing zone is UTC.
+const dateTime = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})?$/;
+
+function parseDateTime(s: string): CelValue | undefined {
+  const m = dateTime.exec(s);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, sec, frac, zone] = m;
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec ?? 0));
+  if (Number.isNaN(ms) || new Date(ms).getUTCDate() !== Number(d)) return undefined;
+  let offset = 0;
+  if (zone && zone !== 'Z' && zone !== 'z') {
+    const digits = zone.replace(':', '');
+    offset = (zone[0] === '-' ? -1 : 1) * (Number(digits.slice(1, 3)) * 3600 + Number(digits.slice(3, 5)) * 60);
+  }
+  return celTimestamp(BigInt(ms / 1000 - offset), frac ? Number(frac.padEnd(9, '0')) : 0);
+}
+
+const unitNanos: Record<string, bigint> = {
+  ns: 1n, us: 1_000n, 'µs': 1_000n, 'μs': 1_000n, ms: 1_000_000n, s: 1_000_000_000n, m: 60_000_000_000n, h: 3_600_000_000_000n,
+  d: 86_400_000_000_000n, w: 604_800_000_000_000n,
+};
+// strfmt's long unit names, as its ParseDuration accepts after Go's form fails.
+const unitNames: Record<string, string> = {
+  nanosecond: 'ns', nanoseconds: 'ns', nanos: 'ns', nano: 'ns', microsecond: 'us', microseconds: 'us', micros: 'us', micro: 'us',
+  millisecond: 'ms', milliseconds: 'ms', millis: 'ms', milli: 'ms', second: 's', seconds: 's', sec: 's', minute: 'm', minutes: 'm', min: 'm',
+  hour: 'h', hours: 'h', hr: 'h', day: 'd', days: 'd', week: 'w', weeks: 'w',
+};
+
+/** Go's time.ParseDuration (`1h30m`, `-1.5s`), else strfmt's `<n> <unit>` (`3 days`, `2w`). */
+function parseDuration(s: string): CelValue | undefined {
+  if (s === '0' || s === '+0' || s === '-0') return celDuration(0n);
+  const go = /^([-+]?)((?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+)$/.exec(s);
+  if (go) {
+    let total = 0n;
+    for (const [, whole, frac, unit] of go[2]!.matchAll(/(\d*)(?:\.(\d*))?(ns|us|µs|μs|ms|s|m|h)/g)) {
+      const per = unitNanos[unit!]!;
+      total += BigInt(whole || '0') * per;
+      if (frac) total += (BigInt(frac) * per) / 10n ** BigInt(frac.length);
+    }
+    return celDuration(go[1] === '-' ? -total : total);
+  }
+  const long = /^(\d+)\s*([a-zµμ]+)$/i.exec(s.trim());
+  if (!long) return undefined;
+  const unit = unitNames[long[2]!.toLowerCase()] ?? long[2]!.toLowerCase();
+  const per = unitNanos[unit];
+  return per === undefined ? undefined : celDuration(BigInt(long[1]!) * per);
+}

@@ -1,0 +1,120 @@
+// Schema-typed CEL values, as upstream's UnstructuredToVal makes them:
+// date-time and date strings are timestamps, durations durations, byte
+// strings bytes, int-or-string an int or a string; lists of list-type set
+// and map compare regardless of order and merge on `+`. Each row is a rule
+// and whether it holds over `value` (the cases follow apiextensions'
+// TestValidationExpressions; the values are ours).
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkSchema, compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
+
+const obj = (properties: Record<string, JSONSchemaProps>): JSONSchemaProps => ({ type: 'object', properties });
+const withRules = (schema: JSONSchemaProps, rules: string[]): JSONSchemaProps => ({ ...schema, [markers.validations]: rules.map((rule) => ({ rule })) });
+
+/** The rules of `rows` that do not hold (or fail) over `value`, with what went wrong. */
+function failing(schema: JSONSchemaProps, value: unknown, rows: string[], old?: unknown): string[] {
+  const out: string[] = [];
+  for (const rule of rows) {
+    const compiled = compileSchema(withRules(schema, [rule]));
+    const errs = old === undefined ? compiled.validate(value) : compiled.validateUpdate(value, old);
+    if (errs.length) out.push(`${rule}: ${errs.map((e) => e.describe()).join('; ')}`);
+  }
+  return out;
+}
+
+const times = obj({
+  start: { type: 'string', format: 'date-time' }, end: { type: 'string', format: 'date-time' },
+  day: { type: 'string', format: 'date' }, ttl: { type: 'string', format: 'duration' }, week: { type: 'string', format: 'duration' },
+  data: { type: 'string', format: 'byte' }, plain: { type: 'string' },
+  port: { [markers.intOrString]: true } as JSONSchemaProps, portName: { [markers.intOrString]: true } as JSONSchemaProps,
+});
+const timesValue = {
+  start: '2024-01-01T10:00:00Z', end: '2024-01-01T12:30:00.25+02:00', day: '2024-02-29', ttl: '90m', week: '1w',
+  data: 'aGVsbG8=', plain: '2024-01-01T10:00:00Z', port: 8080, portName: 'http',
+};
+
+describe('schema-typed values', () => {
+  test('formats become timestamps, durations and bytes; int-or-string is an int or a string', () => {
+    assert.deepEqual(failing(times, timesValue, [
+      'self.end > self.start',
+      "self.end - self.start == duration('30m250ms')",
+      "self.start + self.ttl == timestamp('2024-01-01T11:30:00Z')",
+      'type(self.start) == google.protobuf.Timestamp',
+      'type(self.ttl) == google.protobuf.Duration',
+      "self.ttl < duration('2h') && self.ttl > duration('1h')",
+      "self.week == duration('168h')",
+      'self.start.getHours() == 10',
+      "self.day == timestamp('2024-02-29T00:00:00Z')",
+      'self.day.getDayOfMonth() == 28',
+      "self.data == b'hello'",
+      'type(self.data) == bytes',
+      'size(self.data) == 5',
+      "type(self.plain) == string",
+      'type(self.port) == int && self.port == 8080',
+      "type(self.portName) == string && self.portName == 'http'",
+    ]), []);
+  });
+
+  test('oldSelf is typed as self: a transition rule compares timestamps', () => {
+    const schema = obj({ expires: { type: 'string', format: 'date-time', [markers.validations]: [{ rule: 'self >= oldSelf', message: 'may only be extended' }] } as JSONSchemaProps });
+    const compiled = compileSchema(schema);
+    assert.deepEqual(compiled.validateUpdate({ expires: '2024-06-01T00:00:00Z' }, { expires: '2024-05-31T23:00:00-02:00' }).map((e) => e.describe()),
+      ['expires: Invalid value: "2024-06-01T00:00:00Z": may only be extended']);
+    assert.deepEqual(compiled.validateUpdate({ expires: '2024-06-01T02:00:00+01:00' }, { expires: '2024-06-01T00:00:00Z' }), []);
+  });
+
+  test('a rule over unbounded date-time and duration strings is not refused as a rule over 3 MiB strings', () => {
+    const schema = obj({ items: { type: 'array', maxItems: 100, items: withRules(obj({ a: { type: 'string', format: 'date-time' }, b: { type: 'string', format: 'date-time' }, t: { type: 'string', format: 'duration' } }), ["self.a < self.b && self.t > duration('1s')"]) } });
+    assert.deepEqual(checkSchema(schema, 'schema').map((e) => e.describe()), []);
+  });
+});
+
+const item = obj({ name: { type: 'string' }, port: { type: 'integer' } });
+const lists = obj({
+  set: { type: 'array', items: { type: 'string' }, [markers.listType]: 'set' } as JSONSchemaProps,
+  atomic: { type: 'array', items: { type: 'string' } },
+  ports: { type: 'array', items: item, [markers.listType]: 'map', [markers.listMapKeys]: ['name'] } as JSONSchemaProps,
+  nested: { type: 'array', items: { type: 'array', items: { type: 'integer' }, [markers.listType]: 'set' } as JSONSchemaProps },
+  numbers: { type: 'array', items: { type: 'integer' }, [markers.listType]: 'set' } as JSONSchemaProps,
+});
+const listsValue = {
+  set: ['a', 'b', 'c'], atomic: ['a', 'b', 'c'],
+  ports: [{ name: 'http', port: 80 }, { name: 'https', port: 443 }],
+  nested: [[1, 2], [2, 1]],
+  numbers: [1, 2],
+};
+
+describe('lists of list-type set and map', () => {
+  test('== and != ignore order with a set or list-map on the left; a plain list compares in order', () => {
+    assert.deepEqual(failing(lists, listsValue, [
+      "self.set == ['c', 'a', 'b']",
+      "self.set != ['c', 'a']",
+      "self.set != ['c', 'a', 'd']",
+      "['c', 'a', 'b'] != self.set",
+      "self.atomic != ['c', 'a', 'b']",
+      "self.ports == [{'name': 'https', 'port': 443}, {'name': 'http', 'port': 80}]",
+      "self.ports != [{'name': 'https', 'port': 443}, {'name': 'http', 'port': 81}]",
+      "self.ports != [{'name': 'https', 'port': 443}]",
+      'self.nested[0] == self.nested[1]',
+      'self.numbers == [2u, 1.0]',
+      'self.numbers + [1u, 3.0] == [1, 2, 3]',
+    ]), []);
+    assert.deepEqual(failing(lists, listsValue, ["self.atomic == ['c', 'a', 'b']"]), ["self.atomic == ['c', 'a', 'b']: <nil>: Invalid value: failed rule: self.atomic == ['c', 'a', 'b']"]);
+  });
+
+  test('+ merges: a set keeps its order and appends new items once; a list-map replaces items with the same keys in place', () => {
+    assert.deepEqual(failing(lists, listsValue, [
+      "self.set + ['d', 'a', 'd'] == ['a', 'b', 'c', 'd']",
+      "(self.set + ['d', 'a', 'd'])[3] == 'd'",
+      "size(self.set + ['d', 'a', 'd']) == 4",
+      "size(['d', 'a'] + self.set) == 5",
+      "size(self.atomic + ['a']) == 4",
+      "(self.ports + [{'name': 'http', 'port': 8080}, {'name': 'dns', 'port': 53}])[0].port == 8080",
+      "(self.ports + [{'name': 'http', 'port': 8080}, {'name': 'dns', 'port': 53}])[2].name == 'dns'",
+      "size(self.ports + [{'name': 'http', 'port': 8080}]) == 2",
+      "self.ports + [{'name': 'http', 'port': 8080}] == [{'name': 'https', 'port': 443}, {'name': 'http', 'port': 8080}]",
+      "self.set + ['d'] + ['a', 'e'] == ['e', 'd', 'c', 'b', 'a']",
+    ]), []);
+  });
+});
