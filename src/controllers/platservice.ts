@@ -6,10 +6,12 @@
 // address in the store (never an API object, as upstream's master leases),
 // and rewrites the Endpoints from the leases alive, so a server that stops
 // drops out within the lease's time to live. Nobody dials these addresses.
+// The EndpointSlice beside the Endpoints follows them (platslice.ts).
 
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
 import { isConflict, isNotFound } from '../client/types.js';
 import { product } from '../machinery/vocabulary.js';
+import { ensureSliceFromEndpoints } from './platslice.js';
 import { realClock, type Clock, type TimerHandle } from '../client/clock.js';
 
 /** One API server as its Endpoints entry names it. */
@@ -99,7 +101,7 @@ export class PlatServiceController {
     }
   }
 
-  /** The Endpoints from the leases alive: one subset per port, addresses in order, as upstream sorts them. */
+  /** The Endpoints from the leases alive, then the EndpointSlice beside them (platslice.ts). */
   private async writeEndpoints(): Promise<void> {
     const alive = await this.options.leases.alive();
     const byPort = new Map<number, string[]>();
@@ -108,6 +110,11 @@ export class PlatServiceController {
       addresses: [...new Set(ips)].sort().map((ip) => ({ ip })),
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     }));
+    await this.writeEndpointsObject(subsets);
+    await ensureSliceFromEndpoints(this.client, { metadata: { name: platServiceName, namespace }, subsets });
+  }
+
+  private async writeEndpointsObject(subsets: object[]): Promise<void> {
     const current = await this.client.get(endpoints, namespace, platServiceName);
     if (!current) {
       try {
