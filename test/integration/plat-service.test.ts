@@ -28,6 +28,7 @@ test('the Service is made at the range\'s first address, 443 to the secure port,
   assert.deepEqual(svc.metadata.labels, { component: 'apiserver', provider: product.name });
   await eventually('the Endpoints list this server', async () => (await endpoints()).subsets?.length === 1);
   assert.deepEqual((await endpoints()).subsets, [{ addresses: [{ ip: '192.0.2.10' }], ports: [{ name: 'https', port: s.port, protocol: 'TCP' }] }]);
+  assert.deepEqual((await endpoints()).metadata.labels, { [vocabulary.endpointSliceSkipMirrorLabel]: 'true' });
   // Its EndpointSlice, as upstream's EndpointsAdapter writes it: the Service's name, the service-name label only, a ready endpoint per server.
   await eventually('the EndpointSlice lists this server', async () => (await slice()).endpoints?.length === 1);
   const made = await slice();
