@@ -105,6 +105,9 @@ const rows: Row[] = [
   ['job: completed indexes only for an Indexed job', 'job', (j) => { j.status.completedIndexes = '0'; }, [
     'status.completedIndexes: Invalid value: "0": cannot set non-empty completedIndexes when non-indexed completion mode',
   ]],
+  ['job: a finished job counts all its pods', 'job', (j) => { j.status.uncountedTerminatedPods = { succeeded: ['x'] }; }, [
+    'status.uncountedTerminatedPods: Invalid value: batch.UncountedTerminatedPods{Succeeded:[]types.UID{"x"}, Failed:[]types.UID(nil)}: uncountedTerminatedPods needs to be empty for finished job',
+  ]],
   ['indexed job: completed indexes parse below completions', 'indexed', (j) => { j.status.completedIndexes = '0,2-1'; }, [
     'status.completedIndexes: Invalid value: "0,2-1": error parsing completedIndexes: non-increasing order, previous: 2, current: 1',
   ]],

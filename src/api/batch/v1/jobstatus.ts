@@ -28,7 +28,7 @@ function goTime(v: string): GoLiteral {
 }
 
 const goUIDs = (list: unknown) => (Array.isArray(list) ? `[]types.UID{${list.map((u) => JSON.stringify(String(u))).join(', ')}}` : '[]types.UID(nil)');
-const goUncounted = (u: Obj) => new GoLiteral(`&batch.UncountedTerminatedPods{Succeeded:${goUIDs(u.succeeded)}, Failed:${goUIDs(u.failed)}}`);
+const goUncounted = (u: Obj) => new GoLiteral(`batch.UncountedTerminatedPods{Succeeded:${goUIDs(u.succeeded)}, Failed:${goUIDs(u.failed)}}`);
 
 /** One interval of an index list ("3" or "3-5") below `completions`, or upstream's error text. */
 function parseInterval(text: string, completions: number): [number, number] | string {
