@@ -69,7 +69,23 @@ export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
         { metric: `${what} Deployment of ${fmtInt(bytes)} bytes as read, a two-container template (median of ${ROUNDS} rounds)`, result: `${rateCell(m.deployment)} · ${ratio.toFixed(2)}× the ConfigMap rate, ${cpuRatio.toFixed(2)}× by server CPU`, target: target(`at least ${goal}× the ConfigMap rate`, ratio >= goal) },
       ];
     };
-    return [...row('create', creates, 0.5), ...row('get', gets, 0.9), ...row('list of 500: each', lists, 0.9)];
+    // Status writes of a Deployment (validated as upstream's ValidateDeploymentStatusUpdate) beside label updates
+    // of the same Deployments through the main resource (the spec's validation, no status checks).
+    progress(`deployments: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} Deployment status writes and label updates…`);
+    await settle(s.pid);
+    let round = 0;
+    const update = (kind: string, count: number): PhaseSpec => ({
+      kind: 'update', namespace, prefix: 'd0-', population: COUNT / 5, count, round: round++, collectionPath: deployments(namespace),
+      ...(kind === 'status' ? { status: true, statusCount: 'observedGeneration' } : {}),
+    });
+    const writes = await medianOfAlternating(gen, { status: 'status', labels: 'labels' }, update, o);
+    const statusRatio = writes.status.perSec / writes.labels.perSec;
+    const statusRows: Row[] = [
+      { metric: `update (labels) of a Deployment of ${fmtInt(bytes)} bytes as read (median of ${ROUNDS} rounds of ${fmtInt(writes.labels.requests)}, alternating with the row below)`, result: rateCell(writes.labels), target: '—' },
+      { metric: `status write (observedGeneration) of the same Deployments, status validated as upstream (median of ${ROUNDS} rounds)`,
+        result: `${rateCell(writes.status)} · ${statusRatio.toFixed(2)}× the label update rate, ${(writes.labels.serverCpuMs / writes.status.serverCpuMs).toFixed(2)}× by server CPU`, target: '—' },
+    ];
+    return [...row('create', creates, 0.5), ...row('get', gets, 0.9), ...row('list of 500: each', lists, 0.9), ...statusRows];
   });
 }
 

@@ -27,9 +27,10 @@ export type PhaseSpec =
   /**
    * `count` PUTs of the freshest copy seen, with a label change; a 409 refetches and retries. `collectionPath`: the
    * collection written (default: the namespace's ServiceAccounts); `status`: PUTs through the status sub-resource,
-   * changing status.message instead (a pod's status, as a node agent writes it).
+   * changing status.message instead (a pod's status, as a node agent writes it); `statusCount`: the status field
+   * set instead, to a number that grows with every write (a workload's status.observedGeneration, as its controller writes it).
    */
-  | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number; collectionPath?: string; status?: boolean }
+  | { kind: 'update'; namespace: string; prefix: string; population: number; count: number; round: number; collectionPath?: string; status?: boolean; statusCount?: string }
   /**
    * `count` unconditional PUTs (no resourceVersion, as `kubectl replace` sends) of
    * ServiceAccounts among the first `population`, each with labels of its own;

@@ -146,7 +146,8 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
             fetched++;
             obj = JSON.parse(expect(await send('GET', path), 'GET', path, 200).body.toString('utf8'));
           }
-          if (spec.status) obj.status = { ...obj.status, message: `round ${spec.round}, write ${i}` };
+          if (spec.status && spec.statusCount) obj.status = { ...obj.status, [spec.statusCount]: spec.round * spec.count + i + 1 };
+          else if (spec.status) obj.status = { ...obj.status, message: `round ${spec.round}, write ${i}` };
           else obj.metadata.labels = { ...obj.metadata.labels, 'bench-round': String(spec.round), 'bench-seq': String(i) };
           const reply = await send('PUT', target, obj);
           if (reply.status === 409 && attempt < 5) {

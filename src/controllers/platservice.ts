@@ -6,10 +6,12 @@
 // address in the store (never an API object, as upstream's master leases),
 // and rewrites the Endpoints from the leases alive, so a server that stops
 // drops out within the lease's time to live. Nobody dials these addresses.
+// The EndpointSlice beside the Endpoints follows them (platslice.ts).
 
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
 import { isConflict, isNotFound } from '../client/types.js';
-import { product } from '../machinery/vocabulary.js';
+import { product, vocabulary } from '../machinery/vocabulary.js';
+import { ensureSliceFromEndpoints } from './platslice.js';
 import { realClock, type Clock, type TimerHandle } from '../client/clock.js';
 
 /** One API server as its Endpoints entry names it. */
@@ -44,6 +46,8 @@ export const platServiceName = product.name;
 const namespace = 'default';
 const services: ResourceType = { group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true, verbs: [] };
 const endpoints: ResourceType = { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints', namespaced: true, verbs: [] };
+/** As upstream, the Endpoints say no mirroring controller should make slices of them: the server writes the slice itself. */
+const skipMirror = { [vocabulary.endpointSliceSkipMirrorLabel]: 'true' };
 
 export class PlatServiceController {
   readonly name = `${product.name}-service`;
@@ -99,7 +103,7 @@ export class PlatServiceController {
     }
   }
 
-  /** The Endpoints from the leases alive: one subset per port, addresses in order, as upstream sorts them. */
+  /** The Endpoints from the leases alive, then the EndpointSlice beside them (platslice.ts). */
   private async writeEndpoints(): Promise<void> {
     const alive = await this.options.leases.alive();
     const byPort = new Map<number, string[]>();
@@ -108,18 +112,25 @@ export class PlatServiceController {
       addresses: [...new Set(ips)].sort().map((ip) => ({ ip })),
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     }));
+    await this.writeEndpointsObject(subsets);
+    await ensureSliceFromEndpoints(this.client, { metadata: { name: platServiceName, namespace }, subsets });
+  }
+
+  private async writeEndpointsObject(subsets: object[]): Promise<void> {
     const current = await this.client.get(endpoints, namespace, platServiceName);
     if (!current) {
       try {
-        await this.client.create(endpoints, namespace, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: platServiceName, namespace }, subsets });
+        await this.client.create(endpoints, namespace, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: platServiceName, namespace, labels: skipMirror }, subsets });
       } catch (e) {
         if (!isConflict(e)) throw e; // another server made them: the next round updates them
       }
       return;
     }
-    if (JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return;
+    const labelled = current.metadata?.labels?.[vocabulary.endpointSliceSkipMirrorLabel] === 'true';
+    if (labelled && JSON.stringify(current.subsets ?? []) === JSON.stringify(subsets)) return;
     try {
-      await this.client.update(endpoints, namespace, { ...current, subsets } as ApiObject);
+      const metadata = { ...current.metadata, labels: { ...(current.metadata?.labels ?? {}), ...skipMirror } };
+      await this.client.update(endpoints, namespace, { ...current, metadata, subsets } as ApiObject);
     } catch (e) {
       // Another server wrote them since: its next round, or ours, writes them again.
       if (!isConflict(e) && !isNotFound(e)) throw e;

@@ -54,6 +54,8 @@ export const vocabulary = {
   /** Label naming who manages an EndpointSlice (upstream endpointslice.kubernetes.io/managed-by), and the controller's value. */
   endpointSliceManagedByLabel: `endpointslice.${product.domain}/managed-by`,
   endpointSliceControllerName: `endpointslice-controller.${product.domain}`,
+  /** Label of an Endpoints no mirroring may copy into slices (upstream endpointslice.kubernetes.io/skip-mirror): the product Service's, whose slice the API server writes. */
+  endpointSliceSkipMirrorLabel: `endpointslice.${product.domain}/skip-mirror`,
   /** Label of the Endpoints and EndpointSlices of a headless Service (upstream service.kubernetes.io/headless). */
   headlessServiceLabel: `service.${product.domain}/headless`,
   /** When the pod or service change that last changed an Endpoints or EndpointSlice happened (upstream endpoints.kubernetes.io/last-change-trigger-time). */

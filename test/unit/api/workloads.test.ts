@@ -137,7 +137,11 @@ test('StatefulSet and DaemonSet defaults and messages as upstream', () => {
     'spec.updateStrategy.rollingUpdate.maxUnavailable: Required value: cannot be 0 when maxSurge is 0',
   ]);
   assert.deepEqual(createMessages(daemonSets, dsSpec({ template: template({ app: 'web' }, { activeDeadlineSeconds: 3 }) })), [
-    'spec.template.spec.activeDeadlineSeconds: Invalid value: 3: activeDeadlineSeconds must be nil for daemonset',
+    'spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in DaemonSet is not Supported',
+  ]);
+  // No selector: upstream does not say "Required"; a missing selector matches no labels.
+  assert.deepEqual(createMessages(daemonSets, { spec: { template: template() } }), [
+    'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`',
   ]);
   assert.deepEqual(createMessages(controllerRevisions, { revision: -1 }), ['revision: Invalid value: -1: must be greater than or equal to 0', 'data: Required value: data is mandatory']);
 });

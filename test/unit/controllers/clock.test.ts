@@ -82,7 +82,9 @@ test('the TTL-after-finished controller deletes a Job in the foreground once the
     spec: { ttlSecondsAfterFinished: 60, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } },
   });
   const at = new Date(finished).toISOString().replace('.000Z', 'Z');
-  await client.update(jobs, 'ttl', { ...job, status: { conditions: [{ type: 'Complete', status: 'True', lastTransitionTime: at }] } }, 'status');
+  // A finished job's status as upstream's status validation takes it: start and completion times with the Complete condition.
+  const complete = { startTime: at, completionTime: at, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: at }, { type: 'Complete', status: 'True', lastTransitionTime: at }] };
+  await client.update(jobs, 'ttl', { ...job, status: complete }, 'status');
   await controller.start();
   await until('the job is requeued for when it expires', async () => clock.pending().includes(50_000));
   clock.advance(49_999);

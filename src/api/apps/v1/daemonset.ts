@@ -2,6 +2,7 @@
 // ControllerRevision (the immutable snapshots stateful and daemon sets keep).
 
 import { define, p, t } from '../../schema.js';
+import { validateDaemonSetStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KindDefinition, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { deepEqual } from '../../../machinery/equal.js';
@@ -12,7 +13,7 @@ import { defaultPodSpec } from '../../core/v1/pod.js';
 import { selectorText } from '../../core/v1/replicationcontroller.js';
 import {
   apps, appsGroup, conditionsOf, goIntOrString, immutableSelector, intOrPercentValue, nonNegative, templateColumns,
-  validateIntOrPercent, validateSelectorAndTemplate,
+  noActiveDeadline, validateIntOrPercent, validateSelectorAndTemplate,
 } from './workload.js';
 
 const s = t.string;
@@ -66,8 +67,7 @@ function validateUpdateStrategy(strategy: Obj | undefined): FieldError[] {
 function validateDaemonSet(ds: KubeObject): FieldError[] {
   const spec: Obj = ds.spec ?? {};
   const errs = validateSelectorAndTemplate(spec, 'daemonset');
-  const deadline = spec.template?.spec?.activeDeadlineSeconds;
-  if (deadline !== undefined) errs.push(fieldErrors.invalid('spec.template.spec.activeDeadlineSeconds', deadline, 'activeDeadlineSeconds must be nil for daemonset'));
+  errs.push(...noActiveDeadline(spec, 'DaemonSet'));
   errs.push(...nonNegative(spec.minReadySeconds, 'spec.minReadySeconds'), ...validateUpdateStrategy(spec.updateStrategy), ...nonNegative(spec.revisionHistoryLimit, 'spec.revisionHistoryLimit'));
   return errs;
 }
@@ -81,7 +81,7 @@ export const daemonSets: KindDefinition = defineKind({
     status: p(3, t.ref(DaemonSetStatus, 'Most recently observed status; read-only.'), 'always'),
   })),
   tracksGeneration: true,
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateDaemonSetStatusUpdate } },
   strategy: {
     defaults(ds) {
       ds.spec ??= {};

@@ -4,6 +4,7 @@
 // pods (no workload controllers run in this server).
 
 import { define, p, t, type Schema } from '../../schema.js';
+import { validateDeploymentStatusUpdate, validateReplicaSetStatusUpdate } from './statusvalidation.js';
 import { defineKind, type KindDefinition, type KubeObject, statusSubresource, type ViewSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { LabelSelector, Time } from '../../meta/v1.js';
@@ -113,7 +114,7 @@ export const deployments: KindDefinition = defineKind({
     status: p(3, t.ref(DeploymentStatus, 'Most recently observed status; read-only.'), 'always'),
   })),
   tracksGeneration: true,
-  subresources: { status: statusSubresource, scale: appsScale() },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateDeploymentStatusUpdate }, scale: appsScale() },
   strategy: {
     defaults(d) {
       d.spec ??= {};
@@ -178,7 +179,7 @@ export const replicaSets: KindDefinition = defineKind({
     status: p(3, t.ref(ReplicaSetStatus, 'Most recently observed status; read-only.'), 'always'),
   })),
   tracksGeneration: true,
-  subresources: { status: statusSubresource, scale: appsScale() },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateReplicaSetStatusUpdate }, scale: appsScale() },
   strategy: {
     defaults(rs) {
       rs.spec ??= {};

@@ -12,6 +12,7 @@ import { PodTemplateSpec } from '../../core/v1/podspec.js';
 import { defaultPodSpec } from '../../core/v1/pod.js';
 import { persistentVolumeClaims } from '../../core/v1/storage.js';
 import { apps, appsGroup, conditionsOf, noActiveDeadline, nonNegative, templateColumns, validateIntOrPercent, validateSelectorAndTemplate } from './workload.js';
+import { validateStatefulSetStatusUpdate } from './statusvalidation.js';
 import { appsScale } from './deployment.js';
 
 const s = t.string;
@@ -117,7 +118,7 @@ export const statefulSets: KindDefinition = defineKind({
     status: p(3, t.ref(StatefulSetStatus, 'Most recently observed status; read-only.'), 'always'),
   })),
   tracksGeneration: true,
-  subresources: { status: statusSubresource, scale: appsScale() },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateStatefulSetStatusUpdate }, scale: appsScale() },
   strategy: {
     defaults(ss) {
       ss.spec ??= {};

@@ -84,12 +84,16 @@ export const intOrPercentValue = (v: unknown) => (typeof v === 'string' ? Number
  * required and not empty, the template's labels match it, the template is a
  * valid pod template whose restart policy is one of `restartPolicies`.
  * `kindName` names the kind in upstream's messages ("deployment", "statefulset").
+ * A DaemonSet's selector is not checked as required: upstream reads a
+ * missing one as matching nothing, so only the template-labels error shows.
  */
 export function validateSelectorAndTemplate(spec: Obj, kindName: string, restartPolicies = ['Always']): FieldError[] {
   const errs: FieldError[] = [];
   const selector: LabelSelectorObject | undefined = spec.selector;
-  if (!selector) errs.push(fieldErrors.required('spec.selector'));
-  else {
+  const missingMatchesNothing = kindName === 'daemonset';
+  if (!selector) {
+    if (!missingMatchesNothing) errs.push(fieldErrors.required('spec.selector'));
+  } else {
     errs.push(...validateLabelSelector(selector, 'spec.selector'));
     if (Object.keys(selector.matchLabels ?? {}).length + (selector.matchExpressions ?? []).length === 0) {
       errs.push(fieldErrors.invalid('spec.selector', goSelector(selector), `empty selector is invalid for ${kindName}`));
@@ -97,8 +101,8 @@ export function validateSelectorAndTemplate(spec: Obj, kindName: string, restart
   }
   const template: Obj | undefined = spec.template;
   if (!template) return [...errs, fieldErrors.required('spec.template')];
-  let matches = true;
-  try {
+  let matches = !(missingMatchesNothing && !selector);
+  if (matches) try {
     const parsed = labelSelectorOf(selector);
     matches = parsed.empty || parsed.matches(template.metadata?.labels);
   } catch { /* reported above */ }

@@ -5,6 +5,7 @@
 
 import { definitionPrefix } from '../../../machinery/vocabulary.js';
 import { define, p, t, type Schema } from '../../schema.js';
+import { nonNegative } from '../../core/v1/statusvalidation.js';
 import { defineKind, type KindDefinition, type KubeObject, type PrinterColumn, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, isPathSegmentName } from '../../../machinery/validation.js';
@@ -257,7 +258,8 @@ export const horizontalPodAutoscalers: KindDefinition = defineKind({
   scope: 'Namespaced',
   schema: define(v2('HorizontalPodAutoscaler'), schema),
   tracksGeneration: true,
-  subresources: { status: statusSubresource },
+  // Upstream's ValidateHorizontalPodAutoscalerStatusUpdate: the two replica counts are not negative.
+  subresources: { status: { ...statusSubresource, validateUpdate: (hpa) => nonNegative(hpa.status ?? {}, 'status', ['currentReplicas', 'desiredReplicas']) } },
   strategy: {
     defaults(hpa) {
       const spec = (hpa.spec ??= {});

@@ -5,6 +5,7 @@
 
 import { definitionPrefix, vocabulary } from '../../../machinery/vocabulary.js';
 import { define, p, t, type Schema } from '../../schema.js';
+import { validateJobStatusUpdate } from './jobstatus.js';
 import { defineKind, type KindDefinition, type KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors, GoLiteral } from '../../../machinery/errors.js';
 import { labelSelectorOf, validateLabelSelector } from '../../../machinery/selectors.js';
@@ -248,7 +249,7 @@ export const jobs: KindDefinition = defineKind({
     status: p(3, t.ref(JobStatus, 'Most recently observed status; read-only.'), 'always'),
   })),
   tracksGeneration: true,
-  subresources: { status: statusSubresource },
+  subresources: { status: { ...statusSubresource, validateUpdate: validateJobStatusUpdate } },
   strategy: {
     defaults: defaultJob,
     prepareForCreate(job) {
