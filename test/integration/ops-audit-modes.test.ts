@@ -21,10 +21,16 @@ const policy = `apiVersion: ${vocabulary.auditGroup}/v1\nkind: Policy\nrules:\n-
 /** An audit webhook that holds each post until the test answers it. */
 async function startReceiver() {
   const posts: { body: any; answer: (code: number) => void }[] = [];
+  // Once the test is done, later posts (the server's last events as it stops) are taken at once instead of waiting out its timeout.
+  let takeAll = false;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => posts.push({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')), answer: (code) => { if (!res.headersSent) res.writeHead(code).end('{}'); } }));
+    req.on('end', () => {
+      const answer = (code: number) => { if (!res.headersSent) res.writeHead(code).end('{}'); };
+      posts.push({ body: JSON.parse(Buffer.concat(chunks).toString('utf8')), answer });
+      if (takeAll) answer(200);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const dir = tempDir();
@@ -36,6 +42,10 @@ async function startReceiver() {
   }));
   return {
     posts, dir,
+    takeAll: () => {
+      takeAll = true;
+      for (const p of posts) p.answer(200);
+    },
     close: () => { server.closeAllConnections(); server.close(); },
   };
 }
@@ -48,7 +58,7 @@ async function withWebhookServer(mode: ServerOptions['auditWebhookMode'], body: 
   try {
     await body(s, receiver);
   } finally {
-    for (const p of receiver.posts) p.answer(200);
+    receiver.takeAll();
     await s.close();
     receiver.close();
   }
@@ -76,6 +86,9 @@ test('webhook blocking-strict: a RequestReceived post the webhook refuses fails 
     const get = s.client.get('/api/v1/namespaces/default', { 'Audit-Id': 'strict-1' });
     const received = await eventually('the RequestReceived post', async () => receiver.posts.find((p) => p.body.items[0].auditID === 'strict-1'));
     received.answer(400);
+    // The 500 still waits for its ResponseComplete post, as every answer of a blocking backend does.
+    const complete = await eventually('the ResponseComplete post', async () => receiver.posts.find((p) => p.body.items[0].stage === 'ResponseComplete' && p.body.items[0].auditID === 'strict-1'));
+    complete.answer(200);
     const r = await get;
     assert.equal(r.status, 500, r.text);
     assert.equal(r.json.reason, 'InternalError');
