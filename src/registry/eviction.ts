@@ -60,7 +60,8 @@ export function evictionRest(registry: Registry): RestObject | undefined {
       const phase = pod.status?.phase;
       if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || pod.metadata?.deletionTimestamp) return remove();
       const covering = ((await budgets.list(namespace, {})).items as KubeObject[]).filter((b) => budgetSelects(b, pod));
-      if (covering.length > 1) throw errors.internal('This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+      // Upstream answers this with a failed Status of its own: code 500, no reason, the message as is.
+      if (covering.length > 1) throw new ApiError(500, '', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
       const budget = covering[0];
       if (!budget) return remove();
       if (!podHealthy(pod)) {

@@ -101,3 +101,13 @@ test('pods no budget covers, or not running, are evicted at once; a mismatched n
   assert.equal(evicted.status, 201, evicted.text);
   assert.equal((await s.client.post(`${ns}/pods/ghost/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'ghost' } })).status, 404);
 });
+
+test('a pod two budgets cover is not evicted: a 500 Status without reason, as upstream', async () => {
+  await ok(['create', 'poddisruptionbudget', 'web-too', '--selector=app=web', '--max-unavailable=1']);
+  const r = await s.client.post(`${ns}/pods/web-2/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-2' } });
+  assert.equal(r.status, 500, r.text);
+  assert.equal(r.json.status, 'Failure');
+  assert.equal(r.json.reason, undefined);
+  assert.equal(r.json.message, 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
+  assert.equal((await s.client.get(`${ns}/pods/web-2`)).json.metadata.deletionTimestamp, undefined, 'the pod stays');
+});
