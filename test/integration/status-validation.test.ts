@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, TestServer } from '../support/server.js';
+import { startTestServer, TestServer, createdAt, writeStatus } from '../support/server.js';
 
 let s: TestServer;
 after(async () => { await s.close(); });
@@ -14,35 +14,21 @@ type Obj = Record<string, any>;
 const ns = '/api/v1/namespaces/default';
 const container = { name: 'c', image: 'nginx' };
 
-/** Creates `body` at `collection`; answers its path. */
-async function made(collection: string, body: Obj): Promise<string> {
-  const r = await s.client.post(collection, body);
-  assert.equal(r.status, 201, r.text);
-  return `${collection}/${body.metadata.name}`;
-}
-
-/** PUTs the stored object with `change` applied through /status; answers the response. */
-async function writeStatus(path: string, change: (obj: Obj) => void) {
-  const obj = (await s.client.get(path)).json;
-  change(obj);
-  return s.client.put(`${path}/status`, obj);
-}
-
 /** [what, object path, change, the messages expected (none: accepted)]. */
 type Row = [string, () => string, (obj: Obj) => void, string[]];
 
 const paths: Record<string, string> = {};
 before(async () => {
   s = await startTestServer();
-  paths.pod = await made(`${ns}/pods`, { metadata: { name: 'p' }, spec: { nodeName: 'node-a', restartPolicy: 'Never', containers: [container] } });
-  paths.svc = await made(`${ns}/services`, { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } });
-  paths.lb = await made(`${ns}/services`, { metadata: { name: 'lb' }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } });
-  paths.rc = await made(`${ns}/replicationcontrollers`, { metadata: { name: 'rc' }, spec: { replicas: 1, selector: { app: 'a' }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [container] } } } });
-  paths.quota = await made(`${ns}/resourcequotas`, { metadata: { name: 'q' }, spec: { hard: { pods: '5' } } });
-  paths.pvc = await made(`${ns}/persistentvolumeclaims`, { metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
-  paths.pv = await made('/api/v1/persistentvolumes', { metadata: { name: 'pv' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data' } } });
-  paths.node = await made('/api/v1/nodes', { metadata: { name: 'node-a' } });
-  paths.pdb = await made('/apis/policy/v1/namespaces/default/poddisruptionbudgets', { metadata: { name: 'budget' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'none' } } } });
+  paths.pod = await createdAt(s, `${ns}/pods`, { metadata: { name: 'p' }, spec: { nodeName: 'node-a', restartPolicy: 'Never', containers: [container] } });
+  paths.svc = await createdAt(s, `${ns}/services`, { metadata: { name: 'svc' }, spec: { ports: [{ port: 80 }] } });
+  paths.lb = await createdAt(s, `${ns}/services`, { metadata: { name: 'lb' }, spec: { type: 'LoadBalancer', ports: [{ port: 80 }] } });
+  paths.rc = await createdAt(s, `${ns}/replicationcontrollers`, { metadata: { name: 'rc' }, spec: { replicas: 1, selector: { app: 'a' }, template: { metadata: { labels: { app: 'a' } }, spec: { containers: [container] } } } });
+  paths.quota = await createdAt(s, `${ns}/resourcequotas`, { metadata: { name: 'q' }, spec: { hard: { pods: '5' } } });
+  paths.pvc = await createdAt(s, `${ns}/persistentvolumeclaims`, { metadata: { name: 'claim' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+  paths.pv = await createdAt(s, '/api/v1/persistentvolumes', { metadata: { name: 'pv' }, spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], hostPath: { path: '/data' } } });
+  paths.node = await createdAt(s, '/api/v1/nodes', { metadata: { name: 'node-a' } });
+  paths.pdb = await createdAt(s, '/apis/policy/v1/namespaces/default/poddisruptionbudgets', { metadata: { name: 'budget' }, spec: { minAvailable: 1, selector: { matchLabels: { app: 'none' } } } });
 });
 
 const condition = { type: 'Custom', status: 'True', lastTransitionTime: '2024-01-01T00:00:00Z', reason: 'Because', message: '' };
@@ -94,7 +80,7 @@ const rows: Row[] = [
 
 for (const [what, path, change, expected] of rows) {
   test(`status validation: ${what}`, async () => {
-    const r = await writeStatus(path(), change);
+    const r = await writeStatus(s, path(), change);
     if (!expected.length) {
       assert.equal(r.status, 200, r.text);
       return;
@@ -106,14 +92,14 @@ for (const [what, path, change, expected] of rows) {
 }
 
 test('a status write never changes the spec, and a load balancer address defaults to a VIP', async () => {
-  const r = await writeStatus(paths.lb!, (svc) => {
+  const r = await writeStatus(s, paths.lb!, (svc) => {
     svc.spec.ports = [{ port: 9999 }];
     svc.status = { loadBalancer: { ingress: [{ ip: '192.0.2.8' }] } };
   });
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.spec.ports[0].port, 80);
   assert.deepEqual(r.json.status.loadBalancer.ingress, [{ ip: '192.0.2.8', ipMode: 'VIP' }]);
-  const pod = await writeStatus(paths.pod!, (p) => { p.spec.nodeName = 'node-b'; p.spec.containers[0].image = 'other'; });
+  const pod = await writeStatus(s, paths.pod!, (p) => { p.spec.nodeName = 'node-b'; p.spec.containers[0].image = 'other'; });
   assert.equal(pod.status, 200, pod.text);
   assert.equal(pod.json.spec.nodeName, 'node-a');
   assert.equal(pod.json.spec.containers[0].image, 'nginx');

@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, TestServer } from '../support/server.js';
+import { startTestServer, TestServer, createdAt, writeStatus } from '../support/server.js';
 
 let s: TestServer;
 after(async () => { await s.close(); });
@@ -16,30 +16,17 @@ const batch = '/apis/batch/v1/namespaces/default';
 const labels = { app: 'a' };
 const template = (restartPolicy = 'Always') => ({ metadata: { labels }, spec: { restartPolicy, containers: [{ name: 'c', image: 'nginx' }] } });
 
-async function made(collection: string, body: Obj): Promise<string> {
-  const r = await s.client.post(collection, body);
-  assert.equal(r.status, 201, r.text);
-  return `${collection}/${body.metadata.name}`;
-}
-
-/** PUTs the stored object with `change` applied through /status; answers the response. */
-async function writeStatus(path: string, change: (obj: Obj) => void) {
-  const obj = (await s.client.get(path)).json;
-  change(obj);
-  return s.client.put(`${path}/status`, obj);
-}
-
 const paths: Record<string, string> = {};
 before(async () => {
   s = await startTestServer();
   const selector = { matchLabels: labels };
-  paths.deploy = await made(`${apps}/deployments`, { metadata: { name: 'd' }, spec: { selector, template: template() } });
-  paths.rs = await made(`${apps}/replicasets`, { metadata: { name: 'rs' }, spec: { selector, template: template() } });
-  paths.ss = await made(`${apps}/statefulsets`, { metadata: { name: 'ss' }, spec: { selector, serviceName: 'ss', template: template() } });
-  paths.ds = await made(`${apps}/daemonsets`, { metadata: { name: 'ds' }, spec: { selector, template: template() } });
-  paths.job = await made(`${batch}/jobs`, { metadata: { name: 'job' }, spec: { template: template('Never') } });
-  paths.indexed = await made(`${batch}/jobs`, { metadata: { name: 'indexed' }, spec: { completions: 5, parallelism: 2, completionMode: 'Indexed', backoffLimitPerIndex: 1, template: template('Never') } });
-  paths.hpa = await made('/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers', { metadata: { name: 'hpa' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, maxReplicas: 3 } });
+  paths.deploy = await createdAt(s, `${apps}/deployments`, { metadata: { name: 'd' }, spec: { selector, template: template() } });
+  paths.rs = await createdAt(s, `${apps}/replicasets`, { metadata: { name: 'rs' }, spec: { selector, template: template() } });
+  paths.ss = await createdAt(s, `${apps}/statefulsets`, { metadata: { name: 'ss' }, spec: { selector, serviceName: 'ss', template: template() } });
+  paths.ds = await createdAt(s, `${apps}/daemonsets`, { metadata: { name: 'ds' }, spec: { selector, template: template() } });
+  paths.job = await createdAt(s, `${batch}/jobs`, { metadata: { name: 'job' }, spec: { template: template('Never') } });
+  paths.indexed = await createdAt(s, `${batch}/jobs`, { metadata: { name: 'indexed' }, spec: { completions: 5, parallelism: 2, completionMode: 'Indexed', backoffLimitPerIndex: 1, template: template('Never') } });
+  paths.hpa = await createdAt(s, '/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers', { metadata: { name: 'hpa' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' }, maxReplicas: 3 } });
 });
 
 const at = '2024-01-01T00:00:00Z';
@@ -120,7 +107,7 @@ const rows: Row[] = [
 
 for (const [what, name, change, expected] of rows) {
   test(`workload status validation: ${what}`, async () => {
-    const r = await writeStatus(paths[name]!, change);
+    const r = await writeStatus(s, paths[name]!, change);
     if (!expected.length) {
       assert.equal(r.status, 200, r.text);
       return;
@@ -142,7 +129,7 @@ test('a status write never changes the spec of a workload kind', async () => {
   ];
   for (const [name, change, read] of changes) {
     const before = read((await s.client.get(paths[name]!)).json);
-    const r = await writeStatus(paths[name]!, change);
+    const r = await writeStatus(s, paths[name]!, change);
     assert.equal(r.status, 200, `${name}: ${r.text}`);
     assert.deepEqual(read(r.json), before, name);
     assert.deepEqual(read((await s.client.get(paths[name]!)).json), before, name);

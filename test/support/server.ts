@@ -84,6 +84,20 @@ export function runKubectl(kubeconfig: string, args: string[], input?: string): 
  * and it would remove those pods 40 s later, in the middle of a long file.
  * Tests of those controllers ask for them with `controllers: ['*']`.
  */
+/** Creates `body` at `collection` (asserting the 201); answers the new object's path. */
+export async function createdAt(s: TestServer, collection: string, body: Record<string, any>): Promise<string> {
+  const r = await s.client.post(collection, body);
+  assert.equal(r.status, 201, r.text);
+  return `${collection}/${body.metadata.name}`;
+}
+
+/** PUTs the stored object at `path` with `change` applied through its status sub-resource; answers the response. */
+export async function writeStatus(s: TestServer, path: string, change: (obj: Record<string, any>) => void) {
+  const obj = (await s.client.get(path)).json;
+  change(obj);
+  return s.client.put(`${path}/status`, obj);
+}
+
 export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher', '-pod-garbage-collector'];
 
 export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
