@@ -49,16 +49,16 @@ export function evictionRest(registry: Registry): RestObject | undefined {
       const namespace = path.namespace;
       const name = path.name!;
       const pod = await podStore.get(namespace, name);
+      const phase = pod.status?.phase;
+      const finished = phase === 'Succeeded' || phase === 'Failed';
       // Finished pods go without a word; any other says why it goes (as upstream).
       const remove = async () => {
-        const finished = pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
         const options = dryRun || finished ? deleteOptions : await markDisruptionTarget(podStore, namespace, name, deleteOptions, writeOpts);
         await podStore.delete(namespace, name, options, writeOpts);
         return success();
       };
       // Done, not yet running, or already going: nothing a budget protects.
-      const phase = pod.status?.phase;
-      if (phase === 'Succeeded' || phase === 'Failed' || phase === 'Pending' || pod.metadata?.deletionTimestamp) return remove();
+      if (finished || phase === 'Pending' || pod.metadata?.deletionTimestamp) return remove();
       const covering = ((await budgets.list(namespace, {})).items as KubeObject[]).filter((b) => budgetSelects(b, pod));
       // Upstream answers this with a failed Status of its own: code 500, no reason, the message as is.
       if (covering.length > 1) throw new ApiError(500, '', 'This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.');
