@@ -9,18 +9,16 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
 import { deepEqual } from '../machinery/equal.js';
-import { product, vocabulary } from '../machinery/vocabulary.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { rfc3339Now } from '../machinery/time.js';
-import type { UserInfo } from '../machinery/user.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest, AuditAnnotation, GroupVersionResource, Operation, OperationOptions } from '../admission/types.js';
+import type { Admission, AdmissionRequest, Operation, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
-import { decodeForWrite, decodeSent, type DecodeOptions } from '../api/decode.js';
+import { decodeForWrite, decodeSent } from '../api/decode.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { trackApply, trackWrite } from './managed.js';
 import { ServerOwnedFields, type CreateStamp } from './serverfields.js';
@@ -33,45 +31,8 @@ import { beforeGracefulDelete, terminating } from './graceful.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
-
-export interface WriteOptions extends DecodeOptions {
-  dryRun: boolean;
-  /** Who asks, for admission. */
-  user?: UserInfo;
-  /** Owner of the fields this write sets (fieldManager, or derived from the User-Agent). */
-  manager?: string;
-  /** The request's audit annotations, when it is audited: admission plugins add theirs to it. */
-  auditAnnotations?: Map<string, AuditAnnotation>;
-  /** The kind at the version the request named, when not the stored one (admission reviews name it). */
-  requestedAs?: KindDefinition;
-  /**
-   * The request was admitted as a whole (an answered create: pods/binding,
-   * pods/eviction): the writes it makes are not admitted again, as upstream's
-   * sub-resources write straight to storage.
-   */
-  admitted?: boolean;
-}
-
-/** Manager recorded for writes that name none (the server's own). */
-const serverManager = `${product.name}-apiserver`;
-
-export interface PatchOptions {
-  /** Server-side apply only: take ownership of conflicting fields. */
-  force?: boolean;
-}
-
-export interface DeleteOptions {
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  propagationPolicy?: string;
-  orphanDependents?: boolean;
-}
-
-export interface DeleteResult {
-  object: KubeObject;
-  /** False when the object stays because finalizers hold it. */
-  removed: boolean;
-}
+export type { AnsweredCreate, DeleteOptions, DeleteResult, PatchOptions, WriteOptions, WriteTarget } from './writeoptions.js';
+import { operationOptions, serverManager, type AnsweredCreate, type DeleteOptions, type DeleteResult, type PatchOptions, type WriteOptions, type WriteTarget } from './writeoptions.js';
 
 /**
  * A lost compare-and-swap means another writer got in first, so every round
@@ -84,29 +45,6 @@ const maxUpdateRetries = 10_000;
 /** What an attempt of the update loop answers when it lost the race and must run again. */
 const retry = Symbol('retry');
 type Attempt<T> = T | typeof retry;
-
-/**
- * Where a write lands: the main resource, or a sub-resource that owns some
- * fields of the object (status, finalize) and changes nothing else.
- */
-export interface WriteTarget {
-  subresource?: string;
-}
-
-/** What an answered create is admitted as: its object's kind, and the resource and sub-resource of its URL. */
-export interface AnsweredCreate {
-  kind: KindDefinition;
-  resource: GroupVersionResource;
-  subresource?: string;
-}
-
-/** Options of the operation, as admission reports them (CreateOptions, UpdateOptions, PatchOptions, DeleteOptions). */
-function operationOptions(kind: OperationOptions['kind'], opts: WriteOptions, extra: Record<string, unknown> = {}): OperationOptions {
-  const options: OperationOptions = { kind, apiVersion: `${vocabulary.metaGroup}/v1`, ...extra };
-  if (opts.dryRun) options.dryRun = ['All'];
-  if (opts.manager) options.fieldManager = opts.manager;
-  return options;
-}
 
 /**
  * Runs `work`, the rest of a write something reserved for (a hook, an
@@ -469,7 +407,6 @@ export class ResourceStore {
    * (unless an apply already did: `tracked`), admits and validates the result.
    */
   private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<{ object: KubeObject; finish?: FinishWrite }> {
-    const strategy = this.kind.strategy;
     const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
