@@ -17,7 +17,7 @@ import { deepEqual } from '../machinery/equal.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import type { KitArgument, Log } from './controller.js';
 import {
-  isHeadless, managedElsewhere, objectKey, podAddressOf, podHostname, podIsEndpoint, podPortFor, podReady, podReference,
+  isHeadless, managedElsewhere, podAddressOf, podHostname, podIsEndpoint, podPortFor, podReady, podReference,
   serviceFamilies, ServicePodsController,
 } from './endpointpods.js';
 

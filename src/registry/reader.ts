@@ -3,7 +3,6 @@
 // from the store at a revision when an exact one is asked for.
 
 import { errors, fieldErrors, Qualified } from '../machinery/errors.js';
-import { vocabulary } from '../machinery/vocabulary.js';
 import { hasOwn, ownValue } from '../machinery/ownkeys.js';
 import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector, unsupportedFieldMessage } from '../machinery/selectors.js';
 import type { VersionCodec } from '../api/codec.js';

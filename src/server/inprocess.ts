@@ -7,7 +7,6 @@
 import { isApiError } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { systemGroups } from '../machinery/user.js';
-import type { KubeObject } from '../api/kind.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import type { Registry } from '../registry/registry.js';
 import type { ResourceStore, WriteOptions } from '../registry/store.js';

@@ -19,7 +19,6 @@ import { ObjectLookup } from '../registry/lookup.js';
 import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
 import { enabledPluginNames } from '../admission/plugin-names.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
-import type { KindDefinition } from '../api/kind.js';
 import { InformerFactory, type InformerSubscription } from '../client/informer.js';
 import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
 import { WorkQueue } from '../client/workqueue.js';

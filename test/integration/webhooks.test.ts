@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { assertStatus } from '../support/hostile.js';
 import {
-  active as activeHook, allow, configMaps, configurations, configure as configureHooks, deny, eventually, labelledNamespace, patchWith, setLabel,
+  active as activeHook, allow, configMaps, configure as configureHooks, deny, eventually, labelledNamespace, patchWith, setLabel,
   unconfigure as unconfigureHooks, webhookEntry, webhookSuite, type ConfigurationKind,
 } from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
@@ -19,7 +19,6 @@ const suite = webhookSuite();
 
 const group = vocabulary.admissionRegistrationGroup;
 const apiVersion = `${group}/v1`;
-const collection = configurations;
 const cms = configMaps;
 const scene = suite.scene;
 const namespace = (name: string, labels?: Record<string, string>) => labelledNamespace(scene(), name, labels);

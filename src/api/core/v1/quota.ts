@@ -14,8 +14,6 @@ import { validateResourceList } from './podvalidation.js';
 const s = t.string;
 type Obj = Record<string, any>;
 
-const limitTypes = ['Pod', 'Container', 'PersistentVolumeClaim'];
-
 function validateLimitRange(lr: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   ((lr.spec?.limits ?? []) as Obj[]).forEach((item, i) => {
