@@ -165,13 +165,17 @@ export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buff
       while (next < parts.length && bytes < writeChunkBytes) bytes += parts[next++]!.length;
       const chunk = Buffer.concat(parts.slice(start, next), bytes);
       if (next === parts.length) { res.end(chunk); return; }
-      if (!res.write(chunk)) { res.once('drain', pump); return; }
+      // Up to about a megabyte is queued per turn of the event loop: a long
+      // answer then moves at the socket's pace even while other work (the
+      // controllers' first lists after a restart) takes its turns.
+      if (!res.write(chunk) && res.writableLength >= queuedAnswerBytes) { res.once('drain', pump); return; }
     }
   };
   pump();
 }
 
 const writeChunkBytes = 64 * 1024;
+const queuedAnswerBytes = 1024 * 1024;
 
 function headerList(value: number | string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [String(value)];

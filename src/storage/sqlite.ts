@@ -37,6 +37,10 @@ const sweepChunk = 5_000;
 const aboveAllText = Buffer.alloc(0);
 /** What a tombstone row stores as its value: the deleted value is in its prev_revision row. */
 const noValue = Buffer.alloc(0);
+/** Range reads of at least this many rows (or unbounded) map the file while they run; shorter ones gain less than the mapping costs. */
+const mappedReadRows = 256;
+/** How much of the file a long read may map (SQLite maps at most the file's size). */
+const mappedReadBytes = 2 ** 34;
 
 interface QueuedWrite {
   op: WriteOp;
@@ -147,7 +151,8 @@ export class SqliteBackend implements Backend {
     // SQLite binds a number past 2^53 as a REAL, which LIMIT refuses; no page is that long anyway.
     const limit = options.limit && options.limit > 0 ? Math.min(options.limit, 2 ** 31) : -1;
     // One row past the limit tells whether there is more.
-    const rows = this.sql.rangePage.all({ ...bounds, limit: limit < 0 ? -1 : limit + 1 });
+    const page = { ...bounds, limit: limit < 0 ? -1 : limit + 1 };
+    const rows = limit < 0 || limit >= mappedReadRows ? this.mapped(() => this.sql.rangePage.all(page)) : this.sql.rangePage.all(page);
     const more = limit >= 0 && rows.length > limit;
     if (more) rows.length = limit;
     const items = rows.map((row): KeyValue => ({
@@ -155,6 +160,22 @@ export class SqliteBackend implements Backend {
     }));
     const count = more && !options.skipCount ? this.sql.rangeCount.get(bounds)!.n : items.length + (more ? 1 : 0);
     return { items, revision, more, count };
+  }
+
+  /**
+   * Runs a long read with the file memory-mapped: SQLite then reads pages in
+   * place instead of copying each through read() into its page cache, which
+   * took about 40 % of loading 100,000 objects of 2 KiB at a restart. The
+   * mapping is dropped after, because mapped pages count as the process's
+   * resident memory and the cache already holds the values once.
+   */
+  private mapped<T>(read: () => T): T {
+    this.db.exec(`PRAGMA mmap_size = ${mappedReadBytes}`);
+    try {
+      return read();
+    } finally {
+      this.db.exec('PRAGMA mmap_size = 0');
+    }
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
