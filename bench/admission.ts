@@ -76,8 +76,8 @@ function configuration(name: string, resources: string[], url: string, caBundle:
 
 export async function benchAdmission(opts: AdmissionBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 1_000 : 5_000;
-  const WARMUP = quick ? 2_000 : 5_000;
+  const COUNT = quick ? 500 : 5_000;
+  const WARMUP = quick ? 1_000 : 5_000;
   const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-admission-'));
   let server: BenchServer | undefined;
   let load: LoadGenerator | undefined;

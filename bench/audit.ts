@@ -42,9 +42,9 @@ export async function benchAudit(opts: AuditBenchOptions): Promise<Row[]> {
   // cores moves a phase's figure by more than the few per cent measured: many
   // short phases (a quarter of a second), so that bursts weigh on both sides
   // alike. The scheduler's nanosecond count times them, not 10 ms ticks.
-  const GET_COUNT = quick ? 2_000 : 5_000;
+  const GET_COUNT = quick ? 1_000 : 5_000;
   const GET_ROUNDS = quick ? 2 : 20;
-  const WARMUP = quick ? 1_000 : 3_000;
+  const WARMUP = quick ? 500 : 3_000;
   const root = mkdtempSync(join(tmpdir(), 'plat-bench-audit-'));
   const policy = join(root, 'policy.yaml');
   const logPath = join(root, 'audit.log');

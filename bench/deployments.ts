@@ -21,7 +21,7 @@ const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 
 export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 500 : 2_000;
+  const COUNT = quick ? 300 : 2_000;
   const ROUNDS = quick ? 3 : 5;
   return withBenchServer('plat-bench-deployments-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     for (const ns of [namespace, 'deployments-list', 'cms-list']) {
@@ -51,7 +51,7 @@ export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
     });
     const gets = await medianOfAlternating(gen, { deployment: deployments(namespace), cm: configMaps(namespace) }, get, o);
 
-    const LISTS = quick ? 40 : 200;
+    const LISTS = quick ? 20 : 200;
     await gen.run({ kind: 'create-deployment', namespace: 'deployments-list', prefix: 'l-', count: 500 }, PHASE_TIMEOUT_MS);
     await gen.run({ kind: 'create-cm', namespace: 'cms-list', prefix: 'l-', count: 500, bytes }, PHASE_TIMEOUT_MS);
     await settle(s.pid);

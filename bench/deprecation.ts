@@ -28,8 +28,8 @@ const group = productGroup('bench');
 
 export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 1_000 : 5_000;
-  const ROUNDS = quick ? 5 : 9;
+  const COUNT = quick ? 500 : 5_000;
+  const ROUNDS = quick ? 3 : 9;
   return withBenchServer('plat-bench-deprecation-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
       const r = await sendJson(a, s.port, method, path, body, 10_000);

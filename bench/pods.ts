@@ -30,7 +30,7 @@ const namespace = 'pods-bench';
 
 export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 500 : 2_000;
+  const COUNT = quick ? 300 : 2_000;
   const ROUNDS = quick ? 3 : 5;
   return withBenchServer('plat-bench-pods-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: namespace } }, 10_000);
@@ -68,7 +68,7 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
       for (const run of round % 2 ? [cm, pod] : [pod, cm]) await run();
     }
     // Status writes of Pods (what a node agent sends; validated as upstream's ValidatePodStatusUpdate) beside label updates of the same Pods.
-    const UPDATES = quick ? 500 : 1_000;
+    const UPDATES = quick ? 300 : 1_000;
     const writes = { status: [] as Measured[], labels: [] as Measured[] };
     const podsPath = `/api/v1/namespaces/${namespace}/pods`;
     progress(`pods: ${ROUNDS} alternated rounds of ${fmtInt(UPDATES)} Pod status writes and label updates…`);
@@ -79,7 +79,7 @@ export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
       for (const run of round % 2 ? [labels, status] : [status, labels]) await run();
     }
     // Lists of 500 of each, from a namespace of their own each.
-    const LISTS = quick ? 40 : 200;
+    const LISTS = quick ? 20 : 200;
     for (const listNs of ['pods-list', 'cms-list']) {
       const made = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: listNs } }, 10_000);
       if (made.status !== 201) throw new Error(`namespace ${listNs}: HTTP ${made.status}`);

@@ -340,7 +340,7 @@ function serverRows(f: ServerFigures): Row[] {
 
 async function storeRows(): Promise<Row[]> {
   progress('store: raw storage benchmark (bench/storage.ts)…');
-  const rows = await benchStorage();
+  const rows = await benchStorage(quick);
   return rows.map((r) => ({
     metric: `store: ${r.name}`,
     result: r.opsPerSec > 0 ? `${fmtInt(r.opsPerSec)} ops/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)}` : fmtMs(r.p50ms),

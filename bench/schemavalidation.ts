@@ -101,9 +101,9 @@ function inProcessCpuMs(compiled: CompiledSchema, objects: Record<string, unknow
 
 export async function benchSchemaValidation(opts: SchemaValidationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 1_000 : 3_000;
+  const COUNT = quick ? 500 : 3_000;
   const ROUNDS = quick ? 3 : 7;
-  const IN_PROCESS = quick ? 5_000 : 20_000;
+  const IN_PROCESS = quick ? 2_000 : 20_000;
   const withRules = operatorSchema(true);
   const problems = checkSchema(withRules, 'schema');
   if (problems.length) throw new Error(`bench schema refused: ${problems.map((e) => e.describe()).join('; ')}`);

@@ -26,8 +26,8 @@ const goalRatio = 2;
 
 export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 1_000 : 5_000;
-  const ROUNDS = quick ? 5 : 9;
+  const COUNT = quick ? 500 : 5_000;
+  const ROUNDS = quick ? 3 : 9;
   return withBenchServer('plat-bench-versions-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
       const r = await sendJson(a, s.port, method, path, body, 10_000);
