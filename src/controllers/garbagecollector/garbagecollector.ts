@@ -211,7 +211,7 @@ export class GarbageCollector implements Controller {
     });
   }
 
-  private async classify(id: ObjectIdentity, refs: OwnerReference[]) {
+  private async classify(id: ObjectIdentity, refs: readonly OwnerReference[]) {
     const solid: OwnerReference[] = [];
     const dangling: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];

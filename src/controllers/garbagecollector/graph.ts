@@ -9,20 +9,37 @@
 
 import type { ApiObject, ResourceType } from '../../client/types.js';
 import {
-  finalizersOf, foregroundFinalizer, identityOf, isBlocking, ObjectIdentity, orphanFinalizer, OwnerReference,
+  finalizersOf, foregroundFinalizer, identityOf, isBlocking, noFinalizers, noOwners, ObjectIdentity, orphanFinalizer, OwnerReference,
   ownerReferencesOf, referenceMatches,
 } from './references.js';
+
+const noDependents: ReadonlySet<GraphNode> = new Set();
 
 export class GraphNode {
   /** Set once observed through an informer; placeholders know only their uid. */
   identity?: ObjectIdentity;
   observed = false;
-  owners: OwnerReference[] = [];
-  readonly dependents = new Set<GraphNode>();
+  owners: readonly OwnerReference[] = noOwners;
   beingDeleted = false;
-  finalizers: string[] = [];
+  finalizers: readonly string[] = noFinalizers;
+  /** Made with the first dependent: most objects own nothing, and a Set each would cost the graph about 150 bytes an object. */
+  private dependentSet?: Set<GraphNode>;
 
   constructor(readonly uid: string) {}
+
+  /** The nodes whose owner references name this one. */
+  get dependents(): ReadonlySet<GraphNode> {
+    return this.dependentSet ?? noDependents;
+  }
+
+  addDependent(node: GraphNode): void {
+    (this.dependentSet ??= new Set()).add(node);
+  }
+
+  removeDependent(node: GraphNode): void {
+    this.dependentSet?.delete(node);
+    if (this.dependentSet?.size === 0) this.dependentSet = undefined;
+  }
 
   /** Deleted in foreground: waits for its blocking dependents. */
   get deletingDependents(): boolean {
@@ -112,10 +129,10 @@ export class DependencyGraph {
     const uid = obj.metadata?.uid;
     const node = typeof uid === 'string' ? this.nodes.get(uid) : undefined;
     if (!node?.observed) return;
-    this.updateOwners(node, []);
+    this.updateOwners(node, noOwners);
     node.observed = false;
     node.beingDeleted = false;
-    node.finalizers = [];
+    node.finalizers = noFinalizers;
     this.events.gone(node.uid);
     // Background cascade: the dependents are now (partly) ownerless.
     for (const dep of node.dependents) this.events.attemptToDelete(dep);
@@ -123,7 +140,7 @@ export class DependencyGraph {
   }
 
   /** Replaces the node's owner references, linking and unlinking owners; tells whether any owner was added. */
-  private updateOwners(node: GraphNode, owners: OwnerReference[]): boolean {
+  private updateOwners(node: GraphNode, owners: readonly OwnerReference[]): boolean {
     const oldByUid = new Map(node.owners.map((r) => [r.uid, r]));
     const newByUid = new Map(owners.map((r) => [r.uid, r]));
     let added = false;
@@ -131,7 +148,7 @@ export class DependencyGraph {
       const owner = this.nodes.get(uid);
       if (!owner) continue;
       const newRef = newByUid.get(uid);
-      if (!newRef) owner.dependents.delete(node);
+      if (!newRef) owner.removeDependent(node);
       // An owner deleting in foreground may have been waiting on this reference.
       if (isBlocking(oldRef) && !(newRef && isBlocking(newRef))) this.events.attemptToDelete(owner);
       if (!newRef) this.dropIfUnused(owner);
@@ -144,7 +161,7 @@ export class DependencyGraph {
         owner = new GraphNode(uid);
         this.nodes.set(uid, owner);
       }
-      owner.dependents.add(node);
+      owner.addDependent(node);
     }
     node.owners = owners;
     return added;

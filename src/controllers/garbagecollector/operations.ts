@@ -51,7 +51,7 @@ export class Operations {
   }
 
   /** Rewrites the object's owner references with `change`; answers the object written (or as found when unchanged), undefined when gone. */
-  async updateOwnerReferences(id: ObjectIdentity, change: (refs: OwnerReference[]) => OwnerReference[]): Promise<ApiObject | undefined> {
+  async updateOwnerReferences(id: ObjectIdentity, change: (refs: readonly OwnerReference[]) => readonly OwnerReference[]): Promise<ApiObject | undefined> {
     return this.patchMetadata(id, (obj) => {
       const refs = ownerReferencesOf(obj);
       const next = change(refs);

@@ -25,14 +25,19 @@ export interface ObjectIdentity {
 export const orphanFinalizer = 'orphan';
 export const foregroundFinalizer = 'foregroundDeletion';
 
-export function ownerReferencesOf(obj: ApiObject): OwnerReference[] {
+// One shared empty list for the many objects without owners or finalizers:
+// the graph keeps both for every object in the cluster.
+export const noOwners: readonly OwnerReference[] = Object.freeze([]);
+export const noFinalizers: readonly string[] = Object.freeze([]);
+
+export function ownerReferencesOf(obj: ApiObject): readonly OwnerReference[] {
   const refs = obj.metadata?.ownerReferences;
-  return Array.isArray(refs) ? refs.filter((r) => r && typeof r.uid === 'string') : [];
+  return Array.isArray(refs) && refs.length > 0 ? refs.filter((r) => r && typeof r.uid === 'string') : noOwners;
 }
 
-export function finalizersOf(obj: ApiObject): string[] {
+export function finalizersOf(obj: ApiObject): readonly string[] {
   const f = obj.metadata?.finalizers;
-  return Array.isArray(f) ? f : [];
+  return Array.isArray(f) && f.length > 0 ? f : noFinalizers;
 }
 
 export function identityOf(type: ResourceType, obj: ApiObject): ObjectIdentity {
