@@ -109,6 +109,32 @@ describe('a stored range', () => {
     }
   });
 
+  test('changes asked for at once are written together, each answered on its own: a refusal undoes nobody else\'s value', async () => {
+    const { MemoryBackend } = await import('../../../src/storage/memory.js');
+    const backend = new MemoryBackend();
+    let writes = 0;
+    const counted = Object.assign(Object.create(backend) as typeof backend, {
+      create: (...a: Parameters<typeof backend.create>) => { writes++; return backend.create(...a); },
+      update: (...a: Parameters<typeof backend.update>) => { writes++; return backend.update(...a); },
+    });
+    const ports = new StoredRange(counted, '/registry/ranges/servicenodeports', NodePortRange.parse('30000-30009'), 'port');
+    const asked = [
+      ports.allocate(30005), ports.allocate(30005), ports.allocate(40000),
+      ...Array.from({ length: 10 }, () => ports.allocateNext()), ports.release(30007),
+    ];
+    const settled = await Promise.allSettled(asked);
+    const reasons = settled.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as AllocationError).reason));
+    // The second 30005 is refused, 40000 is outside, and the tenth dynamic port finds the range full (ten ports, one fixed).
+    assert.deepEqual(reasons, ['ok', 'allocated', 'notInRange', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'full', 'ok']);
+    const taken = settled.slice(3, 12).map((r) => (r as PromiseFulfilledResult<number>).value);
+    assert.equal(new Set([...taken, 30005]).size, 10);
+    assert.ok(writes <= 2, `${writes} writes of the bitmap for 14 changes asked at once`);
+    // The release came after the others in its batch: 30007, taken by then, is free again.
+    assert.ok(taken.includes(30007));
+    assert.equal((await ports.read()).bitmap.used, 9);
+    await backend.close();
+  });
+
   describe('on one etcd shared by two servers', () => {
     let etcd: EtcdCluster;
     const open: EtcdBackend[] = [];
