@@ -38,6 +38,34 @@ test('YAML deeper than the limit is a 400 from its syntax tree, flow or block, a
   assert.ok(readYaml(Array.from({ length: maxNestingDepth }, (_, i) => `${' '.repeat(i)}a:`).join('\n') + ' 1\n').value);
 });
 
+test('YAML is refused while it is lexed once its open collections pass the limit; brackets and dashes inside scalars are text', () => {
+  // Exactly the limit, by flow brackets, by items opened on one line, and both together.
+  assert.ok(readYaml(`${'- '.repeat(maxNestingDepth)}x\n`).value);
+  refusedAsTooDeep(() => readYaml(`${'- '.repeat(maxNestingDepth + 1)}x\n`));
+  assert.ok(readYaml(`${'- '.repeat(maxNestingDepth / 2)}${nested('[', ']', maxNestingDepth / 2)}\n`).value);
+  refusedAsTooDeep(() => readYaml(`${'- '.repeat(maxNestingDepth / 2)}${nested('[', ']', maxNestingDepth / 2 + 1)}\n`));
+  // Items on separate lines do not add up.
+  assert.equal((readYaml(`${'- x\n'.repeat(maxNestingDepth + 5)}`).value as unknown[]).length, maxNestingDepth + 5);
+  // Scalars full of brackets and dashes: plain, quoted, literal block; and a comment.
+  const many = (c: string) => c.repeat(maxNestingDepth + 5);
+  const text = [
+    `plain: x${many('[')}`,
+    `single: '${many('[')}'`,
+    `double: "${many('{')}"`,
+    `dashes: x ${many('- ')}x`,
+    `block: |\n  ${many('[')}\n  ${many('- ')}`,
+    `# ${many('[')}`,
+    `flow: [a, '${many('[')}']`,
+  ].join('\n') + '\n';
+  const value = readYaml(text).value as Record<string, unknown>;
+  assert.equal(value.plain, `x${many('[')}`);
+  assert.equal(value.single, many('['));
+  assert.equal(value.double, many('{'));
+  assert.equal(value.dashes, `x ${many('- ')}x`);
+  assert.equal(value.block, `${many('[')}\n${many('- ')}\n`);
+  assert.deepEqual(value.flow, ['a', many('[')]);
+});
+
 test('YAML aliases cannot multiply depth past the limit', () => {
   const per = 200;
   let text = `a0: &a0 ${nested('[', ']', per)}\n`;
