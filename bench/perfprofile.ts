@@ -55,7 +55,7 @@ export interface PerfSummary {
 }
 
 /** A JavaScript frame of perf's output: its function, and the file it is in (ours under dist/, a package, or Node's). */
-const jsFrame = /(?:JS|LazyCompile|Function):[*~^+]?(\S*) (?:file:\/\/(?!\S*node_modules)\S*?\/dist\/(\S+?)|(node:\S+?)|file:\/\/\S*\/node_modules\/(\S+?))(?::\d+)/;
+const jsFrame = /(?:JS|LazyCompile|Function):[*~^+]?(.*?) (?:file:\/\/(?!\S*node_modules)\S*?\/dist\/(\S+?)|(node:\S+?)|file:\/\/\S*\/node_modules\/(\S+?))(?::\d+)/;
 const gcFrame = /Scavenge|MarkCompact|Heap::|GCTracer|Sweeper|ConcurrentMarking|IncrementalMarking|MemoryAllocator/;
 
 /** Reads `perf script` of `file`: per-operation microseconds by file, for `operations` operations. */
