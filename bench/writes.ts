@@ -8,18 +8,23 @@
 // controller work, so this is the write path alone (the ServiceAccount rows
 // of bench/run.ts carry the token controller's).
 //
-//   node dist/bench/writes.js [--quick] [--cpu-prof]
+//   node dist/bench/writes.js [--quick] [--cpu-prof] [--perf]
 //
 // With --cpu-prof the server runs under `node --cpu-prof`, and its hot spots
 // are printed to stderr at the end (its rates are then not the real ones).
+// With --perf, after the rounds, one more phase of creates and one of PUTs
+// run under Linux perf, and where each one's server CPU went is printed to
+// stderr in µs per operation (bench/perfprofile.ts; on a loaded machine
+// these are the figures to trust, not --cpu-prof's).
 
 import { join } from 'node:path';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { cpuMsPrecise, settle, startNoWorkServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { Measured, rateCell } from './alternate.js';
 import { formatProfile } from './profile.js';
+import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
 import { runAlone, withBenchServer } from './session.js';
 import { fmtInt, median } from './stats.js';
 import { Row, target } from './table.js';
@@ -29,6 +34,8 @@ export interface WritesBenchOptions {
   progress: (msg: string) => void;
   /** Run the server under --cpu-prof and print its profile to stderr. */
   cpuProf?: boolean;
+  /** Profile one more phase of creates and of PUTs with Linux perf, printed to stderr. */
+  perf?: boolean;
 }
 
 const CONCURRENCY = 16;
@@ -51,10 +58,12 @@ export interface WritesFigures {
 
 export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigures> {
   const { quick, progress, cpuProf = false } = opts;
+  const perf = opts.perf === true && perfAvailable();
+  if (opts.perf && !perf) progress('writes: perf is not available here (no profile)');
   const COUNT = quick ? 400 : 2_000;
   const ROUNDS = quick ? 5 : 7;
   const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
-  const nodeArgs = cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const nodeArgs = [...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(perf ? perfNodeArgs : [])];
   const figures = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {
     const noWork = await startNoWorkServer(dataDir);
     const gen = new LoadGenerator({ url: s.url, noWorkUrl: noWork.url, creds: s.creds, concurrency: CONCURRENCY });
@@ -94,6 +103,22 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
       progress(`writes: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} unconditional ConfigMap PUTs and as many no-work PUTs…`);
       const replace = await sideBySide('PUT', (round) => ({ kind: 'replace-cm', namespace, prefix: 'cm-', population, count: COUNT, first: round * COUNT, bytes: BYTES, round: round + 1 }));
       progress(`writes: replace ${rateCell(replace.real)}; no-work ${rateCell(replace.noWork)}`);
+      if (perf) {
+        const profiled = async (name: string, spec: PhaseSpec) => {
+          await settle(s.pid, 5_000);
+          const file = `${profDir}-${name}.perf.data`;
+          const stop = await perfRecord(s.pid, file);
+          const r = await gen.run(spec, PHASE_TIMEOUT_MS);
+          await settle(s.pid, 5_000);
+          await stop();
+          process.stderr.write(formatPerf(`writes: ${name} under perf, ${fmtInt(r.requests)} at ${fmtInt(r.perSec)}/s`, summarisePerf(file, r.requests), 40) + '\n');
+          rmSync(file, { force: true });
+        };
+        const n = quick ? 3_000 : 6_000;
+        progress(`writes: ${fmtInt(n)} creates and ${fmtInt(n)} PUTs under perf…`);
+        await profiled('create', { kind: 'create-cm', namespace: 'writes-warm', prefix: 'perf-', count: n, bytes: BYTES });
+        await profiled('replace', { kind: 'replace-cm', namespace: 'writes-warm', prefix: 'perf-', population: n, count: n, bytes: BYTES, round: 1 });
+      }
       const ratio = (a: Measured, b: Measured) => a.perSec / b.perSec;
       const cell = (a: Measured, b: Measured) => `${ratio(a, b).toFixed(2)} (${fmtInt(a.perSec)} / ${fmtInt(b.perSec)} req/s; server CPU ${(a.serverCpuMs * 1000).toFixed(0)} / ${(b.serverCpuMs * 1000).toFixed(0)} µs per request)`;
       const each = `median of ${ROUNDS} alternated rounds of ${fmtInt(COUNT)}, ${CONCURRENCY} clients`;
@@ -117,4 +142,4 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
   return figures;
 }
 
-await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof') })).rows);
+await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof'), perf: process.argv.includes('--perf') })).rows);

@@ -46,7 +46,11 @@ export class AdmissionChain implements Admission {
 
   async validate(request: AdmissionRequest): Promise<void> {
     await this.phase('validate', request, async () => {
-      for (const p of this.plugins) if (p.validate) await this.step(p, 'validate', request, () => p.validate!(request));
+      for (const p of this.plugins) {
+        if (!p.validate) continue;
+        const pending = this.step(p, 'validate', request);
+        if (pending) await pending;
+      }
     });
   }
 
@@ -64,7 +68,11 @@ export class AdmissionChain implements Admission {
   }
 
   private async mutateOnce(request: AdmissionRequest, round: Round): Promise<void> {
-    for (const p of this.plugins) if (p.mutate) await this.step(p, 'admit', request, () => p.mutate!(request, round));
+    for (const p of this.plugins) {
+      if (!p.mutate) continue;
+      const pending = this.step(p, 'admit', request, round);
+      if (pending) await pending;
+    }
   }
 
   /** One phase, timed; a rejection releases what earlier plugins reserved. */
@@ -82,20 +90,42 @@ export class AdmissionChain implements Admission {
     }
   }
 
-  private async step(plugin: AdmissionPlugin, type: StepType, request: AdmissionRequest, run: () => Promise<void> | void): Promise<void> {
+  /**
+   * One plugin's mutation (with its round) or validation, timed. Most plugins
+   * decide at once for most requests (they do not act on the kind): those
+   * are measured and done without a promise or a turn of the microtask
+   * queue; one that answers a promise is awaited by the caller through the
+   * promise returned here.
+   */
+  private step(plugin: AdmissionPlugin, type: StepType, request: AdmissionRequest, round?: Round): Promise<void> | undefined {
     const started = performance.now();
-    let rejected = true;
+    let answered: Promise<void> | void;
     try {
-      await run();
-      rejected = false;
-    } finally {
-      this.options.metrics?.observeController(plugin.name, type, request.operation, rejected, (performance.now() - started) / 1000);
+      answered = type === 'admit' ? plugin.mutate!(request, round!) : plugin.validate!(request);
+    } catch (e) {
+      this.stepDone(plugin, type, request, started, true);
+      throw e;
     }
-    if (plugin.release) {
-      const list = this.reserved.get(request) ?? [];
-      if (!list.includes(plugin)) list.push(plugin);
-      this.reserved.set(request, list);
+    if (!answered) {
+      this.stepDone(plugin, type, request, started, false);
+      return undefined;
     }
+    return answered.then(
+      () => this.stepDone(plugin, type, request, started, false),
+      (e: unknown) => {
+        this.stepDone(plugin, type, request, started, true);
+        throw e;
+      },
+    );
+  }
+
+  /** Its metric, and for a plugin that admitted and may have reserved something, a place in the list to release. */
+  private stepDone(plugin: AdmissionPlugin, type: StepType, request: AdmissionRequest, started: number, rejected: boolean): void {
+    this.options.metrics?.observeController(plugin.name, type, request.operation, rejected, (performance.now() - started) / 1000);
+    if (rejected || !plugin.release) return;
+    const list = this.reserved.get(request) ?? [];
+    if (!list.includes(plugin)) list.push(plugin);
+    this.reserved.set(request, list);
   }
 }
 

@@ -5,6 +5,7 @@
 
 import { declareMetric } from '../machinery/metricdeclaration.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { HistogramSeries, SeriesByKey } from '../machinery/metricseries.js';
 import type { Operation } from './types.js';
 
 /** `admit` for the mutating phase, `validate` for the validating one. */
@@ -29,6 +30,9 @@ export class AdmissionMetrics {
   private readonly rejections: Counter;
   private readonly requests: Counter;
   private readonly failOpen: Counter;
+  /** Every write observes each phase and each plugin: their series are kept (machinery/metricseries.ts says why). */
+  private readonly steps: SeriesByKey<HistogramSeries>;
+  private readonly controllers: SeriesByKey<HistogramSeries>;
 
   constructor(registry: Registry) {
     this.step = new Histogram(declareMetric(registry, {
@@ -67,14 +71,16 @@ export class AdmissionMetrics {
       labelNames: ['name', 'type'],
       stability: 'ALPHA',
     }));
+    this.steps = new SeriesByKey((labels) => new HistogramSeries(this.step, labels));
+    this.controllers = new SeriesByKey((labels) => new HistogramSeries(this.controller, labels));
   }
 
   observeStep(type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
-    this.step.observe({ type, operation, rejected: String(rejected) }, seconds);
+    this.steps.get(`${type} ${operation} ${rejected}`, () => ({ type, operation, rejected: String(rejected) })).observe(seconds);
   }
 
   observeController(name: string, type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
-    this.controller.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+    this.controllers.get(`${name} ${type} ${operation} ${rejected}`, () => ({ name, type, operation, rejected: String(rejected) })).observe(seconds);
   }
 
   /** One webhook call: its duration and its answer (`code` 0 when there was none). */

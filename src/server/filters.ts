@@ -85,7 +85,7 @@ export function recovery(log: Logger): Filter {
  * (an upstream group name), so that authorization and routing see the one served.
  */
 export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, groupAlias?: (info: RequestInfo) => string | undefined): Filter {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const info = parseRequestInfo(ctx.req.method ?? 'GET', ctx.path, ctx.query, namespaceSubresources());
     const alias = groupAlias?.(info);
     if (alias !== undefined) {
@@ -93,7 +93,7 @@ export function requestInfo(namespaceSubresources: () => ReadonlySet<string>, gr
       info.apiGroup = alias;
     }
     ctx.info = info;
-    await next();
+    return next();
   };
 }
 
@@ -280,17 +280,19 @@ export function impersonatedUser(requests: readonly ImpersonationRequest[]): Use
  * request goes on as the impersonated user, without those headers.
  */
 export function impersonation(authorizer: Authorizer): Filter {
-  return async (ctx, next) => {
-    // Most requests impersonate no one: their raw header names say so without building headersDistinct.
-    if (!asksImpersonation(ctx.req.rawHeaders)) return next();
-    const requests = impersonationRequests(ctx.req.headersDistinct);
-    if (requests.length === 0) return next();
-    for (const r of requests) await authorize(authorizer, impersonationAttributes(ctx.user!, r, ctx.path));
-    ctx.user = impersonatedUser(requests);
-    const headers = ctx.req.headers;
-    for (const name of Object.keys(headers)) {
-      if (name === impersonateUser || name === impersonateGroup || name === impersonateUid || name.startsWith(impersonateExtraPrefix)) delete headers[name];
-    }
-    await next();
-  };
+  // Most requests impersonate no one: their raw header names say so without building headersDistinct (or a promise).
+  return (ctx, next) => (asksImpersonation(ctx.req.rawHeaders) ? impersonate(authorizer, ctx, next) : next());
+}
+
+/** The impersonation headers checked, then the request goes on as the user they name. */
+async function impersonate(authorizer: Authorizer, ctx: RequestContext, next: Next): Promise<void> {
+  const requests = impersonationRequests(ctx.req.headersDistinct);
+  if (requests.length === 0) return next();
+  for (const r of requests) await authorize(authorizer, impersonationAttributes(ctx.user!, r, ctx.path));
+  ctx.user = impersonatedUser(requests);
+  const headers = ctx.req.headers;
+  for (const name of Object.keys(headers)) {
+    if (name === impersonateUser || name === impersonateGroup || name === impersonateUid || name.startsWith(impersonateExtraPrefix)) delete headers[name];
+  }
+  await next();
 }

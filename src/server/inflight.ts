@@ -47,23 +47,25 @@ export class InflightGate {
 
   /** The filter: after authentication (who asks decides the pool), before authorization. */
   filter(): Filter {
-    return async (ctx, next) => {
-      const info = ctx.info!;
+    return (ctx, next) => {
       // Upstream's filter lets system:masters through uncounted, whatever the load.
       if (ctx.longRunning || isHealthProbe(ctx.path) || ctx.user?.groups.includes(systemGroups.masters)) return next();
-      const pool: 'mutating' | 'readOnly' = isMutating(info) ? 'mutating' : 'readOnly';
-      const limit = this.limits[pool];
-      if (limit > 0 && this[pool] >= limit) {
-        // As upstream: come back in a second.
-        throw errors.tooManyRequests('Too many requests, please try again later.', 1);
-      }
-      this[pool]++;
-      try {
-        await next();
-      } finally {
-        this[pool]--;
-      }
+      return this.counted(isMutating(ctx.info!) ? 'mutating' : 'readOnly', next);
     };
+  }
+
+  private async counted(pool: 'mutating' | 'readOnly', next: () => Promise<void>): Promise<void> {
+    const limit = this.limits[pool];
+    if (limit > 0 && this[pool] >= limit) {
+      // As upstream: come back in a second.
+      throw errors.tooManyRequests('Too many requests, please try again later.', 1);
+    }
+    this[pool]++;
+    try {
+      await next();
+    } finally {
+      this[pool]--;
+    }
   }
 }
 
@@ -74,8 +76,6 @@ export function markLongRunning(): Filter {
     return next();
   };
 }
-
-const timedOut = Symbol('timed out');
 
 /** The request's own `timeout` (a Go duration) when shorter than the server's; 400 when it does not parse, as upstream. */
 function deadlineOf(query: URLSearchParams, timeoutMs: number): number {
@@ -97,19 +97,21 @@ function deadlineOf(query: URLSearchParams, timeoutMs: number): number {
  * An answer already streaming when the time is up is left to finish.
  */
 export function requestTimeout(timeoutMs: number): Filter {
-  return async (ctx: RequestContext, next) => {
+  return (ctx: RequestContext, next) => {
     if (ctx.longRunning) return next();
     const ms = deadlineOf(ctx.query, timeoutMs);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<typeof timedOut>((resolve) => { timer = setTimeout(resolve, ms, timedOut); });
     const work = next();
-    try {
-      if ((await Promise.race([work, deadline])) !== timedOut) return;
-    } finally {
-      clearTimeout(timer);
-    }
-    if (ctx.res.headersSent) return work;
-    work.catch(() => undefined);
-    throw errors.timeout('request did not complete within requested timeout - context deadline exceeded', 0);
+    // One promise and one timer a request (no race of two promises): whichever comes first settles it.
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        if (ctx.res.headersSent) return; // the answer is streaming: let it finish
+        work.catch(() => undefined);
+        reject(errors.timeout('request did not complete within requested timeout - context deadline exceeded', 0));
+      }, ms);
+      work.then(
+        () => { clearTimeout(timer); resolve(); },
+        (e: unknown) => { clearTimeout(timer); reject(e); },
+      );
+    });
   };
 }

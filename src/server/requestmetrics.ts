@@ -16,6 +16,7 @@ import type { Filter, RequestContext } from './filters.js';
 import type { InflightGate } from './inflight.js';
 import type { RequestInfo } from './requestinfo.js';
 import { whenAnswered } from './answered.js';
+import { CounterSeries, HistogramSeries } from '../machinery/metricseries.js';
 
 const durationBuckets = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 const sizeBuckets = [1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10];
@@ -61,10 +62,10 @@ function scopeLabel(info: RequestInfo): string {
 }
 
 interface Series {
-  total: Map<number, Counter.Internal>;
+  total: Map<number, CounterSeries>;
   labels: Record<string, string>;
-  duration: Histogram.Internal<string>;
-  size: Histogram.Internal<string>;
+  duration: HistogramSeries;
+  size: HistogramSeries;
   longRunning: Gauge.Internal<string>;
 }
 
@@ -134,7 +135,7 @@ export class RequestMetrics {
       // As upstream, sizes and long-running requests are not split by dry_run.
       const labels = { verb, group, version, resource, subresource, scope, component };
       const withDryRun = { ...labels, dry_run: dryRun };
-      s = { labels: withDryRun, total: new Map(), duration: this.duration.labels(withDryRun), size: this.sizes.labels(labels), longRunning: this.longRunning.labels(labels) };
+      s = { labels: withDryRun, total: new Map(), duration: new HistogramSeries(this.duration, withDryRun), size: new HistogramSeries(this.sizes, labels), longRunning: this.longRunning.labels(labels) };
       this.series.set(key, s);
     }
     return s;
@@ -158,7 +159,7 @@ export class RequestMetrics {
     const code = res.headersSent ? res.statusCode : 0;
     let counter = s.total.get(code);
     if (!counter) {
-      counter = this.total.labels({ ...s.labels, code: String(code) });
+      counter = new CounterSeries(this.total, { ...s.labels, code: String(code) });
       s.total.set(code, counter);
     }
     counter.inc();
@@ -172,7 +173,7 @@ export class RequestMetrics {
   /** A watch stream began: count it, and its events, under its kind. */
   watchOpened(kind: KindDefinition): { sent(n: number): void; closed(): void } {
     const labels = { group: kind.group, version: kind.version, kind: kind.kind };
-    const events = this.watchEvents.labels(labels);
+    const events = new CounterSeries(this.watchEvents, labels);
     const watchers = this.watchers.labels(labels);
     watchers.inc();
     return { sent: (n) => events.inc(n), closed: () => watchers.dec() };
@@ -184,13 +185,13 @@ export class RequestMetrics {
     const id = `${operation} ${type}`;
     let child = this.storageChildren.get(id);
     if (!child) {
-      child = this.storage.labels({ operation, type });
+      child = new HistogramSeries(this.storage, { operation, type });
       this.storageChildren.set(id, child);
     }
     child.observe(seconds);
   };
 
-  private readonly storageChildren = new Map<string, Histogram.Internal<string>>();
+  private readonly storageChildren = new Map<string, HistogramSeries>();
 
   /** Key root -> `plural` or `plural.group`, for the kinds served now. */
   private rootTypes(): Map<string, string> {

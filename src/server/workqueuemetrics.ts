@@ -6,6 +6,7 @@
 
 import { declareMetric } from '../machinery/metricdeclaration.js';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { CounterSeries, HistogramSeries } from '../machinery/metricseries.js';
 import type { QueueGauges, QueueObserver, WorkQueueMetrics } from '../client/workqueue.js';
 
 /** 10 ns to 10 s, one bucket per decade, as client-go's queue histograms. */
@@ -49,13 +50,18 @@ export class PromWorkQueueMetrics implements WorkQueueMetrics {
     const labels = { name };
     this.live.set(name, gauges);
     // Series exist from the start, zero until something happens, as upstream's.
-    this.adds.inc(labels, 0);
-    this.retries.inc(labels, 0);
+    // Kept per queue, so that a key moving costs no label hashing (machinery/metricseries.ts).
+    const adds = new CounterSeries(this.adds, labels);
+    const retries = new CounterSeries(this.retries, labels);
+    const queued = new HistogramSeries(this.queueDuration, labels);
+    const worked = new HistogramSeries(this.workDuration, labels);
+    adds.inc(0);
+    retries.inc(0);
     return {
-      added: () => this.adds.inc(labels),
-      started: (seconds) => this.queueDuration.observe(labels, seconds),
-      finished: (seconds) => this.workDuration.observe(labels, seconds),
-      retried: () => this.retries.inc(labels),
+      added: () => adds.inc(),
+      started: (seconds) => queued.observe(seconds),
+      finished: (seconds) => worked.observe(seconds),
+      retried: () => retries.inc(),
       closed: () => { if (this.live.get(name) === gauges) this.live.delete(name); },
     };
   }

@@ -18,6 +18,7 @@ import { checkDryRun, settle, type WebhookPluginParts } from './dispatch.js';
 import { CallingWebhookError, rejectionError } from './errors.js';
 import { qualifiedOf } from '../errors.js';
 import { exemptFromWebhooks, type Invocation, type NamespaceLabelCache } from './matcher.js';
+import type { IndexedWebhook } from './source.js';
 import { convertAheadFor, invocationCodec, versioned } from './review.js';
 
 const pluginName = 'MutatingAdmissionWebhook';
@@ -48,10 +49,14 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
   readonly name = pluginName;
   constructor(private readonly parts: WebhookPluginParts) {}
 
-  async mutate(request: AdmissionRequest, round: MutationRound): Promise<void> {
-    if (exemptFromWebhooks(request, this.parts.configurationGroup)) return;
+  /** Without a webhook for the resource (most writes) the chain goes on at once, without a promise. */
+  mutate(request: AdmissionRequest, round: MutationRound): Promise<void> | undefined {
+    if (exemptFromWebhooks(request, this.parts.configurationGroup)) return undefined;
     const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
-    if (hooks.length === 0) return;
+    return hooks.length === 0 ? undefined : this.mutateWith(hooks, request, round);
+  }
+
+  private async mutateWith(hooks: readonly IndexedWebhook[], request: AdmissionRequest, round: MutationRound): Promise<void> {
     const state = round.state(pluginName, () => new Reinvocation());
     // Another plugin changed the object after our first round: webhooks that asked to see such changes run again.
     if (round.reinvoke && state.lastOutput !== undefined && !deepEqual(state.lastOutput, request.object)) state.requireReinvokingPrevious();

@@ -78,6 +78,30 @@ describe('AdmissionChain', () => {
     assert.equal(log.filter((l) => l.endsWith('.release')).length, 2, 'released once');
   });
 
+  test('plugins that answer at once and plugins that answer a promise keep their order; a rejected promise ends the phase and what each admitted plugin reserved (in either phase) is given back', async () => {
+    const log: string[] = [];
+    const later = (name: string, rejectIn?: 'validate'): AdmissionPlugin => ({
+      name,
+      mutate: async () => { await new Promise((r) => setImmediate(r)); log.push(`${name}.mutate`); },
+      validate: async () => {
+        await new Promise((r) => setImmediate(r));
+        log.push(`${name}.validate`);
+        if (rejectIn) throw errors.badRequest(`${name} says no`);
+      },
+      release: () => { log.push(`${name}.release`); },
+    });
+    const registry = new Registry();
+    const chain = new AdmissionChain([recorder('a', log, { release: true }), later('b'), recorder('c', log), later('d', 'validate'), recorder('e', log)], { metrics: new AdmissionMetrics(registry) });
+    const r = create();
+    await chain.mutate(r);
+    const err = await rejection(chain.validate(r));
+    assert.match(err.message, /d says no/);
+    assert.deepEqual(log, ['a.mutate', 'b.mutate', 'c.mutate', 'd.mutate', 'e.mutate', 'a.validate', 'b.validate', 'c.validate', 'd.validate', 'd.release', 'b.release', 'a.release']);
+    const text = await registry.metrics();
+    assert.match(text, /apiserver_admission_controller_admission_duration_seconds_count\{name="d",type="validate",operation="CREATE",rejected="true"\} 1/);
+    assert.match(text, /apiserver_admission_controller_admission_duration_seconds_count\{name="b",type="admit",operation="CREATE",rejected="false"\} 1/);
+  });
+
   test('a failure after admission releases through abandon; a failing release is logged, not thrown', async () => {
     const logged: string[] = [];
     const reserving: AdmissionPlugin = { name: 'quota', validate: () => undefined, release: () => { throw new Error('store down'); } };
