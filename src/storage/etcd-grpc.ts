@@ -1,19 +1,22 @@
-// Unary gRPC calls to etcd over node:http2, for the calls every request makes
-// (KV.Range and KV.Txn). The etcd3 package's path through @grpc/grpc-js (call
+// gRPC calls to etcd over node:http2, for the calls every request makes
+// (KV.Range and KV.Txn) and the watch stream. The etcd3 package's path through @grpc/grpc-js (call
 // objects, interceptors, filters, a promise chain and a circuit breaker per
 // call) and its generic protobuf decoding cost a create on etcd about twice
 // the server CPU of the same create on SQLite; this path is one HTTP/2
-// stream and the hand-written messages of etcd-proto.ts. Watches, leases and
-// compaction stay on the etcd3 package.
+// stream and the hand-written messages of etcd-proto.ts. The watch stream,
+// which brings every write back, goes the same way. Leases and compaction
+// stay on the etcd3 package.
 //
 // Members are chosen as the etcd3 package chooses them: a random one per
-// call, skipping for a second a member that failed to answer. Failures read
+// call, skipping for a second a member that failed to answer. The watch
+// stream uses the same sessions. Failures read
 // as grpc-js words them ("14 UNAVAILABLE: ..."), so failureKind and
 // callFailure in etcd-client.ts classify both paths alike.
 
 import { connect, constants, ClientHttp2Session, ClientHttp2Stream, SecureClientSessionOptions } from 'node:http2';
 import {
-  decodeRange, decodeTxn, encodeRange, encodeTxn, RangeRequest, RangeResponse, TxnRequest, TxnResponse,
+  decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
+  RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
 } from './etcd-proto.js';
 
 /** A call that failed: gRPC's status code and grpc-js's wording of it. */
@@ -33,6 +36,19 @@ const statusNames: Record<number, string> = {
 
 /** How long a member that failed to answer is skipped. */
 const skipFailedMs = 1_000;
+const keepaliveIntervalMs = 10_000;
+const keepaliveTimeoutMs = 5_000;
+
+interface CallHandlers {
+  message(buf: Buffer): void;
+  ended(err?: EtcdCallError): void;
+}
+
+/** An open Watch stream: requests go out as they are written. */
+export interface EtcdWatchCall {
+  write(req: WatchRequest): void;
+  cancel(): void;
+}
 
 interface Member {
   url: string;
@@ -61,6 +77,18 @@ export class EtcdGrpc {
     return decodeTxn(await this.unary('/etcdserverpb.KV/Txn', encodeTxn(req), deadline));
   }
 
+  /**
+   * A Watch stream on one member: `handlers.response` gets each answer,
+   * `handlers.ended` how the stream ended (undefined: etcd closed it cleanly).
+   */
+  watch(handlers: { response(res: WatchResponse): void; ended(err?: EtcdCallError): void }): EtcdWatchCall {
+    const call = this.open('/etcdserverpb.Watch/Watch', undefined, {
+      message: (buf) => handlers.response(decodeWatchResponse(buf)),
+      ended: handlers.ended,
+    });
+    return { write: (req) => call.write(encodeWatchRequest(req), false), cancel: () => call.cancel() };
+  }
+
   close(): void {
     this.closed = true;
     for (const member of this.members) member.session?.close();
@@ -84,8 +112,19 @@ export class EtcdGrpc {
     session.once('connect', () => { member.connected = true; });
     // Errors reach the streams; the session is dropped and made again on the next call.
     session.on('error', (err) => this.failed(member, err));
-    session.on('close', () => { if (member.session === session) member.session = undefined; });
-    session.on('goaway', () => { if (member.session === session) member.session = undefined; });
+    const forget = () => {
+      clearInterval(keepalive);
+      if (member.session === session) member.session = undefined;
+    };
+    session.on('close', forget);
+    session.on('goaway', forget);
+    // As the etcd3 package's channel: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
+    const keepalive = setInterval(() => {
+      if (session.closed || session.destroyed || session.connecting) return;
+      const timeout = setTimeout(() => session.destroy(new Error('keepalive ping not answered')), keepaliveTimeoutMs);
+      if (!session.ping(() => clearTimeout(timeout))) clearTimeout(timeout);
+    }, keepaliveIntervalMs);
+    keepalive.unref();
     // An idle session does not keep the process alive.
     session.unref();
     return session;
@@ -97,83 +136,120 @@ export class EtcdGrpc {
   }
 
   private unary(path: string, message: Buffer[], deadline: number): Promise<Buffer> {
-    if (this.closed) return Promise.reject(new EtcdCallError(1, 'the client is closed'));
+    return new Promise<Buffer>((resolve, reject) => {
+      let answer: Buffer | undefined;
+      const call = this.open(path, deadline, {
+        message: (buf) => { answer ??= buf; },
+        ended: (err) => {
+          if (err) reject(err);
+          else if (answer) resolve(answer);
+          else reject(new EtcdCallError(13, 'an answer without a message'));
+        },
+      });
+      call.write(message, true);
+    });
+  }
+
+  /** A call on a member's stream: messages framed both ways, the status read from the trailers. */
+  private open(path: string, deadline: number | undefined, handlers: CallHandlers): { write(message: Buffer[], last: boolean): void; cancel(): void } {
+    let ended = false;
+    const end = (err?: EtcdCallError) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      handlers.ended(err);
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const failedCall = { write: () => undefined, cancel: () => undefined };
+    if (this.closed) {
+      queueMicrotask(() => end(new EtcdCallError(1, 'the client is closed')));
+      return failedCall;
+    }
+    const headers: Record<string, string> = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' };
+    if (deadline !== undefined) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        queueMicrotask(() => end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made')));
+        return failedCall;
+      }
+      headers['grpc-timeout'] = `${Math.ceil(left)}m`;
+    }
     const member = this.pick();
     const session = this.session(member);
     const wasConnected = member.connected;
-    return new Promise<Buffer>((resolve, reject) => {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        reject(new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made'));
-        return;
-      }
-      let stream: ClientHttp2Stream;
-      try {
-        stream = session.request({
-          ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', 'grpc-timeout': `${Math.ceil(left)}m`,
-        });
-      } catch (err) {
-        this.failed(member, err as Error);
-        reject(new EtcdCallError(unavailable, `No connection established: ${(err as Error).message}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let status: number | undefined;
-      let details = '';
-      let settled = false;
-      const timer = setTimeout(() => {
-        finish(new EtcdCallError(deadlineExceeded, 'Deadline exceeded'));
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request(headers);
+    } catch (err) {
+      this.failed(member, err as Error);
+      queueMicrotask(() => end(new EtcdCallError(unavailable, `No connection established: ${(err as Error).message}`)));
+      return failedCall;
+    }
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded'));
         stream.close(constants.NGHTTP2_CANCEL);
-      }, left);
-      const finish = (err?: Error) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (err) return reject(err);
-        try {
-          resolve(unframe(Buffer.concat(chunks)));
-        } catch (bad) {
-          reject(bad);
-        }
-      };
-      const readStatus = (headers: Record<string, unknown>) => {
-        if (headers['grpc-status'] === undefined) return;
-        status = Number(headers['grpc-status']);
-        details = decodeURIComponent(String(headers['grpc-message'] ?? ''));
-      };
-      stream.on('response', (headers) => {
-        const httpStatus = Number(headers[':status']);
-        if (httpStatus !== 200) status ??= httpStatus === 503 ? unavailable : 2;
-        readStatus(headers);
-      });
-      stream.on('trailers', readStatus);
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      let streamError: Error | undefined;
-      stream.on('error', (err) => { streamError = err; }); // the close below says what happened
-      stream.on('close', () => {
-        if (status === 0) return finish();
-        if (status !== undefined) {
-          if (status === unavailable) this.failed(member, new Error(details));
-          return finish(new EtcdCallError(status, details || 'no details'));
-        }
-        // No status: the stream or the connection broke.
-        const cause = streamError?.message ?? member.lastFailure?.message ?? `stream closed with code ${stream.rstCode}`;
-        this.failed(member, new Error(cause));
-        finish(new EtcdCallError(unavailable, wasConnected || member.connected
-          ? `Connection dropped: ${cause}`
-          : `No connection established: ${cause}`));
-      });
-      const prefix = Buffer.allocUnsafe(5);
-      prefix[0] = 0;
-      prefix.writeUInt32BE(message.reduce((n, part) => n + part.length, 0), 1);
-      stream.end(Buffer.concat([prefix, ...message]));
+      }, deadline - Date.now());
+    }
+    let status: number | undefined;
+    let details = '';
+    let streamError: Error | undefined;
+    let pending: Buffer | undefined;
+    const readStatus = (h: Record<string, unknown>) => {
+      if (h['grpc-status'] === undefined) return;
+      status = Number(h['grpc-status']);
+      details = decodeURIComponent(String(h['grpc-message'] ?? ''));
+    };
+    stream.on('response', (h) => {
+      const httpStatus = Number(h[':status']);
+      if (httpStatus !== 200) status ??= httpStatus === 503 ? unavailable : 2;
+      readStatus(h);
     });
+    stream.on('trailers', readStatus);
+    stream.on('data', (chunk: Buffer) => {
+      // Frames: a compression flag, a 4-byte length, the message (etcd does not compress).
+      let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+      while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
+        const length = buf.readUInt32BE(1);
+        if (ended) return;
+        try {
+          handlers.message(buf.subarray(5, 5 + length));
+        } catch (err) {
+          end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
+          stream.close(constants.NGHTTP2_CANCEL);
+          return;
+        }
+        buf = buf.subarray(5 + length);
+      }
+      pending = buf.length > 0 ? buf : undefined;
+    });
+    stream.on('error', (err) => { streamError = err; }); // the close below says what happened
+    stream.on('close', () => {
+      if (status === 0) return end();
+      if (status !== undefined) {
+        if (status === unavailable) this.failed(member, new Error(details));
+        return end(new EtcdCallError(status, details || 'no details'));
+      }
+      // No status: the stream or the connection broke.
+      const cause = streamError?.message ?? member.lastFailure?.message ?? `stream closed with code ${stream.rstCode}`;
+      this.failed(member, new Error(cause));
+      end(new EtcdCallError(unavailable, wasConnected || member.connected ? `Connection dropped: ${cause}` : `No connection established: ${cause}`));
+    });
+    return {
+      write: (message, last) => {
+        if (ended || stream.closed) return;
+        const prefix = Buffer.allocUnsafe(5);
+        prefix[0] = 0;
+        prefix.writeUInt32BE(message.reduce((n, part) => n + part.length, 0), 1);
+        const framed = Buffer.concat([prefix, ...message]);
+        if (last) stream.end(framed);
+        else stream.write(framed);
+      },
+      cancel: () => {
+        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+        end(new EtcdCallError(1, 'Cancelled on client'));
+      },
+    };
   }
 }
 
-/** The message of a unary answer: one gRPC frame (uncompressed, as etcd sends). */
-function unframe(body: Buffer): Buffer {
-  if (body.length < 5) throw new EtcdCallError(13, 'an answer without a message');
-  if (body[0] !== 0) throw new EtcdCallError(13, 'a compressed answer, which was not asked for');
-  return body.subarray(5, 5 + body.readUInt32BE(1));
-}

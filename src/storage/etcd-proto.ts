@@ -205,6 +205,16 @@ class Reader {
     }
   }
 
+  /** A signed 64-bit varint (negative ones take ten bytes), as a number. */
+  int64(): number {
+    const start = this.pos;
+    const n = this.varint();
+    if (n < 2 ** 53) return n;
+    let big = 0n;
+    for (let i = this.pos - 1; i >= start; i--) big = (big << 7n) | BigInt(this.buf[i]! & 0x7f);
+    return Number(BigInt.asIntN(64, big));
+  }
+
   /** The tag of the next field: its number and wire type. */
   tag(): [field: number, wire: number] {
     const tag = this.varint();
@@ -309,6 +319,71 @@ export function decodeTxn(buf: Buffer): TxnResponse {
     if (field === 1 && wire === 2) res.revision = header(r.sub());
     else if (field === 2 && wire === 0) res.succeeded = r.varint() !== 0;
     else if (field === 3 && wire === 2) res.responses.push(responseOp(r.sub()));
+    else r.skip(wire);
+  }
+  return res;
+}
+
+// --- Watch (rpc.proto's WatchRequest and WatchResponse, kv.proto's Event) ---
+
+export type WatchRequest =
+  | { create: { key: Buffer; rangeEnd: Buffer; startRevision: number; watchId: number; prevKv: boolean; progressNotify: boolean } }
+  | { cancel: { watchId: number } }
+  | { progress: true };
+
+export interface WatchEventMessage {
+  type: 'put' | 'delete';
+  kv: EtcdKv;
+  prevKv?: EtcdKv;
+}
+
+export interface WatchResponse {
+  revision: number;
+  /** -1 for the answer to a progress request. */
+  watchId: number;
+  created: boolean;
+  canceled: boolean;
+  compactRevision: number;
+  cancelReason: string;
+  events: WatchEventMessage[];
+}
+
+export function encodeWatchRequest(req: WatchRequest): Buffer[] {
+  const w = new Writer();
+  if ('create' in req) {
+    const c = req.create;
+    const create = new Writer().bytes(1, c.key).bytes(2, c.rangeEnd).number(3, c.startRevision).flag(4, c.progressNotify)
+      .flag(6, c.prevKv).number(7, c.watchId);
+    return w.message(1, create).finish();
+  }
+  if ('cancel' in req) return w.message(2, new Writer().number(1, req.cancel.watchId)).finish();
+  return w.message(3, new Writer()).finish();
+}
+
+function watchEvent(r: Reader): WatchEventMessage {
+  const event: WatchEventMessage = { type: 'put', kv: { key: emptyBytes, value: emptyBytes, createRevision: 0, modRevision: 0 } };
+  while (r.more) {
+    const [field, wire] = r.tag();
+    if (field === 1 && wire === 0) event.type = r.varint() === 1 ? 'delete' : 'put';
+    else if (field === 2 && wire === 2) event.kv = decodeKv(r.sub());
+    else if (field === 3 && wire === 2) event.prevKv = decodeKv(r.sub());
+    else r.skip(wire);
+  }
+  return event;
+}
+
+export function decodeWatchResponse(buf: Buffer): WatchResponse {
+  const r = new Reader(buf, 0, buf.length);
+  const res: WatchResponse = { revision: 0, watchId: 0, created: false, canceled: false, compactRevision: 0, cancelReason: '', events: [] };
+  while (r.more) {
+    const [field, wire] = r.tag();
+    if (field === 1 && wire === 2) res.revision = header(r.sub());
+    else if (field === 2 && wire === 0) res.watchId = r.int64();
+    else if (field === 3 && wire === 0) res.created = r.varint() !== 0;
+    else if (field === 4 && wire === 0) res.canceled = r.varint() !== 0;
+    else if (field === 5 && wire === 0) res.compactRevision = r.varint();
+    else if (field === 6 && wire === 2) res.cancelReason = r.bytes().toString();
+    else if (field === 11 && wire === 2) res.events.push(watchEvent(r.sub()));
     else r.skip(wire);
   }
   return res;

@@ -14,7 +14,7 @@ import {
 import {
   callFailure, connect, connectHotCalls, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
 } from './etcd-client.js';
-import type { EtcdGrpc } from './etcd-grpc.js';
+import { deadlineExceeded, EtcdCallError, type EtcdGrpc } from './etcd-grpc.js';
 import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './etcd-proto.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
@@ -72,7 +72,7 @@ export class EtcdBackend implements Backend {
     this.grpc = connectHotCalls(options);
     this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
     this.codec = new EtcdCodec(options.keyPrefix ?? '', options.revisionOffset);
-    this.watches = new EtcdWatches(this.client, this.codec, () => this.compacted, (revision) => this.learnCompacted(revision),
+    this.watches = new EtcdWatches(this.grpc, this.codec, () => this.compacted, (revision) => this.learnCompacted(revision),
       (after, through) => this.quietBetween(after, through));
   }
 
@@ -124,7 +124,7 @@ export class EtcdBackend implements Backend {
     this.headWaiters = [];
     this.headInFlight = true;
     this.headReads++;
-    this.call(() => this.kvRange({ key: this.codec.key(probeKey), countOnly: true })).then((res) => {
+    this.call((_, deadline) => this.kvRange({ key: this.codec.key(probeKey), countOnly: true }, deadline)).then((res) => {
       const revision = this.codec.fromEtcd(res.revision);
       this.watches.requestProgress(revision);
       for (const waiter of waiters) waiter.resolve(revision);
@@ -161,7 +161,7 @@ export class EtcdBackend implements Backend {
   async get(key: string, revision?: number): Promise<KeyValue | undefined> {
     this.ensureOpen();
     const at = checkRevision(revision);
-    const res = await this.read(() => this.kvRange({ key: this.codec.key(key), revision: at === undefined ? undefined : this.codec.toEtcd(at) }));
+    const res = await this.read((deadline) => this.kvRange({ key: this.codec.key(key), revision: at === undefined ? undefined : this.codec.toEtcd(at) }, deadline));
     const kv = res.kvs[0];
     return kv ? this.codec.fromKv(kv) : undefined;
   }
@@ -171,7 +171,7 @@ export class EtcdBackend implements Backend {
     const at = checkRevision(options.revision);
     const limit = options.limit && options.limit > 0 ? options.limit : 0;
     const bounds = this.codec.range(prefix, rangeStart(prefix, options.startKey));
-    const res = await this.read(() => this.kvRange({ key: bounds.key, rangeEnd: bounds.range_end, revision: at === undefined ? undefined : this.codec.toEtcd(at), limit }));
+    const res = await this.read((deadline) => this.kvRange({ key: bounds.key, rangeEnd: bounds.range_end, revision: at === undefined ? undefined : this.codec.toEtcd(at), limit }, deadline));
     return {
       items: res.kvs.map((kv) => this.codec.fromKv(kv)),
       revision: at ?? this.codec.fromEtcd(res.revision),
@@ -185,11 +185,12 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
-      return this.call(async (afterAmbiguous) => {
+      return this.call(async (afterAmbiguous, deadline) => {
         const res = await this.txn(
           [{ key: etcdKey, target: 'create', result: 'equal', against: 0 }],
           [{ put: { key: etcdKey, value: copy, lease } }],
           etcdKey,
+          deadline,
         );
         if (!res.succeeded) {
           const current = this.current(res);
@@ -208,11 +209,12 @@ export class EtcdBackend implements Backend {
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
       const lease = await this.leases.leaseFor(key);
-      return this.call(async (afterAmbiguous) => {
+      return this.call(async (afterAmbiguous, deadline) => {
         const res = await this.txn(
           [{ key: etcdKey, target: 'mod', result: 'equal', against: this.codec.toEtcd(expectedModRevision) }],
           [{ put: { key: etcdKey, value: copy, prevKv: true, lease } }],
           etcdKey,
+          deadline,
         );
         if (!res.succeeded) {
           const current = this.current(res);
@@ -233,7 +235,7 @@ export class EtcdBackend implements Backend {
         ? [{ key: etcdKey, target: 'version', result: 'greater', against: 0 }]
         : [{ key: etcdKey, target: 'mod', result: 'equal', against: this.codec.toEtcd(expectedModRevision) }];
       // A delete cannot tell its own lost success from another's: it repeats only unsent attempts.
-      const res = await this.call(() => this.txn(guard, [{ deleteRange: { key: etcdKey, prevKv: true } }], etcdKey), false);
+      const res = await this.call((_, deadline) => this.txn(guard, [{ deleteRange: { key: etcdKey, prevKv: true } }], etcdKey, deadline), false);
       if (!res.succeeded) throw this.guardFailure(key, res);
       const prev = res.responses[0]?.prevKvs?.[0];
       if (!prev) throw new StorageError('KeyNotFound', `${key} not found`);
@@ -315,23 +317,31 @@ export class EtcdBackend implements Backend {
    * electing a leader. A failure that may have been applied is retried only
    * when the call is `repeatable` (a read) or recognises its own effect (a
    * write told `afterAmbiguous`, which then finds its own bytes in place).
+   * Such a call gives each attempt a third of the request's time (`run`'s
+   * `deadline`): a write a follower forwarded to a leader that just died is
+   * lost, and etcd would answer it only after its own request timeout, while
+   * a second attempt a moment later reaches the new leader.
    */
-  private async call<T>(run: (afterAmbiguous: boolean) => Promise<T>, repeatable = true, recognisesOwnEffect = false): Promise<T> {
+  private async call<T>(run: (afterAmbiguous: boolean, deadline: number) => Promise<T>, repeatable = true, recognisesOwnEffect = false): Promise<T> {
     let ambiguous = false;
     // A member skipped after failing says only that; the failure that made it skipped says why.
     let cause: unknown;
     const started = Date.now();
+    const requestDeadline = started + this.requestTimeoutMs;
+    const retriesAmbiguous = repeatable || recognisesOwnEffect;
     for (let attempt = 0; ; attempt++) {
+      const deadline = retriesAmbiguous ? Math.min(requestDeadline, Date.now() + this.requestTimeoutMs / 3) : requestDeadline;
       try {
-        return await run(ambiguous);
+        return await run(ambiguous, deadline);
       } catch (err) {
-        const kind = failureKind(err);
+        const attemptTimedOut = err instanceof EtcdCallError && err.code === deadlineExceeded && deadline < requestDeadline;
+        const kind = attemptTimedOut ? 'ambiguous' : failureKind(err);
         if (!isBrokenCircuitError(err)) {
           cause = err;
           if (kind !== 'final') this.lastCause = err;
         }
         const delay = retryDelaysMs[attempt];
-        const mayRetry = kind === 'unsent' || (kind === 'ambiguous' && (repeatable || recognisesOwnEffect));
+        const mayRetry = kind === 'unsent' || (kind === 'ambiguous' && retriesAmbiguous);
         // Retries stay well inside the request's deadline.
         if (!mayRetry || delay === undefined || this.closed || Date.now() - started + delay > this.requestTimeoutMs / 2) throw callFailure(cause ?? this.lastCause ?? err);
         if (kind === 'ambiguous') ambiguous = true;
@@ -341,9 +351,9 @@ export class EtcdBackend implements Backend {
   }
 
   /** A read at a revision: etcd's refusals become Compacted and FutureRevision with their bounds. */
-  private async read(run: () => Promise<RangeResponse>): Promise<RangeResponse> {
+  private async read(run: (deadline: number) => Promise<RangeResponse>): Promise<RangeResponse> {
     try {
-      return await this.call(run);
+      return await this.call((_, deadline) => run(deadline));
     } catch (err) {
       if (isCompactedError(err)) {
         const compacted = await this.probeCompacted();
@@ -358,13 +368,13 @@ export class EtcdBackend implements Backend {
   }
 
   /** A guarded write; when the guard fails, the key's current value is read in the same transaction. */
-  private txn(compare: Compare[], success: RequestOp[], key: Buffer): Promise<TxnResponse> {
-    return this.grpc.txn({ compare, success, failure: [{ range: { key } }] }, Date.now() + this.requestTimeoutMs);
+  private txn(compare: Compare[], success: RequestOp[], key: Buffer, deadline: number): Promise<TxnResponse> {
+    return this.grpc.txn({ compare, success, failure: [{ range: { key } }] }, deadline);
   }
 
-  /** A Range within the request deadline. */
-  private kvRange(req: RangeRequest): Promise<RangeResponse> {
-    return this.grpc.range(req, Date.now() + this.requestTimeoutMs);
+  /** A Range by `deadline` (by default within the request's time). */
+  private kvRange(req: RangeRequest, deadline = Date.now() + this.requestTimeoutMs): Promise<RangeResponse> {
+    return this.grpc.range(req, deadline);
   }
 
   private current(res: TxnResponse): KeyValue | undefined {
