@@ -13,6 +13,7 @@
 // as grpc-js words them ("14 UNAVAILABLE: ..."), so failureKind and
 // callFailure in etcd-client.ts classify both paths alike.
 
+import { ownCopy } from './bytes.js';
 import { connect, constants, ClientHttp2Session, ClientHttp2Stream, SecureClientSessionOptions } from 'node:http2';
 import {
   decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
@@ -213,7 +214,8 @@ export class EtcdGrpc {
         const length = buf.readUInt32BE(1);
         if (ended) return;
         try {
-          handlers.message(buf.subarray(5, 5 + length));
+          // Copied out: values decoded from it are kept (the watch ring), and a chunk may hold many messages.
+          handlers.message(ownCopy(buf.subarray(5, 5 + length)));
         } catch (err) {
           end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
           stream.close(constants.NGHTTP2_CANCEL);
