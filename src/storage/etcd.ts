@@ -110,7 +110,9 @@ export class EtcdBackend implements Backend {
         this.gathering = false;
         this.readHead();
       };
-      setTimeout(look, 0);
+      // The first look comes after a poll of the sockets that follows the tick: a tick that fell due while
+      // the loop was busy runs before the requests that arrived meanwhile are read.
+      setTimeout(() => setImmediate(look), 0);
     });
   }
 
