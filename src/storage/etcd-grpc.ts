@@ -58,6 +58,8 @@ interface Member {
   connected: boolean;
   failedUntil: number;
   lastFailure?: Error;
+  /** Calls open on the session: while there are any, it keeps the process alive. */
+  calls: number;
 }
 
 export class EtcdGrpc {
@@ -66,7 +68,7 @@ export class EtcdGrpc {
 
   constructor(endpoints: string[], private readonly tls: SecureClientSessionOptions | undefined) {
     this.members = endpoints.map((endpoint) => ({
-      url: endpoint.includes('://') ? endpoint : `${tls ? 'https' : 'http'}://${endpoint}`, connected: false, failedUntil: 0,
+      url: endpoint.includes('://') ? endpoint : `${tls ? 'https' : 'http'}://${endpoint}`, connected: false, failedUntil: 0, calls: 0,
     }));
   }
 
@@ -126,7 +128,8 @@ export class EtcdGrpc {
       if (!session.ping(() => clearTimeout(timeout))) clearTimeout(timeout);
     }, keepaliveIntervalMs);
     keepalive.unref();
-    // An idle session does not keep the process alive.
+    // An idle session does not keep the process alive (a call in progress does, see open).
+    member.calls = 0;
     session.unref();
     return session;
   }
@@ -154,10 +157,12 @@ export class EtcdGrpc {
   /** A call on a member's stream: messages framed both ways, the status read from the trailers. */
   private open(path: string, deadline: number | undefined, handlers: CallHandlers): { write(message: Buffer[], last: boolean): void; cancel(): void } {
     let ended = false;
+    let release = () => {};
     const end = (err?: EtcdCallError) => {
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      release();
       handlers.ended(err);
     };
     let timer: NodeJS.Timeout | undefined;
@@ -178,6 +183,10 @@ export class EtcdGrpc {
     const member = this.pick();
     const session = this.session(member);
     const wasConnected = member.connected;
+    if (member.calls++ === 0) session.ref();
+    release = () => {
+      if (member.session === session && --member.calls === 0) session.unref();
+    };
     let stream: ClientHttp2Stream;
     try {
       stream = session.request(headers);
