@@ -1,10 +1,11 @@
-// The connection to an etcd cluster (the etcd3 package over gRPC) and the
+// The connections to an etcd cluster (the etcd3 package over gRPC for leases
+// and compaction, etcd-grpc.ts for reads, writes and watches) and the
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
 
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import type { Etcd3, IKeyValue } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
 import { deadlineExceeded, EtcdCallError, EtcdGrpc } from './etcd-grpc.js';
@@ -125,15 +126,6 @@ export class EtcdCodec {
   /** A KeyValue decoded by etcd-proto.ts. */
   fromKv(kv: EtcdKv): KeyValue {
     return { key: this.unkey(kv.key), value: kv.value, createRevision: this.fromEtcd(kv.createRevision), modRevision: this.fromEtcd(kv.modRevision) };
-  }
-
-  keyValue(kv: IKeyValue): KeyValue {
-    return {
-      key: this.unkey(kv.key),
-      value: kv.value,
-      createRevision: this.fromEtcd(kv.create_revision),
-      modRevision: this.fromEtcd(kv.mod_revision),
-    };
   }
 }
 

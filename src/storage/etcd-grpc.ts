@@ -1,17 +1,16 @@
-// gRPC calls to etcd over node:http2, for the calls every request makes
-// (KV.Range and KV.Txn) and the watch stream. The etcd3 package's path through @grpc/grpc-js (call
-// objects, interceptors, filters, a promise chain and a circuit breaker per
-// call) and its generic protobuf decoding cost a create on etcd about twice
-// the server CPU of the same create on SQLite; this path is one HTTP/2
-// stream and the hand-written messages of etcd-proto.ts. The watch stream,
-// which brings every write back, goes the same way. Leases and compaction
-// stay on the etcd3 package.
+// gRPC calls to etcd over node:http2: Range and Txn, which every request
+// makes, and the watch stream, which brings every write back. The etcd3
+// package's path through @grpc/grpc-js (call objects, interceptors, filters,
+// a promise chain and a circuit breaker per call) and its generic protobuf
+// decoding cost about half the server CPU of a create on etcd; this path is
+// one HTTP/2 stream per call and the hand-written messages of etcd-proto.ts.
+// Leases and compaction stay on the etcd3 package.
 //
 // Members are chosen as the etcd3 package chooses them: a random one per
-// call, skipping for a second a member that failed to answer. The watch
-// stream uses the same sessions. Failures read
-// as grpc-js words them ("14 UNAVAILABLE: ..."), so failureKind and
-// callFailure in etcd-client.ts classify both paths alike.
+// call, skipping for a second a member that failed to answer; the watch
+// stream uses the same sessions. Failures read as grpc-js words them
+// ("14 UNAVAILABLE: ..."), so failureKind and callFailure in etcd-client.ts
+// classify both paths alike.
 
 import { ownCopy } from './bytes.js';
 import { connect, constants, ClientHttp2Session, ClientHttp2Stream, SecureClientSessionOptions } from 'node:http2';
