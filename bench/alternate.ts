@@ -82,3 +82,40 @@ export async function medianOfAlternating<K extends string>(gen: LoadGenerator, 
   }
   return Object.fromEntries(keys.map((k) => [k, medianRound(rounds[k])])) as Record<K, Measured>;
 }
+
+/**
+ * Pairs of rounds, `first` and `second` in turn (the order swapped every
+ * other pair, so neither always runs just after the other), as long as the
+ * machine's load drifts: per path its median round, and the median of the
+ * pairs' ratios of `second`'s rate to `first`'s (each pair ran under about
+ * the same load).
+ */
+export async function pairedMedianGets(first: LoadGenerator, second: LoadGenerator, o: AlternatingGets): Promise<{ first: Measured; second: Measured; ratio: number; ratios: number[] }> {
+  let seed = 1;
+  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++ });
+  for (const g of [first, second]) await g.run(get(o.count / 10), o.timeoutMs);
+  o.afterWarmUp?.();
+  const measure = async (g: LoadGenerator): Promise<Measured> => {
+    const cpu0 = cpuMsPrecise(o.pid);
+    const r = await g.run(get(o.count), o.timeoutMs);
+    return { ...r, serverCpuMs: (cpuMsPrecise(o.pid) - cpu0) / r.requests };
+  };
+  const firsts: Measured[] = [];
+  const seconds: Measured[] = [];
+  const ratios: number[] = [];
+  for (let pair = 0; pair < o.rounds; pair++) {
+    let a: Measured;
+    let b: Measured;
+    if (pair % 2 === 0) {
+      a = await measure(first);
+      b = await measure(second);
+    } else {
+      b = await measure(second);
+      a = await measure(first);
+    }
+    firsts.push(a);
+    seconds.push(b);
+    ratios.push(b.perSec / a.perSec);
+  }
+  return { first: medianRound(firsts), second: medianRound(seconds), ratio: median(ratios), ratios };
+}

@@ -389,7 +389,7 @@ async function main(): Promise<void> {
     rows.push(...(await (await import('./rbac.js')).benchRbac({ quick, concurrency: CONCURRENCY, progress, keep })));
     rows.push(...(await (await import('./authn-external.js')).benchExternalAuthn({ quick, concurrency: CONCURRENCY, progress })));
     if (onEtcd) {
-      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec, sqliteCreate: { cpuMs: writes.create.serverCpuMs, perSec: writes.create.perSec } })));
+      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
     }
     if (withReads) {
       const profDir = join(readsDir, 'profiles');

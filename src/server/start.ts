@@ -138,6 +138,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const auditor = await Auditor.create(options, metrics.registry, log);
   const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
   let rawBackend: Backend | undefined;
+  let namespaceLookup: ObjectLookup | undefined;
   const requestMetrics = new RequestMetrics(metrics.registry, () => registry, gate, () => rawBackend);
   const lifecycle = new Lifecycle(options, requestMetrics);
   const webhookFeeds = { mutating: informerFeed(resources.mutatingWebhookConfigurations), validating: informerFeed(resources.validatingWebhookConfigurations) };
@@ -148,7 +149,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       serverPlugins: [authorization.escalation],
     },
     {
-      getNamespace: (name) => registry!.findNamespace(name),
+      // From the cache without waiting for it (the store on a miss), as upstream's lister; live after a deletion.
+      getNamespace: (name, live) => (live ? registry!.findNamespace(name) : namespaceLookup!.get('', 'v1', 'namespaces', undefined, name)),
       getPod: async (namespace, name) => registry!.store('', 'v1', 'pods')?.find(namespace, name),
       createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
@@ -210,7 +212,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   health.add({ name: 'shutdown', check: () => { if (shuttingDown || lifecycle.shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
   await authorization.start(registry, informers);
-  const lookup = new ObjectLookup(registry, caches);
+  const lookup = namespaceLookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
     authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,

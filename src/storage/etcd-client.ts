@@ -1,12 +1,15 @@
-// The connection to an etcd cluster (the etcd3 package over gRPC) and the
+// The connections to an etcd cluster (the etcd3 package over gRPC for leases
+// and compaction, etcd-grpc.ts for reads, writes and watches) and the
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
 
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
-import type { Etcd3, IKeyValue } from 'etcd3';
+import type { Etcd3 } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
+import { deadlineExceeded, EtcdCallError, EtcdGrpc } from './etcd-grpc.js';
+import type { EtcdKv } from './etcd-proto.js';
 
 export interface EtcdConnectionOptions {
   /** Client URLs (http:// or https://) of the members. */
@@ -29,9 +32,13 @@ export function etcd3(): Etcd3Module {
   return loaded;
 }
 
+/** Whether calls go over TLS: a CA or a client certificate was given. */
+const isSecure = (tls: EtcdConnectionOptions['tls']): tls is NonNullable<EtcdConnectionOptions['tls']> =>
+  tls !== undefined && (tls.ca !== undefined || tls.cert !== undefined);
+
 export function connect(options: EtcdConnectionOptions): Etcd3 {
   const { tls } = options;
-  const secure = tls !== undefined && (tls.ca !== undefined || tls.cert !== undefined);
+  const secure = isSecure(tls);
   if (secure) refuseAddressesAsServerNames(options.endpoints);
   const { Etcd3, isRecoverableError } = etcd3();
   return new Etcd3({
@@ -52,6 +59,12 @@ export function connect(options: EtcdConnectionOptions): Etcd3 {
       'grpc.keepalive_permit_without_calls': 1,
     },
   });
+}
+
+/** The calls every request makes (Range, Txn), to the same members with the same credentials. */
+export function connectHotCalls(options: EtcdConnectionOptions): EtcdGrpc {
+  const { tls } = options;
+  return new EtcdGrpc(options.endpoints, isSecure(tls) ? { ca: tls.ca, cert: tls.cert, key: tls.key } : undefined);
 }
 
 /**
@@ -110,13 +123,9 @@ export class EtcdCodec {
     return key.subarray(this.prefix.length).toString();
   }
 
-  keyValue(kv: IKeyValue): KeyValue {
-    return {
-      key: this.unkey(kv.key),
-      value: kv.value,
-      createRevision: this.fromEtcd(kv.create_revision),
-      modRevision: this.fromEtcd(kv.mod_revision),
-    };
+  /** A KeyValue decoded by etcd-proto.ts. */
+  fromKv(kv: EtcdKv): KeyValue {
+    return { key: this.unkey(kv.key), value: kv.value, createRevision: this.fromEtcd(kv.createRevision), modRevision: this.fromEtcd(kv.modRevision) };
   }
 }
 
@@ -146,8 +155,9 @@ export type FailureKind = 'unsent' | 'ambiguous' | 'final';
 const unsentPatterns = /No connection established|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
 const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
 
-/** Whether `err` is the etcd3 package's deadline error (never, before any connection). */
-const pastDeadline = (err: unknown) => loaded !== undefined && err instanceof loaded.GRPCDeadlineExceededError;
+/** Whether `err` is a deadline error of either path (the etcd3 package's only once it is loaded). */
+const pastDeadline = (err: unknown) => (err instanceof EtcdCallError && err.code === deadlineExceeded)
+  || (loaded !== undefined && err instanceof loaded.GRPCDeadlineExceededError);
 
 export function failureKind(err: unknown): FailureKind {
   if (err instanceof StorageError || pastDeadline(err)) return 'final';

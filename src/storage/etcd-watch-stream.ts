@@ -5,9 +5,10 @@
 // with 'Compacted' when etcd no longer holds the history it needs. Events
 // at or below the cursor (sent twice around a reconnect) are dropped.
 
-import type { Etcd3, IWatchResponse, IDuplexStream, IWatchRequest, IEvent } from 'etcd3';
 import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
 import { EtcdCodec } from './etcd-client.js';
+import type { EtcdGrpc, EtcdWatchCall } from './etcd-grpc.js';
+import type { WatchEventMessage, WatchResponse } from './etcd-proto.js';
 import { compactedError } from './revisions.js';
 
 interface Watcher {
@@ -26,7 +27,7 @@ interface Watcher {
   replayUntil?: number;
 }
 
-type Stream = IDuplexStream<IWatchRequest, IWatchResponse>;
+type Stream = EtcdWatchCall;
 
 const firstRetryMs = 100;
 const maxRetryMs = 2_000;
@@ -35,7 +36,6 @@ export class EtcdWatchStream {
   private readonly watchers = new Map<number, Watcher>();
   private nextId = 1;
   private stream: Stream | undefined;
-  private connecting = false;
   private retryMs = firstRetryMs;
   private retryTimer: NodeJS.Timeout | undefined;
   private closedWith: StorageError | undefined;
@@ -47,7 +47,7 @@ export class EtcdWatchStream {
   private confirmWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly client: Etcd3,
+    private readonly grpc: EtcdGrpc,
     private readonly codec: EtcdCodec,
     /** Told of each compaction revision etcd reports. */
     private readonly learnCompacted: (revision: number) => void,
@@ -81,7 +81,7 @@ export class EtcdWatchStream {
   requestProgress(revision: number): void {
     if (revision <= this.seen || this.progressRequested || !this.stream) return;
     this.progressRequested = true;
-    this.stream.write({ progress_request: {} });
+    this.stream.write({ progress: true });
   }
 
   /** True while some watch waits for etcd to confirm its creation. */
@@ -132,43 +132,33 @@ export class EtcdWatchStream {
     watcher.active = false;
     this.watchers.delete(watcher.id);
     this.confirm(watcher.id);
-    if (watcher.created && this.stream) this.stream.write({ cancel_request: { watch_id: watcher.id } });
+    if (watcher.created && this.stream) this.stream.write({ cancel: { watchId: watcher.id } });
   }
 
   private open(): void {
-    if (this.connecting || this.stream || this.closedWith) return;
-    this.connecting = true;
-    this.client.watchClient.watch().then((stream) => {
-      this.connecting = false;
-      if (this.closedWith) {
-        stream.cancel();
-        return;
-      }
-      this.stream = stream;
-      this.progressRequested = false;
-      stream.on('data', (res: IWatchResponse) => this.receive(stream, res));
-      stream.on('error', () => this.broken(stream));
-      stream.on('end', () => this.broken(stream));
-      for (const watcher of this.watchers.values()) this.create(stream, watcher);
-    }, () => {
-      this.connecting = false;
-      // Writers do not wait on a store that cannot be reached.
-      this.confirm(undefined);
-      this.scheduleReopen();
+    if (this.stream || this.closedWith) return;
+    // A stream that fails to connect ends like one that breaks: writers stop waiting, and it is opened again after a pause.
+    const stream: Stream = this.grpc.watch({
+      response: (res) => this.receive(stream, res),
+      ended: () => this.broken(stream),
     });
+    this.stream = stream;
+    this.progressRequested = false;
+    for (const watcher of this.watchers.values()) this.create(stream, watcher);
   }
 
   private create(stream: Stream, watcher: Watcher): void {
     const range = this.codec.range(watcher.prefix);
     watcher.created = true;
     stream.write({
-      create_request: {
-        ...range,
-        watch_id: watcher.id,
-        start_revision: this.codec.toEtcd(watcher.cursor) + 1,
+      create: {
+        key: range.key,
+        rangeEnd: range.range_end,
+        watchId: watcher.id,
+        startRevision: this.codec.toEtcd(watcher.cursor) + 1,
         // Always: a delete event carries the deleted value only through it.
-        prev_kv: true,
-        progress_notify: true,
+        prevKv: true,
+        progressNotify: true,
       },
     });
   }
@@ -193,11 +183,11 @@ export class EtcdWatchStream {
     this.retryTimer.unref();
   }
 
-  private receive(stream: Stream, res: IWatchResponse): void {
+  private receive(stream: Stream, res: WatchResponse): void {
     if (this.stream !== stream) return;
     this.retryMs = firstRetryMs;
-    const id = Number(res.watch_id);
-    const headerRevision = this.codec.fromEtcd(res.header.revision);
+    const id = res.watchId;
+    const headerRevision = this.codec.fromEtcd(res.revision);
     if (id === -1) {
       // The answer to a progress request. etcd 3.4 sends it apart from the
       // watchers' own queues, so events up to it may still be on their way:
@@ -206,7 +196,7 @@ export class EtcdWatchStream {
       this.onBroadcastProgress(headerRevision);
       return;
     }
-    if (!res.created && !res.canceled && (res.events ?? []).length === 0) {
+    if (!res.created && !res.canceled && res.events.length === 0) {
       // A watcher's periodic progress: sent in order with its events, so nothing up to it is missing.
       this.seen = Math.max(this.seen, headerRevision);
       const watcher = this.watchers.get(id);
@@ -221,19 +211,19 @@ export class EtcdWatchStream {
       return;
     }
     if (res.canceled) {
-      const compactRevision = Number(res.compact_revision);
+      const compactRevision = res.compactRevision;
       this.watchers.delete(id);
       if (compactRevision > 0) {
         const compacted = this.codec.fromEtcd(compactRevision);
         this.learnCompacted(compacted);
         this.end(watcher, compactedError(watcher.cursor, compacted));
       } else {
-        this.end(watcher, new StorageError('Unavailable', `etcd cancelled the watch: ${res.cancel_reason || 'no reason given'}`));
+        this.end(watcher, new StorageError('Unavailable', `etcd cancelled the watch: ${res.cancelReason || 'no reason given'}`));
       }
       return;
     }
     const events: WatchEvent[] = [];
-    for (const raw of res.events ?? []) {
+    for (const raw of res.events) {
       const event = this.event(raw, watcher.withPrevKv);
       if (event.revision > watcher.cursor) events.push(event);
     }
@@ -269,11 +259,11 @@ export class EtcdWatchStream {
     }
   }
 
-  private event(raw: IEvent, withPrevKv: boolean): WatchEvent {
-    const kv = this.codec.keyValue(raw.kv);
-    const prevKv = raw.prev_kv ? this.codec.keyValue(raw.prev_kv) : undefined;
+  private event(raw: WatchEventMessage, withPrevKv: boolean): WatchEvent {
+    const kv = this.codec.fromKv(raw.kv);
+    const prevKv = raw.prevKv ? this.codec.fromKv(raw.prevKv) : undefined;
     const revision = kv.modRevision;
-    if (raw.type === 'Delete') {
+    if (raw.type === 'delete') {
       // etcd's delete event has the key only; the Backend shows the last value at the delete's revision.
       const deleted = { ...kv, value: prevKv?.value ?? Buffer.alloc(0), createRevision: prevKv?.createRevision ?? 0 };
       return withPrevKv && prevKv ? { type: 'delete', kv: deleted, prevKv, revision } : { type: 'delete', kv: deleted, revision };

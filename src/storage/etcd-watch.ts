@@ -5,9 +5,9 @@
 // answers in the next turn, as the other backends do.) A watch from before
 // the ring gets its own etcd watch.
 
-import type { Etcd3 } from 'etcd3';
 import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
 import type { EtcdCodec } from './etcd-client.js';
+import type { EtcdGrpc } from './etcd-grpc.js';
 import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
 import { deliverSafely, endSafely } from './watch-hub.js';
@@ -43,7 +43,7 @@ export class EtcdWatches {
   private progressTimer: NodeJS.Timeout | undefined;
 
   constructor(
-    client: Etcd3,
+    grpc: EtcdGrpc,
     codec: EtcdCodec,
     /** The known compacted revision; a watch from below it is refused at once. */
     private readonly compacted: () => number,
@@ -51,7 +51,7 @@ export class EtcdWatches {
     /** True when no key under the root changed after `after` up to `through` (both readable). */
     private readonly quietBetween: (after: number, through: number) => Promise<boolean>,
   ) {
-    this.stream = new EtcdWatchStream(client, codec, learnCompacted, (revision) => void this.broadcastProgress(revision));
+    this.stream = new EtcdWatchStream(grpc, codec, learnCompacted, (revision) => void this.broadcastProgress(revision));
   }
 
   watch(prefix: string, options: WatchOptions, handlers: WatchHandlers): Watch {

@@ -18,7 +18,7 @@ export class NamespaceAutoProvision implements AdmissionPlugin {
   async mutate(r: AdmissionRequest): Promise<void> {
     if (r.operation !== 'CREATE' || !r.namespace || r.dryRun) return;
     if (r.kind.group === '' && r.kind.kind === 'Namespace') return;
-    if (await this.getNamespace(r.namespace)) return;
+    if (await this.getNamespace(r.namespace, false)) return;
     try {
       await this.createNamespace(r.namespace);
     } catch (e) {

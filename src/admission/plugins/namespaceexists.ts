@@ -13,6 +13,6 @@ export class NamespaceExists implements AdmissionPlugin {
 
   async validate(r: AdmissionRequest): Promise<void> {
     if (!r.namespace || (r.kind.group === '' && r.kind.kind === 'Namespace')) return;
-    if (!(await this.getNamespace(r.namespace))) throw errors.notFound(namespacesResource, r.namespace);
+    if (!(await this.getNamespace(r.namespace, false))) throw errors.notFound(namespacesResource, r.namespace);
   }
 }

@@ -120,7 +120,7 @@ export class WebhookMatcher {
     const name = request.namespace ?? request.name;
     let labels = cache.get(name);
     if (!labels) {
-      labels = this.getNamespace(name).then((ns) => (ns ? (ns.metadata?.labels ?? {}) : undefined));
+      labels = this.getNamespace(name, false).then((ns) => (ns ? (ns.metadata?.labels ?? {}) : undefined));
       cache.set(name, labels);
     }
     const found = await labels;

@@ -152,4 +152,16 @@ describe('NamespaceLifecycle', () => {
     for (const op of ['CREATE', 'UPDATE', 'DELETE'] as const) await lifecycle.mutate(request(op, clusterWidgets, 'w'));
     assert.deepEqual(asked, []);
   });
+
+  test('reads the namespace from the cache, and live for a while after admitting its deletion (the cache may still show it active)', async () => {
+    const asked: [string, boolean][] = [];
+    // The cache still holds the active namespace; the store already has it terminating.
+    const lifecycle = new NamespaceLifecycle(async (name, live) => { asked.push([name, live]); return live ? terminating(name) : active(name); });
+    await lifecycle.mutate(request('CREATE', configMaps, 'before', 'going'));
+    await lifecycle.mutate(request('DELETE', namespaces, 'going'));
+    const e = await rejection(lifecycle.mutate(request('CREATE', configMaps, 'after', 'going')));
+    assert.equal(e.toStatus().code, 403);
+    await lifecycle.mutate(request('CREATE', configMaps, 'elsewhere', 'other'));
+    assert.deepEqual(asked, [['going', false], ['going', false], ['going', true], ['other', false]]);
+  });
 });
