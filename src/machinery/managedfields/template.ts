@@ -114,6 +114,16 @@ export function fieldsV1OfShape(obj: JsonObject, t: TypeInfo, strip: unknown, dr
   const fieldsV1 = write();
   if (fieldsV1 === undefined) return undefined;
   const shape = shapeBuilt(obj, t);
-  if (shape) kept.set(t, { strip, drop, shape, fieldsV1: fieldsV1 && deepFreeze(fieldsV1) });
+  if (shape) {
+    if (fieldsV1) keptTexts.set(deepFreeze(fieldsV1), JSON.stringify(fieldsV1));
+    kept.set(t, { strip, drop, shape, fieldsV1 });
+  }
   return fieldsV1;
+}
+
+/** The JSON of each kept FieldsV1 (frozen: the text stays true), for the stored bytes (encode.ts). */
+const keptTexts = new WeakMap<object, string>();
+
+export function keptFieldsV1Text(fieldsV1: unknown): string | undefined {
+  return typeof fieldsV1 === 'object' && fieldsV1 !== null ? keptTexts.get(fieldsV1) : undefined;
 }

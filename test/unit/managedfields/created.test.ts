@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fieldPaths, updateManagedFields, type UpdateOptions } from '../../../src/machinery/managedfields/fieldmanager.js';
 import { createdFieldsV1 } from '../../../src/machinery/managedfields/created.js';
+import { metadataJson } from '../../../src/machinery/managedfields/encode.js';
 import { typeInfoOf } from '../../../src/api/typeinfo.js';
 import { customKindOf } from '../../../src/api/apiextensions/customkind.js';
 import { podType } from '../patch/fixtures.js';
@@ -117,4 +118,18 @@ test('a create of the shape of the last one reuses its FieldsV1; any other shape
     const [again, againGeneral] = bothRoads(base(), opts);
     assert.deepEqual(again, againGeneral, `${what}, then the first shape`);
   }
+});
+
+test('metadata holding a kept FieldsV1 is written as JSON.stringify writes it', () => {
+  const opts: UpdateOptions = { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now };
+  const pod = (): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { a: 'b' } }, spec: { containers: [{ name: 'a', image: 'x' }] } });
+  updateManagedFields(undefined, pod(), opts);
+  const created = updateManagedFields(undefined, pod(), opts).object as Obj;
+  const entries = created.metadata.managedFields as Obj[];
+  const metadatas: Obj[] = [
+    created.metadata,
+    { ...created.metadata, annotations: undefined, 'with "quotes"': 'é\u2028', managedFields: [...entries, 'odd', null, { ...entries[0], extra: undefined }] },
+    { managedFields: entries, name: 'first the entries' },
+  ];
+  for (const metadata of metadatas) assert.equal(metadataJson(metadata), JSON.stringify(metadata));
 });
