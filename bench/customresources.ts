@@ -13,8 +13,8 @@
 // fan-out: creates of both kinds in a namespace 100 watchers of each kind
 // watch, beside creates in one nobody watches (the difference, per event
 // and watcher, is what delivering a watch event costs); each of the four
-// kinds has as many watchers, since a create pays something for each
-// watcher of its resource, even one watching another namespace. Last, how
+// kinds has as many watchers and as many objects created per round, so
+// that their creates compare alike. Last, how
 // long a definition takes from its create's answer to served (discovery
 // lists it and a GET of its collection answers 200 on the same server),
 // median over 100 definitions.
@@ -131,8 +131,7 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
       const createRound = (side: Side, round: number | string, count: number, ns = namespace) => cpuPerRequest(server, count, () => drive(agent, server, count, (i) => (
         { method: 'POST', path: sides[side].path(ns), body: sides[side].body(`r${round}-${i}`, i, ns), want: 201 })));
       const compared: Side[] = ['configmaps', 'apps'];
-      // Every kind has its watchers, though only two are measured: a create costs more with watchers of its
-      // resource elsewhere (each is asked whether it wants the event), and the creates are compared side by side.
+      // Every kind has its watchers, though only two are measured: the creates are compared side by side.
       progress(`custom resources: ${WATCHERS} watchers of each kind in ${watched}…`);
       for (const side of Object.keys(sides) as Side[]) await watchers.open(`${sides[side].path(watched)}?watch=true`, WATCHERS, 'marker');
       progress('custom resources: warming up…');
