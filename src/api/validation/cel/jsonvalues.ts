@@ -10,7 +10,7 @@
 // maps and lists of the same entries: a key with a null value is read as
 // null and `has` reports it absent, as `celMap(new Map(...))` does.
 
-import { isCelList, isCelMap, isCelUint, type CelList, type CelMap, type CelValue } from '@bufbuild/cel';
+import { isCelList, isCelMap, isCelUint, type CelList, type CelValue } from '@bufbuild/cel';
 import { hasOwn } from '../../../machinery/ownkeys.js';
 
 /** What a schema makes of a value as a rule reads it (typed.ts); `celOfJson` without one. */
@@ -97,6 +97,5 @@ export class JsonList {
   }
 }
 
-/** The JSON classes as the library's types, where its functions take them. */
-export const asCelMap = (m: JsonMap): CelMap => m as unknown as CelMap;
+/** A JSON list as the library's type, where its functions take one. */
 export const asCelList = (l: JsonList): CelList => l as unknown as CelList;
