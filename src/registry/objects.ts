@@ -8,6 +8,7 @@
 import type { KeyValue } from '../storage/backend.js';
 import type { KubeObject } from '../api/kind.js';
 import { deepFreeze } from '../machinery/freeze.js';
+import { metadataJson } from '../machinery/managedfields/index.js';
 import { decodedBytes, type Memo } from '../storage/cache/derived.js';
 
 export function toStoredBytes(obj: KubeObject): Buffer {
@@ -19,7 +20,7 @@ export function toStoredBytes(obj: KubeObject): Buffer {
   }
   // The layout the answers splice into, written piece by piece: no copy of the object or its metadata.
   const meta = metadata && metadata.resourceVersion !== undefined ? withoutVersion(metadata) : (metadata ?? {});
-  let text = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},"metadata":${JSON.stringify(meta)}`;
+  let text = `{"apiVersion":${JSON.stringify(apiVersion)},"kind":${JSON.stringify(kind)},"metadata":${metadataJson(meta)}`;
   for (const key of Object.keys(obj)) {
     if (key === 'apiVersion' || key === 'kind' || key === 'metadata') continue;
     const value = JSON.stringify(obj[key]);

@@ -19,19 +19,24 @@ export function compileDefaulter(schema: JSONSchemaProps): Defaulter {
   return compileNode(schema) ?? nothing;
 }
 
+/** A default's value for one object: a scalar as it is, an object or list copied (structuredClone costs a microsecond even for a string). */
+function freshCopy(value: unknown): () => unknown {
+  return typeof value === 'object' && value !== null ? () => structuredClone(value) : () => value;
+}
+
 function compileNode(s: JSONSchemaProps): Defaulter | undefined {
   const steps: Defaulter[] = [];
-  const props: [string, JSONSchemaProps, Defaulter | undefined][] = [];
+  const props: [string, JSONSchemaProps, Defaulter | undefined, () => unknown][] = [];
   for (const [name, p] of propertiesOf(s)) {
     const inner = compileNode(p);
-    if (p.default !== undefined || inner) props.push([name, p, inner]);
+    if (p.default !== undefined || inner) props.push([name, p, inner, freshCopy(p.default)]);
   }
   if (props.length) {
     steps.push((v) => {
       if (!isObject(v)) return;
-      for (const [name, p, inner] of props) {
+      for (const [name, p, inner, fresh] of props) {
         const has = Object.prototype.hasOwnProperty.call(v, name);
-        if (p.default !== undefined && (!has || (v[name] === null && p.nullable !== true))) setOwn(v, name, structuredClone(p.default));
+        if (p.default !== undefined && (!has || (v[name] === null && p.nullable !== true))) setOwn(v, name, fresh());
         if (inner && Object.prototype.hasOwnProperty.call(v, name)) inner(v[name]);
       }
     });
@@ -48,8 +53,9 @@ function compileNode(s: JSONSchemaProps): Defaulter | undefined {
 function compileValueDefaults(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
   const inner = compileNode(s);
   if (s.default === undefined && !inner) return undefined;
+  const fresh = freshCopy(s.default);
   return (v) => {
-    const out = v === null && s.default !== undefined && s.nullable !== true ? structuredClone(s.default) : v;
+    const out = v === null && s.default !== undefined && s.nullable !== true ? fresh() : v;
     inner?.(out);
     return out;
   };

@@ -39,7 +39,7 @@ export function compileValidator(schema: JSONSchemaProps): NodeCheck {
   return compileNode(schema);
 }
 
-/** Answers a pattern keeps, at most: values repeat across a kind's objects (images, sizes, names' shapes). */
+/** Answers a pattern (or a format) keeps, at most: values repeat across a kind's objects (images, sizes, names' shapes). */
 const rememberedAnswers = 512;
 
 /**
@@ -79,17 +79,19 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
     const { maxLength, minLength } = s;
     const re = s.pattern !== undefined ? rememberedPattern(RE2JS.compile(s.pattern)) : undefined;
     const pattern = s.pattern ?? '';
-    const format = s.format && (types.length === 0 || types.includes('string')) ? formatCheck(s.format) : undefined;
+    const formatTest = s.format && (types.length === 0 || types.includes('string')) ? formatCheck(s.format) : undefined;
+    const format = formatTest && rememberedPattern({ test: formatTest });
     const formatName = s.format ?? '';
     checks.push((v, path, errs) => {
       if (typeof v !== 'string') return;
-      if (maxLength !== undefined || minLength !== undefined) {
+      // A string has at least half as many runes as UTF-16 units, and at most as many: most need no count.
+      if ((maxLength !== undefined && v.length > maxLength) || (minLength !== undefined && v.length >> 1 < minLength)) {
         const runes = countRunes(v);
         if (maxLength !== undefined && runes > maxLength) errs.push(schemaErrors.tooLong(path, maxLength));
         if (minLength !== undefined && runes < minLength) errs.push(schemaErrors.tooShort(path, v, minLength));
       }
       if (re && !re.test(v)) errs.push(schemaErrors.pattern(path, v, pattern));
-      if (format && !format(v)) errs.push(schemaErrors.format(path, formatName, v));
+      if (format && !format.test(v)) errs.push(schemaErrors.format(path, formatName, v));
     });
   }
   if (s.multipleOf !== undefined || s.maximum !== undefined || s.minimum !== undefined) {
@@ -166,22 +168,41 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
 
   const nullable = s.nullable === true;
   const body: NodeCheck = checks.length === 1 ? checks[0]! : (v, path, errs) => { for (const c of checks) c(v, path, errs); };
-  const acceptsNumber = types.includes('number');
+  const typed = typeTest(types);
   return (v, path, errs) => {
     if (v === null || v === undefined) {
       if (types.length && !nullable) errs.push(schemaErrors.type(path, typeName, 'null'));
       return;
     }
-    if (types.length) {
-      const found = jsonTypeOf(v);
-      // An integer is a number; a float with an integral value counts as an integer (JSON has one number type).
-      if (!types.includes(found) && !(found === 'integer' && acceptsNumber)) {
-        errs.push(schemaErrors.type(path, typeName, found));
-        return;
-      }
+    if (typed && !typed(v)) {
+      errs.push(schemaErrors.type(path, typeName, jsonTypeOf(v)));
+      return;
     }
     if (checks.length) body(v, path, errs);
   };
+}
+
+/**
+ * Whether a value (not null) is of one of `types`, undefined when any is:
+ * an integer is a number, a float with an integral value counts as an
+ * integer (JSON has one number type). One test per node, no type name made.
+ */
+function typeTest(types: string[]): ((v: unknown) => boolean) | undefined {
+  if (!types.length) return undefined;
+  const one = (t: string): ((v: unknown) => boolean) => {
+    switch (t) {
+      case 'string': return (v) => typeof v === 'string';
+      case 'boolean': return (v) => typeof v === 'boolean';
+      case 'integer': return (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
+      case 'number': return (v) => typeof v === 'number' || typeof v === 'bigint';
+      case 'array': return Array.isArray;
+      case 'object': return isObject;
+      default: return (v) => jsonTypeOf(v) === t;
+    }
+  };
+  if (types.length === 1) return one(types[0]!);
+  const tests = types.map(one);
+  return (v) => tests.some((test) => test(v));
 }
 
 function compileObject(s: JSONSchemaProps, embedded: boolean): NodeCheck {
@@ -246,6 +267,7 @@ function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldErr
       return;
     }
   }
+  if (distinctStringKeys(v, keys)) return;
   const keyValues = (item: unknown): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
     if (isObject(item)) for (const k of keys) if (hasOwn(item, k)) out[k] = item[k];
@@ -253,6 +275,19 @@ function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldErr
   };
   const ids = v.map((item) => JSON.stringify(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
   for (const i of repeatedIndices(ids)) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+}
+
+/** Whether every item sets its one key field to a string, each a different one (the usual list-map: nothing to report). */
+function distinctStringKeys(v: unknown[], keys: string[]): boolean {
+  if (keys.length !== 1) return false;
+  const key = keys[0]!;
+  const seen = new Set<string>();
+  for (const item of v) {
+    const k = isObject(item) && hasOwn(item, key) ? item[key] : undefined;
+    if (typeof k !== 'string' || seen.has(k)) return false;
+    seen.add(k);
+  }
+  return true;
 }
 
 const groupVersionRe = /^([^/]+\/)?[^/]+$/;

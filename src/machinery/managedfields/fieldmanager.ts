@@ -14,6 +14,7 @@ import {
 } from './entries.js';
 import { FieldSet } from './fieldset.js';
 import { createdFieldsV1 } from './created.js';
+import { fieldsV1OfShape } from './template.js';
 import { allowedConflictsFromLastApplied, kubectlServerSideManager, syncLastApplied } from './lastapplied.js';
 import { compareStrings, fieldPE } from './pathelement.js';
 import { formatValidationErrors, toFieldSet, type ValidationError } from './typed.js';
@@ -163,7 +164,8 @@ export function updateManagedFields(live: JsonObject | undefined, next: JsonObje
  * general road must decide.
  */
 function createdEntry(newObj: JsonObject, opts: UpdateOptions): ManagedFieldsEntry[] | undefined {
-  const fieldsV1 = createdFieldsV1(newObj, opts.typeInfo, strippedFields, opts.ignoredFields);
+  const fieldsV1 = fieldsV1OfShape(newObj, opts.typeInfo, strippedFields, opts.ignoredFields,
+    () => createdFieldsV1(newObj, opts.typeInfo, strippedFields, opts.ignoredFields));
   if (fieldsV1 === undefined) return undefined;
   if (fieldsV1 === null) return [];
   const e: ManagedFieldsEntry = {};

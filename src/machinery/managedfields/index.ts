@@ -14,6 +14,7 @@ export {
   validateManagedFields, type ManagedFieldsEntry, type ManagedFieldsOperation,
 } from './entries.js';
 export { conflictError } from './conflicts.js';
+export { metadataJson } from './encode.js';
 export { lastAppliedAnnotation } from './lastapplied.js';
 export {
   applyObject, updateManagedFields, fieldPaths,

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fieldPaths, updateManagedFields, type UpdateOptions } from '../../../src/machinery/managedfields/fieldmanager.js';
 import { createdFieldsV1 } from '../../../src/machinery/managedfields/created.js';
+import { metadataJson } from '../../../src/machinery/managedfields/encode.js';
 import { typeInfoOf } from '../../../src/api/typeinfo.js';
 import { customKindOf } from '../../../src/api/apiextensions/customkind.js';
 import { podType } from '../patch/fixtures.js';
@@ -78,4 +79,57 @@ test('the straight road orders fields as upstream (by UTF-8 bytes), also beyond 
     const [fast, general] = bothRoads(pod, { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now });
     assert.equal(JSON.stringify(fast), JSON.stringify(general));
   }
+});
+
+test('a create of the shape of the last one reuses its FieldsV1; any other shape gets its own, the general road\'s', () => {
+  const opts: UpdateOptions = { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now, ignoredFields: fieldPaths('status') };
+  const base = (): Obj => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { app: 'web' } },
+    spec: { containers: [{ name: 'a', image: 'x', args: ['1'] }, { name: 'b', image: 'y' }], tags: ['t', 'u'], nodeSelector: { zone: 'z' } },
+  });
+  const fieldsOf = (obj: Obj) => (updateManagedFields(undefined, obj, opts).managedFields as Obj[])[0]!.fieldsV1;
+  const first = fieldsOf(base());
+  const same = base();
+  same.metadata.name = 'q';
+  same.spec.containers[0].image = 'other';
+  same.spec.containers[0].args = ['2', '3'];
+  same.spec.nodeSelector.zone = 'elsewhere';
+  assert.equal(fieldsOf(same), first, 'other values in the same fields: the same FieldsV1, shared');
+  assert.ok(Object.isFrozen(first));
+  const variants: [string, (o: Obj) => void][] = [
+    ['a label more', (o) => { o.metadata.labels.tier = 'db'; }],
+    ['another label', (o) => { o.metadata.labels = { tier: 'web' }; }],
+    ['a container renamed', (o) => { o.spec.containers[1].name = 'c'; }],
+    ['a container more', (o) => { o.spec.containers.push({ name: 'c' }); }],
+    ['a container without its key', (o) => { delete o.spec.containers[1].name; }],
+    ['a set value changed', (o) => { o.spec.tags[1] = 'v'; }],
+    ['a field of a container gone', (o) => { delete o.spec.containers[0].args; }],
+    ['a map become a scalar', (o) => { o.spec.nodeSelector = null; }],
+    ['fields in another order', (o) => { o.spec = { tags: o.spec.tags, nodeSelector: o.spec.nodeSelector, containers: o.spec.containers }; }],
+    ['merged items', (o) => { o.spec.containers[1].name = 'a'; }],
+    ['an ignored field', (o) => { o.status = { phase: 'Running' }; }],
+  ];
+  for (const [what, change] of variants) {
+    const obj = base();
+    change(obj);
+    const [fast, general] = bothRoads(obj, opts);
+    assert.deepEqual(fast, general, what);
+    // After each variant, the first shape again: still the general road's.
+    const [again, againGeneral] = bothRoads(base(), opts);
+    assert.deepEqual(again, againGeneral, `${what}, then the first shape`);
+  }
+});
+
+test('metadata holding a kept FieldsV1 is written as JSON.stringify writes it', () => {
+  const opts: UpdateOptions = { manager: 'maker', typeInfo: podType, apiVersion: 'v1', now };
+  const pod = (): Obj => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', labels: { a: 'b' } }, spec: { containers: [{ name: 'a', image: 'x' }] } });
+  updateManagedFields(undefined, pod(), opts);
+  const created = updateManagedFields(undefined, pod(), opts).object as Obj;
+  const entries = created.metadata.managedFields as Obj[];
+  const metadatas: Obj[] = [
+    created.metadata,
+    { ...created.metadata, annotations: undefined, 'with "quotes"': 'é\u2028', managedFields: [...entries, 'odd', null, { ...entries[0], extra: undefined }] },
+    { managedFields: entries, name: 'first the entries' },
+  ];
+  for (const metadata of metadatas) assert.equal(metadataJson(metadata), JSON.stringify(metadata));
 });

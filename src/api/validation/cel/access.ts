@@ -3,20 +3,10 @@
 // optional chaining of cel-go: selecting into an optional stays optional,
 // an absent field (or key, or index) makes an empty optional.
 
-import { celError, celList, celMap, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import { celError, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 
 export const noSuchOverload = (id: number) => celError('no such overload', id);
-
-/** The CEL value of an input: arrays are lists, plain objects maps; nested values convert as they are read. */
-export function toCelValue(v: unknown): unknown {
-  if (Array.isArray(v)) return celList(v);
-  if (typeof v === 'object' && v !== null && !isCelMap(v) && !isCelList(v) && !(v instanceof Uint8Array) && !isCelUint(v)) {
-    const proto = Object.getPrototypeOf(v);
-    if (proto === Object.prototype || proto === null) return celMap(new Map(Object.entries(v)));
-  }
-  return v;
-}
 
 export function selectField(id: number, o: unknown, field: string): unknown {
   const opt = optionalValue(o);

@@ -47,8 +47,7 @@ export const authorizationCheckCost = 350_000;
  * returned `result`. Upstream passes the target as the first argument.
  */
 export function callCost(name: string, target: CelValue | undefined, args: readonly CelValue[], result: unknown): number {
-  const all = target === undefined ? args : [target, ...args];
-  const a0 = all[0], a1 = all[1];
+  const a0 = target === undefined ? args[0] : target, a1 = target === undefined ? args[1] : args[0];
   if (name === 'check') return authorizationCheckCost;
   if (nominal.has(name)) return 1;
   switch (name) {

@@ -26,7 +26,8 @@
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCost } from './callcost.js';
-import { indexValue, noSuchOverload, selectField, toCelValue } from './access.js';
+import { indexValue, noSuchOverload, selectField } from './access.js';
+import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
 
@@ -93,7 +94,7 @@ export class Planner {
     const root = this.plan(e, new Set()).run;
     return (vars) => {
       const values = new Map<string, unknown>();
-      for (const name of this.variables) if (Object.prototype.hasOwnProperty.call(vars, name)) values.set(name, toCelValue(vars[name]));
+      for (const name of this.variables) if (Object.prototype.hasOwnProperty.call(vars, name)) values.set(name, celOfJson(vars[name]));
       try {
         return root({ lookup: (name) => values.get(name) });
       } catch (err) {

@@ -18,7 +18,11 @@ const kindKey = Symbol('plat list kind');
 
 /** The CEL list of `items` of a set or list-map (`kind` is made once per schema). */
 export function typedList(items: readonly unknown[], kind: ListKind): CelList {
-  const list = celList(items as CelValue[]);
+  return withListKind(celList(items as CelValue[]), kind);
+}
+
+/** `list`, marked as a set or list-map of `kind`. */
+export function withListKind(list: CelList, kind: ListKind): CelList {
   (list as unknown as Record<symbol, ListKind>)[kindKey] = kind;
   return list;
 }

@@ -32,6 +32,8 @@ const evalContext = await import(new URL('./eval.js', import.meta.resolve('@bufb
   setEvalContext(context: { registry: unknown }): () => void;
 };
 
+const registryContext = { registry: env.registry };
+
 const knownFunctions = (() => {
   const names = new Set<string>();
   for (const f of env.funcs) names.add(f.name);
@@ -59,7 +61,7 @@ export function compileExpression(source: string, variables: readonly string[]):
   if (problem) return `compilation failed: ERROR: <input>: ${problem}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
   // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
-  const unsetForPlanning = evalContext.setEvalContext({ registry: env.registry });
+  const unsetForPlanning = evalContext.setEvalContext(registryContext);
   let run: ReturnType<Planner['program']>;
   try {
     run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
@@ -71,17 +73,17 @@ export function compileExpression(source: string, variables: readonly string[]):
     reads,
     eval(vars, limit) {
       meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
-      const unset = evalContext.setEvalContext({ registry: env.registry });
+      const unset = evalContext.setEvalContext(registryContext);
       let result: unknown;
       try {
         result = run(vars);
       } finally {
         unset();
       }
-      const out = { cost: meter.cost, exceeded: meter.exceeded };
-      if (meter.exceeded) return { ...out, error: costLimitExceeded };
-      if (isCelError(result)) return { ...out, error: result.message };
-      return { ...out, value: result as CelValue };
+      // One shape for every answer (a spread of a shared part made each a new shape to look up).
+      if (meter.exceeded) return { value: undefined, error: costLimitExceeded, cost: meter.cost, exceeded: true };
+      if (isCelError(result)) return { value: undefined, error: result.message, cost: meter.cost, exceeded: false };
+      return { value: result as CelValue, error: undefined, cost: meter.cost, exceeded: false };
     },
   };
 }

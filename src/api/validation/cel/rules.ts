@@ -122,13 +122,12 @@ function itemCorrelation(listType: string | undefined, keys: string[]): (old: un
 
 function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
-  const field = fieldOf(path);
   const self = toCel(v);
   let oldSelf: unknown;
   for (const r of rules) {
     if (budget.remaining < 0) return;
     if (!r.program) {
-      errs.push(fieldErrors.invalid(field, typeName, `rule compile error: ${r.compileError}`));
+      errs.push(fieldErrors.invalid(fieldOf(path), typeName, `rule compile error: ${r.compileError}`));
       continue;
     }
     const hasOld = old !== undefined && old !== null;
@@ -136,40 +135,48 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
     if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
     const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf };
     const result = r.program.eval(vars, Math.min(perCall, budget.remaining));
-    const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
-    if (result.exceeded) {
-      if (result.cost > budget.remaining) {
-        errs.push(fieldErrors.invalid(field, typeName, 'validation failed due to running out of cost budget, no further validation rules will be run'));
-      } else {
-        errs.push(fieldErrors.invalid(field, typeName, `'${costLimitExceeded}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleText}`));
-      }
+    if (result.exceeded || result.error !== undefined || result.value !== true) ruleFailed(r, result, v, vars, typeName, path, errs, budget, perCall);
+    else budget.remaining -= result.cost;
+    if (budget.remaining < 0) return;
+  }
+}
+
+/** What a rule that did not pass adds: a field error, and the budget spent (none left when it ran out). */
+function ruleFailed(r: CompiledRule, result: ReturnType<Compiled['eval']>, v: unknown, vars: Record<string, unknown>, typeName: string,
+  path: string, errs: FieldError[], budget: Budget, perCall: number): void {
+  const field = fieldOf(path);
+  const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
+  if (result.exceeded) {
+    if (result.cost > budget.remaining) {
+      errs.push(fieldErrors.invalid(field, typeName, 'validation failed due to running out of cost budget, no further validation rules will be run'));
+    } else {
+      errs.push(fieldErrors.invalid(field, typeName, `'${costLimitExceeded}': no further validation rules will be run due to call cost exceeds limit for rule: ${ruleText}`));
+    }
+    budget.remaining = -1;
+    return;
+  }
+  budget.remaining -= result.cost;
+  if (result.error !== undefined) {
+    if (result.error.startsWith('no such overload') || result.error.startsWith('unbound function')) {
+      errs.push(fieldErrors.invalid(field, typeName, `'${result.error}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText}`));
+    } else {
+      errs.push(fieldErrors.invalid(field, typeName, `${result.error} evaluating rule: ${ruleText}`));
+    }
+    return;
+  }
+  const at = r.fieldPath ? fieldOf(childPath(path, r.fieldPath).replace(/\.\[/g, '[')) : field;
+  let detail = r.rule.message?.trim() ? r.rule.message.trim() : `failed rule: ${ruleText}`;
+  if (r.message) {
+    const msg = r.message.eval(vars, Math.min(perCall, budget.remaining));
+    if (msg.exceeded) {
+      errs.push(fieldErrors.invalid(at, typeName, `messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run`));
       budget.remaining = -1;
       return;
     }
-    budget.remaining -= result.cost;
-    if (result.error !== undefined) {
-      if (result.error.startsWith('no such overload') || result.error.startsWith('unbound function')) {
-        errs.push(fieldErrors.invalid(field, typeName, `'${result.error}': call arguments did not match a supported operator, function or macro signature for rule: ${ruleText}`));
-      } else {
-        errs.push(fieldErrors.invalid(field, typeName, `${result.error} evaluating rule: ${ruleText}`));
-      }
-      continue;
-    }
-    if (result.value === true) continue;
-    const at = r.fieldPath ? fieldOf(childPath(path, r.fieldPath).replace(/\.\[/g, '[')) : field;
-    let detail = r.rule.message?.trim() ? r.rule.message.trim() : `failed rule: ${ruleText}`;
-    if (r.message) {
-      const msg = r.message.eval(vars, Math.min(perCall, budget.remaining));
-      if (msg.exceeded) {
-        errs.push(fieldErrors.invalid(at, typeName, `messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run`));
-        budget.remaining = -1;
-        return;
-      }
-      budget.remaining -= msg.cost;
-      if (typeof msg.value === 'string' && msg.value.trim() !== '' && !msg.value.includes('\n')) detail = msg.value.trim();
-    }
-    errs.push(errorForReason(r.rule.reason, at, typeName === 'object' || typeName === 'array' ? undefined : v, detail));
+    budget.remaining -= msg.cost;
+    if (typeof msg.value === 'string' && msg.value.trim() !== '' && !msg.value.includes('\n')) detail = msg.value.trim();
   }
+  errs.push(errorForReason(r.rule.reason, at, typeName === 'object' || typeName === 'array' ? undefined : v, detail));
 }
 
 function errorForReason(reason: string | undefined, field: string, value: unknown, detail: string): FieldError {

@@ -4,54 +4,59 @@
 // `format: byte` the decoded bytes; integers (and the integers of an
 // int-or-string) are CEL ints; lists of `x-plat-list-type: set` or `map`
 // are lists of their own kind (listtypes.ts). The conversion is compiled once
-// per schema; a subtree with nothing to convert is passed as it is.
+// per schema and applied as a rule reads each value (jsonvalues.ts); a subtree
+// with nothing to convert is read as plain JSON.
 
 import { create } from '@bufbuild/protobuf';
 import { reflect } from '@bufbuild/protobuf/reflect';
 import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import type { CelValue } from '@bufbuild/cel';
-import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
 import { isObject } from '../validator.js';
-import { typedList, type ListKind } from './listtypes.js';
-import { jsonToCel } from './program.js';
+import { asCelList, celOfJson, JsonList, JsonMap, type ToCel } from './jsonvalues.js';
+import { withListKind, type ListKind } from './listtypes.js';
 
-/** The CEL form of a value of `s`. */
-export function compileToCel(s: JSONSchemaProps): (v: unknown) => unknown {
-  return compileConvert(s) ?? ((v) => v);
+/** The CEL form of a value of `s`, converted as a rule reads it (jsonvalues.ts). */
+export function compileToCel(s: JSONSchemaProps): ToCel {
+  return compileConvert(s) ?? celOfJson;
 }
 
 /** The formats whose strings are not CEL strings (what the cost estimator sizes as one). */
 export const typedStringFormats = new Set(['date-time', 'date', 'duration']);
 
-function compileConvert(s: JSONSchemaProps): ((v: unknown) => unknown) | undefined {
+/** Integral JSON numbers as CEL ints, at every level (a subtree the schema leaves open). */
+const jsonInts: ToCel = (v) => {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return new JsonList(v, jsonInts);
+  return isObject(v) ? new JsonMap(v, undefined, jsonInts) : celOfJson(v);
+};
+
+/** The conversion of a value of `s`; undefined when the schema says nothing `celOfJson` does not. */
+function compileConvert(s: JSONSchemaProps): ToCel | undefined {
   const m = markersOf(s);
-  if (m.preserveUnknownFields || m.embeddedResource) return jsonToCel;
-  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : v);
+  if (m.preserveUnknownFields || m.embeddedResource) return jsonInts;
+  if (s.type === 'integer' || m.intOrString) return (v) => (typeof v === 'number' && Number.isInteger(v) ? BigInt(v) : celOfJson(v));
   if (s.type === 'string') {
     const parse = stringFormats[s.format ?? ''];
-    return parse ? (v) => (typeof v === 'string' ? parse(v) ?? v : v) : undefined;
+    return parse ? (v) => (typeof v === 'string' ? parse(v) ?? v : celOfJson(v)) : undefined;
   }
   if (s.type === 'array') {
-    const item = s.items ? compileConvert(s.items) : undefined;
+    const item = (s.items ? compileConvert(s.items) : undefined) ?? celOfJson;
     if (m.listType === 'set' || m.listType === 'map') {
       const kind: ListKind = { kind: m.listType, keys: m.listMapKeys ?? [] };
-      return (v) => (Array.isArray(v) ? typedList(item ? v.map(item) : v, kind) : v);
+      return (v) => (Array.isArray(v) ? withListKind(asCelList(new JsonList(v, item)), kind) : celOfJson(v));
     }
-    return item ? (v) => (Array.isArray(v) ? v.map(item) : v) : undefined;
+    return item === celOfJson ? undefined : (v) => (Array.isArray(v) ? new JsonList(v, item) : celOfJson(v));
   }
   if (s.type === 'object') {
-    const props: [string, (v: unknown) => unknown][] = [];
-    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.push([name, c]); }
+    const props = new Map<string, ToCel>();
+    for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.set(name, c); }
     const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
-    if (!props.length && !values) return undefined;
-    return (v) => {
-      if (!isObject(v)) return v;
-      const out: Record<string, unknown> = { ...v };
-      for (const [name, c] of props) if (hasOwn(v, name)) out[name] = c(v[name]);
-      if (values) for (const k of Object.keys(v)) setOwn(out, k, values(v[k]));
-      return out;
-    };
+    if (!props.size && !values) return undefined;
+    const fields = props.size ? props : undefined;
+    const rest = values ?? celOfJson;
+    return (v) => (isObject(v) ? new JsonMap(v, fields, rest) : celOfJson(v));
   }
   return undefined;
 }

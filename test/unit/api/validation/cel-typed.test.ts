@@ -117,4 +117,24 @@ describe('lists of list-type set and map', () => {
       "self.set + ['d'] + ['a', 'e'] == ['e', 'd', 'c', 'b', 'a']",
     ]), []);
   });
+
+  test('objects are read in place: maps of the JSON as sent, nulls, own keys only, equality with literals, iteration', () => {
+    const schema: JSONSchemaProps = obj({
+      spec: obj({ replicas: { type: 'integer' }, ratio: { type: 'number' }, note: { type: 'string', nullable: true }, labels: { type: 'object', additionalProperties: { type: 'string' } } }),
+      free: { type: 'object', [markers.preserveUnknownFields]: true } as JSONSchemaProps,
+    });
+    const value = { spec: { replicas: 3, ratio: 1.5, note: null, labels: JSON.parse('{"a":"1","__proto__":"2"}') }, free: { n: 2, deep: { list: [1, { m: 4 }] } } };
+    assert.deepEqual(failing(schema, value, [
+      'self.spec.replicas == 3 && type(self.spec.replicas) == int',
+      'type(self.spec.ratio) == double',
+      '!has(self.spec.note) && self.spec.note == null',
+      "size(self.spec.labels) == 2 && self.spec.labels['__proto__'] == '2' && !has(self.spec.labels.constructor)",
+      "self.spec.labels == {'__proto__': '2', 'a': '1'}",
+      "self.spec.labels.all(k, k in ['a', '__proto__'])",
+      "self.spec.labels.exists_one(k, self.spec.labels[k] == '1')",
+      "'toString' in self.spec.labels == false",
+      'type(self.free.n) == int && self.free.deep.list[1].m == 4 && type(self.free.deep.list[0]) == int',
+      'self.spec.map(k, k).size() == 4',
+    ]), []);
+  });
 });
