@@ -6,11 +6,52 @@ import { CacheEvent, CachedKeyValue } from '../../../src/storage/cache/types.js'
 import { seededRandom } from './support.js';
 
 const kv = (key: string, rev = 1) => new CachedKeyValue(key, Buffer.from('v'), rev, rev);
+const compareBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
 describe('sorted values', () => {
-  test('stay in byte order of the key under random puts and removes', () => {
+  for (const chunkLimit of [undefined, 4]) {
+    test(`stay in byte order of the key under random puts and removes${chunkLimit ? ` (chunks of at most ${chunkLimit})` : ''}`, () => {
+      sortedUnderChurn(new SortedValues(chunkLimit));
+    });
+  }
+
+  test('a large collection in chunks: every range, count and get agrees with a sorted array, through resets, inserts and removals', () => {
+    const random = seededRandom(7);
+    const values = new SortedValues(8);
+    const model: string[] = [];
+    const key = (n: number) => `/r/ns${n % 7}/k${n}`;
+    values.reset([...Array(200).keys()].map((n) => key(n * 3)).sort((a, b) => compareBytes(a, b)).map((k) => kv(k)));
+    model.push(...values.range('/r/', undefined, 0).items.map((v) => v.key));
+    for (let i = 0; i < 2000; i++) {
+      const k = key(Math.floor(random() * 900));
+      const at = model.indexOf(k);
+      if (random() < 0.4) {
+        assert.equal(values.remove(k)?.key, at >= 0 ? k : undefined);
+        if (at >= 0) model.splice(at, 1);
+      } else {
+        values.put(kv(k, i));
+        if (at < 0) model.push(k);
+      }
+      model.sort(compareBytes);
+      if (i % 97 === 0) {
+        for (const prefix of ['/r/', '/r/ns3/', '/r/ns9/']) {
+          const under = model.filter((m) => m.startsWith(prefix));
+          const start = under[Math.floor(random() * (under.length + 1))];
+          const from = start === undefined ? under.length : under.indexOf(start);
+          const limit = Math.floor(random() * 20);
+          const r = values.range(prefix, start, limit);
+          assert.equal(r.count, under.length - from);
+          assert.deepEqual(r.items.map((v) => v.key), under.slice(from, limit > 0 ? from + limit : undefined));
+        }
+      }
+    }
+    assert.equal(values.size, model.length);
+    assert.deepEqual(values.range('/r/', undefined, 0).items.map((v) => v.key), model);
+    for (const k of model) assert.equal(values.get(k)?.key, k);
+  });
+
+  function sortedUnderChurn(values: SortedValues): void {
     const random = seededRandom(42);
-    const values = new SortedValues();
     const model = new Map<string, number>();
     // Includes a character above U+FFFF, where UTF-16 order differs from byte order.
     const alphabet = ['a', 'b', 'z', '\u{1F600}', '\uFF5E', '/'];
@@ -28,7 +69,7 @@ describe('sorted values', () => {
     assert.deepEqual(values.range('/r/', undefined, 0).items.map((v) => v.key), byBytes);
     assert.equal(values.size, model.size);
     for (const key of byBytes) assert.equal(values.get(key)?.modRevision, model.get(key));
-  });
+  }
 
   test('range honours prefix, start key and limit', () => {
     const values = new SortedValues();
