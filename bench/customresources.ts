@@ -90,10 +90,10 @@ async function served(agent: Agent, server: BenchServer, plural: string, g: stri
 
 export async function benchCustomResources(opts: CustomResourceBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
-  const COUNT = quick ? 500 : 2_000;
+  const COUNT = quick ? 300 : 2_000;
   const ROUNDS = quick ? 3 : 5;
-  const READS = quick ? 1_000 : 4_000;
-  const LISTS = quick ? 100 : 300;
+  const READS = quick ? 600 : 4_000;
+  const LISTS = quick ? 50 : 300;
   const DEFINITIONS = quick ? 20 : 100;
   const WATCHERS = 100;
   const sample = operatorObject(0);

@@ -21,7 +21,6 @@ export interface DeprecationBenchOptions {
 
 const CONCURRENCY = 16;
 const PHASE_TIMEOUT_MS = 120_000;
-const POPULATION = 1_000;
 const namespace = 'deprecation';
 const goalRatio = 1.1;
 const group = productGroup('bench');
@@ -30,6 +29,7 @@ export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<R
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 5_000;
   const ROUNDS = quick ? 3 : 9;
+  const POPULATION = quick ? 300 : 1_000;
   return withBenchServer('plat-bench-deprecation-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
       const r = await sendJson(a, s.port, method, path, body, 10_000);
