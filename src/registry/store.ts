@@ -28,7 +28,9 @@ import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredByt
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
 import { beforeGracefulDelete, terminating } from './graceful.js';
-import { copyDecoded } from '../machinery/copy.js';
+import { copyAsJson, copyDecoded } from '../machinery/copy.js';
+import { deepFreeze } from '../machinery/freeze.js';
+import { decodedBytes, derivedCache } from '../storage/cache/derived.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -75,6 +77,15 @@ export class ResourceStore {
   private readonly owned: ServerOwnedFields;
 
   private readonly openWatches = new Set<{ sink: WatchSink; watch?: ActiveWatch }>();
+
+  /**
+   * The decoded form of what an update just stored, by key, so that the next
+   * update of the object starts from it instead of decoding the stored bytes
+   * again (an object updated once is often updated again: `kubectl replace`,
+   * a controller's status). In the process-wide bounded derived cache, so
+   * it holds what was written lately, not every object; read-only (frozen).
+   */
+  private readonly written = derivedCache.memo();
 
   constructor(
     readonly kind: KindDefinition,
@@ -255,6 +266,28 @@ export class ResourceStore {
     throw errors.staleObject(this.qualified, name);
   }
 
+  /**
+   * The stored object an update starts from, read-only: what this store
+   * wrote at that revision when it still has it, else the stored value
+   * decoded (shared with the cache's other readers).
+   */
+  private liveObject(current: KeyValue): KubeObject {
+    const seen = this.written.get(current.key) as { revision: number; object: KubeObject } | undefined;
+    if (seen?.revision === current.modRevision) return seen.object;
+    return this.reader.stored(current).object;
+  }
+
+  /**
+   * Keeps the object an update stored at `revision` as decoding its bytes
+   * would give it (a JSON copy, defaulted as reads are): the caller keeps
+   * `next` and may change it.
+   */
+  private rememberWritten(key: string, next: KubeObject, revision: number, bytes: number): void {
+    const object = copyAsJson(next);
+    this.kind.strategy.defaults?.(object);
+    this.written.set(key, { revision, object: deepFreeze(object) }, decodedBytes(bytes));
+  }
+
   /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
   private async commit(key: string, next: KubeObject, current: KeyValue, opts: WriteOptions): Promise<Attempt<KubeObject>> {
     const meta = next.metadata!;
@@ -275,6 +308,7 @@ export class ResourceStore {
       }
       const kv = await this.backend.update(key, bytes, current.modRevision);
       meta.resourceVersion = String(kv.modRevision);
+      this.rememberWritten(key, next, kv.modRevision, bytes.length);
       return noteStored(next, { ...kv, value: bytes });
     } catch (e) {
       if (lostRace(e)) return retry;
@@ -378,7 +412,7 @@ export class ResourceStore {
       }
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
       // Read-only here (a cached value's decoding is shared); the new object is built from the request.
-      const old = this.reader.stored(current).object;
+      const old = this.liveObject(current);
       const { object: next, finish } = await this.prepareUpdate(copyDecoded(obj), old, target, opts, operationOptions('UpdateOptions', opts));
       const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
       return written === retry ? retry : { object: written, created: false };
@@ -393,7 +427,7 @@ export class ResourceStore {
   async updateWith(namespace: string | undefined, name: string, change: (live: KubeObject) => KubeObject | Promise<KubeObject>, opts: WriteOptions, target: WriteTarget = {}): Promise<KubeObject> {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) throw errors.notFound(this.qualified, name);
-      const live = this.reader.stored(current).object; // read-only: `change` gets a copy
+      const live = this.liveObject(current); // read-only: `change` gets a copy
       const changed = await change(copyDecoded(live));
       this.owned.placeAtName(changed, name);
       this.owned.placeInNamespace(changed, namespace);
@@ -477,7 +511,7 @@ export class ResourceStore {
         const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
-      const live = this.reader.stored(current).object; // read-only: patches apply to a copy
+      const live = this.liveObject(current); // read-only: patches apply to a copy
       let next: KubeObject;
       if (config) {
         const pinned = config.metadata?.resourceVersion;
