@@ -268,13 +268,15 @@ export class ResourceStore {
 
   /**
    * The stored object an update starts from, read-only: what this store
-   * wrote at that revision when it still has it, else the stored value
-   * decoded (shared with the cache's other readers).
+   * wrote at that revision when it still has it, else the cache's shared
+   * decode of the value when a reader made one, else a decode of its own,
+   * neither frozen nor left in the derived cache (the version it decodes
+   * is the one this update replaces: nobody would read it there again).
    */
   private liveObject(current: KeyValue): KubeObject {
     const seen = this.written.get(current.key) as { revision: number; object: KubeObject } | undefined;
     if (seen?.revision === current.modRevision) return seen.object;
-    return this.reader.stored(current).object;
+    return this.reader.stored(current).peekObject();
   }
 
   /**

@@ -120,6 +120,11 @@ export class FieldSet {
     for (const c of this.children.values()) yield [c.pe, c.set] as const;
   }
 
+  /** Children in no particular order, without a generator or a tuple each (walks run on every write). */
+  forEachChild(visit: (pe: PathElement, set: FieldSet) => void): void {
+    for (const c of this.children.values()) visit(c.pe, c.set);
+  }
+
   /**
    * This level's elements in upstream's order, each with its FieldsV1 key,
    * whether it is a member, and the sub-set below it (FieldsV1 encoding).
