@@ -61,9 +61,9 @@ export class FieldSet {
     return this;
   }
 
-  /** Adds one element as a member of this level. Mutates: used while building. */
-  addMember(pe: PathElement): this {
-    this.ownMembers().set(serializePE(pe), pe);
+  /** Adds one element (`id`: its FieldsV1 key, when the caller has it) as a member of this level. Mutates: used while building. */
+  addMember(pe: PathElement, id = serializePE(pe)): this {
+    this.ownMembers().set(id, pe);
     return this;
   }
 
@@ -71,8 +71,7 @@ export class FieldSet {
    * The sub-set below one element, created when missing. Mutates: used while
    * building, by callers that then insert below it (an empty child is no path).
    */
-  childSet(pe: PathElement): FieldSet {
-    const id = serializePE(pe);
+  childSet(pe: PathElement, id = serializePE(pe)): FieldSet {
     let child = this.children.get(id);
     if (!child) {
       child = { pe, set: new FieldSet() };
