@@ -255,6 +255,18 @@ export class ResourceStore {
     throw errors.staleObject(this.qualified, name);
   }
 
+  /**
+   * The stored object an update starts from, read-only: the cache's shared
+   * decode of the value when a reader made one, else a decode of its own,
+   * neither frozen nor left in the derived cache. The version it decodes is
+   * the one the update replaces, so nobody would read it there again, and
+   * freezing it cost more than decoding it (a 1 KiB ConfigMap: about 5 µs
+   * to parse, 4 to 7 more to freeze).
+   */
+  private liveObject(current: KeyValue): KubeObject {
+    return this.reader.stored(current).peekObject();
+  }
+
   /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
   private async commit(key: string, next: KubeObject, current: KeyValue, opts: WriteOptions): Promise<Attempt<KubeObject>> {
     const meta = next.metadata!;
@@ -378,7 +390,7 @@ export class ResourceStore {
       }
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
       // Read-only here (a cached value's decoding is shared); the new object is built from the request.
-      const old = this.reader.stored(current).object;
+      const old = this.liveObject(current);
       const { object: next, finish } = await this.prepareUpdate(copyDecoded(obj), old, target, opts, operationOptions('UpdateOptions', opts));
       const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
       return written === retry ? retry : { object: written, created: false };
@@ -393,7 +405,7 @@ export class ResourceStore {
   async updateWith(namespace: string | undefined, name: string, change: (live: KubeObject) => KubeObject | Promise<KubeObject>, opts: WriteOptions, target: WriteTarget = {}): Promise<KubeObject> {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) throw errors.notFound(this.qualified, name);
-      const live = this.reader.stored(current).object; // read-only: `change` gets a copy
+      const live = this.liveObject(current); // read-only: `change` gets a copy
       const changed = await change(copyDecoded(live));
       this.owned.placeAtName(changed, name);
       this.owned.placeInNamespace(changed, namespace);
@@ -477,7 +489,7 @@ export class ResourceStore {
         const created = await this.insert(namespace, applied, opts, true, name);
         return created === retry ? retry : { object: created, created: true };
       }
-      const live = this.reader.stored(current).object; // read-only: patches apply to a copy
+      const live = this.liveObject(current); // read-only: patches apply to a copy
       let next: KubeObject;
       if (config) {
         const pinned = config.metadata?.resourceVersion;

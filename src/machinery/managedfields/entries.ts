@@ -40,21 +40,45 @@ interface ManagerId { manager?: string; operation?: string; apiVersion?: string;
  * entries the apiVersion (an applier keeps one entry whatever version it uses).
  */
 export function managerIdentifier(e: ManagerId): string {
-  const id: Record<string, string> = {};
-  if (e.manager) id.manager = e.manager;
-  if (e.operation) id.operation = e.operation;
-  if (e.apiVersion && e.operation !== 'Apply') id.apiVersion = e.apiVersion;
-  if (e.subresource) id.subresource = e.subresource;
-  return JSON.stringify(id);
+  // Every write names its entries' identities again, and they are few: each made once. Each part length-prefixed: no two keys alike.
+  const m = e.manager ?? '', o = e.operation ?? '', v = e.apiVersion ?? '', r = e.subresource ?? '';
+  const key = `${m.length}:${m}${o.length}:${o}${v.length}:${v}${r.length}:${r}`;
+  let id = identifiers.get(key);
+  if (id === undefined) {
+    const fields: Record<string, string> = {};
+    if (e.manager) fields.manager = e.manager;
+    if (e.operation) fields.operation = e.operation;
+    if (e.apiVersion && e.operation !== 'Apply') fields.apiVersion = e.apiVersion;
+    if (e.subresource) fields.subresource = e.subresource;
+    id = JSON.stringify(fields);
+    remember(identifiers, key, id);
+  }
+  return id;
 }
 
-export function parseIdentifier(id: string): ManagerId {
-  try {
-    const v: unknown = JSON.parse(id);
-    return isObject(v) ? (v as ManagerId) : { manager: id };
-  } catch {
-    return { manager: id };
+/** The parts of an identifier; read-only (shared by every caller of the same identifier). */
+export function parseIdentifier(id: string): Readonly<ManagerId> {
+  let parts = parsedIdentifiers.get(id);
+  if (parts === undefined) {
+    try {
+      const v: unknown = JSON.parse(id);
+      parts = isObject(v) ? (v as ManagerId) : { manager: id };
+    } catch {
+      parts = { manager: id };
+    }
+    remember(parsedIdentifiers, id, Object.freeze(parts));
   }
+  return parts;
+}
+
+/** Managers are named by clients: each memo is emptied when it reaches this many identities. */
+const maxRememberedIdentifiers = 1000;
+const identifiers = new Map<string, string>();
+const parsedIdentifiers = new Map<string, Readonly<ManagerId>>();
+
+function remember<V>(memo: Map<string, V>, key: string, value: V): void {
+  if (memo.size >= maxRememberedIdentifiers) memo.clear();
+  memo.set(key, value);
 }
 
 /** How conflict messages name a manager: `"name"`, with subresource and version for Update entries. */

@@ -13,9 +13,28 @@ function byElement(a: LevelElement, b: LevelElement): number {
   return a.id.startsWith('f:') && b.id.startsWith('f:') ? compareStrings(a.id, b.id) : comparePE(a.pe, b.pe);
 }
 
+/**
+ * Most sets a write builds stay empty at some level (a comparison's added
+ * and removed, a leaf's children): they share these two empty maps, and a
+ * set makes maps of its own on its first insert (see ownMembers/ownChildren;
+ * nothing may add to these).
+ */
+const noMembers: ReadonlyMap<string, PathElement> = new Map();
+const noChildren: ReadonlyMap<string, Child> = new Map();
+
 export class FieldSet {
-  private readonly members = new Map<string, PathElement>();
-  private readonly children = new Map<string, Child>();
+  private members = noMembers as Map<string, PathElement>;
+  private children = noChildren as Map<string, Child>;
+
+  /** This set's members, to add to. */
+  private ownMembers(): Map<string, PathElement> {
+    return this.members === noMembers ? (this.members = new Map()) : this.members;
+  }
+
+  /** This set's children, to add to. */
+  private ownChildren(): Map<string, Child> {
+    return this.children === noChildren ? (this.children = new Map()) : this.children;
+  }
 
   static of(...paths: Path[]): FieldSet {
     const s = new FieldSet();
@@ -33,18 +52,18 @@ export class FieldSet {
       let child = set.children.get(id);
       if (!child) {
         child = { pe, set: new FieldSet() };
-        set.children.set(id, child);
+        set.ownChildren().set(id, child);
       }
       set = child.set;
     }
     const last = path[path.length - 1];
-    set.members.set(serializePE(last), last);
+    set.ownMembers().set(serializePE(last), last);
     return this;
   }
 
-  /** Adds one element as a member of this level. Mutates: used while building. */
-  addMember(pe: PathElement): this {
-    this.members.set(serializePE(pe), pe);
+  /** Adds one element (`id`: its FieldsV1 key, when the caller has it) as a member of this level. Mutates: used while building. */
+  addMember(pe: PathElement, id = serializePE(pe)): this {
+    this.ownMembers().set(id, pe);
     return this;
   }
 
@@ -52,12 +71,11 @@ export class FieldSet {
    * The sub-set below one element, created when missing. Mutates: used while
    * building, by callers that then insert below it (an empty child is no path).
    */
-  childSet(pe: PathElement): FieldSet {
-    const id = serializePE(pe);
+  childSet(pe: PathElement, id = serializePE(pe)): FieldSet {
     let child = this.children.get(id);
     if (!child) {
       child = { pe, set: new FieldSet() };
-      this.children.set(id, child);
+      this.ownChildren().set(id, child);
     }
     return child.set;
   }
@@ -68,7 +86,7 @@ export class FieldSet {
    * for sets built by the caller, since other sets share their nodes.
    */
   addAll(o: FieldSet): this {
-    for (const [id, pe] of o.members) this.members.set(id, pe);
+    for (const [id, pe] of o.members) this.ownMembers().set(id, pe);
     for (const c of o.children.values()) this.childSet(c.pe).addAll(c.set);
     return this;
   }
@@ -105,8 +123,8 @@ export class FieldSet {
   /** A set of these members and children (empty children are dropped). */
   static from(members: Iterable<PathElement>, children: Iterable<readonly [PathElement, FieldSet]>): FieldSet {
     const out = new FieldSet();
-    for (const pe of members) out.members.set(serializePE(pe), pe);
-    for (const [pe, set] of children) if (!set.isEmpty()) out.children.set(serializePE(pe), { pe, set });
+    for (const pe of members) out.ownMembers().set(serializePE(pe), pe);
+    for (const [pe, set] of children) if (!set.isEmpty()) out.ownChildren().set(serializePE(pe), { pe, set });
     return out;
   }
 
@@ -118,6 +136,11 @@ export class FieldSet {
   /** Children in no particular order. */
   *eachChild(): IterableIterator<readonly [PathElement, FieldSet]> {
     for (const c of this.children.values()) yield [c.pe, c.set] as const;
+  }
+
+  /** Children in no particular order, without a generator or a tuple each (walks run on every write). */
+  forEachChild(visit: (pe: PathElement, set: FieldSet) => void): void {
+    for (const c of this.children.values()) visit(c.pe, c.set);
   }
 
   /**
@@ -143,22 +166,22 @@ export class FieldSet {
 
   union(o: FieldSet): FieldSet {
     const out = this.copy();
-    for (const [id, pe] of o.members) out.members.set(id, pe);
+    for (const [id, pe] of o.members) out.ownMembers().set(id, pe);
     for (const [id, c] of o.children) {
       const mine = out.children.get(id);
-      out.children.set(id, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set });
+      out.ownChildren().set(id, { pe: c.pe, set: mine ? mine.set.union(c.set) : c.set });
     }
     return out;
   }
 
   intersection(o: FieldSet): FieldSet {
     const out = new FieldSet();
-    for (const [id, pe] of this.members) if (o.members.has(id)) out.members.set(id, pe);
+    for (const [id, pe] of this.members) if (o.members.has(id)) out.ownMembers().set(id, pe);
     for (const [id, c] of this.children) {
       const other = o.children.get(id);
       if (!other) continue;
       const both = c.set.intersection(other.set);
-      if (!both.isEmpty()) out.children.set(id, { pe: c.pe, set: both });
+      if (!both.isEmpty()) out.ownChildren().set(id, { pe: c.pe, set: both });
     }
     return out;
   }
@@ -166,11 +189,11 @@ export class FieldSet {
   /** Paths of this set not in `o`. A member of `o` does not remove this set's paths below it. */
   difference(o: FieldSet): FieldSet {
     const out = new FieldSet();
-    for (const [id, pe] of this.members) if (!o.members.has(id)) out.members.set(id, pe);
+    for (const [id, pe] of this.members) if (!o.members.has(id)) out.ownMembers().set(id, pe);
     for (const [id, c] of this.children) {
       const other = o.children.get(id);
       const rest = other ? c.set.difference(other.set) : c.set;
-      if (!rest.isEmpty()) out.children.set(id, { pe: c.pe, set: rest });
+      if (!rest.isEmpty()) out.ownChildren().set(id, { pe: c.pe, set: rest });
     }
     return out;
   }
@@ -178,12 +201,12 @@ export class FieldSet {
   /** Like difference, but a member of `o` also removes everything below it. */
   recursiveDifference(o: FieldSet): FieldSet {
     const out = new FieldSet();
-    for (const [id, pe] of this.members) if (!o.members.has(id)) out.members.set(id, pe);
+    for (const [id, pe] of this.members) if (!o.members.has(id)) out.ownMembers().set(id, pe);
     for (const [id, c] of this.children) {
       if (o.members.has(id)) continue;
       const other = o.children.get(id);
       const rest = other ? c.set.recursiveDifference(other.set) : c.set;
-      if (!rest.isEmpty()) out.children.set(id, { pe: c.pe, set: rest });
+      if (!rest.isEmpty()) out.ownChildren().set(id, { pe: c.pe, set: rest });
     }
     return out;
   }
@@ -207,8 +230,8 @@ export class FieldSet {
 
   private copy(): FieldSet {
     const out = new FieldSet();
-    for (const [id, pe] of this.members) out.members.set(id, pe);
-    for (const [id, c] of this.children) out.children.set(id, c);
+    for (const [id, pe] of this.members) out.ownMembers().set(id, pe);
+    for (const [id, c] of this.children) out.ownChildren().set(id, c);
     return out;
   }
 }

@@ -2,10 +2,10 @@
 // elements (`f:`, `k:`, `v:`, `i:`); `{}` marks a member, a nested object
 // holds children, and `.` inside it marks that the element is a member too.
 
-import { hasOwn } from '../ownkeys.js';
+import { ownValue } from '../ownkeys.js';
 import { isObject, type JsonObject } from '../patch/json.js';
 import { FieldSet } from './fieldset.js';
-import { parsePE } from './pathelement.js';
+import { parsePE, serializePE } from './pathelement.js';
 
 /** Serializes a set, elements in upstream's order. */
 export function toFieldsV1(set: FieldSet): JsonObject {
@@ -30,13 +30,20 @@ export function fromFieldsV1(v: unknown): FieldSet {
 
 /** Builds the level of `set` that `obj` describes (its `.` marks the parent's element, read there). */
 function parseInto(obj: JsonObject, set: FieldSet): void {
-  for (const [k, sub] of Object.entries(obj)) {
+  for (const k of Object.keys(obj)) {
     if (k === '.') continue;
     const pe = parsePE(k);
+    const sub = ownValue(obj, k);
     if (!isObject(sub)) throw new Error(`FieldsV1 value of ${k} must be an object`);
-    const keys = Object.keys(sub);
-    if (keys.length === 0 || hasOwn(sub, '.')) set.addMember(pe);
+    let self = false, below = false;
+    for (const key of Object.keys(sub)) {
+      if (key === '.') self = true;
+      else below = true;
+    }
+    // A field's key is already its element's key; others (`k:` JSON) are written again in canonical form.
+    const id = k.startsWith('f:') ? k : serializePE(pe);
+    if (self || !below) set.addMember(pe, id);
     // Anything beside `.` names a member or a child below, so the child is never empty.
-    if (keys.some((key) => key !== '.')) parseInto(sub, set.childSet(pe));
+    if (below) parseInto(sub, set.childSet(pe, id));
   }
 }

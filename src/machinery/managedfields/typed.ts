@@ -172,21 +172,26 @@ export function ensureNamedFieldsAreMembers(set: FieldSet, t: TypeInfo): FieldSe
  * Returns the same set when nothing changes.
  */
 export function reconcileWithSchema(set: FieldSet, t: TypeInfo): FieldSet {
+  // Every write's every set goes through here, and the schema rarely changed: nothing is built until something does.
+  let changed: Map<PathElement, FieldSet | undefined> | undefined; // undefined: the element is now atomic, a member
+  set.forEachChild((pe, sub) => {
+    const ct = typeBelow(t, pe);
+    if (isAtomicType(ct)) (changed ??= new Map()).set(pe, undefined);
+    else {
+      const r = reconcileWithSchema(sub, ct);
+      if (r !== sub) (changed ??= new Map()).set(pe, r);
+    }
+  });
+  if (!changed) return set;
+  const now = changed;
   const members = [...set.eachMember()];
   const children: Array<readonly [PathElement, FieldSet]> = [];
-  let changed = false;
-  for (const [pe, sub] of set.eachChild()) {
-    const ct = typeBelow(t, pe);
-    if (isAtomicType(ct)) {
-      members.push(pe);
-      changed = true;
-      continue;
-    }
-    const r = reconcileWithSchema(sub, ct);
-    if (r !== sub) changed = true;
-    children.push([pe, r]);
-  }
-  return changed ? FieldSet.from(members, children) : set;
+  set.forEachChild((pe, sub) => {
+    if (!now.has(pe)) children.push([pe, sub]);
+    else if (now.get(pe) === undefined) members.push(pe);
+    else children.push([pe, now.get(pe)!]);
+  });
+  return FieldSet.from(members, children);
 }
 
 function isAtomicType(t: TypeInfo): boolean {

@@ -97,6 +97,16 @@ export function transferOwnership(oldObj: JsonObject, newObj: JsonObject, apiVer
     }
     return c;
   };
+  // What a comparison says was added or modified, made once per comparison (and without a copy when one side is empty).
+  const changes = new Map<Comparison, FieldSet>();
+  const changedAt = (c: Comparison): FieldSet => {
+    let changed = changes.get(c);
+    if (changed === undefined) {
+      changed = c.modified.isEmpty() ? c.added : c.added.isEmpty() ? c.modified : c.modified.union(c.added);
+      changes.set(c, changed);
+    }
+    return changed;
+  };
   const conflicts = new Map<string, FieldSet>();
   const gone = new Set<string>();
   for (const [m, vs] of managers) {
@@ -104,7 +114,9 @@ export function transferOwnership(oldObj: JsonObject, newObj: JsonObject, apiVer
     const c = comparisonAt(versionOf(vs, apiVersion, ctx));
     // As upstream: the entry of a version the kind no longer has is dropped.
     if (!c) { gone.add(m); continue; }
-    const clash = vs.set.intersection(c.modified.union(c.added));
+    const changed = changedAt(c);
+    if (changed.isEmpty()) continue;
+    const clash = vs.set.intersection(changed);
     if (!clash.isEmpty()) conflicts.set(m, clash);
   }
   if (!force && conflicts.size > 0) return { ok: false, conflicts };

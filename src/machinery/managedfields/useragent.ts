@@ -9,9 +9,13 @@ export const fieldManagerMaxLength = 128;
 /** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
 
+/** Printable ASCII only (every one of them is printable above, and one byte): the common name, checked in one test. */
+const printableAscii = /^[\x20-\x7e]*$/;
+
 /** `kubectl/v1.32.4 (linux/amd64) kubernetes/abc` -> `kubectl`. */
 export function managerFromUserAgent(userAgent: string | undefined): string {
   const prefix = (userAgent ?? '').split('/')[0];
+  if (printableAscii.test(prefix)) return prefix.slice(0, fieldManagerMaxLength);
   let out = '', bytes = 0;
   for (const ch of prefix) {
     if (!printable.test(ch)) continue;
@@ -30,6 +34,7 @@ export function managerOrUserAgent(manager: string | undefined, userAgent: strin
 
 /** Validation of a `fieldManager` value (query parameter or managedFields entry). */
 export function validateFieldManager(name: string, path = 'fieldManager'): FieldError[] {
+  if (name.length <= fieldManagerMaxLength && printableAscii.test(name)) return [];
   const errs: FieldError[] = [];
   if (Buffer.byteLength(name, 'utf8') > fieldManagerMaxLength) errs.push(fieldErrors.tooLong(path, fieldManagerMaxLength));
   let position = 0;

@@ -75,3 +75,18 @@ test('field set algebra over nested maps, sets and keyed lists', () => {
   assert.ok(!FieldSet.of(p80).intersection(FieldSet.of(p80u)).has(p80));
   assert.ok(FieldSet.of(p80).has([f('ports'), k({ protocol: 'TCP', containerPort: 80 })]));
 });
+
+test('sets that share the empty maps until their first insert never add to them', () => {
+  const a = new FieldSet(), b = new FieldSet();
+  a.insert([f('spec'), f('replicas')]);
+  b.addMember(f('status'));
+  b.childSet(f('metadata')).addMember(f('labels'));
+  for (const s of [a.union(b), b.union(a), a.intersection(b), a.difference(b), b.recursiveDifference(a), new FieldSet().union(a), new FieldSet().addAll(b)]) assert.ok(s);
+  FieldSet.from([f('x')], [[f('y'), a]]);
+  const fresh = new FieldSet();
+  assert.ok(fresh.isEmpty());
+  assert.deepEqual(fresh.paths(), []);
+  assert.equal(a.paths().length, 1);
+  assert.equal(b.paths().length, 2);
+  assert.ok(!a.has([f('status')]) && b.has([f('status')]));
+});

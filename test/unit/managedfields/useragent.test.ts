@@ -24,3 +24,14 @@ test('field manager and managedFields validation', () => {
     'metadata.managedFields[0].fieldsType: Invalid value: "FieldsV2": must be `FieldsV1`',
   ]);
 });
+
+test('a name of printable ASCII is checked in one test, with the answers of the character-by-character rules', () => {
+  const unicodePrintable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+  for (let code = 0; code < 0x100; code++) {
+    const ch = String.fromCharCode(code);
+    assert.equal(validateFieldManager(`a${ch}b`).length === 0, unicodePrintable.test(ch), `U+${code.toString(16)}`);
+    assert.equal(managerFromUserAgent(`a${ch}b/1`), unicodePrintable.test(ch) && ch !== '/' ? `a${ch}b` : ch === '/' ? 'a' : 'ab', `U+${code.toString(16)}`);
+  }
+  assert.deepEqual(validateFieldManager('x'.repeat(128)), []);
+  assert.equal(validateFieldManager('x'.repeat(129)).length, 1);
+});
