@@ -89,7 +89,7 @@ describe('leader hand-over when the leader is killed', () => {
     const dirs = [tempDir(), tempDir()];
     const children: ChildServer[] = [];
     const args = ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoints,
-      '--leader-elect-lease-duration', '3s', '--leader-elect-renew-deadline', '2s', '--leader-elect-retry-period', '500ms'];
+      '--leader-elect-lease-duration', '2s', '--leader-elect-renew-deadline', '1500ms', '--leader-elect-retry-period', '250ms'];
     try {
       children.push(await startChildServer(args, dirs[0]!));
       const first = TestClient.fromKubeconfig(children[0]!.kubeconfigPath);

@@ -7,7 +7,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { Counter } from 'prom-client';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { parsePrometheusText, value } from '../support/prometheus.js';
@@ -44,20 +44,24 @@ test('StorageVersionHash: on by default, turned off discovery lists no storage v
 });
 
 /** The command's exit code and what it printed, when it does not start. */
-function refusedStart(args: string[]): { code: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', tempDir(), '--storage-backend', 'memory', ...args], { encoding: 'utf8', timeout: 30_000 });
-  return { code: r.status, stderr: r.stderr };
+function refusedStart(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', tempDir(), '--storage-backend', 'memory', ...args], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stderr })));
 }
 
-test('the command refuses, in one line, an unknown gate, a locked gate turned off, a removed version and a hidden-metrics release other than the previous one', () => {
+test('the command refuses, in one line, an unknown gate, a locked gate turned off, a removed version and a hidden-metrics release other than the previous one', async () => {
   const cases: [string[], string][] = [
     [['--feature-gates=NoSuchGate=true'], '--feature-gates: unrecognized feature gate: NoSuchGate'],
     [['--feature-gates', 'APIListChunking=false'], '--feature-gates: cannot set feature gate APIListChunking to false, feature is locked to true'],
     [['--runtime-config=batch/v1beta1=true'], '--runtime-config names batch/v1beta1, which was removed in v1.25 (use batch/v1 instead)'],
     [['--show-hidden-metrics-for-version=1.30'], "--show-hidden-metrics-for-version must be omitted or have the value '1.31'. Only the previous minor version is allowed"],
   ];
-  for (const [args, line] of cases) {
-    const r = refusedStart(args);
+  // The commands start side by side: each is a whole process start that ends in the refusal.
+  const answers = await Promise.all(cases.map(([args]) => refusedStart(args)));
+  for (const [i, [args, line]] of cases.entries()) {
+    const r = answers[i]!;
     assert.equal(r.code, 1, `${args.join(' ')}: ${r.stderr}`);
     assert.ok(r.stderr.trim().split('\n').some((l) => l.endsWith(line)), `${args.join(' ')}: ${r.stderr}`);
   }

@@ -168,7 +168,7 @@ test('an informer restarted from a compacted resourceVersion gets 410, relists a
     const deadline = Date.now() + 20_000;
     let expired = false;
     while (!expired && Date.now() < deadline) {
-      await sleep(500);
+      await sleep(200);
       await update(ns, 'k-3', { tick: String(Date.now()) });
       const probe = await s.client.watch(`${base}?watch=1&resourceVersion=${stoppedAt}`);
       const events = await probe.waitFor(1, 2000);

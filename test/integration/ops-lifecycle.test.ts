@@ -28,7 +28,7 @@ test('--livez-grace-period excuses unfinished post-start work on /livez only', a
 });
 
 test('during the shutdown delay: readyz fails, livez holds, other requests get 429 and Connection: close', async () => {
-  const s = await startTestServer({ shutdownDelayDurationMs: 3000, shutdownSendRetryAfter: true });
+  const s = await startTestServer({ shutdownDelayDurationMs: 1500, shutdownSendRetryAfter: true });
   try {
     assert.equal((await s.client.get('/readyz')).status, 200);
     const stopping = s.shutdown();

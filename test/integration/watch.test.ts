@@ -90,7 +90,7 @@ test('a resourceVersion older than the retained history gets an ERROR event with
   const deadline = Date.now() + 15_000;
   let events: any[] = [];
   while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 200));
     await s.client.post(base, cm(`tick-${Date.now()}`));
     const w = await s.client.watch(`${base}?watch=1&resourceVersion=${old.json.metadata.resourceVersion}`);
     events = await w.waitFor(1, 2000);
@@ -138,7 +138,7 @@ test('an expired continue token answers 410 with a fresh token that goes on from
   const deadline = Date.now() + 15_000;
   let expired: any;
   while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 500));
+    await new Promise((r) => setTimeout(r, 200));
     await s.client.post(base, cm(`nudge-${Date.now()}`));
     const r = await s.client.get(`${base}?limit=2&labelSelector=page%3Dyes&continue=${token}`);
     if (r.status === 410) { expired = r; break; }
@@ -173,7 +173,11 @@ test('a watcher that stops reading is cut off; the others get every event', { ti
     });
     slowRes.pause(); // asks, then does not read
     const fast = await small.client.watch(`${base}?watch=1&resourceVersion=${from}`);
-    const writes = 600;
+    // Enough to overflow what a reader that never reads can hold: at most 4 MiB of
+    // kernel send buffer (net.ipv4.tcp_wmem's maximum), a receive window that
+    // does not grow while nothing is read, and the 50 events: about 120 events
+    // of 64 KiB; here it was cut off after about 80.
+    const writes = 300;
     const payload = { blob: 'x'.repeat(64 * 1024) };
     for (let i = 0; i < writes; i += 20) {
       await Promise.all(Array.from({ length: 20 }, (_, j) => small.client.post(base, cm(`slow-${i + j}`, {}, payload))));

@@ -3,14 +3,13 @@
 // stops them. Needs the `etcd` binary on the PATH (Debian's etcd-server).
 
 import { spawn, ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { createServer, Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { Etcd3 } from 'etcd3';
 import { join } from 'node:path';
-import { startTestServer, type TestServer } from './server.js';
+import { scratchRoot, startTestServer, type TestServer } from './server.js';
 import type { ServerOptions } from '../../src/server/options.js';
 
 export interface EtcdMember {
@@ -46,8 +45,6 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
-// tmpfs when there is one: etcd fsyncs every commit, and the tests measure behaviour, not disks.
-const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 /** PEM files for clients over TLS: members require a client certificate signed by `caFile`. */
 export interface EtcdTls {

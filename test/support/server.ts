@@ -5,15 +5,22 @@ import { mkdtempSync, rmSync, existsSync, readFileSync, writeFileSync } from 'no
 import YAML from 'yaml';
 import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { spawn, ChildProcess, execFile } from 'node:child_process';
 import { startServer, RunningServer } from '../../src/server/start.js';
 import type { ServerOptions } from '../../src/server/options.js';
 import { TestClient } from './client.js';
 import { after } from 'node:test';
 
+/**
+ * Where temporary folders go: tmpfs when there is one. The stores fsync every
+ * commit, and the tests are about what a store keeps across a process's
+ * death (kill -9 included), which tmpfs keeps too, not about the disk.
+ */
+export const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
+
 export function tempDir(prefix = 'plat-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  return mkdtempSync(join(scratchRoot, prefix));
 }
 
 export interface TestServer extends RunningServer {
@@ -67,9 +74,16 @@ export function tokenFile(lines: string): string {
   return path;
 }
 
+/**
+ * Runs kubectl against a kubeconfig. Its discovery cache lives beside the
+ * kubeconfig, not in ~/.kube/cache: that one is keyed by host and port, and a
+ * server of an earlier test (or file) that had the same random port left
+ * kinds there this server does not have (`kubectl get all` then asks for
+ * them). A test's own --cache-dir, given later, wins.
+ */
 export function runKubectl(kubeconfig: string, args: string[], input?: string): Promise<KubectlResult> {
   return new Promise((resolve) => {
-    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, ...args], { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
+    const child = execFile('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dirname(kubeconfig), 'kubectl-cache'), ...args], { timeout: 60_000, env: { ...process.env, KUBECONFIG: '' } }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof (err as any).code === 'number' ? (err as any).code : 1) : 0, stdout, stderr });
     });
     if (input !== undefined) child.stdin!.end(input);
