@@ -20,8 +20,22 @@ import { after } from 'node:test';
 export const scratchRoot = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 export function tempDir(prefix = 'plat-test-'): string {
-  return mkdtempSync(join(scratchRoot, prefix));
+  const dir = mkdtempSync(join(scratchRoot, prefix));
+  madeDirs.push(dir);
+  return dir;
 }
+
+// Every folder made here goes when the test file's process ends, whether or
+// not its test removed it (many did not: thousands were left in /tmp, and
+// tmpfs keeps them in memory).
+const madeDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of madeDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch { /* a child still writing into it: left behind */ }
+  }
+});
 
 export interface TestServer extends RunningServer {
   client: TestClient;
