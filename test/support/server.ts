@@ -104,14 +104,6 @@ export function runKubectl(kubeconfig: string, args: string[], input?: string): 
   });
 }
 
-/**
- * Controllers of a test server unless a test names its own: all but the
- * identity ones, which write into every namespace and account (token secrets,
- * root CA ConfigMaps); tests that watch or count objects see only their own.
- * Nor the pod garbage collector: tests bind pods to nodes they never create,
- * and it would remove those pods 40 s later, in the middle of a long file.
- * Tests of those controllers ask for them with `controllers: ['*']`.
- */
 /** Creates `body` at `collection` (asserting the 201); answers the new object's path. */
 export async function createdAt(s: TestServer, collection: string, body: Record<string, any>): Promise<string> {
   const r = await s.client.post(collection, body);
@@ -126,6 +118,25 @@ export async function writeStatus(s: TestServer, path: string, change: (obj: Rec
   return s.client.put(`${path}/status`, obj);
 }
 
+/** Asserts a status write's answer: 200 when nothing is `expected`, else a 422 Invalid naming each expected message. */
+export function assertStatusWrite(r: { status: number; text: string; json: any }, expected: readonly string[]): void {
+  if (!expected.length) {
+    assert.equal(r.status, 200, r.text);
+    return;
+  }
+  assert.equal(r.status, 422, r.text);
+  assert.equal(r.json.reason, 'Invalid');
+  for (const message of expected) assert.ok(r.json.message.includes(message), `${message}\nin: ${r.json.message}`);
+}
+
+/**
+ * Controllers of a test server unless a test names its own: all but the
+ * identity ones, which write into every namespace and account (token secrets,
+ * root CA ConfigMaps); tests that watch or count objects see only their own.
+ * Nor the pod garbage collector: tests bind pods to nodes they never create,
+ * and it would remove those pods 40 s later, in the middle of a long file.
+ * Tests of those controllers ask for them with `controllers: ['*']`.
+ */
 export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher', '-pod-garbage-collector'];
 
 export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
