@@ -28,7 +28,7 @@ import { noteStored, parseResourceVersion, StoredList, StoredObject, toStoredByt
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
 import { beforeGracefulDelete, terminating } from './graceful.js';
-import { copyDecoded } from '../machinery/copy.js';
+import { clone } from '../machinery/patch/json.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -385,13 +385,13 @@ export class ResourceStore {
       if (!current) {
         // Only kinds whose strategy allows it create on PUT, as upstream; the rest answer 404.
         if (target.subresource || !this.kind.createOnUpdate || (pinned !== undefined && pinned !== 0)) throw errors.notFound(this.qualified, name);
-        const created = await this.insert(namespace, copyDecoded({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false, name);
+        const created = await this.insert(namespace, clone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false, name);
         return created === retry ? retry : { object: created, created: true };
       }
       if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
       // Read-only here (a cached value's decoding is shared); the new object is built from the request.
       const old = this.liveObject(current);
-      const { object: next, finish } = await this.prepareUpdate(copyDecoded(obj), old, target, opts, operationOptions('UpdateOptions', opts));
+      const { object: next, finish } = await this.prepareUpdate(clone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
       const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
       return written === retry ? retry : { object: written, created: false };
     });
@@ -406,7 +406,7 @@ export class ResourceStore {
     return this.updateLoop(this.key(namespace, name), name, async (current) => {
       if (!current) throw errors.notFound(this.qualified, name);
       const live = this.liveObject(current); // read-only: `change` gets a copy
-      const changed = await change(copyDecoded(live));
+      const changed = await change(clone(live));
       this.owned.placeAtName(changed, name);
       this.owned.placeInNamespace(changed, namespace);
       const { object: next, finish } = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
@@ -496,7 +496,7 @@ export class ResourceStore {
         if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
         next = await trackApply(this.kind, live, config, manager, force, target.subresource, codec);
       } else {
-        const base = codec ? (await codec.fromStoredAll([live]))[0]! : copyDecoded(live);
+        const base = codec ? (await codec.fromStoredAll([live]))[0]! : clone(live);
         const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
         const pinned = patchPrecondition(type, patch, live, patched);
         if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);

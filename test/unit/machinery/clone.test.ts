@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyDecoded } from '../../../src/machinery/copy.js';
+import { clone } from '../../../src/machinery/patch/json.js';
 
 test('a decoded object is copied as structuredClone copies it, sharing nothing with the original', () => {
   const original = JSON.parse('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"},"__proto__":{"polluted":true},"constructor":"c"},"data":{"k":"v"},"list":[1,"two",null,{"deep":[true,false]}]}');
   original.metadata.resourceVersion = undefined;
-  const copy = copyDecoded(original);
+  const copy = clone(original);
   assert.deepStrictEqual(copy, structuredClone(original));
   assert.ok(Object.hasOwn(copy.metadata, 'resourceVersion'), 'a key whose value is undefined is kept');
   // __proto__ stays an ordinary own key; no prototype changes.
@@ -20,14 +20,14 @@ test('a decoded object is copied as structuredClone copies it, sharing nothing w
 
 test('frozen values, values that are not plain objects and very deep values are copied too', () => {
   const frozen = Object.freeze({ a: Object.freeze({ b: Object.freeze([1, 2]) }) });
-  const copy = copyDecoded(frozen);
+  const copy = clone(frozen);
   assert.deepStrictEqual(copy, { a: { b: [1, 2] } });
   assert.ok(!Object.isFrozen(copy) && !Object.isFrozen(copy.a.b));
   const when = new Date(0);
-  const withDate = copyDecoded({ when });
+  const withDate = clone({ when });
   assert.ok(withDate.when instanceof Date && withDate.when !== when);
   let deep: Record<string, unknown> = { leaf: 'x' };
   for (let i = 0; i < 1000; i++) deep = { next: deep };
-  assert.deepStrictEqual(copyDecoded(deep), structuredClone(deep));
-  assert.throws(() => copyDecoded({ f: () => 1 }));
+  assert.deepStrictEqual(clone(deep), structuredClone(deep));
+  assert.throws(() => clone({ f: () => 1 }));
 });
