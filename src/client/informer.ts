@@ -10,7 +10,7 @@
 // lives while someone subscribes to it.
 
 import { type Clock, type TimerHandle, realClock } from './clock.js';
-import type { ApiClient, ApiObject, ListOptions, ResourceType } from './types.js';
+import type { ApiClient, ApiObject, ResourceType } from './types.js';
 
 export interface InformerHandlers {
   onAdd?(obj: ApiObject): void;

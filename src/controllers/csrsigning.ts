@@ -7,7 +7,6 @@ import type { CertificateRequestInfo } from '../machinery/pkcs10.js';
 import { CertificateRequestError, parseCertificateRequest } from '../machinery/pkcs10.js';
 import type { CertificateUsage } from '../machinery/usages.js';
 import { rfc3339Now } from '../machinery/time.js';
-import { vocabulary } from '../machinery/vocabulary.js';
 import { ApiCallError, type ApiClient, type ApiObject } from '../client/types.js';
 import type { KitArgument } from './controller.js';
 import { conditionsOf, CsrController, hasTrueCondition, isApproved } from './csrcontroller.js';

@@ -10,7 +10,6 @@ import { ApiClient, ApiObject, isConflict, ResourceType } from '../client/types.
 import { resources, resourceType } from '../client/resources.js';
 import { realClock, type Clock, type TimerHandle } from '../client/clock.js';
 import { rfc3339MicroNow } from '../machinery/time.js';
-import { vocabulary } from '../machinery/vocabulary.js';
 
 export interface LeaderElectionTiming {
   /** How long others wait after the last renewal before taking over. */

@@ -5,7 +5,6 @@
 //   Background  -> the owner goes now; the collector removes dependents afterwards.
 
 import { errors, fieldErrors } from '../machinery/errors.js';
-import { vocabulary } from '../machinery/vocabulary.js';
 import type { KubeObject } from '../api/kind.js';
 
 export const orphanFinalizer = 'orphan';

@@ -2,7 +2,6 @@
 // store a get or list is served from, per the spec's tables.
 
 import { errors, fieldErrors } from '../machinery/errors.js';
-import { vocabulary } from '../machinery/vocabulary.js';
 import { decodeContinue } from './continue.js';
 import { parseResourceVersion } from './objects.js';
 

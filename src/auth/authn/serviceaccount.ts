@@ -10,7 +10,6 @@ import { compactVerify } from 'jose';
 import type { UserInfo } from '../../machinery/user.js';
 import { sharedUser } from '../../machinery/user.js';
 import { setOwn } from '../../machinery/ownkeys.js';
-import { jsonTextExceedsDepth } from '../../machinery/limits.js';
 import {
   checkClaimTimes, claimLeewaySeconds, legacyServiceAccountIssuer, readServiceAccountClaims, serviceAccountExtraKeys,
   serviceAccountGroups, serviceAccountUsername, type ObjectRef, type ServiceAccountClaims,

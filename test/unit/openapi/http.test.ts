@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
-import { builtinKinds } from '../../../src/api/catalog.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
 import { catalogRegistry } from '../../support/catalog.js';
 import { negotiate } from '../../../src/server/openapi/http.js';

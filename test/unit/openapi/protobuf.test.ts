@@ -3,7 +3,6 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { builtinKinds } from '../../../src/api/catalog.js';
 import { OpenApiService } from '../../../src/server/openapi/index.js';
 import { catalogRegistry } from '../../support/catalog.js';
 import { encodeDocument } from '../../../src/server/openapi/v2-proto.js';

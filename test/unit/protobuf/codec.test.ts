@@ -49,7 +49,7 @@ test('a list encodes with the kind schema too, and decodes through the item look
   const secret = lookup('v1', 'Secret')!;
   const bytes = encodeProtobufObject(list, secret);
   assert.deepEqual(bytes, encodeProtobufObject(list, listSchemaOf(secret)));
-  const onlyItems = (v: string, k: string) => (k === 'Secret' ? secret : undefined);
+  const onlyItems = (_version: string, k: string) => (k === 'Secret' ? secret : undefined);
   assert.deepEqual(decodeProtobufObject(bytes, onlyItems), list);
 });
 
