@@ -1,9 +1,12 @@
 // Protocol buffer encoding of the few etcd messages the hot calls carry
-// (KV.Range and KV.Txn, rpc.proto and kv.proto of etcd 3.4), written by hand:
+// (KV.Range and KV.Txn, rpc.proto and kv.proto of etcd 3.4), written by hand
+// (answers are read with the wire reader the API objects use, machinery/protobufwire.ts):
 // the generic decoder the etcd3 package uses builds every message as an
 // object of strings and defaults, which was a fifth of a create's CPU.
 // Revisions and counts are numbers (etcd's stay far below 2^53); lease IDs,
 // which use all 64 bits, are decimal strings.
+
+import { Reader } from '../machinery/protobufwire.js';
 
 /** A KeyValue of kv.proto (version and lease are not read). */
 export interface EtcdKv {
@@ -185,64 +188,13 @@ export function encodeTxn(req: TxnRequest): Buffer[] {
 
 // --- decoding -------------------------------------------------------------
 
-/** Reads fields of one message in `buf` from `pos` to `end`. */
-class Reader {
-  constructor(private readonly buf: Buffer, public pos: number, readonly end: number) {}
+/** A length-delimited field read as a message of its own. */
+const sub = (r: Reader): Reader => new Reader(r.bytes());
 
-  get more(): boolean {
-    return this.pos < this.end;
-  }
-
-  varint(): number {
-    let result = 0;
-    let scale = 1;
-    for (;;) {
-      const byte = this.buf[this.pos++];
-      if (byte === undefined || this.pos > this.end) throw new Error('etcd answer: truncated varint');
-      result += (byte & 0x7f) * scale;
-      if (byte < 0x80) return result;
-      scale *= 0x80;
-    }
-  }
-
-  /** A signed 64-bit varint (negative ones take ten bytes), as a number. */
-  int64(): number {
-    const start = this.pos;
-    const n = this.varint();
-    if (n < 2 ** 53) return n;
-    let big = 0n;
-    for (let i = this.pos - 1; i >= start; i--) big = (big << 7n) | BigInt(this.buf[i]! & 0x7f);
-    return Number(BigInt.asIntN(64, big));
-  }
-
-  /** The tag of the next field: its number and wire type. */
-  tag(): [field: number, wire: number] {
-    const tag = this.varint();
-    return [Math.floor(tag / 8), tag & 7];
-  }
-
-  /** A length-delimited field as a reader of its own. */
-  sub(): Reader {
-    const length = this.varint();
-    const start = this.pos;
-    this.pos += length;
-    if (this.pos > this.end) throw new Error('etcd answer: truncated field');
-    return new Reader(this.buf, start, this.pos);
-  }
-
-  /** A length-delimited field's bytes, sharing the answer's memory. */
-  bytes(): Buffer {
-    const inner = this.sub();
-    return this.buf.subarray(inner.pos, inner.end);
-  }
-
-  skip(wire: number): void {
-    if (wire === 0) this.varint();
-    else if (wire === 2) this.sub();
-    else if (wire === 1) this.pos += 8;
-    else if (wire === 5) this.pos += 4;
-    else throw new Error(`etcd answer: unexpected wire type ${wire}`);
-  }
+/** A bytes field as a Buffer sharing the answer's memory (each answer is already a copy of its own). */
+function bytesOf(r: Reader): Buffer {
+  const b = r.bytes();
+  return Buffer.from(b.buffer, b.byteOffset, b.length);
 }
 
 const emptyBytes = Buffer.alloc(0);
@@ -250,8 +202,8 @@ const emptyBytes = Buffer.alloc(0);
 /** The revision in a ResponseHeader. */
 function header(r: Reader): number {
   let revision = 0;
-  while (r.more) {
-    const [field, wire] = r.tag();
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
     if (field === 3 && wire === 0) revision = r.varint();
     else r.skip(wire);
   }
@@ -260,12 +212,12 @@ function header(r: Reader): number {
 
 export function decodeKv(r: Reader): EtcdKv {
   const kv: EtcdKv = { key: emptyBytes, value: emptyBytes, createRevision: 0, modRevision: 0 };
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) kv.key = r.bytes();
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) kv.key = bytesOf(r);
     else if (field === 2 && wire === 0) kv.createRevision = r.varint();
     else if (field === 3 && wire === 0) kv.modRevision = r.varint();
-    else if (field === 5 && wire === 2) kv.value = r.bytes();
+    else if (field === 5 && wire === 2) kv.value = bytesOf(r);
     else r.skip(wire);
   }
   return kv;
@@ -273,10 +225,10 @@ export function decodeKv(r: Reader): EtcdKv {
 
 function rangeResponse(r: Reader): RangeResponse {
   const res: RangeResponse = { revision: 0, kvs: [], more: false, count: 0 };
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) res.revision = header(r.sub());
-    else if (field === 2 && wire === 2) res.kvs.push(decodeKv(r.sub()));
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) res.revision = header(sub(r));
+    else if (field === 2 && wire === 2) res.kvs.push(decodeKv(sub(r)));
     else if (field === 3 && wire === 0) res.more = r.varint() !== 0;
     else if (field === 4 && wire === 0) res.count = r.varint();
     else r.skip(wire);
@@ -287,9 +239,9 @@ function rangeResponse(r: Reader): RangeResponse {
 /** The previous values in a PutResponse (field 2) or DeleteRangeResponse (field 3). */
 function prevKvs(r: Reader, kvField: number): EtcdKv[] {
   const kvs: EtcdKv[] = [];
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === kvField && wire === 2) kvs.push(decodeKv(r.sub()));
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === kvField && wire === 2) kvs.push(decodeKv(sub(r)));
     else r.skip(wire);
   }
   return kvs;
@@ -297,28 +249,28 @@ function prevKvs(r: Reader, kvField: number): EtcdKv[] {
 
 function responseOp(r: Reader): ResponseOp {
   const op: ResponseOp = {};
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) op.range = rangeResponse(r.sub());
-    else if (field === 2 && wire === 2) op.prevKvs = prevKvs(r.sub(), 2);
-    else if (field === 3 && wire === 2) op.prevKvs = prevKvs(r.sub(), 3);
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) op.range = rangeResponse(sub(r));
+    else if (field === 2 && wire === 2) op.prevKvs = prevKvs(sub(r), 2);
+    else if (field === 3 && wire === 2) op.prevKvs = prevKvs(sub(r), 3);
     else r.skip(wire);
   }
   return op;
 }
 
 export function decodeRange(buf: Buffer): RangeResponse {
-  return rangeResponse(new Reader(buf, 0, buf.length));
+  return rangeResponse(new Reader(buf));
 }
 
 export function decodeTxn(buf: Buffer): TxnResponse {
-  const r = new Reader(buf, 0, buf.length);
+  const r = new Reader(buf);
   const res: TxnResponse = { revision: 0, succeeded: false, responses: [] };
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) res.revision = header(r.sub());
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) res.revision = header(sub(r));
     else if (field === 2 && wire === 0) res.succeeded = r.varint() !== 0;
-    else if (field === 3 && wire === 2) res.responses.push(responseOp(r.sub()));
+    else if (field === 3 && wire === 2) res.responses.push(responseOp(sub(r)));
     else r.skip(wire);
   }
   return res;
@@ -362,28 +314,28 @@ export function encodeWatchRequest(req: WatchRequest): Buffer[] {
 
 function watchEvent(r: Reader): WatchEventMessage {
   const event: WatchEventMessage = { type: 'put', kv: { key: emptyBytes, value: emptyBytes, createRevision: 0, modRevision: 0 } };
-  while (r.more) {
-    const [field, wire] = r.tag();
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
     if (field === 1 && wire === 0) event.type = r.varint() === 1 ? 'delete' : 'put';
-    else if (field === 2 && wire === 2) event.kv = decodeKv(r.sub());
-    else if (field === 3 && wire === 2) event.prevKv = decodeKv(r.sub());
+    else if (field === 2 && wire === 2) event.kv = decodeKv(sub(r));
+    else if (field === 3 && wire === 2) event.prevKv = decodeKv(sub(r));
     else r.skip(wire);
   }
   return event;
 }
 
 export function decodeWatchResponse(buf: Buffer): WatchResponse {
-  const r = new Reader(buf, 0, buf.length);
+  const r = new Reader(buf);
   const res: WatchResponse = { revision: 0, watchId: 0, created: false, canceled: false, compactRevision: 0, cancelReason: '', events: [] };
-  while (r.more) {
-    const [field, wire] = r.tag();
-    if (field === 1 && wire === 2) res.revision = header(r.sub());
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) res.revision = header(sub(r));
     else if (field === 2 && wire === 0) res.watchId = r.int64();
     else if (field === 3 && wire === 0) res.created = r.varint() !== 0;
     else if (field === 4 && wire === 0) res.canceled = r.varint() !== 0;
     else if (field === 5 && wire === 0) res.compactRevision = r.varint();
-    else if (field === 6 && wire === 2) res.cancelReason = r.bytes().toString();
-    else if (field === 11 && wire === 2) res.events.push(watchEvent(r.sub()));
+    else if (field === 6 && wire === 2) res.cancelReason = r.string();
+    else if (field === 11 && wire === 2) res.events.push(watchEvent(sub(r)));
     else r.skip(wire);
   }
   return res;

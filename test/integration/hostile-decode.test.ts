@@ -17,7 +17,7 @@ import type { Response } from '../support/client.js';
 import { builtinKinds } from '../../src/api/catalog.js';
 import type { KubeObject } from '../../src/api/kind.js';
 import { builtinSchemaLookup, decodeEnvelope, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
-import { Reader } from '../../src/api/protobuf/wire.js';
+import { Reader } from '../../src/machinery/protobufwire.js';
 import { openBackend } from '../../src/storage/index.js';
 import { toStoredBytes } from '../../src/registry/objects.js';
 import { maxNestingDepth } from '../../src/machinery/limits.js';

@@ -8,7 +8,7 @@
 // JSON decoder would: empty value fields are dropped, as `omitempty` would.
 
 import { resolve, type Schema } from '../schema.js';
-import { ProtobufError, Reader, WireType, Writer } from './wire.js';
+import { ProtobufError, Reader, WireType, Writer } from '../../machinery/protobufwire.js';
 import { formatInstant, parseGoTime, zeroTimeSeconds, type Instant } from '../../machinery/time.js';
 import { maxNestingDepth, tooDeep } from '../../machinery/limits.js';
 import { setOwn } from '../../machinery/ownkeys.js';

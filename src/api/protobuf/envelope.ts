@@ -2,7 +2,7 @@
 // runtime `Unknown` message {typeMeta=1 {apiVersion=1, kind=2}, raw=2,
 // contentEncoding=3, contentType=4} whose raw field holds the object itself.
 
-import { ProtobufError, Reader, WireType, Writer } from './wire.js';
+import { ProtobufError, Reader, WireType, Writer } from '../../machinery/protobufwire.js';
 
 /** "k8s\0": the prefix upstream clients check before decoding. */
 export const envelopeMagic: Readonly<Buffer> = Buffer.from([0x6b, 0x38, 0x73, 0x00]);

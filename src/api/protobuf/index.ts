@@ -13,7 +13,7 @@ import { decodeEnvelope, encodeEnvelope } from './envelope.js';
 
 export { decodeMessage, encodeMessage } from './codec.js';
 export { decodeEnvelope, encodeEnvelope, envelopeMagic, hasEnvelopeMagic, type Envelope } from './envelope.js';
-export { ProtobufError } from './wire.js';
+export { ProtobufError } from '../../machinery/protobufwire.js';
 
 export type SchemaLookup = (apiVersion: string, kind: string) => Schema | undefined;
 

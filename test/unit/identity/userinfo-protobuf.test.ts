@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeMessage, encodeMessage } from '../../../src/api/protobuf/index.js';
 import { selfSubjectReviews } from '../../../src/api/authentication/v1/index.js';
-import { Reader } from '../../../src/api/protobuf/wire.js';
+import { Reader } from '../../../src/machinery/protobufwire.js';
 
 test('UserInfo.extra round-trips as a map of ExtraValue messages', () => {
   const review = {

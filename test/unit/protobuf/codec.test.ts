@@ -4,7 +4,7 @@ import {
   builtinSchemaLookup, decodeMessage, decodeProtobufObject, encodeMessage, encodeProtobufObject, listSchemaOf,
 } from '../../../src/api/protobuf/index.js';
 import { coreV1Kinds } from '../../../src/api/core/v1/index.js';
-import { Reader } from '../../../src/api/protobuf/wire.js';
+import { Reader } from '../../../src/machinery/protobufwire.js';
 import { namedSchemas, p, resolve, t, type Schema } from '../../../src/api/schema.js';
 import { DeleteOptions, Status, WatchEvent } from '../../../src/api/meta/v1.js';
 import { canonical, deleteOptions, samples, status } from './fixtures.js';

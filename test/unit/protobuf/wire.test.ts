@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProtobufError, Reader, WireType, Writer } from '../../../src/api/protobuf/wire.js';
+import { ProtobufError, Reader, WireType, Writer } from '../../../src/machinery/protobufwire.js';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const bytes = (h: string) => Buffer.from(h.replace(/\s+/g, ''), 'hex');

@@ -14,7 +14,7 @@ import { CacheEvent, CachedKeyValue } from '../../../src/storage/cache/types.js'
 import type { ObjectEvent, WatchSink } from '../../../src/registry/watch.js';
 import type { ResourceStore } from '../../../src/registry/store.js';
 import { builtinSchemaLookup, decodeEnvelope, decodeProtobufObject } from '../../../src/api/protobuf/index.js';
-import { Reader } from '../../../src/api/protobuf/wire.js';
+import { Reader } from '../../../src/machinery/protobufwire.js';
 import { StoredObject, toStoredBytes } from '../../../src/registry/objects.js';
 import { upstreamCompat } from '../../../src/machinery/vocabulary.js';
 import type { Representation } from '../../../src/server/representation.js';
