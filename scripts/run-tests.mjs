@@ -39,5 +39,14 @@ if (files.length === 0) {
   console.error(`no test file matches ${only.map((o) => JSON.stringify(o)).join(' or ')}`);
   process.exit(1);
 }
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// Naming a reporter drops the default one, so the line's default is named too
+// (TAP off a terminal before Node 23, spec otherwise); the failure summary
+// goes last, where CI's kept tail shows it.
+const major = Number(process.versions.node.split('.')[0]);
+const lineReporter = process.stdout.isTTY || major >= 23 ? 'spec' : 'tap';
+const reporters = [
+  `--test-reporter=${lineReporter}`, '--test-reporter-destination=stdout',
+  `--test-reporter=${new URL('./failure-summary.mjs', import.meta.url).href}`, '--test-reporter-destination=stdout',
+];
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...reporters, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
