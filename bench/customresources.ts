@@ -18,6 +18,11 @@
 // long a definition takes from its create's answer to served (discovery
 // lists it and a GET of its collection answers 200 on the same server),
 // median over 100 definitions.
+//
+// With --perf (alone: `node dist/bench/customresources.js --perf`), one more
+// phase of ConfigMap creates and one of custom creates run under Linux perf
+// after the rounds, and where each one's server CPU went is printed to
+// stderr by function, in µs per create (bench/perfprofile.ts).
 
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
@@ -27,10 +32,13 @@ import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 import { operatorObject, operatorSchema } from './schemavalidation.js';
 import { WatcherPool } from './watchers.js';
+import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
 
 export interface CustomResourceBenchOptions {
   quick: boolean;
   progress: (msg: string) => void;
+  /** Profile one more phase of ConfigMap and of custom creates with Linux perf, printed to stderr. */
+  perf?: boolean;
 }
 
 const CONCURRENCY = 16;
@@ -98,8 +106,10 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
   const WATCHERS = 100;
   const sample = operatorObject(0);
   const bytes = Buffer.byteLength(JSON.stringify(sample));
+  const perf = opts.perf === true && perfAvailable();
+  if (opts.perf && !perf) progress('custom resources: perf is not available here (no profile)');
 
-  return withBenchServer('plat-bench-crd-', CONCURRENCY, async ({ server, agent: setup }) => {
+  return withBenchServer('plat-bench-crd-', CONCURRENCY, async ({ server, agent: setup, dataDir }) => {
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
     const watchers = new WatcherPool(server.url, server.creds, 2);
     try {
@@ -165,6 +175,15 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
           add(`list:${list}`, await cpuPerRequest(server, LISTS, () => drive(agent, server, LISTS, () => ({ method: 'GET', path: `${listPaths[list]}?limit=100`, want: 200 }))));
         }
       }
+      if (perf) {
+        for (const side of ['configmaps', 'apps'] as const) {
+          const file = `${dataDir}-${side}.perf.data`;
+          const stop = await perfRecord(server.pid, file);
+          await drive(agent, server, COUNT, (i) => ({ method: 'POST', path: sides[side].path(namespace), body: sides[side].body(`perf-${i}`, i, namespace), want: 201 }));
+          await stop();
+          process.stderr.write(formatPerf(`custom resources: ${fmtInt(COUNT)} ${side} creates under perf`, summarisePerf(file, COUNT, true), 45) + '\n');
+        }
+      }
       const m = (k: string) => median(cpu[k]!);
       const ratio = (custom: string, builtin: string) => m(builtin) / m(custom);
       const rate = (k: string) => `${fmtInt(median(rates[k]!))}/s`;
@@ -205,8 +224,8 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
       await watchers.closeStreams().catch(() => {});
       await watchers.terminate().catch(() => {});
     }
-  });
+  }, perf ? { nodeArgs: perfNodeArgs } : {});
 }
 
 // Alone: node dist/bench/customresources.js [--quick]
-await runAlone(import.meta.url, benchCustomResources);
+await runAlone(import.meta.url, (o) => benchCustomResources({ ...o, perf: process.argv.includes('--perf') }));
