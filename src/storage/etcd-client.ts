@@ -152,7 +152,7 @@ export const isFutureRevisionError = (err: unknown): boolean => /required revisi
  */
 export type FailureKind = 'unsent' | 'ambiguous' | 'final';
 
-const unsentPatterns = /No connection established|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
+const unsentPatterns = /No connection established|Stream refused|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
 const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
 
 /** Whether `err` is a deadline error of either path (the etcd3 package's only once it is loaded). */

@@ -1,19 +1,23 @@
-// gRPC calls to etcd over node:http2: Range and Txn, which every request
-// makes, and the watch stream, which brings every write back. The etcd3
-// package's path through @grpc/grpc-js (call objects, interceptors, filters,
-// a promise chain and a circuit breaker per call) and its generic protobuf
-// decoding cost about half the server CPU of a create on etcd; this path is
-// one HTTP/2 stream per call and the hand-written messages of etcd-proto.ts.
-// Leases and compaction stay on the etcd3 package.
+// gRPC calls to etcd: Range and Txn, which every request makes, and the
+// watch stream, which brings every write back. The etcd3 package's path
+// through @grpc/grpc-js (call objects, interceptors, filters, a promise
+// chain and a circuit breaker per call) and its generic protobuf decoding
+// cost about half the server CPU of a create on etcd, and Node's own HTTP/2
+// client most of what was left beyond SQLite's; this path is one stream of
+// our own HTTP/2 client (http2/connection.ts) per call and the hand-written
+// messages of etcd-proto.ts. Leases and compaction stay on the etcd3 package.
 //
 // Members are chosen as the etcd3 package chooses them: a random one per
 // call, skipping for a second a member that failed to answer; the watch
-// stream uses the same sessions. Failures read as grpc-js words them
+// stream uses the same connections. Failures read as grpc-js words them
 // ("14 UNAVAILABLE: ..."), so failureKind and callFailure in etcd-client.ts
 // classify both paths alike.
 
 import { ownCopy } from './bytes.js';
-import { connect, constants, ClientHttp2Session, ClientHttp2Stream, SecureClientSessionOptions } from 'node:http2';
+import { connect as netConnect, isIP } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions as TlsOptions, type TLSSocket } from 'node:tls';
+import { ClientStream, Http2Connection, StreamAbort } from './http2/connection.js';
+import { encodeHeaders, HeaderField } from './http2/hpack.js';
 import {
   decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
   RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
@@ -50,11 +54,18 @@ export interface EtcdWatchCall {
   cancel(): void;
 }
 
+/** PEM bytes of the CA and of a client certificate and key. */
+export interface EtcdTlsFiles {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
 interface Member {
-  url: string;
-  session?: ClientHttp2Session;
-  /** Whether the current session ever connected (a failure before that sent nothing). */
-  connected: boolean;
+  url: URL;
+  session?: Http2Connection;
+  /** Each method's request header block for this member (its :authority and :scheme). */
+  headerBlocks: Map<string, Buffer>;
   failedUntil: number;
   lastFailure?: Error;
   /** Calls open on the session: while there are any, it keeps the process alive. */
@@ -65,9 +76,10 @@ export class EtcdGrpc {
   private readonly members: Member[];
   private closed = false;
 
-  constructor(endpoints: string[], private readonly tls: SecureClientSessionOptions | undefined) {
+  constructor(endpoints: string[], private readonly tls: EtcdTlsFiles | undefined) {
     this.members = endpoints.map((endpoint) => ({
-      url: endpoint.includes('://') ? endpoint : `${tls ? 'https' : 'http'}://${endpoint}`, connected: false, failedUntil: 0, calls: 0,
+      url: new URL(endpoint.includes('://') ? endpoint : `${tls ? 'https' : 'http'}://${endpoint}`),
+      headerBlocks: new Map(), failedUntil: 0, calls: 0,
     }));
   }
 
@@ -104,29 +116,40 @@ export class EtcdGrpc {
     return this.members.reduce((a, b) => (a.failedUntil <= b.failedUntil ? a : b));
   }
 
-  private session(member: Member): ClientHttp2Session {
+  private session(member: Member): Http2Connection {
     const open = member.session;
-    if (open && !open.closed && !open.destroyed) return open;
-    const session = connect(member.url, { ...this.tls, settings: { enablePush: false } });
-    member.session = session;
-    member.connected = false;
-    member.lastFailure = undefined;
-    session.once('connect', () => { member.connected = true; });
-    // Errors reach the streams; the session is dropped and made again on the next call.
-    session.on('error', (err) => this.failed(member, err));
-    const forget = () => {
-      clearInterval(keepalive);
-      if (member.session === session) member.session = undefined;
-    };
-    session.on('close', forget);
-    session.on('goaway', forget);
-    // As the etcd3 package's channel: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
+    if (open?.usable) return open;
+    // One that is going away finishes its streams by itself; new calls go on a new connection.
+    const { hostname, port, protocol } = member.url;
+    const host = hostname.replace(/^\[|\]$/g, '');
+    const secure = protocol === 'https:';
+    const tcpPort = Number(port || (secure ? 443 : 80));
+    const socket = secure
+      ? tlsConnect({ ...this.tls as TlsOptions, host, port: tcpPort, servername: isIP(host) ? undefined : host, ALPNProtocols: ['h2'] })
+      : netConnect({ host, port: tcpPort });
     const keepalive = setInterval(() => {
-      if (session.closed || session.destroyed || session.connecting) return;
+      // As the etcd3 package's channel: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
       const timeout = setTimeout(() => session.destroy(new Error('keepalive ping not answered')), keepaliveTimeoutMs);
-      if (!session.ping(() => clearTimeout(timeout))) clearTimeout(timeout);
+      session.ping(() => clearTimeout(timeout));
     }, keepaliveIntervalMs);
     keepalive.unref();
+    const session: Http2Connection = new Http2Connection(socket, {
+      onClose: (err) => {
+        clearInterval(keepalive);
+        // Errors reach the streams; the session is made again on the next call.
+        if (err) this.failed(member, err);
+        if (member.session === session) member.session = undefined;
+      },
+    });
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
+      if (secure && (socket as TLSSocket).alpnProtocol !== 'h2') {
+        session.destroy(new Error(`${member.url.host} did not agree to HTTP/2 over TLS (ALPN h2)`));
+        return;
+      }
+      session.markConnected();
+    });
+    member.session = session;
+    member.lastFailure = undefined;
     // An idle session does not keep the process alive (a call in progress does, see open).
     member.calls = 0;
     session.unref();
@@ -136,6 +159,19 @@ export class EtcdGrpc {
   private failed(member: Member, err: Error): void {
     member.failedUntil = Date.now() + skipFailedMs;
     member.lastFailure = err;
+  }
+
+  /** The request header block of `path` on `member`, built once: :method, :scheme, :path, :authority, content-type, te. */
+  private headerBlock(member: Member, path: string): Buffer {
+    let block = member.headerBlocks.get(path);
+    if (!block) {
+      block = encodeHeaders([
+        [':method', 'POST'], [':scheme', member.url.protocol === 'https:' ? 'https' : 'http'], [':path', path],
+        [':authority', member.url.host], ['content-type', 'application/grpc'], ['te', 'trailers'],
+      ]);
+      member.headerBlocks.set(path, block);
+    }
+    return block;
   }
 
   private unary(path: string, message: Buffer[], deadline: number): Promise<Buffer> {
@@ -170,96 +206,102 @@ export class EtcdGrpc {
       queueMicrotask(() => end(new EtcdCallError(1, 'the client is closed')));
       return failedCall;
     }
-    const headers: Record<string, string> = { ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers' };
+    const member = this.pick();
+    let block = this.headerBlock(member, path);
     if (deadline !== undefined) {
       const left = deadline - Date.now();
       if (left <= 0) {
         queueMicrotask(() => end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made')));
         return failedCall;
       }
-      headers['grpc-timeout'] = `${Math.ceil(left)}m`;
+      block = Buffer.concat([block, encodeHeaders([['grpc-timeout', `${Math.ceil(left)}m`]])]);
     }
-    const member = this.pick();
     const session = this.session(member);
-    const wasConnected = member.connected;
     if (member.calls++ === 0) session.ref();
     release = () => {
       if (member.session === session && --member.calls === 0) session.unref();
     };
-    let stream: ClientHttp2Stream;
-    try {
-      stream = session.request(headers);
-    } catch (err) {
-      this.failed(member, err as Error);
-      queueMicrotask(() => end(new EtcdCallError(unavailable, `No connection established: ${(err as Error).message}`)));
-      return failedCall;
-    }
-    if (deadline !== undefined) {
-      timer = setTimeout(() => {
-        end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded'));
-        stream.close(constants.NGHTTP2_CANCEL);
-      }, deadline - Date.now());
-    }
     let status: number | undefined;
     let details = '';
-    let streamError: Error | undefined;
     let pending: Buffer | undefined;
-    const readStatus = (h: Record<string, unknown>) => {
-      if (h['grpc-status'] === undefined) return;
-      status = Number(h['grpc-status']);
-      details = decodeURIComponent(String(h['grpc-message'] ?? ''));
-    };
-    stream.on('response', (h) => {
-      const httpStatus = Number(h[':status']);
-      if (httpStatus !== 200) status ??= httpStatus === 503 ? unavailable : 2;
-      readStatus(h);
-    });
-    stream.on('trailers', readStatus);
-    stream.on('data', (chunk: Buffer) => {
-      // Frames: a compression flag, a 4-byte length, the message (etcd does not compress).
-      let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
-      while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
-        const length = buf.readUInt32BE(1);
-        if (ended) return;
-        try {
-          // Copied out: values decoded from it are kept (the watch ring), and a chunk may hold many messages.
-          handlers.message(ownCopy(buf.subarray(5, 5 + length)));
-        } catch (err) {
-          end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
-          stream.close(constants.NGHTTP2_CANCEL);
-          return;
-        }
-        buf = buf.subarray(5 + length);
-      }
-      pending = buf.length > 0 ? buf : undefined;
-    });
-    stream.on('error', (err) => { streamError = err; }); // the close below says what happened
-    stream.on('close', () => {
+    const finish = () => {
       if (status === 0) return end();
       if (status !== undefined) {
         if (status === unavailable) this.failed(member, new Error(details));
         return end(new EtcdCallError(status, details || 'no details'));
       }
-      // No status: the stream or the connection broke.
-      const cause = streamError?.message ?? member.lastFailure?.message ?? `stream closed with code ${stream.rstCode}`;
-      this.failed(member, new Error(cause));
-      end(new EtcdCallError(unavailable, wasConnected || member.connected ? `Connection dropped: ${cause}` : `No connection established: ${cause}`));
+      this.failed(member, new Error('the stream ended without a status'));
+      end(new EtcdCallError(unavailable, 'Connection dropped: the stream ended without a status'));
+    };
+    const stream: ClientStream = session.request(block, {
+      onHeaders: (fields, endStream) => {
+        readStatus(fields);
+        if (endStream) finish();
+      },
+      onData: (chunk, endStream) => {
+        // Frames: a compression flag, a 4-byte length, the message (etcd does not compress).
+        let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
+        while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
+          const length = buf.readUInt32BE(1);
+          if (ended) return;
+          try {
+            // Copied out: values decoded from it are kept (the watch ring), and the bytes received hold other frames.
+            handlers.message(ownCopy(buf.subarray(5, 5 + length)));
+          } catch (err) {
+            end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
+            stream.cancel();
+            return;
+          }
+          buf = buf.subarray(5 + length);
+        }
+        pending = buf.length > 0 ? buf : undefined;
+        if (endStream) finish();
+      },
+      onAbort: (abort: StreamAbort) => {
+        // Refused (GOAWAY, REFUSED_STREAM): never processed, so another member may take it; otherwise the stream or the connection broke.
+        this.failed(member, new Error(abort.message));
+        end(new EtcdCallError(unavailable, abort.kind === 'refused' ? abort.message
+          : `${abort.connected ? 'Connection dropped' : 'No connection established'}: ${abort.message}`));
+      },
     });
+    const readStatus = (fields: HeaderField[]) => {
+      for (const [name, value] of fields) {
+        if (name === ':status') {
+          if (value !== '200') status ??= value === '503' ? unavailable : 2;
+        } else if (name === 'grpc-status') {
+          status = Number(value);
+        } else if (name === 'grpc-message') {
+          details = percentDecoded(value);
+        }
+      }
+    };
+    if (deadline !== undefined) {
+      timer = setTimeout(() => {
+        end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded'));
+        stream.cancel();
+      }, deadline - Date.now());
+    }
     return {
       write: (message, last) => {
-        if (ended || stream.closed) return;
+        if (ended) return;
         const prefix = Buffer.allocUnsafe(5);
         prefix[0] = 0;
         prefix.writeUInt32BE(message.reduce((n, part) => n + part.length, 0), 1);
-        const framed = Buffer.concat([prefix, ...message]);
-        if (last) stream.end(framed);
-        else stream.write(framed);
+        stream.send([prefix, ...message], last);
       },
       cancel: () => {
-        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+        stream.cancel();
         end(new EtcdCallError(1, 'Cancelled on client'));
       },
     };
   }
 }
 
+/** grpc-message is percent-encoded; one that is not valid is shown as it came. */
+function percentDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
