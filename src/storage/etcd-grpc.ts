@@ -42,6 +42,7 @@ const statusNames: Record<number, string> = {
 const skipFailedMs = 1_000;
 const keepaliveIntervalMs = 10_000;
 const keepaliveTimeoutMs = 5_000;
+const readBufferBytes = 64 * 1024;
 
 interface CallHandlers {
   message(buf: Buffer): void;
@@ -124,9 +125,11 @@ export class EtcdGrpc {
     const host = hostname.replace(/^\[|\]$/g, '');
     const secure = protocol === 'https:';
     const tcpPort = Number(port || (secure ? 443 : 80));
+    // Plain TCP reads into one buffer of the connection's own (onread): no stream machinery and no allocation per read.
+    const readBuffer = secure ? undefined : Buffer.allocUnsafeSlow(readBufferBytes);
     const socket = secure
       ? tlsConnect({ ...this.tls as TlsOptions, host, port: tcpPort, servername: isIP(host) ? undefined : host, ALPNProtocols: ['h2'] })
-      : netConnect({ host, port: tcpPort });
+      : netConnect({ host, port: tcpPort, onread: { buffer: readBuffer!, callback: (n) => { session.received(readBuffer!.subarray(0, n), true); return true; } } });
     const keepalive = setInterval(() => {
       // As the etcd3 package's channel: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
       const timeout = setTimeout(() => session.destroy(new Error('keepalive ping not answered')), keepaliveTimeoutMs);
@@ -134,6 +137,7 @@ export class EtcdGrpc {
     }, keepaliveIntervalMs);
     keepalive.unref();
     const session: Http2Connection = new Http2Connection(socket, {
+      ownerReads: !secure,
       onClose: (err) => {
         clearInterval(keepalive);
         // Errors reach the streams; the session is made again on the next call.
@@ -223,7 +227,6 @@ export class EtcdGrpc {
     };
     let status: number | undefined;
     let details = '';
-    let pending: Buffer | undefined;
     const finish = () => {
       if (status === 0) return end();
       if (status !== undefined) {
@@ -233,28 +236,22 @@ export class EtcdGrpc {
       this.failed(member, new Error('the stream ended without a status'));
       end(new EtcdCallError(unavailable, 'Connection dropped: the stream ended without a status'));
     };
+    const messages = new MessageReader((message) => {
+      if (ended) return;
+      try {
+        handlers.message(message);
+      } catch (err) {
+        end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
+        stream.cancel();
+      }
+    });
     const stream: ClientStream = session.request(block, {
       onHeaders: (fields, endStream) => {
         readStatus(fields);
         if (endStream) finish();
       },
       onData: (chunk, endStream) => {
-        // Frames: a compression flag, a 4-byte length, the message (etcd does not compress).
-        let buf = pending ? Buffer.concat([pending, chunk]) : chunk;
-        while (buf.length >= 5 && buf.length >= 5 + buf.readUInt32BE(1)) {
-          const length = buf.readUInt32BE(1);
-          if (ended) return;
-          try {
-            // Copied out: values decoded from it are kept (the watch ring), and the bytes received hold other frames.
-            handlers.message(ownCopy(buf.subarray(5, 5 + length)));
-          } catch (err) {
-            end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
-            stream.cancel();
-            return;
-          }
-          buf = buf.subarray(5 + length);
-        }
-        pending = buf.length > 0 ? buf : undefined;
+        messages.push(chunk);
         if (endStream) finish();
       },
       onAbort: (abort: StreamAbort) => {
@@ -303,5 +300,54 @@ function percentDecoded(value: string): string {
     return decodeURIComponent(value);
   } catch {
     return value;
+  }
+}
+
+/**
+ * Cuts gRPC's messages (a compression flag, a 4-byte length, the message;
+ * etcd does not compress) out of DATA payloads, which are valid only during
+ * the call. Each message is handed over as a copy of its own: values
+ * decoded from it are kept (the watch ring, the cache), and the bytes it
+ * came in are reused or hold other frames. A message over several payloads
+ * is gathered in parts and joined once.
+ */
+class MessageReader {
+  private parts: Buffer[] = [];
+  private have = 0;
+
+  constructor(private readonly onMessage: (message: Buffer) => void) {}
+
+  push(chunk: Buffer): void {
+    if (this.have > 0) {
+      this.parts.push(ownCopy(chunk));
+      this.have += chunk.length;
+      if (this.have < 5) return;
+      if (this.parts[0]!.length < 5) this.parts = [this.joined()];
+      if (this.have < 5 + this.parts[0]!.readUInt32BE(1)) return;
+      chunk = this.joined();
+      this.parts = [];
+      this.have = 0;
+    }
+    let at = 0;
+    while (chunk.length - at >= 5) {
+      const end = at + 5 + chunk.readUInt32BE(at + 1);
+      if (end > chunk.length) break;
+      this.onMessage(ownCopy(chunk.subarray(at + 5, end)));
+      at = end;
+    }
+    if (at < chunk.length) {
+      this.parts.push(ownCopy(chunk.subarray(at)));
+      this.have = chunk.length - at;
+    }
+  }
+
+  private joined(): Buffer {
+    const all = Buffer.allocUnsafeSlow(this.have);
+    let at = 0;
+    for (const part of this.parts) {
+      all.set(part, at);
+      at += part.length;
+    }
+    return all;
   }
 }

@@ -8,7 +8,7 @@
 // and a frame is a few bytes appended to the next write.
 //
 // The owner sees each stream through StreamHandlers, and the connection's
-// end through `onClose`. Everything written in one tick of the event loop
+// end through `onClose`. Everything written in one turn of the event loop
 // leaves in one socket write.
 
 import type { Socket } from 'node:net';
@@ -30,11 +30,18 @@ export interface StreamAbort {
 export interface StreamHandlers {
   /** A header block: the response headers, then the trailers. */
   onHeaders(fields: HeaderField[], endStream: boolean): void;
+  /** DATA: `payload` is valid only during the call (it may share a buffer the next read reuses). */
   onData(payload: Buffer, endStream: boolean): void;
   onAbort(abort: StreamAbort): void;
 }
 
 export interface ConnectionOptions {
+  /**
+   * The owner hands over received bytes itself (`received`), as a socket
+   * opened with `onread` does: no 'data' events, and a buffer reused for
+   * every read.
+   */
+  ownerReads?: boolean;
   /** Our receive window per stream and for the connection. */
   streamWindow?: number;
   connectionWindow?: number;
@@ -112,13 +119,7 @@ export class Http2Connection {
     this.connectionWindow = options.connectionWindow ?? defaultConnectionWindow;
     this.reader = new FrameReader((frame) => this.receive(frame));
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => {
-      try {
-        this.reader.push(chunk);
-      } catch (err) {
-        this.fail(err as Error, err instanceof FrameError ? err.code : ErrorCode.protocolError);
-      }
-    });
+    if (!options.ownerReads) socket.on('data', (chunk: Buffer) => this.received(chunk, false));
     socket.on('error', (err) => { this.failure ??= err; });
     socket.on('close', () => this.closedSocket());
     socket.on('end', () => socket.end());
@@ -126,6 +127,15 @@ export class Http2Connection {
     this.write(connectionPreface);
     this.write(settingsFrame([[Setting.enablePush, 0], [Setting.initialWindowSize, this.streamWindow]]));
     if (this.connectionWindow > defaultWindow) this.write(windowUpdateFrame(0, this.connectionWindow - defaultWindow));
+  }
+
+  /** Bytes read from the socket; `volatile`: their memory is reused once this returns. */
+  received(chunk: Buffer, volatile: boolean): void {
+    try {
+      this.reader.push(chunk, volatile);
+    } catch (err) {
+      this.fail(err as Error, err instanceof FrameError ? err.code : ErrorCode.protocolError);
+    }
   }
 
   /** Told by the owner once the socket is connected (and TLS is established). */
@@ -261,7 +271,8 @@ export class Http2Connection {
     for (const b of buffers) this.out.push(b);
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    process.nextTick(() => this.flush());
+    // After this turn's I/O callbacks: the calls of every request read in it leave in one write (each write costs a system call).
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
@@ -319,13 +330,13 @@ export class Http2Connection {
     const block = unpadded(frame);
     const endStream = (frame.flags & Flag.endStream) !== 0;
     if (frame.flags & Flag.endHeaders) this.headerBlock(frame.streamId, block, endStream);
-    else this.continuing = { streamId: frame.streamId, parts: [block], endStream };
+    else this.continuing = { streamId: frame.streamId, parts: [Buffer.from(block)], endStream }; // kept past this frame: copied
   }
 
   private receiveContinuation(frame: Frame): void {
     const continuing = this.continuing;
     if (!continuing || continuing.streamId !== frame.streamId) throw new FrameError(ErrorCode.protocolError, 'CONTINUATION without its HEADERS');
-    continuing.parts.push(frame.payload);
+    continuing.parts.push(Buffer.from(frame.payload));
     if (frame.flags & Flag.endHeaders) {
       this.continuing = undefined;
       this.headerBlock(continuing.streamId, Buffer.concat(continuing.parts), continuing.endStream);

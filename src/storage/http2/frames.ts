@@ -100,8 +100,17 @@ export class FrameReader {
 
   constructor(private readonly onFrame: (frame: Frame) => void, private readonly maxFrameSize = defaultMaxFrameSize) {}
 
-  push(chunk: Buffer): void {
-    let buf = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+  /**
+   * `chunk` is read now; `volatile`: its memory is reused after this call
+   * (a socket's onread buffer), so what is left of it is copied. A frame's
+   * payload is valid only while `onFrame` runs.
+   */
+  push(chunk: Buffer, volatile = false): void {
+    let buf = chunk;
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, chunk]);
+      volatile = false;
+    }
     this.pending = undefined;
     let at = 0;
     while (buf.length - at >= frameHeaderLength) {
@@ -115,7 +124,7 @@ export class FrameReader {
       this.onFrame({ type, flags, streamId, payload: buf.subarray(at + frameHeaderLength, end) });
       at = end;
     }
-    if (at < buf.length) this.pending = at === 0 ? buf : buf.subarray(at);
+    if (at < buf.length) this.pending = volatile ? Buffer.from(buf.subarray(at)) : buf.subarray(at);
   }
 }
 
