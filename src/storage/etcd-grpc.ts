@@ -17,7 +17,7 @@ import { ownCopy } from './bytes.js';
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsOptions, type TLSSocket } from 'node:tls';
 import { ClientStream, Http2Connection, StreamAbort } from './http2/connection.js';
-import { encodeHeaders, HeaderField } from './http2/hpack.js';
+import { encodeHeaders, HeaderField, withLiteralField } from './http2/hpack.js';
 import {
   decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
   RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
@@ -85,11 +85,12 @@ export class EtcdGrpc {
   }
 
   async range(req: RangeRequest, deadline: number): Promise<RangeResponse> {
-    return decodeRange(await this.unary('/etcdserverpb.KV/Range', encodeRange(req), deadline));
+    return decodeRange(await this.unary('/etcdserverpb.KV/Range', encodeRange(req), deadline, true));
   }
 
   async txn(req: TxnRequest, deadline: number): Promise<TxnResponse> {
-    return decodeTxn(await this.unary('/etcdserverpb.KV/Txn', encodeTxn(req), deadline));
+    // What a Txn answers is read and dropped (a guard's current value, a put's previous one): no allocation of its own.
+    return decodeTxn(await this.unary('/etcdserverpb.KV/Txn', encodeTxn(req), deadline, false));
   }
 
   /**
@@ -97,7 +98,7 @@ export class EtcdGrpc {
    * `handlers.ended` how the stream ended (undefined: etcd closed it cleanly).
    */
   watch(handlers: { response(res: WatchResponse): void; ended(err?: EtcdCallError): void }): EtcdWatchCall {
-    const call = this.open('/etcdserverpb.Watch/Watch', undefined, {
+    const call = this.open('/etcdserverpb.Watch/Watch', undefined, true, {
       message: (buf) => handlers.response(decodeWatchResponse(buf)),
       ended: handlers.ended,
     });
@@ -178,10 +179,11 @@ export class EtcdGrpc {
     return block;
   }
 
-  private unary(path: string, message: Buffer[], deadline: number): Promise<Buffer> {
+  /** `keep`: values decoded from the answer are kept (each answer gets an allocation of its own, see MessageReader). */
+  private unary(path: string, message: Buffer[], deadline: number, keep: boolean): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
       let answer: Buffer | undefined;
-      const call = this.open(path, deadline, {
+      const call = this.open(path, deadline, keep, {
         message: (buf) => { answer ??= buf; },
         ended: (err) => {
           if (err) reject(err);
@@ -194,7 +196,7 @@ export class EtcdGrpc {
   }
 
   /** A call on a member's stream: messages framed both ways, the status read from the trailers. */
-  private open(path: string, deadline: number | undefined, handlers: CallHandlers): { write(message: Buffer[], last: boolean): void; cancel(): void } {
+  private open(path: string, deadline: number | undefined, keep: boolean, handlers: CallHandlers): { write(message: Buffer[], last: boolean): void; cancel(): void } {
     let ended = false;
     let release = () => {};
     const end = (err?: EtcdCallError) => {
@@ -218,7 +220,7 @@ export class EtcdGrpc {
         queueMicrotask(() => end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made')));
         return failedCall;
       }
-      block = Buffer.concat([block, encodeHeaders([['grpc-timeout', `${Math.ceil(left)}m`]])]);
+      block = withLiteralField(block, 'grpc-timeout', `${Math.ceil(left)}m`);
     }
     const session = this.session(member);
     if (member.calls++ === 0) session.ref();
@@ -236,7 +238,7 @@ export class EtcdGrpc {
       this.failed(member, new Error('the stream ended without a status'));
       end(new EtcdCallError(unavailable, 'Connection dropped: the stream ended without a status'));
     };
-    const messages = new MessageReader((message) => {
+    const messages = new MessageReader(keep, (message) => {
       if (ended) return;
       try {
         handlers.message(message);
@@ -306,16 +308,21 @@ function percentDecoded(value: string): string {
 /**
  * Cuts gRPC's messages (a compression flag, a 4-byte length, the message;
  * etcd does not compress) out of DATA payloads, which are valid only during
- * the call. Each message is handed over as a copy of its own: values
- * decoded from it are kept (the watch ring, the cache), and the bytes it
- * came in are reused or hold other frames. A message over several payloads
- * is gathered in parts and joined once.
+ * the call, so each message is handed over as a copy. With `keep`, the copy
+ * is an allocation of its own: values decoded from it are kept (the watch
+ * ring, the cache), and a small Buffer.from copy is a slice of Node's shared
+ * pool, which a kept slice keeps whole (bytes.ts). A message over several
+ * payloads is gathered in parts and joined once.
  */
 class MessageReader {
   private parts: Buffer[] = [];
   private have = 0;
 
-  constructor(private readonly onMessage: (message: Buffer) => void) {}
+  private readonly copy: (bytes: Buffer) => Buffer;
+
+  constructor(keep: boolean, private readonly onMessage: (message: Buffer) => void) {
+    this.copy = keep ? ownCopy : (bytes) => Buffer.from(bytes);
+  }
 
   push(chunk: Buffer): void {
     if (this.have > 0) {
@@ -332,7 +339,7 @@ class MessageReader {
     while (chunk.length - at >= 5) {
       const end = at + 5 + chunk.readUInt32BE(at + 1);
       if (end > chunk.length) break;
-      this.onMessage(ownCopy(chunk.subarray(at + 5, end)));
+      this.onMessage(this.copy(chunk.subarray(at + 5, end)));
       at = end;
     }
     if (at < chunk.length) {

@@ -197,7 +197,7 @@ export class EtcdBackend implements Backend {
         if (!res.succeeded) {
           const current = this.current(res);
           // An attempt whose answer was lost went through: the key holds exactly what we wrote.
-          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          if (afterAmbiguous && current?.value.equals(copy)) return { ...current, value: copy };
           throw new StorageError('KeyExists', `${key} already exists`, current);
         }
         const revision = this.codec.fromEtcd(res.revision);
@@ -220,7 +220,7 @@ export class EtcdBackend implements Backend {
         );
         if (!res.succeeded) {
           const current = this.current(res);
-          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          if (afterAmbiguous && current?.value.equals(copy)) return { ...current, value: copy };
           throw this.guardFailure(key, res);
         }
         const prev = res.responses[0]?.prevKvs?.[0];

@@ -191,3 +191,21 @@ export function encodeHeaders(fields: readonly HeaderField[]): Buffer {
   }
   return Buffer.from(out);
 }
+
+/**
+ * `block` with one more field appended as a literal without indexing with
+ * its name (a per-call field such as grpc-timeout), in one allocation.
+ * Name and value are short ASCII (under 127 bytes each).
+ */
+export function withLiteralField(block: Buffer, name: string, value: string): Buffer {
+  if (name.length > 126 || value.length > 126) throw new RangeError('withLiteralField takes names and values under 127 bytes');
+  const out = Buffer.allocUnsafe(block.length + 3 + name.length + value.length);
+  block.copy(out);
+  let at = block.length;
+  out[at++] = 0;
+  out[at++] = name.length;
+  at += out.write(name, at, 'latin1');
+  out[at++] = value.length;
+  out.write(value, at, 'latin1');
+  return out;
+}

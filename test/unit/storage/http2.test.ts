@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connect as netConnect, type AddressInfo } from 'node:net';
 import { createServer as createH2Server, constants, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { decodeHuffman, huffmanCode } from '../../../src/storage/http2/huffman.js';
-import { encodeHeaders, HeaderField, HpackDecoder } from '../../../src/storage/http2/hpack.js';
+import { encodeHeaders, HeaderField, HpackDecoder, withLiteralField } from '../../../src/storage/http2/hpack.js';
 import { ErrorCode, Flag, Frame, FrameError, frameHeader, FrameReader, FrameType, unpadded } from '../../../src/storage/http2/frames.js';
 import { Http2Connection } from '../../../src/storage/http2/connection.js';
 import { EtcdBackend } from '../../../src/storage/etcd.js';
@@ -155,6 +155,7 @@ describe('HPACK (RFC 7541)', () => {
     assert.equal(block[0], 0x83, ':method POST is static entry 3');
     const decoder = new HpackDecoder();
     assert.deepEqual(decoder.decode(block), fields);
+    assert.deepEqual(decoder.decode(withLiteralField(block, 'grpc-timeout', '5m')), [...fields, ['grpc-timeout', '5m']]);
     assert.deepEqual(decoder.table.entries, [], 'nothing added to the peer\'s table');
   });
 });
