@@ -3,14 +3,14 @@
 // quiet again) and per consistent get of a ConfigMap. For changes to the
 // etcd client, measured against the build before them in the same run:
 //
-//   node dist/bench/etcd-builds.js [--base <another build's dist/src/cli/main.js>] [--rounds N] [--perf]
+//   node dist/bench/etcd-builds.js [--base <another build's dist/src/cli/main.js>] [--rounds N] [--count N] [--perf [--functions] [--keep-perf]]
 //
 // Without --base only this build runs beside SQLite. With --perf, after the
 // rounds, one more phase of creates on the SQLite server and one on this
 // build's etcd server run under Linux perf, and where their CPU went is
 // printed (bench/perfprofile.ts; --functions: by function).
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BenchServer, cpuMs, settle, startBenchServer } from './child.js';
@@ -99,7 +99,9 @@ try {
       await stop();
       const title = `${c.name}: creates under perf, ${fmtInt(r.requests)} at ${fmtInt(r.perSec)}/s`;
       process.stdout.write(formatPerf(title, summarisePerf(file, r.requests, process.argv.includes('--functions')), 45) + '\n');
-      rmSync(file, { force: true });
+      if (process.argv.includes('--keep-perf')) process.stdout.write(`perf data kept in ${file}-${contenders.indexOf(c)}\n`);
+      if (process.argv.includes('--keep-perf')) renameSync(file, `${file}-${contenders.indexOf(c)}`);
+      else rmSync(file, { force: true });
     }
   }
 } finally {

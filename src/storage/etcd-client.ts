@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import type { Etcd3 } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
-import { deadlineExceeded, EtcdCallError, EtcdGrpc } from './etcd-grpc.js';
+import { EtcdGrpc } from './etcd-grpc.js';
+import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
 import type { EtcdKv } from './etcd-proto.js';
 
 export interface EtcdConnectionOptions {

@@ -9,45 +9,24 @@
 //
 // Members are chosen as the etcd3 package chooses them: a random one per
 // call, skipping for a second a member that failed to answer; the watch
-// stream uses the same connections. Failures read as grpc-js words them
-// ("14 UNAVAILABLE: ..."), so failureKind and callFailure in etcd-client.ts
-// classify both paths alike.
+// stream uses the same connections. Each call is a GrpcCall
+// (etcd-grpc-call.ts), whose failures read as grpc-js words them.
 
-import { ownCopy } from './bytes.js';
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsOptions, type TLSSocket } from 'node:tls';
-import { ClientStream, Http2Connection, StreamAbort } from './http2/connection.js';
-import { encodeHeaders, HeaderField, withLiteralField } from './http2/hpack.js';
+import { Http2Connection } from './http2/connection.js';
+import { encodeHeaders, withLiteralField } from './http2/hpack.js';
+import { CallHandlers, cancelled, deadlineExceeded, EtcdCallError, failedCall, GrpcCall, OpenCall } from './etcd-grpc-call.js';
 import {
   decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
   RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
 } from './etcd-proto.js';
-
-/** A call that failed: gRPC's status code and grpc-js's wording of it. */
-export class EtcdCallError extends Error {
-  constructor(readonly code: number, details: string) {
-    super(`${code} ${statusNames[code] ?? 'UNKNOWN'}: ${details}`);
-  }
-}
-
-export const deadlineExceeded = 4;
-const unavailable = 14;
-const statusNames: Record<number, string> = {
-  1: 'CANCELLED', 2: 'UNKNOWN', 3: 'INVALID_ARGUMENT', 4: 'DEADLINE_EXCEEDED', 5: 'NOT_FOUND', 6: 'ALREADY_EXISTS',
-  7: 'PERMISSION_DENIED', 8: 'RESOURCE_EXHAUSTED', 9: 'FAILED_PRECONDITION', 10: 'ABORTED', 11: 'OUT_OF_RANGE',
-  12: 'UNIMPLEMENTED', 13: 'INTERNAL', 14: 'UNAVAILABLE', 15: 'DATA_LOSS', 16: 'UNAUTHENTICATED',
-};
 
 /** How long a member that failed to answer is skipped. */
 const skipFailedMs = 1_000;
 const keepaliveIntervalMs = 10_000;
 const keepaliveTimeoutMs = 5_000;
 const readBufferBytes = 64 * 1024;
-
-interface CallHandlers {
-  message(buf: Buffer): void;
-  ended(err?: EtcdCallError): void;
-}
 
 /** An open Watch stream: requests go out as they are written. */
 export interface EtcdWatchCall {
@@ -196,165 +175,21 @@ export class EtcdGrpc {
   }
 
   /** A call on a member's stream: messages framed both ways, the status read from the trailers. */
-  private open(path: string, deadline: number | undefined, keep: boolean, handlers: CallHandlers): { write(message: Buffer[], last: boolean): void; cancel(): void } {
-    let ended = false;
-    let release = () => {};
-    const end = (err?: EtcdCallError) => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
-      release();
-      handlers.ended(err);
-    };
-    let timer: NodeJS.Timeout | undefined;
-    const failedCall = { write: () => undefined, cancel: () => undefined };
-    if (this.closed) {
-      queueMicrotask(() => end(new EtcdCallError(1, 'the client is closed')));
-      return failedCall;
-    }
+  private open(path: string, deadline: number | undefined, keep: boolean, handlers: CallHandlers): OpenCall {
+    if (this.closed) return failedCall(handlers, new EtcdCallError(cancelled, 'the client is closed'));
     const member = this.pick();
     let block = this.headerBlock(member, path);
     if (deadline !== undefined) {
       const left = deadline - Date.now();
-      if (left <= 0) {
-        queueMicrotask(() => end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made')));
-        return failedCall;
-      }
+      if (left <= 0) return failedCall(handlers, new EtcdCallError(deadlineExceeded, 'Deadline exceeded before the call was made'));
       block = withLiteralField(block, 'grpc-timeout', `${Math.ceil(left)}m`);
     }
     const session = this.session(member);
     if (member.calls++ === 0) session.ref();
-    release = () => {
+    const call = new GrpcCall(handlers, keep, (err) => this.failed(member, err), () => {
       if (member.session === session && --member.calls === 0) session.unref();
-    };
-    let status: number | undefined;
-    let details = '';
-    const finish = () => {
-      if (status === 0) return end();
-      if (status !== undefined) {
-        if (status === unavailable) this.failed(member, new Error(details));
-        return end(new EtcdCallError(status, details || 'no details'));
-      }
-      this.failed(member, new Error('the stream ended without a status'));
-      end(new EtcdCallError(unavailable, 'Connection dropped: the stream ended without a status'));
-    };
-    const messages = new MessageReader(keep, (message) => {
-      if (ended) return;
-      try {
-        handlers.message(message);
-      } catch (err) {
-        end(new EtcdCallError(13, `an answer that could not be read: ${(err as Error).message}`));
-        stream.cancel();
-      }
     });
-    const stream: ClientStream = session.request(block, {
-      onHeaders: (fields, endStream) => {
-        readStatus(fields);
-        if (endStream) finish();
-      },
-      onData: (chunk, endStream) => {
-        messages.push(chunk);
-        if (endStream) finish();
-      },
-      onAbort: (abort: StreamAbort) => {
-        // Refused (GOAWAY, REFUSED_STREAM): never processed, so another member may take it; otherwise the stream or the connection broke.
-        this.failed(member, new Error(abort.message));
-        end(new EtcdCallError(unavailable, abort.kind === 'refused' ? abort.message
-          : `${abort.connected ? 'Connection dropped' : 'No connection established'}: ${abort.message}`));
-      },
-    });
-    const readStatus = (fields: HeaderField[]) => {
-      for (const [name, value] of fields) {
-        if (name === ':status') {
-          if (value !== '200') status ??= value === '503' ? unavailable : 2;
-        } else if (name === 'grpc-status') {
-          status = Number(value);
-        } else if (name === 'grpc-message') {
-          details = percentDecoded(value);
-        }
-      }
-    };
-    if (deadline !== undefined) {
-      timer = setTimeout(() => {
-        end(new EtcdCallError(deadlineExceeded, 'Deadline exceeded'));
-        stream.cancel();
-      }, deadline - Date.now());
-    }
-    return {
-      write: (message, last) => {
-        if (ended) return;
-        const prefix = Buffer.allocUnsafe(5);
-        prefix[0] = 0;
-        prefix.writeUInt32BE(message.reduce((n, part) => n + part.length, 0), 1);
-        stream.send([prefix, ...message], last);
-      },
-      cancel: () => {
-        stream.cancel();
-        end(new EtcdCallError(1, 'Cancelled on client'));
-      },
-    };
-  }
-}
-
-/** grpc-message is percent-encoded; one that is not valid is shown as it came. */
-function percentDecoded(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-/**
- * Cuts gRPC's messages (a compression flag, a 4-byte length, the message;
- * etcd does not compress) out of DATA payloads, which are valid only during
- * the call, so each message is handed over as a copy. With `keep`, the copy
- * is an allocation of its own: values decoded from it are kept (the watch
- * ring, the cache), and a small Buffer.from copy is a slice of Node's shared
- * pool, which a kept slice keeps whole (bytes.ts). A message over several
- * payloads is gathered in parts and joined once.
- */
-class MessageReader {
-  private parts: Buffer[] = [];
-  private have = 0;
-
-  private readonly copy: (bytes: Buffer) => Buffer;
-
-  constructor(keep: boolean, private readonly onMessage: (message: Buffer) => void) {
-    this.copy = keep ? ownCopy : (bytes) => Buffer.from(bytes);
-  }
-
-  push(chunk: Buffer): void {
-    if (this.have > 0) {
-      this.parts.push(ownCopy(chunk));
-      this.have += chunk.length;
-      if (this.have < 5) return;
-      if (this.parts[0]!.length < 5) this.parts = [this.joined()];
-      if (this.have < 5 + this.parts[0]!.readUInt32BE(1)) return;
-      chunk = this.joined();
-      this.parts = [];
-      this.have = 0;
-    }
-    let at = 0;
-    while (chunk.length - at >= 5) {
-      const end = at + 5 + chunk.readUInt32BE(at + 1);
-      if (end > chunk.length) break;
-      this.onMessage(this.copy(chunk.subarray(at + 5, end)));
-      at = end;
-    }
-    if (at < chunk.length) {
-      this.parts.push(ownCopy(chunk.subarray(at)));
-      this.have = chunk.length - at;
-    }
-  }
-
-  private joined(): Buffer {
-    const all = Buffer.allocUnsafeSlow(this.have);
-    let at = 0;
-    for (const part of this.parts) {
-      all.set(part, at);
-      at += part.length;
-    }
-    return all;
+    call.start(session, block, deadline);
+    return call;
   }
 }

@@ -14,7 +14,8 @@ import {
 import {
   callFailure, connect, connectHotCalls, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
 } from './etcd-client.js';
-import { deadlineExceeded, EtcdCallError, type EtcdGrpc } from './etcd-grpc.js';
+import type { EtcdGrpc } from './etcd-grpc.js';
+import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
 import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './etcd-proto.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
