@@ -8,7 +8,8 @@ import { isIP } from 'node:net';
 import type { Etcd3 } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
 import { KeyValue, StorageError } from './backend.js';
-import { deadlineExceeded, EtcdCallError, EtcdGrpc } from './etcd-grpc.js';
+import { EtcdGrpc } from './etcd-grpc.js';
+import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
 import type { EtcdKv } from './etcd-proto.js';
 
 export interface EtcdConnectionOptions {
@@ -152,7 +153,7 @@ export const isFutureRevisionError = (err: unknown): boolean => /required revisi
  */
 export type FailureKind = 'unsent' | 'ambiguous' | 'final';
 
-const unsentPatterns = /No connection established|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
+const unsentPatterns = /No connection established|Stream refused|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
 const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
 
 /** Whether `err` is a deadline error of either path (the etcd3 package's only once it is loaded). */

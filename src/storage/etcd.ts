@@ -14,7 +14,8 @@ import {
 import {
   callFailure, connect, connectHotCalls, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
 } from './etcd-client.js';
-import { deadlineExceeded, EtcdCallError, type EtcdGrpc } from './etcd-grpc.js';
+import type { EtcdGrpc } from './etcd-grpc.js';
+import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
 import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './etcd-proto.js';
 import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
@@ -197,7 +198,7 @@ export class EtcdBackend implements Backend {
         if (!res.succeeded) {
           const current = this.current(res);
           // An attempt whose answer was lost went through: the key holds exactly what we wrote.
-          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          if (afterAmbiguous && current?.value.equals(copy)) return { ...current, value: copy };
           throw new StorageError('KeyExists', `${key} already exists`, current);
         }
         const revision = this.codec.fromEtcd(res.revision);
@@ -220,7 +221,7 @@ export class EtcdBackend implements Backend {
         );
         if (!res.succeeded) {
           const current = this.current(res);
-          if (afterAmbiguous && current?.value.equals(copy)) return current;
+          if (afterAmbiguous && current?.value.equals(copy)) return { ...current, value: copy };
           throw this.guardFailure(key, res);
         }
         const prev = res.responses[0]?.prevKvs?.[0];
