@@ -7,9 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Agent } from 'node:https';
 import { BenchServer, cpuMs, serverMetric, settle, startBenchServer } from './child.js';
-import { sendJson } from './http.js';
+import { BurstClient } from './burst.js';
 import { benchBearerTokens } from './tokens.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
@@ -43,22 +42,22 @@ const revisionReads = 'apiserver_storage_revision_reads_total';
 const quietSpellFactor = 4;
 
 /**
- * `batches` rounds of `size` consistent GETs sent at once (each round waits
- * for the last answer), against a quiet spell `quietSpellFactor` times as
- * long: the server's reads of etcd's revision in each (its own background
- * work reads too: leader election and its identity lease read their Leases
- * every few seconds).
+ * `batches` rounds of `size` consistent GETs sent as one burst each (each
+ * round waits for the last answer), against a quiet spell `quietSpellFactor`
+ * times as long: the server's reads of etcd's revision in each (its own
+ * background work reads too: leader election and its identity lease read
+ * their Leases every few seconds).
  */
 async function revisionReadsPerBatch(server: BenchServer, batches: number, size: number): Promise<{ loaded: number; quiet: number; ms: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: size, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
-  const get = (i: number) => sendJson(agent, server.port, 'GET', `/api/v1/namespaces/bench/serviceaccounts/sa-${String(i).padStart(5, '0')}`, undefined, 10_000);
+  const client = await BurstClient.open(server.port, server.creds, size);
+  const paths = (b: number) => Array.from({ length: size }, (_, i) => `/api/v1/namespaces/bench/serviceaccounts/sa-${String(b * size + i).padStart(5, '0')}`);
   try {
-    await Promise.all(Array.from({ length: size }, (_, i) => get(i))); // open the sockets
+    await client.getAll(paths(0)); // the server's side of each connection warmed
     const before = await serverMetric(server, revisionReads);
     const t0 = performance.now();
     for (let b = 0; b < batches; b++) {
-      const replies = await Promise.all(Array.from({ length: size }, (_, i) => get(b * size + i)));
-      if (replies.some((r) => r.status !== 200)) throw new Error('a consistent get failed');
+      const statuses = await client.getAll(paths(b));
+      if (statuses.some((s) => s !== 200)) throw new Error(`a consistent get failed: ${statuses.join(' ')}`);
     }
     const ms = performance.now() - t0;
     const loaded = (await serverMetric(server, revisionReads)) - before;
@@ -67,7 +66,7 @@ async function revisionReadsPerBatch(server: BenchServer, batches: number, size:
     const quiet = ((await serverMetric(server, revisionReads)) - idle0) / quietSpellFactor;
     return { loaded, quiet, ms };
   } finally {
-    agent.destroy();
+    client.close();
   }
 }
 /** The round of median server CPU, with the median rate. */
