@@ -24,6 +24,8 @@ export interface TokenBenchOptions {
    * round trips make the rates swing with the machine's load (etcd).
    */
   pairedRounds?: number;
+  /** Another build's CLI to run the server with (startBenchServer's entry). */
+  entry?: string;
 }
 
 const namespace = 'bench-token';
@@ -51,7 +53,7 @@ export async function benchBearerTokens(dataDir: string, o: TokenBenchOptions): 
   const count = o.quick ? 1_000 : 10_000;
   // The identity controllers would sign a token secret per account meanwhile; this row measures requests only.
   // Both users authorized alike (AlwaysAllow): the row weighs authentication; the cost of RBAC has rows of its own (bench/rbac.ts).
-  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher', '--authorization-mode', 'AlwaysAllow', ...(o.extraArgs ?? [])] });
+  const server = await startBenchServer({ dataDir, extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher', '--authorization-mode', 'AlwaysAllow', ...(o.extraArgs ?? [])], entry: o.entry });
   const label = o.label ? `${o.label}: ` : '';
   const generators: LoadGenerator[] = [];
   try {
