@@ -37,6 +37,8 @@ interface Combined {
   serverCpuMs: number;
   /** The servers' CPU over a quiet spell as long as the phase, taken off serverCpuMs (lessIdle). */
   idleCpuMs?: number;
+  /** Reads of etcd's head per request, all servers together (lessIdle phases). */
+  headReadsPerRequest?: number;
 }
 
 const PHASE_TIMEOUT_MS = 180_000;
@@ -79,7 +81,8 @@ function medianOf(xs: Combined[]): Combined {
   return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
 }
 const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)} · p99 ${fmtMs(r.p99ms)} · server CPU ${fmtCpu(r.serverCpuMs)}/req`
-  + (r.idleCpuMs === undefined ? '' : ` (less ${fmtInt(r.idleCpuMs)} ms of idle CPU)`);
+  + (r.idleCpuMs === undefined ? '' : ` (less ${fmtInt(r.idleCpuMs)} ms of idle CPU)`)
+  + (r.headReadsPerRequest ? ` · ${r.headReadsPerRequest.toFixed(3)} reads of etcd's head per get` : '');
 
 /**
  * Runs one phase per server at once (each its own spec) and sums them: rate over the longest, the worse percentiles.
@@ -89,12 +92,15 @@ const cell = (r: Combined) => `${fmtInt(r.perSec)} req/s · p50 ${fmtMs(r.p50ms)
  */
 async function together(servers: BenchServer[], loads: LoadGenerator[], specs: PhaseSpec[], settled = false, lessIdle = false): Promise<Combined> {
   if (settled) await Promise.all(servers.map((s) => settle(s.pid)));
+  const headReads = () => Promise.all(servers.map((s) => serverMetric(s, revisionReads))).then((xs) => xs.reduce((a, b) => a + b, 0));
+  const reads0 = lessIdle ? await headReads() : 0;
   const cpu0 = servers.map((s) => cpuMsPrecise(s.pid));
   const t0 = performance.now();
   const results: PhaseResult[] = await Promise.all(loads.map((load, i) => load.run(specs[i]!, PHASE_TIMEOUT_MS)));
   const wallMs = performance.now() - t0;
   if (settled) await Promise.all(servers.map((s) => settle(s.pid)));
   let cpu = servers.reduce((sum, s, i) => sum + cpuMsPrecise(s.pid) - cpu0[i]!, 0);
+  const reads = lessIdle ? await headReads() - reads0 : 0;
   let idleCpuMs: number | undefined;
   if (lessIdle) {
     const idle0 = servers.map((s) => cpuMsPrecise(s.pid));
@@ -107,7 +113,7 @@ async function together(servers: BenchServer[], loads: LoadGenerator[], specs: P
   return {
     requests, perSec: requests / elapsedS,
     p50ms: Math.max(...results.map((r) => r.p50ms)), p99ms: Math.max(...results.map((r) => r.p99ms)),
-    serverCpuMs: cpu / requests, idleCpuMs,
+    serverCpuMs: cpu / requests, idleCpuMs, headReadsPerRequest: lessIdle ? reads / requests : undefined,
   };
 }
 
@@ -167,7 +173,16 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     progress(`1 server get: ${cell(get1)}`);
     const cached1 = await one({ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: gets, seed: 43, anyVersion: true }, false, true);
     progress(`1 server get resourceVersion=0: ${cell(cached1)}`);
-    const batches = quick ? 50 : 200;
+    // The same gets from half the clients: the load each of two servers gets below, on one server.
+    const halfLoad = new LoadGenerator({ url: servers[0]!.url, creds: servers[0]!.creds, concurrency: concurrency / 2 });
+    let getHalf: Combined;
+    try {
+      getHalf = await together(servers.slice(0, 1), [halfLoad], [{ kind: 'get', namespace: 'bench', prefix: 'sa-', population: objects, count: Math.floor(gets / 2), seed: 45 }], true, true);
+    } finally {
+      await halfLoad.close();
+    }
+    progress(`1 server get, ${concurrency / 2} clients: ${cell(getHalf)}`);
+    const batches = quick ? 100 : 200;
     const batch = await revisionReadsPerBatch(servers[0]!, batches, concurrency);
     const perBatch = (batch.loaded - batch.quiet) / batches;
     progress(`1 server: ${batch.loaded} revision reads for ${batches} batches of ${concurrency} consistent gets (${batch.quiet} in as long a quiet spell)`);
@@ -215,6 +230,10 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
         metric: `etcd3, 2 servers against 1: server CPU per consistent get (the get rows below)`,
         result: scale(get2, get1),
         target: target('within 10 %', Math.abs(get2.serverCpuMs / get1.serverCpuMs - 1) <= 0.1),
+      },
+      {
+        metric: `etcd3, 1 server with ${concurrency / 2} clients (the load each of the two servers gets): consistent get, beside the two servers' (${fmtInt(getHalf.requests)} GETs)`,
+        result: `${cell(getHalf)} · the two servers' CPU per get ${(get2.serverCpuMs / getHalf.serverCpuMs).toFixed(2)}× this`, target: '—',
       },
     );
     rows.push(
