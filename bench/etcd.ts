@@ -54,9 +54,9 @@ const quietSpellFactor = 4;
  * background work reads too: leader election and its identity lease read
  * their Leases every few seconds).
  */
-async function revisionReadsPerBatch(server: BenchServer, batches: number, size: number): Promise<{ loaded: number; quiet: number; ms: number }> {
+async function revisionReadsPerBatch(server: BenchServer, batches: number, size: number, population: number): Promise<{ loaded: number; quiet: number; ms: number }> {
   const client = await BurstClient.open(server.port, server.creds, size);
-  const paths = (b: number) => Array.from({ length: size }, (_, i) => `/api/v1/namespaces/bench/serviceaccounts/sa-${String(b * size + i).padStart(5, '0')}`);
+  const paths = (b: number) => Array.from({ length: size }, (_, i) => `/api/v1/namespaces/bench/serviceaccounts/sa-${String((b * size + i) % population).padStart(5, '0')}`);
   try {
     await client.getAll(paths(0)); // the server's side of each connection warmed
     const before = await serverMetric(server, revisionReads);
@@ -183,7 +183,7 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     }
     progress(`1 server get, ${concurrency / 2} clients: ${cell(getHalf)}`);
     const batches = quick ? 100 : 200;
-    const batch = await revisionReadsPerBatch(servers[0]!, batches, concurrency);
+    const batch = await revisionReadsPerBatch(servers[0]!, batches, concurrency, objects);
     const perBatch = (batch.loaded - batch.quiet) / batches;
     progress(`1 server: ${batch.loaded} revision reads for ${batches} batches of ${concurrency} consistent gets (${batch.quiet} in as long a quiet spell)`);
     const update1 = await one({ kind: 'update', namespace: 'bench', prefix: 'sa-', population: objects, count: objects, round: 1 });
