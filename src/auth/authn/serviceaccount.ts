@@ -86,9 +86,12 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
    */
   authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): MaybePromise<TokenResult> {
     const now = this.now();
-    const claims = facts.verifiedBy<ServiceAccountClaims>(this) ?? this.cache.get(facts.hash, now);
-    if (!claims) return this.verifyFirst(token, audiences, facts, now);
-    facts.rememberVerified(this, claims);
+    let claims = facts.verifiedBy<ServiceAccountClaims>(this);
+    if (!claims) {
+      claims = this.cache.get(facts.hash, now);
+      if (!claims) return this.verifyFirst(token, audiences, facts, now);
+      facts.rememberVerified(this, claims);
+    }
     return this.checkUse(claims, token, audiences, now);
   }
 
