@@ -10,6 +10,7 @@ import type { KubeObject } from '../api/kind.js';
 import type { CacheSet } from '../storage/cache/index.js';
 import type { Registry } from './registry.js';
 import { storageFailure } from './storage-errors.js';
+import type { MaybePromise } from '../machinery/maybe-async.js';
 
 export class ObjectLookup {
   constructor(private readonly registry: Registry, private readonly caches: CacheSet) {}
@@ -23,6 +24,23 @@ export class ObjectLookup {
       const key = store.key(namespace, name);
       const kv = (cache.isReady ? cache.get(key) : undefined) ?? await this.registry.backend.get(key);
       return kv ? store.reader.stored(kv).object : undefined;
+    } catch (e) {
+      return storageFailure(e);
+    }
+  }
+
+  /**
+   * As get, but answered at once, without a promise, when the started watch
+   * cache holds the object (the token checks of every request read so).
+   */
+  find(group: string, version: string, resource: string, namespace: string | undefined, name: string): MaybePromise<KubeObject | undefined> {
+    const store = this.registry.store(group, version, resource);
+    if (!store) return undefined;
+    const cache = this.caches.startedCache(store.reader.keyRoot);
+    const kv = cache?.isReady ? cache.get(store.key(namespace, name)) : undefined;
+    if (!kv) return this.get(group, version, resource, namespace, name);
+    try {
+      return store.reader.stored(kv).object;
     } catch (e) {
       return storageFailure(e);
     }

@@ -108,7 +108,9 @@ export function authentication(authenticator: UnionAuthenticator, log?: Logger, 
   return async (ctx, next) => {
     let result;
     try {
-      result = await authenticator.authenticate(ctx.req);
+      const pending = authenticator.authenticate(ctx.req);
+      // Most requests are answered at once (a certificate, a token verified before): no await for those.
+      result = pending instanceof Promise ? await pending : pending;
     } catch (e) {
       authenticated?.(ctx, undefined);
       throw e;

@@ -216,7 +216,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const identity = buildAuthentication(options, identityFiles, {
     authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
-    objects: { get: (resource, namespace, name) => lookup.get('', 'v1', resource, namespace, name) },
+    objects: { get: (resource, namespace, name) => lookup.find('', 'v1', resource, namespace, name) },
     clientCaPem: keys.clientCaPem,
   });
   const authenticator = identity.authenticator;

@@ -88,7 +88,8 @@ export class EtcdBackend implements Backend {
    * itself on etcd) for the others to ask, then a turn of the loop at a
    * time while more still arrive (at most `maxGatherMs` in all). Callers
    * that ask while a read is on its way share the next one, which starts as
-   * soon as it is back.
+   * soon as it is back and the loop has read the sockets that were ready
+   * with its answer (no timer: the end of that turn's poll).
    * Progress notifications are not trusted for this (etcd 3.4 may report a
    * revision its watch stream has not delivered yet).
    */
@@ -135,7 +136,14 @@ export class EtcdBackend implements Backend {
       for (const waiter of waiters) waiter.reject(err);
     }).finally(() => {
       this.headInFlight = false;
-      if (this.headWaiters.length > 0) this.readHead();
+      if (this.headWaiters.length === 0) return;
+      // The next read starts once this turn's poll of the sockets is done: the answer came in the middle of it, and
+      // requests read after it in the same poll would otherwise wait for the read after next.
+      this.gathering = true;
+      setImmediate(() => {
+        this.gathering = false;
+        this.readHead();
+      });
     });
   }
 

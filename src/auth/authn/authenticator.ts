@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { UserInfo } from '../../machinery/user.js';
 import { anonymousUser, sharedUser, systemGroups } from '../../machinery/user.js';
 import { audiencesAccepted, formatList } from './audiences.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 
 export type AuthnResult =
   /** `audiences`: those the credential is valid for, when its authenticator knows (tokens). */
@@ -17,7 +18,7 @@ export type AuthnResult =
 
 export interface Authenticator {
   readonly name: string;
-  authenticate(req: IncomingMessage): Promise<AuthnResult> | AuthnResult;
+  authenticate(req: IncomingMessage): MaybePromise<AuthnResult>;
 }
 
 export interface UnionOptions {
@@ -49,19 +50,41 @@ export function joinReasons(reasons: readonly string[]): string {
   return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
+type Answer = { kind: 'user' } | { kind: 'rejected'; reason: string } | { kind: 'none' };
+
+/**
+ * Asks `ask(0)`, `ask(1)`… in turn until one accepts, and answers that one
+ * (undefined when none does; the rejections' reasons are added to
+ * `reasons`). Without a promise while each answers at once.
+ */
+export function firstAccepting<R extends Answer>(count: number, ask: (i: number) => MaybePromise<R>, reasons: string[], from = 0): MaybePromise<Extract<R, { kind: 'user' }> | undefined> {
+  for (let i = from; i < count; i++) {
+    const r = ask(i);
+    if (r instanceof Promise) {
+      const after = i + 1;
+      return r.then((settled) => (isAccepted(settled, reasons) ? settled : firstAccepting(count, ask, reasons, after)));
+    }
+    if (isAccepted(r, reasons)) return r;
+  }
+  return undefined;
+}
+
+function isAccepted<R extends Answer>(r: R, reasons: string[]): r is Extract<R, { kind: 'user' }> {
+  if (r.kind === 'rejected') reasons.push(r.reason);
+  return r.kind === 'user';
+}
+
 export class UnionAuthenticator {
   constructor(private readonly authenticators: Authenticator[], private readonly options: UnionOptions) {}
 
-  async authenticate(req: IncomingMessage): Promise<AuthnResult> {
+  /** Without a promise while each authenticator asked answers at once (a certificate, a token verified before). */
+  authenticate(req: IncomingMessage): MaybePromise<AuthnResult> {
     const reasons: string[] = [];
-    for (const a of this.authenticators) {
-      const r = await a.authenticate(req);
-      if (r.kind === 'user') return this.accepted(r);
-      if (r.kind === 'rejected') reasons.push(r.reason);
-    }
-    if (reasons.length) return { kind: 'rejected', reason: joinReasons(reasons) };
-    if (this.options.anonymous) return { kind: 'user', user: anonymousUser };
-    return { kind: 'none' };
+    return andThen(firstAccepting(this.authenticators.length, (i) => this.authenticators[i]!.authenticate(req), reasons), (r) => {
+      if (r) return this.accepted(r);
+      if (reasons.length) return { kind: 'rejected', reason: joinReasons(reasons) };
+      return this.options.anonymous ? { kind: 'user', user: anonymousUser } : { kind: 'none' };
+    });
   }
 
   private accepted(r: Extract<AuthnResult, { kind: 'user' }>): AuthnResult {

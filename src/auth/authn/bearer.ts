@@ -4,7 +4,8 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Authenticator, AuthnResult } from './authenticator.js';
-import type { TokenAuthenticator } from './token.js';
+import { TokenFacts, type TokenAuthenticator } from './token.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 
 export const invalidBearerToken = 'invalid bearer token';
 
@@ -22,13 +23,16 @@ export class BearerTokenAuthenticator implements Authenticator {
   readonly name = 'bearer';
   constructor(private readonly tokens: TokenAuthenticator, private readonly apiAudiences: readonly string[]) {}
 
-  async authenticate(req: IncomingMessage): Promise<AuthnResult> {
-    const token = bearerToken(req.headers.authorization);
+  authenticate(req: IncomingMessage): MaybePromise<AuthnResult> {
+    const header = req.headers.authorization;
+    const token = bearerToken(header);
     if (token === undefined) return { kind: 'none' };
-    const result = await this.authenticateToken(token, this.apiAudiences);
-    // Nothing after this filter needs the credential: drop it, as upstream does.
-    if (result.kind === 'user') delete req.headers.authorization;
-    return result;
+    return andThen(this.tokens.authenticateToken(token, this.apiAudiences, factsOf(req, header!, token)), (r) => {
+      if (r.kind === 'none') return { kind: 'rejected', reason: invalidBearerToken };
+      // Nothing after this filter needs the credential: drop it, as upstream does.
+      if (r.kind === 'user') delete req.headers.authorization;
+      return r;
+    });
   }
 
   /** One token for the given audiences (a TokenReview asks for its own). */
@@ -37,4 +41,23 @@ export class BearerTokenAuthenticator implements Authenticator {
     if (r.kind === 'none') return { kind: 'rejected', reason: invalidBearerToken };
     return r;
   }
+}
+
+/**
+ * The token facts of the connection's previous request when it sent the very
+ * same Authorization header (a client on a keep-alive connection sends its
+ * token again with every request): its hash and what was verified of it are
+ * not worked out again. Every check that depends on the time or on stored
+ * objects still runs per request. Kept with the connection and dropped with it.
+ */
+const factsByConnection = new WeakMap<object, TokenFacts>();
+
+function factsOf(req: IncomingMessage, header: string, token: string): TokenFacts {
+  const connection = req.socket;
+  let facts = connection ? factsByConnection.get(connection) : undefined;
+  if (facts?.header !== header) {
+    facts = new TokenFacts(token, header);
+    if (connection) factsByConnection.set(connection, facts);
+  }
+  return facts;
 }

@@ -17,6 +17,7 @@ import {
 import { TokenFacts, type TokenAuthenticator, type TokenResult } from './token.js';
 import { formatList, intersect } from './audiences.js';
 import { VerifiedTokenCache } from './tokencache.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 
 /** The parts of a stored object the checks read. */
 export interface ObjectState {
@@ -25,9 +26,9 @@ export interface ObjectState {
   spec?: Record<string, unknown>;
 }
 
-/** Reads the objects tokens depend on as they are now; undefined when absent. */
+/** Reads the objects tokens depend on as they are now; undefined when absent (at once when held in memory). */
 export interface TokenObjects {
-  get(resource: 'serviceaccounts' | 'secrets' | 'pods', namespace: string, name: string): Promise<ObjectState | undefined>;
+  get(resource: 'serviceaccounts' | 'secrets' | 'pods', namespace: string, name: string): MaybePromise<ObjectState | undefined>;
 }
 
 export interface ServiceAccountAuthOptions {
@@ -79,23 +80,41 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     return this.cache.size;
   }
 
-  async authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): Promise<TokenResult> {
-    const hash = facts.hash;
+  /**
+   * A token verified before (on this connection, or by its hash) is checked
+   * without a promise while the objects it depends on are in the watch cache.
+   */
+  authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): MaybePromise<TokenResult> {
     const now = this.now();
-    let claims = this.cache.get(hash, now);
+    let claims = facts.verifiedBy<ServiceAccountClaims>(this);
     if (!claims) {
-      if (this.others.get(hash, now)) return { kind: 'none' };
-      const verified = await this.verify(token, facts.claimedIssuer);
-      if (verified === undefined) {
-        this.others.set(hash, true, Infinity);
-        return { kind: 'none' };
-      }
-      if (typeof verified === 'string') return { kind: 'rejected', reason: verified };
-      claims = verified;
-      const until = claims.expiresAt === undefined ? Infinity : (claims.expiresAt + claimLeewaySeconds) * 1000;
-      if (until > now) this.cache.set(hash, claims, until);
+      claims = this.cache.get(facts.hash, now);
+      if (!claims) return this.verifyFirst(token, audiences, facts, now);
+      facts.rememberVerified(this, claims);
     }
+    return this.checkUse(claims, token, audiences, now);
+  }
 
+  /** A token not verified lately: its signature checked, its claims kept until it expires. */
+  private async verifyFirst(token: string, audiences: readonly string[], facts: TokenFacts, now: number): Promise<TokenResult> {
+    const hash = facts.hash;
+    if (this.others.get(hash, now)) return { kind: 'none' };
+    const verified = await this.verify(token, facts.claimedIssuer);
+    if (verified === undefined) {
+      this.others.set(hash, true, Infinity);
+      return { kind: 'none' };
+    }
+    if (typeof verified === 'string') return { kind: 'rejected', reason: verified };
+    const until = verified.expiresAt === undefined ? Infinity : (verified.expiresAt + claimLeewaySeconds) * 1000;
+    if (until > now) {
+      this.cache.set(hash, verified, until);
+      facts.rememberVerified(this, verified);
+    }
+    return this.checkUse(verified, token, audiences, now);
+  }
+
+  /** What every use of verified claims checks again: the audiences, the time, and the objects the token is bound to. */
+  private checkUse(claims: ServiceAccountClaims, token: string, audiences: readonly string[], now: number): MaybePromise<TokenResult> {
     const implicit = this.options.apiAudiences;
     const tokenAudiences = claims.audiences.length ? claims.audiences : [...implicit];
     const requested = audiences.length ? audiences : implicit;
@@ -103,10 +122,17 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
     if (shared.length === 0 && implicit.length !== 0) {
       return { kind: 'rejected', reason: `token audiences ${formatList(tokenAudiences)} is invalid for the target audiences ${formatList(requested)}` };
     }
-    const problem = checkClaimTimes(claims, Math.floor(now / 1000))
-      ?? await (claims.legacy ? this.checkLegacy(claims, token) : this.checkBound(claims, now)).catch((e: Error) => `unable to check the token: ${e.message}`);
-    if (problem) return { kind: 'rejected', reason: problem };
-    return { kind: 'user', user: userFor(claims), audiences: shared };
+    const timeProblem = checkClaimTimes(claims, Math.floor(now / 1000));
+    if (timeProblem) return { kind: 'rejected', reason: timeProblem };
+    const decide = (problem: Check): TokenResult => (problem ? { kind: 'rejected', reason: problem } : { kind: 'user', user: userFor(claims), audiences: shared });
+    const unableToCheck = (e: Error) => `unable to check the token: ${e.message}`;
+    let problem: MaybePromise<Check>;
+    try {
+      problem = claims.legacy ? this.checkLegacy(claims, token) : this.checkBound(claims, now);
+    } catch (e) {
+      problem = unableToCheck(e as Error);
+    }
+    return problem instanceof Promise ? problem.catch(unableToCheck).then(decide) : decide(problem);
   }
 
   /** Claims of a token of ours with a good signature; undefined when the token is not ours at all; the reason when it is bad. */
@@ -129,24 +155,26 @@ export class ServiceAccountTokenAuthenticator implements TokenAuthenticator {
   }
 
   /** A bound token: the account with the same uid, and its secret or pod, still exist. */
-  private async checkBound(c: ServiceAccountClaims, now: number): Promise<Check> {
+  private checkBound(c: ServiceAccountClaims, now: number): MaybePromise<Check> {
     // Objects deleted less than the leeway ago still count, as upstream.
     const deletedLongAgo = (o: ObjectState) => {
       const at = o.metadata?.deletionTimestamp;
       return at !== undefined && Date.parse(at) < now - claimLeewaySeconds * 1000;
     };
     const objects = this.options.objects;
-    const account = await objects.get('serviceaccounts', c.namespace, c.account.name);
-    if (!account) return `serviceaccounts "${c.account.name}" not found`;
-    if (account.metadata?.uid !== c.account.uid) return `service account UID (${account.metadata?.uid ?? ''}) does not match claim (${c.account.uid})`;
-    if (deletedLongAgo(account)) return `service account ${c.namespace}/${c.account.name} has been deleted`;
-    for (const [resource, ref, what] of [['secrets', c.secret, 'secret'], ['pods', c.pod, 'pod']] as const) {
-      if (!ref) continue;
-      const bound = await objects.get(resource, c.namespace, ref.name);
+    const boundProblem = (bound: ObjectState | undefined, ref: ObjectRef, what: 'secret' | 'pod'): Check => {
       if (!bound || deletedLongAgo(bound)) return 'service account token has been invalidated';
       if (bound.metadata?.uid !== ref.uid) return `${what} UID (${bound.metadata?.uid ?? ''}) does not match service account ${what} ref claim (${ref.uid})`;
-    }
-    return undefined;
+      return undefined;
+    };
+    const checkPod = (): MaybePromise<Check> => (c.pod ? andThen(objects.get('pods', c.namespace, c.pod.name), (pod) => boundProblem(pod, c.pod!, 'pod')) : undefined);
+    return andThen(objects.get('serviceaccounts', c.namespace, c.account.name), (account) => {
+      if (!account) return `serviceaccounts "${c.account.name}" not found`;
+      if (account.metadata?.uid !== c.account.uid) return `service account UID (${account.metadata?.uid ?? ''}) does not match claim (${c.account.uid})`;
+      if (deletedLongAgo(account)) return `service account ${c.namespace}/${c.account.name} has been deleted`;
+      if (!c.secret) return checkPod();
+      return andThen(objects.get('secrets', c.namespace, c.secret.name), (secret) => boundProblem(secret, c.secret!, 'secret') ?? checkPod());
+    });
   }
 
   /** A legacy token: its secret still holds exactly this token, and the account (same uid) exists. */

@@ -4,9 +4,10 @@
 
 import type { UserInfo } from '../../machinery/user.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
-import { joinReasons } from './authenticator.js';
+import { firstAccepting, joinReasons } from './authenticator.js';
 import { intersect } from './audiences.js';
 import { tokenHash } from './tokencache.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 
 export type TokenResult =
   /** `audiences`: those of the requested ones the token is valid for. */
@@ -30,13 +31,18 @@ export function claimedIssuer(token: string): string | undefined {
 
 /**
  * What the authenticators tried in turn read from one token, worked out once
- * for all of them: its hash (the caches' key) and the issuer it claims. Made
- * per request and dropped with it, so the token is kept nowhere.
+ * for all of them: its hash (the caches' key), the issuer it claims, and
+ * what an authenticator verified of it. Made per request, or per connection
+ * for the requests of one keep-alive connection that send the same header
+ * again (BearerTokenAuthenticator), and dropped with it: the token is kept
+ * nowhere longer than the connection that sent it.
  */
 export class TokenFacts {
   private hashed?: string;
   private issuer?: string | null;
-  constructor(readonly token: string) {}
+  private verified?: Map<TokenAuthenticator, unknown>;
+  /** `header`: the Authorization header the token came in, when it came in one. */
+  constructor(readonly token: string, readonly header?: string) {}
 
   get hash(): string {
     return (this.hashed ??= tokenHash(this.token));
@@ -46,6 +52,18 @@ export class TokenFacts {
     if (this.issuer === undefined) this.issuer = claimedIssuer(this.token) ?? null;
     return this.issuer ?? undefined;
   }
+
+  /**
+   * What `by` verified of this token before (its signature's claims), to be
+   * checked again on each use for what depends on time and stored objects.
+   */
+  verifiedBy<V>(by: TokenAuthenticator): V | undefined {
+    return this.verified?.get(by) as V | undefined;
+  }
+
+  rememberVerified(by: TokenAuthenticator, value: unknown): void {
+    (this.verified ??= new Map()).set(by, value);
+  }
 }
 
 export interface TokenAuthenticator {
@@ -54,7 +72,7 @@ export interface TokenAuthenticator {
    * `audiences`: who the caller needs the token to be for (empty: anyone).
    * `facts`: the token's hash and claimed issuer, shared with the other authenticators asked.
    */
-  authenticateToken(token: string, audiences: readonly string[], facts?: TokenFacts): Promise<TokenResult> | TokenResult;
+  authenticateToken(token: string, audiences: readonly string[], facts?: TokenFacts): MaybePromise<TokenResult>;
 }
 
 /** The first authenticator that accepts decides; when none does, every rejection is reported. */
@@ -62,14 +80,10 @@ export class UnionTokenAuthenticator implements TokenAuthenticator {
   readonly name = 'token-union';
   constructor(private readonly authenticators: readonly TokenAuthenticator[]) {}
 
-  async authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): Promise<TokenResult> {
+  authenticateToken(token: string, audiences: readonly string[], facts = new TokenFacts(token)): MaybePromise<TokenResult> {
     const reasons: string[] = [];
-    for (const a of this.authenticators) {
-      const r = await a.authenticateToken(token, audiences, facts);
-      if (r.kind === 'user') return r;
-      if (r.kind === 'rejected') reasons.push(r.reason);
-    }
-    return reasons.length ? { kind: 'rejected', reason: joinReasons(reasons) } : { kind: 'none' };
+    return andThen(firstAccepting(this.authenticators.length, (i) => this.authenticators[i]!.authenticateToken(token, audiences, facts), reasons),
+      (r): TokenResult => r ?? (reasons.length ? { kind: 'rejected', reason: joinReasons(reasons) } : { kind: 'none' }));
   }
 }
 
@@ -84,10 +98,9 @@ export class AudienceAgnostic implements TokenAuthenticator {
     this.name = inner.name;
   }
 
-  async authenticateToken(token: string, audiences: readonly string[], facts?: TokenFacts): Promise<TokenResult> {
+  authenticateToken(token: string, audiences: readonly string[], facts?: TokenFacts): MaybePromise<TokenResult> {
     const shared = audiences.length === 0 ? [...this.apiAudiences] : intersect(this.apiAudiences, audiences);
     if (audiences.length > 0 && shared.length === 0) return { kind: 'none' };
-    const r = await this.inner.authenticateToken(token, audiences, facts);
-    return r.kind === 'user' ? { ...r, audiences: shared } : r;
+    return andThen(this.inner.authenticateToken(token, audiences, facts), (r) => (r.kind === 'user' ? { ...r, audiences: shared } : r));
   }
 }

@@ -13,6 +13,8 @@ export class CacheSet {
   /** One byte bound for the event windows of every cache of the set. */
   private readonly budget: WindowBudget;
   private readonly caches = new Map<string, Promise<WatchCache>>();
+  /** The caches whose start has finished, for callers that must not wait (startedCache). */
+  private readonly started = new Map<string, WatchCache>();
   private stopped = false;
 
   constructor(
@@ -38,13 +40,21 @@ export class CacheSet {
     let pending = this.caches.get(root);
     if (!pending) {
       const cache = new WatchCache(this.backend, root, { ...this.options, feed: this.feed, budget: this.budget });
-      pending = cache.start().then(() => cache);
+      pending = cache.start().then(() => {
+        if (!this.stopped) this.started.set(root, cache);
+        return cache;
+      });
       this.caches.set(root, pending);
       pending.catch(() => {
         if (this.caches.get(root) === pending) this.caches.delete(root);
       });
     }
     return pending;
+  }
+
+  /** The cache of `root` if it has started, without waiting; undefined while it starts or before anyone asked for it. */
+  startedCache(root: string): WatchCache | undefined {
+    return this.started.get(root);
   }
 
   /** Roots with a cache (started or starting). */
@@ -57,6 +67,7 @@ export class CacheSet {
     this.stopped = true;
     const pending = [...this.caches.values()];
     this.caches.clear();
+    this.started.clear();
     const settled = await Promise.allSettled(pending);
     for (const result of settled) if (result.status === 'fulfilled') result.value.stop();
     this.feed.stop();

@@ -80,3 +80,16 @@ test('a user already in system:unauthenticated is not also made authenticated', 
   const r = await new UnionAuthenticator([fixed('a', user('ghost', [systemGroups.unauthenticated]), [])], { anonymous: false }).authenticate(req);
   assert.deepEqual(userOf(r).groups, [systemGroups.unauthenticated]);
 });
+
+test('authenticators that answer at once and those that answer later are asked in the same order; all at once, no promise', async () => {
+  const log: string[] = [];
+  const now = (name: string, result: AuthnResult): Authenticator => ({ name, authenticate: () => { log.push(name); return result; } });
+  const mixed = new UnionAuthenticator([now('x509', none), fixed('webhook', rejected, log), now('token', user('alice')), now('never', user('bob'))], { anonymous: false });
+  assert.equal(userOf(await mixed.authenticate(req)).username, 'alice');
+  assert.deepEqual(log, ['x509', 'webhook', 'token']);
+  const atOnce = new UnionAuthenticator([now('x509', none), now('token', user('carol'))], { anonymous: false }).authenticate(req);
+  assert.ok(!(atOnce instanceof Promise));
+  assert.equal(userOf(atOnce).username, 'carol');
+  assert.deepEqual(await new UnionAuthenticator([now('a', rejected), fixed('b', { kind: 'rejected', reason: 'other' }, log)], { anonymous: true }).authenticate(req),
+    { kind: 'rejected', reason: '[bad credential, other]' });
+});

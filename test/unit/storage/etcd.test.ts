@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import type { KeyValue, StorageError } from '../../../src/storage/backend.js';
 import { EtcdBackend } from '../../../src/storage/etcd.js';
 import { startEtcd, EtcdCluster } from '../../support/etcd.js';
@@ -72,6 +73,40 @@ describe('etcd backend beyond the shared suite', () => {
     assert.ok((await second) >= made.modRevision, 'the read after the write sees it');
     assert.ok((await first) <= (await second));
     assert.ok(b.revisionReads - before <= 3);
+  });
+
+  test('requests read from many sockets in one turn of the loop share one read of the head, which sees the writes made before them', async () => {
+    const a = backend();
+    const b = backend();
+    await b.currentRevision();
+    // Each line a connection sends asks for the head, as a consistent GET does once read off its socket.
+    const server = createServer((socket) => {
+      socket.setEncoding('utf8');
+      socket.on('data', () => { void b.currentRevision().then((revision) => socket.write(`${revision}\n`)); });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const clients = await Promise.all(Array.from({ length: 16 }, () => new Promise<Socket>((resolve) => {
+      const c = connect(port, '127.0.0.1', () => resolve(c));
+      c.setNoDelay(true);
+      c.setEncoding('utf8');
+    })));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const made = await a.create(`/burst/${round}`, buf('1'));
+        const answers = clients.map((c) => new Promise<number>((resolve) => c.once('data', (line: string) => resolve(Number(line)))));
+        const before = b.revisionReads;
+        // One synchronous loop: every request is in its socket before the server's side polls them.
+        for (const c of clients) c.write('head?\n');
+        const revisions = await Promise.all(answers);
+        assert.equal(b.revisionReads - before, 1, `one read for the 16 requests of round ${round}`);
+        assert.equal(new Set(revisions).size, 1);
+        assert.ok(revisions[0]! >= made.modRevision, 'the shared read sees the write finished before the requests');
+      }
+    } finally {
+      for (const c of clients) c.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('key prefixes keep stores apart; writes outside a prefix reach its watches as progress', async () => {
