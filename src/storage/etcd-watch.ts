@@ -16,6 +16,8 @@ import { deliverSafely, endSafely } from './watch-hub.js';
 const ringLimit = 4_096;
 /** How long the root may lag behind a revision someone saw before etcd is asked for progress. */
 const progressDelayMs = 50;
+/** How long progress is asked again for a revision the root has not reached (callers wait less: 504 after a few seconds). */
+const progressRetryMs = 10_000;
 
 interface RingWatcher {
   prefix: string;
@@ -41,6 +43,9 @@ export class EtcdWatches {
   private closedWith: StorageError | undefined;
 
   private progressTimer: NodeJS.Timeout | undefined;
+  /** The highest revision a caller saw that the root has not reached, and since when it is wanted. */
+  private wanted = 0;
+  private wantedSince = 0;
 
   constructor(
     grpc: EtcdGrpc,
@@ -100,15 +105,30 @@ export class EtcdWatches {
    * (another prefix on the same etcd): ask etcd how far the stream has come.
    */
   requestProgress(revision: number): void {
-    if (!this.root || revision <= this.head || this.progressTimer) return;
+    if (!this.root || revision <= this.head) return;
+    if (revision > this.wanted) {
+      this.wanted = revision;
+      this.wantedSince = Date.now();
+    }
+    this.scheduleProgressRequest();
+  }
+
+  private scheduleProgressRequest(): void {
+    if (this.progressTimer) return;
     this.progressTimer = setTimeout(() => {
       this.progressTimer = undefined;
-      if (this.root && revision > this.head) this.stream.requestProgress(revision);
+      if (this.root && this.wanted > this.head) this.stream.requestProgress(this.wanted);
     }, progressDelayMs);
     this.progressTimer.unref();
   }
 
-  /** etcd's answer may run ahead of events still on their way: trust it only when nothing changed under the root meanwhile. */
+  /**
+   * etcd's answer may run ahead of events still on their way: trust it only
+   * when nothing changed under the root meanwhile. An answer not trusted is
+   * asked again while the root is short of the wanted revision: events under
+   * the root that were on their way may stop short of it (the rest written
+   * under another prefix), and a caller waiting for it asks only once.
+   */
   private async broadcastProgress(revision: number): Promise<void> {
     const from = this.head;
     if (!this.root || revision <= from) return;
@@ -116,9 +136,10 @@ export class EtcdWatches {
     try {
       quiet = await this.quietBetween(from, revision);
     } catch {
-      // Unverifiable (compacted, unreachable): wait for events or a later request.
+      // Unverifiable (compacted, unreachable): asked again below, for a while.
     }
     if (quiet && this.head === from) this.progress(revision);
+    if (this.wanted > this.head && Date.now() - this.wantedSince < progressRetryMs) this.scheduleProgressRequest();
   }
 
   close(reason: StorageError): void {

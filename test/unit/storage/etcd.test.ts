@@ -133,6 +133,29 @@ describe('etcd backend beyond the shared suite', () => {
     watch.cancel();
   });
 
+  test('an answer to a progress request that cannot be trusted yet is asked for again until the watches reach the head', async () => {
+    const tenant = backend({ keyPrefix: '/retry' });
+    const plain = backend();
+    const progress: number[] = [];
+    const watch = tenant.watch('', { afterRevision: await tenant.currentRevision() }, {
+      onEvents: () => assert.fail('nothing was written under the prefix'),
+      onError: (err) => assert.fail(String(err)),
+      onProgress: (revision) => progress.push(revision),
+    });
+    // The first answer fails the check, as when a write under the prefix was still on its way.
+    const checked = tenant as unknown as { quietBetween(after: number, through: number): Promise<boolean> };
+    const check = checked.quietBetween.bind(tenant);
+    let checks = 0;
+    checked.quietBetween = (after, through) => (checks++ === 0 ? Promise.resolve(false) : check(after, through));
+    await plain.create('/elsewhere-retry', buf('x'));
+    // Asked once, as a consistent read asks: the store must keep at it on its own.
+    const head = await tenant.currentRevision();
+    for (const deadline = Date.now() + 5000; !progress.some((r) => r >= head) && Date.now() < deadline;) await settle(50);
+    assert.ok(progress.some((r) => r >= head), `progress ${progress.join(',')} reaches ${head}`);
+    assert.ok(checks >= 2, `the answer was checked again (${checks})`);
+    watch.cancel();
+  });
+
   test('a watch from before the first watch replays history through etcd', async () => {
     const b = backend();
     const first = await b.create('/old/a', buf('1'));
