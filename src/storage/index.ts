@@ -6,6 +6,7 @@ import type { Backend } from './backend.js';
 import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import { openSqliteBackend } from './sqlite.js';
+import { storeFile, type StoreSnapshot } from './sqlite-preload.js';
 
 export type BackendKind = 'sqlite' | 'memory' | 'etcd3';
 
@@ -21,6 +22,8 @@ export interface StorageConfig {
   dataDir: string;
   /** Refuse to create the file-backed store: it must be there already. */
   mustExist?: boolean;
+  /** The file-backed store's live keys, read by preloadStore() while the server started. */
+  preloaded?: StoreSnapshot;
   /** Cluster store: member client URLs, key prefix, TLS files and the deadline of each call. */
   servers?: string[];
   prefix?: string;
@@ -45,9 +48,9 @@ export function openBackend(config: StorageConfig): Backend {
     case 'memory':
       return new MemoryBackend();
     case 'sqlite': {
-      const path = join(config.dataDir, 'store.db');
+      const path = storeFile(config.dataDir);
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path);
+      return openSqliteBackend(path, undefined, config.preloaded);
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
@@ -100,6 +103,7 @@ export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
 export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
+export { preloadStore, storeFile, type StorePreload, type StoreSnapshot } from './sqlite-preload.js';
 export { EtcdBackend } from './etcd.js';
 export { copyStore } from './migrate.js';
 export { timedBackend } from './timed.js';

@@ -69,8 +69,9 @@ export function isBusy(err: unknown): boolean {
   return e?.code === 'SQLITE_BUSY' || (typeof e?.errcode === 'number' && (e.errcode & 0xff) === 5);
 }
 
-export function openDatabase(path: string, driver: DriverName = chooseDriver()): SqlDatabase {
-  return driver === 'node:sqlite' ? openBuiltin(path) : openAddon(path);
+/** `readOnly`: the file must exist, and this connection neither writes it nor creates it. */
+export function openDatabase(path: string, driver: DriverName = chooseDriver(), options: { readOnly?: boolean } = {}): SqlDatabase {
+  return driver === 'node:sqlite' ? openBuiltin(path, options.readOnly ?? false) : openAddon(path, options.readOnly ?? false);
 }
 
 /** The transaction calls as prepared statements, shared by both bindings. */
@@ -113,9 +114,9 @@ function keep<T extends object>(wrapper: T): T {
   return wrapper;
 }
 
-function openAddon(path: string): SqlDatabase {
+function openAddon(path: string, readOnly: boolean): SqlDatabase {
   const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-  const db = keep(new Database(path));
+  const db = keep(new Database(path, readOnly ? { readonly: true, fileMustExist: true } : {}));
   const transaction = transactions((sql) => keep(db.prepare(sql)));
   return {
     driver: 'better-sqlite3',
@@ -134,12 +135,12 @@ interface BuiltinStatement {
   run(...params: unknown[]): unknown;
 }
 interface BuiltinModule {
-  DatabaseSync: new (path: string) => { exec(sql: string): void; prepare(sql: string): BuiltinStatement; close(): void };
+  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => { exec(sql: string): void; prepare(sql: string): BuiltinStatement; close(): void };
 }
 
-function openBuiltin(path: string): SqlDatabase {
+function openBuiltin(path: string, readOnly: boolean): SqlDatabase {
   const { DatabaseSync } = require('node:sqlite') as BuiltinModule;
-  const db = new DatabaseSync(path);
+  const db = new DatabaseSync(path, readOnly ? { readOnly: true } : {});
   const transaction = transactions((sql) => db.prepare(sql));
   return {
     driver: 'node:sqlite',
