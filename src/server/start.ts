@@ -174,7 +174,11 @@ export async function startServer(overrides: Partial<ServerOptions> = {}, contex
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
   // The preload's worker holds the file until it is done: the store opens after it (it checks that the snapshot is the file's).
+  const waitedFrom = performance.now();
   const preloaded = options.storageBackend === 'sqlite' ? await context.storePreload?.snapshot(preloadGraceMs) : undefined;
+  if (preloaded) {
+    log.debug({ keys: preloaded.items.length, revision: preloaded.revision, complete: preloaded.through === undefined, waitedMs: Math.round(performance.now() - waitedFrom) }, 'store read ahead in a worker');
+  }
   const backend = rawBackend = openBackend({
     kind: options.storageBackend, dataDir: options.dataDir, preloaded,
     servers: options.etcdServers, prefix: options.etcdPrefix,
