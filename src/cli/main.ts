@@ -10,8 +10,14 @@
 // restart holding many objects the two overlap instead of one following the
 // other on the server's one thread.
 
+import module from 'node:module';
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { preloadStore, storeFile } from '../storage/sqlite-preload.js';
+
+// From Node 22.1 on, compiled code is kept on disk and the next start skips
+// compiling it (most of the server's modules load after this line); Node 20
+// has no such cache and compiles every start.
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 function say(text: string): void {
   if (process.stderr.writable) process.stderr.write(text);
