@@ -6,13 +6,13 @@
 //
 // Only the flags are loaded before the flags are read. The server's modules
 // (serve.ts and all it reaches) load after, while a worker thread already
-// reads the embedded store's objects (storage/sqlite-preload.ts): on a
+// reads the embedded store's objects (storage/preload.ts): on a
 // restart holding many objects the two overlap instead of one following the
 // other on the server's one thread.
 
 import module from 'node:module';
 import { commandName, FlagError, parseFlags } from './flags.js';
-import { preloadStore, storeFile } from '../storage/sqlite-preload.js';
+import { preloadStore } from '../storage/preload.js';
 
 // From Node 22.1 on, compiled code is kept on disk and the next start skips
 // compiling it (most of the server's modules load after this line); Node 20
@@ -70,7 +70,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const options = parsed.options;
-  const storePreload = options.storageBackend === 'sqlite' ? preloadStore(storeFile(options.dataDir)) : undefined;
+  const storePreload = preloadStore(options.storageBackend, options.dataDir);
   const { serve } = await import('./serve.js');
   await serve(options, storePreload);
 }

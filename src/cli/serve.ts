@@ -12,7 +12,7 @@ import { StorageError } from '../storage/backend.js';
 import { ApiError } from '../machinery/errors.js';
 import { AdmissionConfigError } from '../admission/index.js';
 import type { ServerOptions } from '../server/options.js';
-import type { StorePreload } from '../storage/sqlite-preload.js';
+import type { StorePreload } from '../storage/preload.js';
 import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
 import { AuthorizationConfigError } from '../server/authorization.js';

@@ -126,7 +126,7 @@ const preloadGraceMs = 150;
 
 /** What the process did for the server before it loaded it. */
 export interface StartContext {
-  /** The embedded store's objects, being read in a worker thread since the flags were read (storage/sqlite-preload.ts). */
+  /** The store's objects, being read in a worker thread since the flags were read (storage/preload.ts). */
   storePreload?: StorePreload;
 }
 
@@ -175,7 +175,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}, contex
   const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
   // The preload's worker holds the file until it is done: the store opens after it (it checks that the snapshot is the file's).
   const waitedFrom = performance.now();
-  const preloaded = options.storageBackend === 'sqlite' ? await context.storePreload?.snapshot(preloadGraceMs) : undefined;
+  const preloaded = await context.storePreload?.snapshot(preloadGraceMs);
   if (preloaded) {
     log.debug({ keys: preloaded.items.length, revision: preloaded.revision, complete: preloaded.through === undefined, waitedMs: Math.round(performance.now() - waitedFrom) }, 'store read ahead in a worker');
   }

@@ -94,7 +94,7 @@ export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
 export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
-export { preloadStore, storeFile, type StorePreload, type StoreSnapshot } from './sqlite-preload.js';
+export { preloadStore, type StorePreload, type StoreSnapshot } from './preload.js';
 export { EtcdBackend } from './etcd.js';
 export { copyStore } from './migrate.js';
 export { timedBackend } from './timed.js';

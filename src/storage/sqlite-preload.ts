@@ -48,7 +48,7 @@ export interface StorePreload {
 }
 
 /** Starts reading the store file at `path` in a worker thread. Never throws. */
-export function preloadStore(path: string): StorePreload {
+export function preloadFile(path: string): StorePreload {
   const stop = new Int32Array(new SharedArrayBuffer(4));
   const result = new Promise<StoreSnapshot | undefined>((resolve) => {
     const items: KeyValue[] = [];

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RangeOptions, RangeResult } from '../../../src/storage/backend.js';
 import { openSqliteBackend } from '../../../src/storage/sqlite.js';
-import { preloadStore, snapshotRange, storeFile, type StoreSnapshot } from '../../../src/storage/sqlite-preload.js';
+import { preloadFile, snapshotRange, storeFile, type StoreSnapshot } from '../../../src/storage/sqlite-preload.js';
+import { preloadStore } from '../../../src/storage/preload.js';
 import { buf } from './conformance.js';
 
 const scratch: string[] = [];
@@ -58,7 +59,7 @@ function sameAnswer(got: RangeResult, want: RangeResult, what: string): void {
 }
 
 async function fullSnapshot(path: string): Promise<StoreSnapshot> {
-  const snapshot = await preloadStore(path).snapshot(60_000);
+  const snapshot = await preloadFile(path).snapshot(60_000);
   assert.ok(snapshot, 'the preload read the store');
   assert.equal(snapshot.through, undefined, 'the preload read all of it');
   return snapshot;
@@ -147,7 +148,7 @@ describe('reading the store file in a worker while the server starts', () => {
   test('asked for the file at once, the worker stops after a page and what it read is a valid partial snapshot', async () => {
     const path = scratchFile();
     await writeStore(path, 1500);
-    const snapshot = await preloadStore(path).snapshot(0);
+    const snapshot = await preloadFile(path).snapshot(0);
     const store = openSqliteBackend(path, undefined, snapshot);
     try {
       // Whatever the worker got to, the store answers as the file does.
@@ -162,9 +163,11 @@ describe('reading the store file in a worker while the server starts', () => {
     }
   });
 
-  test('no store file yet: no snapshot, and the file is not created', async () => {
+  test('no store file yet: no snapshot, and the file is not created; other stores are not read ahead', async () => {
     const path = scratchFile();
-    assert.equal(await preloadStore(path).snapshot(60_000), undefined);
+    assert.equal(await preloadFile(path).snapshot(60_000), undefined);
     assert.equal(existsSync(path), false);
+    assert.equal(preloadStore('memory', path), undefined);
+    assert.equal(preloadStore('etcd3', path), undefined);
   });
 });
