@@ -4,15 +4,13 @@
 // clean stop on SIGINT/SIGTERM. `migrate` copies one store into another and
 // exits (1 when the copy fails).
 //
-// Only the flags are loaded before the flags are read. The server's modules
-// (serve.ts and all it reaches) load after, while a worker thread already
-// reads the embedded store's objects (storage/preload.ts): on a
-// restart holding many objects the two overlap instead of one following the
-// other on the server's one thread.
+// Only the flags are loaded before the flags are read (a bad flag, --help and
+// --version answer without loading the server); the server's modules
+// (serve.ts and all it reaches) load after, with Node's compile cache where
+// Node has one.
 
 import module from 'node:module';
 import { commandName, FlagError, parseFlags } from './flags.js';
-import { preloadStore } from '../storage/preload.js';
 
 // From Node 22.1 on, compiled code is kept on disk and the next start skips
 // compiling it (most of the server's modules load after this line); Node 20
@@ -70,9 +68,8 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const options = parsed.options;
-  const storePreload = preloadStore(options.storageBackend, options.dataDir);
   const { serve } = await import('./serve.js');
-  await serve(options, storePreload);
+  await serve(options);
 }
 
 main(process.argv.slice(2)).catch((e) => {

@@ -12,7 +12,6 @@ import { StorageError } from '../storage/backend.js';
 import { ApiError } from '../machinery/errors.js';
 import { AdmissionConfigError } from '../admission/index.js';
 import type { ServerOptions } from '../server/options.js';
-import type { StorePreload } from '../storage/preload.js';
 import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
 import { AuthorizationConfigError } from '../server/authorization.js';
@@ -82,7 +81,7 @@ function say(text: string): void {
 }
 
 /** Runs the server until a signal stops it; exits 1 with one line when it cannot start. */
-export async function serve(options: ServerOptions, storePreload?: StorePreload): Promise<void> {
+export async function serve(options: ServerOptions): Promise<void> {
   tolerateClosedOutput();
   // Signals are taken from the first moment: one that comes while the server starts stops it once it has.
   let server: RunningServer | undefined;
@@ -97,7 +96,7 @@ export async function serve(options: ServerOptions, storePreload?: StorePreload)
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
   try {
-    server = await startServer(options, { storePreload });
+    server = await startServer(options);
   } catch (e) {
     const why = startFailure(e, options);
     if (why === undefined) throw e;

@@ -12,7 +12,7 @@ import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { systemGroups, type UserInfo } from '../machinery/user.js';
 import { ensureKeyMaterial, joinPem, loadRequestSigner, writeAdminKubeconfig } from '../pki/index.js';
-import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend, type StorePreload } from '../storage/index.js';
+import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
@@ -121,16 +121,7 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   }
 }
 
-/** How long the start waits for the preload's worker to be through before it takes what it has read (a loaded machine). */
-const preloadGraceMs = 150;
-
-/** What the process did for the server before it loaded it. */
-export interface StartContext {
-  /** The store's objects, being read in a worker thread since the flags were read (storage/preload.ts). */
-  storePreload?: StorePreload;
-}
-
-export async function startServer(overrides: Partial<ServerOptions> = {}, context: StartContext = {}): Promise<RunningServer> {
+export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
   const log = pino({ level: options.logLevel, base: undefined });
   // Before anything is opened: a refused --feature-gates or --runtime-config leaves nothing behind.
@@ -173,14 +164,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}, contex
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
-  // The preload's worker holds the file until it is done: the store opens after it (it checks that the snapshot is the file's).
-  const waitedFrom = performance.now();
-  const preloaded = await context.storePreload?.snapshot(preloadGraceMs);
-  if (preloaded) {
-    log.debug({ keys: preloaded.items.length, revision: preloaded.revision, complete: preloaded.through === undefined, waitedMs: Math.round(performance.now() - waitedFrom) }, 'store read ahead in a worker');
-  }
   const backend = rawBackend = openBackend({
-    kind: options.storageBackend, dataDir: options.dataDir, preloaded,
+    kind: options.storageBackend, dataDir: options.dataDir,
     servers: options.etcdServers, prefix: options.etcdPrefix,
     caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
     requestTimeoutMs: options.requestTimeoutMs,

@@ -6,8 +6,6 @@ import type { Backend } from './backend.js';
 import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import { openSqliteBackend } from './sqlite.js';
-import { storeFile, type StoreSnapshot } from './sqlite-preload.js';
-
 import type { BackendKind } from './kinds.js';
 
 export { backendKinds, defaultBackendKind, isSharedStore, type BackendKind } from './kinds.js';
@@ -18,8 +16,6 @@ export interface StorageConfig {
   dataDir: string;
   /** Refuse to create the file-backed store: it must be there already. */
   mustExist?: boolean;
-  /** The file-backed store's live keys, read by preloadStore() while the server started. */
-  preloaded?: StoreSnapshot;
   /** Cluster store: member client URLs, key prefix, TLS files and the deadline of each call. */
   servers?: string[];
   prefix?: string;
@@ -39,9 +35,9 @@ export function openBackend(config: StorageConfig): Backend {
     case 'memory':
       return new MemoryBackend();
     case 'sqlite': {
-      const path = storeFile(config.dataDir);
+      const path = join(config.dataDir, 'store.db');
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path, undefined, config.preloaded);
+      return openSqliteBackend(path);
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
@@ -94,7 +90,6 @@ export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
 export { MemoryBackend } from './memory.js';
 export { SqliteBackend, openSqliteBackend } from './sqlite.js';
-export { preloadStore, type StorePreload, type StoreSnapshot } from './preload.js';
 export { EtcdBackend } from './etcd.js';
 export { copyStore } from './migrate.js';
 export { timedBackend } from './timed.js';

@@ -69,9 +69,8 @@ export function isBusy(err: unknown): boolean {
   return e?.code === 'SQLITE_BUSY' || (typeof e?.errcode === 'number' && (e.errcode & 0xff) === 5);
 }
 
-/** `readOnly`: the file must exist, and this connection neither writes it nor creates it. */
-export function openDatabase(path: string, driver: DriverName = chooseDriver(), options: { readOnly?: boolean } = {}): SqlDatabase {
-  return driver === 'node:sqlite' ? openBuiltin(path, options.readOnly ?? false) : openAddon(path, options.readOnly ?? false);
+export function openDatabase(path: string, driver: DriverName = chooseDriver()): SqlDatabase {
+  return driver === 'node:sqlite' ? openBuiltin(path) : openAddon(path);
 }
 
 /** The transaction calls as prepared statements, shared by both bindings. */
@@ -114,9 +113,9 @@ function keep<T extends object>(wrapper: T): T {
   return wrapper;
 }
 
-function openAddon(path: string, readOnly: boolean): SqlDatabase {
+function openAddon(path: string): SqlDatabase {
   const Database = require('better-sqlite3') as typeof import('better-sqlite3');
-  const db = keep(new Database(path, readOnly ? { readonly: true, fileMustExist: true } : {}));
+  const db = keep(new Database(path));
   const transaction = transactions((sql) => keep(db.prepare(sql)));
   return {
     driver: 'better-sqlite3',
@@ -135,12 +134,12 @@ interface BuiltinStatement {
   run(...params: unknown[]): unknown;
 }
 interface BuiltinModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => { exec(sql: string): void; prepare(sql: string): BuiltinStatement; close(): void };
+  DatabaseSync: new (path: string) => { exec(sql: string): void; prepare(sql: string): BuiltinStatement; close(): void };
 }
 
-function openBuiltin(path: string, readOnly: boolean): SqlDatabase {
+function openBuiltin(path: string): SqlDatabase {
   const { DatabaseSync } = require('node:sqlite') as BuiltinModule;
-  const db = new DatabaseSync(path, readOnly ? { readOnly: true } : {});
+  const db = new DatabaseSync(path);
   const transaction = transactions((sql) => db.prepare(sql));
   return {
     driver: 'node:sqlite',

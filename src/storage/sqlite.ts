@@ -25,7 +25,6 @@ import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.j
 import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
 import { WatchHub } from './watch-hub.js';
 import { planWrite, WritePlan, WriteOp } from './write-plan.js';
-import { snapshotRange, type StoreSnapshot } from './sqlite-preload.js';
 
 /**
  * Recent events kept in memory for watchers (each holds its value and the
@@ -42,12 +41,6 @@ const noValue = Buffer.alloc(0);
 const mappedReadRows = 256;
 /** How much of the file a long read may map (SQLite maps at most the file's size). */
 const mappedReadBytes = 2 ** 34;
-/**
- * How long a snapshot read in a worker while the server started
- * (sqlite-preload.ts) answers range reads at its revision: the watch caches
- * read their roots in the first seconds; later readers go to the file.
- */
-const preloadedForMs = 10_000;
 
 interface QueuedWrite {
   op: WriteOp;
@@ -89,11 +82,8 @@ export class SqliteBackend implements Backend {
   /** Compactions run one after another. */
   private compaction: Promise<void> = Promise.resolve();
   private closed = false;
-  /** Every live key at one revision, read before the file was opened (see preloadedForMs). */
-  private preloaded: StoreSnapshot | undefined;
 
-  /** `preloaded`: the file's live keys read by preloadStore() just before; used only when it is still the file's state. */
-  constructor(readonly path: string, driver?: DriverName, preloaded?: StoreSnapshot) {
+  constructor(readonly path: string, driver?: DriverName) {
     mkdirSync(dirname(path), { recursive: true });
     this.db = openDatabase(path, driver);
     try {
@@ -128,10 +118,6 @@ export class SqliteBackend implements Backend {
       ringLimit,
       readHistory: (prefix, after, upTo, withPrevKv) => this.readHistory(prefix, after, upTo, withPrevKv),
     });
-    if (preloaded && preloaded.path === path && preloaded.revision === this.revision) {
-      this.preloaded = preloaded;
-      setTimeout(() => { this.preloaded = undefined; }, preloadedForMs).unref();
-    }
   }
 
   async currentRevision(): Promise<number> {
@@ -161,8 +147,6 @@ export class SqliteBackend implements Backend {
   async range(prefix: string, options: RangeOptions = {}): Promise<RangeResult> {
     this.ensureOpen();
     const revision = readRevision(options.revision, this.revision, this.compacted);
-    const preloaded = revision === this.preloaded?.revision ? snapshotRange(this.preloaded, prefix, options) : undefined;
-    if (preloaded) return preloaded;
     const bounds = { lower: rangeStart(prefix, options.startKey), upper: prefixEnd(prefix) ?? aboveAllText, revision };
     // SQLite binds a number past 2^53 as a REAL, which LIMIT refuses; no page is that long anyway.
     const limit = options.limit && options.limit > 0 ? Math.min(options.limit, 2 ** 31) : -1;
@@ -230,7 +214,6 @@ export class SqliteBackend implements Backend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.preloaded = undefined;
     // What was asked before the close is still written (new writes are refused from here on).
     while (this.syncing || this.queue.length > 0) {
       if (this.syncing) {
@@ -418,8 +401,8 @@ function openWal(path: string): number | undefined {
 }
 
 /** Open (creating if needed) the store in the file at `path`. */
-export function openSqliteBackend(path: string, driver?: DriverName, preloaded?: StoreSnapshot): SqliteBackend {
-  return new SqliteBackend(path, driver, preloaded);
+export function openSqliteBackend(path: string, driver?: DriverName): SqliteBackend {
+  return new SqliteBackend(path, driver);
 }
 
 function toLiveValue(key: string, row: VersionRow | undefined): KeyValue | undefined {
