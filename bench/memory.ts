@@ -18,12 +18,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Agent, request } from 'node:https';
 import { BenchServer, rssBytes, serverMetric, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
+import { discardList } from './restart.js';
 
 export interface MemoryOptions {
   quick: boolean;
@@ -76,23 +76,6 @@ function windowSampler(server: BenchServer) {
 
 function breakdown(g: Gauges): string {
   return `heap used ${fmtMB(g.heapUsed)} of ${fmtMB(g.heapTotal)}, buffers ${fmtMB(g.external)}, event window ${fmtMB(g.window)}, derived cache ${fmtMB(g.derived)}`;
-}
-
-/** A consistent (no resourceVersion) unpaged list read to its last byte and discarded: ms and bytes. */
-function discardList(server: BenchServer, path: string): Promise<{ ms: number; bytes: number; status: number }> {
-  const agent = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
-  const t0 = performance.now();
-  return new Promise<{ ms: number; bytes: number; status: number }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path, method: 'GET', agent, headers: { Accept: 'application/json' } }, (res) => {
-      let bytes = 0;
-      res.on('data', (c: Buffer) => { bytes += c.length; });
-      res.on('end', () => resolve({ ms: performance.now() - t0, bytes, status: res.statusCode ?? 0 }));
-      res.on('error', reject);
-    });
-    req.setTimeout(60_000, () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  }).finally(() => agent.destroy());
 }
 
 export async function benchMemory(dataRoot: string, opts: MemoryOptions): Promise<Row[]> {
@@ -175,7 +158,7 @@ export async function benchMemory(dataRoot: string, opts: MemoryOptions): Promis
     try {
       const list = await discardList(again, '/api/v1/namespaces/bench-big/configmaps');
       if (list.status !== 200) throw new Error(`list after restart: HTTP ${list.status}`);
-      const fromStart = again.readyMs + list.ms;
+      const fromStart = again.readyMs + list.lastByteMs;
       await sleep(HOLD_MS);
       const rss = rssBytes(again.pid);
       const g = await gauges(again);
@@ -186,7 +169,7 @@ export async function benchMemory(dataRoot: string, opts: MemoryOptions): Promis
       });
       rows.push({
         metric: `memory: a consistent list of all ${fmtInt(BIG)} ConfigMaps (${fmtMB(list.bytes)}, to the last byte, client discards) from the spawn of the restarted server`,
-        result: `${fmtMs(fromStart)} (ready ${fmtMs(again.readyMs)} + list ${fmtMs(list.ms)})`,
+        result: `${fmtMs(fromStart)} (ready ${fmtMs(again.readyMs)} + list ${fmtMs(list.lastByteMs)}, its first byte at ${fmtMs(again.readyMs + list.firstByteMs)})`,
         target: target(`< ${fmtInt(goals.bigListMs)} ms`, fromStart < goals.bigListMs),
       });
       rows.push({
@@ -194,7 +177,7 @@ export async function benchMemory(dataRoot: string, opts: MemoryOptions): Promis
         result: `${fmtMB(rss)} (${breakdown(g)})`,
         target: target(`≤ ${goals.bigMB} MB`, rss <= goals.bigMB * MB),
       });
-      progress(`memory: restart ready ${fmtMs(again.readyMs)}, list ${fmtMs(list.ms)}, RSS ${fmtMB(rss)}`);
+      progress(`memory: restart ready ${fmtMs(again.readyMs)}, list ${fmtMs(list.lastByteMs)}, RSS ${fmtMB(rss)}`);
     } finally {
       await again.stop();
     }

@@ -6,8 +6,8 @@ import { parseNodePortRange, parseServiceIPRanges } from '../registry/allocation
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { formatDuration, parseDuration } from '../machinery/time.js';
 import { auditModes, defaultServerOptions, type ServerOptions } from '../server/options.js';
-import { backendKinds, isSharedStore } from '../storage/index.js';
-import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/index.js';
+import { backendKinds, isSharedStore } from '../storage/kinds.js';
+import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/names.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
 import { parseRuntimeConfig } from '../api/versioning.js';
 

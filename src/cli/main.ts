@@ -3,81 +3,19 @@
 // bad flag, 1 when the server cannot start (one line saying why), 0 after a
 // clean stop on SIGINT/SIGTERM. `migrate` copies one store into another and
 // exits (1 when the copy fails).
+//
+// Only the flags are loaded before the flags are read (a bad flag, --help and
+// --version answer without loading the server); the server's modules
+// (serve.ts and all it reaches) load after, with Node's compile cache where
+// Node has one.
 
-import { resolve } from 'node:path';
-import type { EventEmitter } from 'node:events';
-import pino from 'pino';
+import module from 'node:module';
 import { commandName, FlagError, parseFlags } from './flags.js';
-import { parseMigrateFlags, runMigrate } from './migrate.js';
-import { packageVersion, startServer, type RunningServer } from '../server/start.js';
-import { collectWhenIdle } from './idlegc.js';
-import { versionInfo } from '../server/discovery.js';
-import { StorageError } from '../storage/backend.js';
-import { ApiError } from '../machinery/errors.js';
-import { AdmissionConfigError } from '../admission/index.js';
-import type { ServerOptions } from '../server/options.js';
-import { KeyMaterialError } from '../pki/index.js';
-import { TokenFileError } from '../auth/authn/tokenfile.js';
-import { AuthorizationConfigError } from '../server/authorization.js';
-import { IdentityConfigError } from '../server/identity.js';
-import { AuditConfigError } from '../server/audit/index.js';
-import { RuntimeConfigError } from '../api/versioning.js';
-import { FeatureGateError } from '../machinery/featuregates.js';
-import { MetricsConfigError } from '../machinery/metricdeclaration.js';
 
-/** A start-up failure the user can act on, as one line; undefined for anything else (a bug: the stack helps). */
-function startFailure(e: unknown, options: ServerOptions): string | undefined {
-  const code = (e as NodeJS.ErrnoException)?.code;
-  if (code === 'EADDRINUSE') return `port ${options.securePort} on ${options.bindAddress} is already in use (is another server running?); choose another with --secure-port`;
-  if (code === 'EADDRNOTAVAIL') return `cannot listen on ${options.bindAddress}: no such address on this machine (--bind-address)`;
-  if (code === 'EACCES' && (e as NodeJS.ErrnoException).syscall === 'listen') return `not allowed to listen on port ${options.securePort} (ports below 1024 need privileges); choose another with --secure-port`;
-  if (code === 'EACCES' || code === 'EROFS') return `cannot write ${(e as NodeJS.ErrnoException).path ?? options.dataDir}: ${(e as Error).message} (--data-dir)`;
-  if (e instanceof StorageError) return `${e.message} (--data-dir ${options.dataDir})`;
-  // The store answered 503/504 while the server set itself up: it cannot be reached.
-  if (e instanceof ApiError && (e.code === 503 || e.code === 504)) return `${e.message} (--etcd-servers ${options.etcdServers.join(',')})`;
-  if (e instanceof KeyMaterialError || e instanceof TokenFileError || e instanceof AuthorizationConfigError || e instanceof IdentityConfigError) return e.message;
-  if (e instanceof AdmissionConfigError || e instanceof AuditConfigError || e instanceof RuntimeConfigError || e instanceof FeatureGateError || e instanceof MetricsConfigError) return e.message;
-  return undefined;
-}
-
-/** The lines a person reads at start (the kubeconfig's path absolute, to copy); the JSON log line says the same for machines. */
-function welcome(server: RunningServer): string {
-  const kubeconfig = resolve(server.kubeconfigPath);
-  return [
-    `${commandName} is serving at ${server.url}`,
-    `  admin kubeconfig: ${kubeconfig}`,
-    `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`,
-    '',
-  ].join('\n');
-}
-
-/**
- * A closed pipe (`npm start | tee log` ended by Ctrl-C) must not end the
- * process before it shuts down cleanly: writes to it are dropped instead.
- */
-function tolerateClosedOutput(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err; });
-  }
-}
-
-/**
- * Resolves once every line the log has taken is written. pino's flush() calls
- * back at once when its stream does not batch (minLength 0) even while a
- * write is still in flight, so the stream's own state is read: while its
- * `_writing` flag is up, its 'drain' event comes once everything is out.
- */
-function logWritten(log: RunningServer['log']): Promise<void> {
-  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as (EventEmitter & { _writing?: boolean }) | undefined;
-  return new Promise((done) => {
-    if (!stream?._writing) return done();
-    // A stream that fails (a closed pipe) never drains: the welcome does not wait for it, nor for long.
-    const timer = setTimeout(done, 1000);
-    const finish = () => { clearTimeout(timer); done(); };
-    stream.once('drain', finish);
-    stream.once('error', finish);
-  });
-}
+// From Node 22.1 on, compiled code is kept on disk and the next start skips
+// compiling it (most of the server's modules load after this line); Node 20
+// has no such cache and compiles every start.
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 function say(text: string): void {
   if (process.stderr.writable) process.stderr.write(text);
@@ -92,6 +30,7 @@ function badFlags(e: unknown): never {
 }
 
 async function migrate(argv: string[]): Promise<void> {
+  const { parseMigrateFlags, runMigrate } = await import('./migrate.js');
   let parsed;
   try {
     parsed = parseMigrateFlags(argv);
@@ -124,45 +63,13 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if ('version' in parsed) {
+    const [{ packageVersion }, { versionInfo }] = await Promise.all([import('../server/start.js'), import('../server/discovery.js')]);
     process.stdout.write(`${commandName} ${versionInfo(await packageVersion()).gitVersion}\n`);
     return;
   }
-  tolerateClosedOutput();
   const options = parsed.options;
-  // Signals are taken from the first moment: one that comes while the server starts stops it once it has.
-  let server: RunningServer | undefined;
-  let stopSignal: string | undefined;
-  const stop = (signal: string) => {
-    if (stopSignal) return;
-    stopSignal = signal;
-    if (!server) return;
-    const running = server;
-    say(`received ${signal}, shutting down\n`);
-    running.shutdown().then(() => process.exit(0), (err) => { running.log.error({ err }, 'shutdown failed'); process.exit(1); });
-  };
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
-  try {
-    server = await startServer(options);
-  } catch (e) {
-    const why = startFailure(e, options);
-    if (why === undefined) throw e;
-    say(`${commandName}: ${why}\n`);
-    process.exit(1);
-  }
-  const log = server.log;
-  // One failed request or callback is a logged error, never the end of the server.
-  process.on('uncaughtException', (err) => log.error({ err }, 'uncaught exception; the server goes on'));
-  process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
-  // Heap pages back once a burst of work is over (idlegc.ts).
-  collectWhenIdle((ms) => log.debug({ ms: Math.round(ms) }, 'collected garbage after a busy spell'));
-  // The log's own line is out before the welcome, so the two never mix on a terminal.
-  await logWritten(log);
-  say(welcome(server));
-  const early = stopSignal;
-  if (early) {
-    stopSignal = undefined;
-    stop(early);
-  }
+  const { serve } = await import('./serve.js');
+  await serve(options);
 }
 
 main(process.argv.slice(2)).catch((e) => {

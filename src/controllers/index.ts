@@ -21,6 +21,7 @@ import { CsrCleanerController } from './csrcleaner.js';
 import { TokenCleaner } from './tokencleaner.js';
 import { BootstrapSigner } from './bootstrapsigner.js';
 import { DisruptionController } from './disruption.js';
+import { controllerEnabled, controllerNames, type ControllerName } from './names.js';
 import { PodGarbageCollector } from './podgc.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslice.js';
@@ -28,6 +29,7 @@ import { TtlAfterFinishedController } from './ttlafterfinished.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
+export { badControllerEntry, controllerEnabled, controllerNames, disabledByDefault } from './names.js';
 
 type Log = (msg: string, extra?: object) => void;
 
@@ -40,8 +42,8 @@ export interface CertificateControllerOptions {
 /** What the identity controllers need (the signer of legacy tokens, the CA bundle clients trust), and the certificate controllers. */
 export type IdentityControllerOptions = TokenControllerOptions & { certificates: CertificateControllerOptions };
 
-/** Every controller by name (upstream's names), in start order; all but those of `disabledByDefault` are on by default. */
-const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, identity: IdentityControllerOptions) => Controller> = {
+/** How each controller is made, by name (names.ts keeps the names and their order). */
+const makers: Record<ControllerName, (client: ApiClient, log: Log, kit: ControllerKit, identity: IdentityControllerOptions) => Controller> = {
   namespace: (c, l, i) => new NamespaceController(c, l, i),
   serviceaccount: (c, l, i) => new ServiceAccountController(c, l, i),
   garbagecollector: (c, l, i) => new GarbageCollector(c, l, i),
@@ -60,30 +62,6 @@ const makers: Record<string, (client: ApiClient, log: Log, kit: ControllerKit, i
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),
 };
-
-/** Controllers `*` does not turn on, as upstream's controller manager. */
-export const disabledByDefault: ReadonlySet<string> = new Set(['tokencleaner', 'bootstrapsigner']);
-
-export const controllerNames: readonly string[] = Object.keys(makers);
-
-/**
- * Whether `--controllers` turns `name` on, as upstream's controller manager
- * reads it: the first entry naming it (`name` or `-name`) decides, else `*`
- * turns on every controller not disabled by default.
- */
-export function controllerEnabled(name: string, selection: readonly string[]): boolean {
-  for (const entry of selection) {
-    if (entry === name) return true;
-    if (entry === `-${name}`) return false;
-  }
-  return selection.includes('*') && !disabledByDefault.has(name);
-}
-
-/** The reason an entry of `--controllers` is not one; undefined for a good one. */
-export function badControllerEntry(entry: string): string | undefined {
-  if (entry === '*' || controllerNames.includes(entry.replace(/^-/, ''))) return undefined;
-  return `"${entry}" is not in the list of known controllers (${controllerNames.join(', ')})`;
-}
 
 /** The selected controllers, on the process's shared informers. */
 export function builtinControllers(

@@ -2,7 +2,7 @@
 // tests fill it directly through startServer().
 
 import { product } from '../machinery/vocabulary.js';
-import { defaultBackendKind, type BackendKind } from '../storage/index.js';
+import { defaultBackendKind, type BackendKind } from '../storage/kinds.js';
 import { defaultExternalIdentityOptions, type ExternalIdentityOptions } from './external-identity-options.js';
 
 /** How an audit backend takes events, with upstream's names. */

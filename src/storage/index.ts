@@ -6,14 +6,9 @@ import type { Backend } from './backend.js';
 import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import { openSqliteBackend } from './sqlite.js';
+import type { BackendKind } from './kinds.js';
 
-export type BackendKind = 'sqlite' | 'memory' | 'etcd3';
-
-/** Every store the server can run on, the embedded file first; the names appear nowhere outside storage/. */
-export const backendKinds: readonly BackendKind[] = ['sqlite', 'memory', 'etcd3'];
-
-/** The store a server uses when told nothing: the embedded file. */
-export const defaultBackendKind: BackendKind = 'sqlite';
+export { backendKinds, defaultBackendKind, isSharedStore, type BackendKind } from './kinds.js';
 
 export interface StorageConfig {
   kind: BackendKind;
@@ -30,11 +25,6 @@ export interface StorageConfig {
   requestTimeoutMs?: number;
   /** Events expire this long after their last write (cluster store only, as upstream). */
   eventTtlSeconds?: number;
-}
-
-/** Whether several servers can share this kind of store (and so must elect who runs the controllers). */
-export function isSharedStore(kind: BackendKind): boolean {
-  return kind === 'etcd3';
 }
 
 /** Where objects' keys begin in every store. */

@@ -1,0 +1,145 @@
+// A restart holding 100,000 ConfigMaps, this build beside another on one data
+// dir: each round starts each build in turn (the order swapped every other
+// round) on the same SQLite data dir, waits for /readyz 200, asks at once for
+// a consistent list of all the ConfigMaps and reads it to its last byte,
+// discarding it. Per start: ready, first byte and last byte of the list from
+// the spawn, and the server's CPU from the spawn to the last byte. The data
+// dir is filled on first use and kept (pass the same --data-dir again), so
+// rounds and runs compare starts, not loads.
+//
+//   node dist/bench/restart.js --data-dir DIR [--base OTHER/dist/src/cli/main.js]
+//        [--rounds 3] [--objects 100000] [--node-arg=--cpu-prof ...] [--server-arg=--controllers=... ...]
+
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { Agent, request } from 'node:https';
+import { cpuMsPrecise, readCredentials, startBenchServer, type BenchServer, type Credentials } from './child.js';
+import { LoadGenerator } from './load.js';
+import { fmtInt, fmtMB, fmtMs, median } from './stats.js';
+
+const NAMESPACE = 'bench-big';
+const OBJECT_BYTES = 2048;
+
+export interface ListTiming {
+  status: number;
+  bytes: number;
+  /** From the request to its first and last byte. */
+  firstByteMs: number;
+  lastByteMs: number;
+}
+
+/** A consistent (no resourceVersion) unpaged list read to its last byte and discarded. */
+export function discardList(server: BenchServer, path: string): Promise<ListTiming> {
+  const agent = new Agent({ ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+  const t0 = performance.now();
+  return new Promise<ListTiming>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path, method: 'GET', agent, headers: { Accept: 'application/json' } }, (res) => {
+      let bytes = 0;
+      let firstByteMs = NaN;
+      res.on('data', (c: Buffer) => {
+        if (bytes === 0) firstByteMs = performance.now() - t0;
+        bytes += c.length;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, firstByteMs, lastByteMs: performance.now() - t0 }));
+      res.on('error', reject);
+    });
+    req.setTimeout(60_000, () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  }).finally(() => agent.destroy());
+}
+
+/** Creates `objects` ConfigMaps of 2 KiB in a fresh data dir (a first start of this build); the admin credentials. */
+async function fill(dataDir: string, objects: number, progress: (msg: string) => void): Promise<Credentials> {
+  const server = await startBenchServer({ dataDir });
+  const gen = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: 16 });
+  try {
+    progress(`filling ${dataDir} with ${fmtInt(objects)} ConfigMaps…`);
+    await gen.run({ kind: 'namespaces', names: [NAMESPACE] }, 60_000);
+    await gen.run({ kind: 'create-cm', namespace: NAMESPACE, prefix: 'cm-', count: objects, bytes: OBJECT_BYTES }, 1_200_000);
+    return server.creds;
+  } finally {
+    await gen.close();
+    await server.stop();
+  }
+}
+
+export interface RestartSample {
+  readyMs: number;
+  firstByteMs: number;
+  lastByteMs: number;
+  /** CPU of all the server's threads, and of its main thread alone (the one that serves), spawn to last byte. */
+  cpuMs: number;
+  mainCpuMs: number;
+  /** The main thread's CPU from the spawn to /readyz 200. */
+  mainCpuAtReadyMs: number;
+  bytes: number;
+  load1: number;
+}
+
+/** One start of `entry` (undefined: this build) on `dataDir`, then the list; the process is stopped after. */
+export async function restartAndList(dataDir: string, creds: Credentials, entry: string | undefined, nodeArgs: string[], extraArgs: string[] = [], expectBytes?: number): Promise<RestartSample> {
+  const load1 = loadavg()[0]!;
+  const server = await startBenchServer({ dataDir, creds, entry, nodeArgs, extraArgs });
+  const mainCpuAtReady = mainThreadCpuMs(server.pid);
+  try {
+    const list = await discardList(server, `/api/v1/namespaces/${NAMESPACE}/configmaps`);
+    const cpu = cpuMsPrecise(server.pid);
+    const mainCpu = mainThreadCpuMs(server.pid);
+    if (list.status !== 200) throw new Error(`list after restart: HTTP ${list.status}`);
+    if (expectBytes !== undefined && Math.abs(list.bytes - expectBytes) > expectBytes / 100) throw new Error(`list after restart: ${list.bytes} bytes, expected about ${expectBytes}`);
+    return {
+      readyMs: server.readyMs, firstByteMs: server.readyMs + list.firstByteMs, lastByteMs: server.readyMs + list.lastByteMs,
+      cpuMs: cpu, mainCpuMs: mainCpu, mainCpuAtReadyMs: mainCpuAtReady, bytes: list.bytes, load1,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** CPU time of a process's main thread (its thread id is the process id), in ms. */
+function mainThreadCpuMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+}
+
+function cell(s: RestartSample): string {
+  return `ready ${fmtMs(s.readyMs)} · first byte ${fmtMs(s.firstByteMs)} · last byte ${fmtMs(s.lastByteMs)} · CPU ${fmtMs(s.cpuMs)}, main thread ${fmtMs(s.mainCpuMs)} (${fmtMs(s.mainCpuAtReadyMs)} to ready) (load ${s.load1.toFixed(1)})`;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i >= 0 ? process.argv[i + 1] : undefined;
+  };
+  const dataDir = arg('--data-dir');
+  if (!dataDir) throw new Error('--data-dir DIR is required (filled on first use, kept after)');
+  const base = arg('--base');
+  const rounds = Number(arg('--rounds') ?? 3);
+  const objects = Number(arg('--objects') ?? 100_000);
+  const nodeArgs = process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
+  const serverArgs = process.argv.filter((a) => a.startsWith('--server-arg=')).map((a) => a.slice('--server-arg='.length));
+  const t0 = performance.now();
+  const progress = (msg: string) => process.stderr.write(`[restart ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
+  mkdirSync(dataDir, { recursive: true });
+  const kubeconfig = `${dataDir}/admin.kubeconfig`;
+  const creds = existsSync(kubeconfig) ? readCredentials(kubeconfig) : await fill(dataDir, objects, progress);
+  const builds: Record<string, string | undefined> = { this: undefined, ...(base ? { base } : {}) };
+  const samples: Record<string, RestartSample[]> = Object.fromEntries(Object.keys(builds).map((k) => [k, []]));
+  let bytes: number | undefined;
+  for (let round = 0; round < rounds; round++) {
+    const order = Object.keys(builds);
+    if (round % 2 === 1) order.reverse();
+    for (const name of order) {
+      const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, serverArgs, bytes);
+      bytes ??= s.bytes;
+      samples[name]!.push(s);
+      progress(`round ${round + 1} ${name.padEnd(4)}: ${cell(s)}`);
+    }
+  }
+  for (const [name, xs] of Object.entries(samples)) {
+    const m = (f: (s: RestartSample) => number) => fmtMs(median(xs.map(f)));
+    process.stdout.write(`${name}: median of ${xs.length}: ready ${m((s) => s.readyMs)}, first byte ${m((s) => s.firstByteMs)}, last byte ${m((s) => s.lastByteMs)}, CPU ${m((s) => s.cpuMs)}, main thread ${m((s) => s.mainCpuMs)} (${m((s) => s.mainCpuAtReadyMs)} to ready); list ${fmtMB(bytes ?? 0)}\n`);
+  }
+  process.exit(0);
+}
