@@ -206,3 +206,42 @@ describe('etcd over TLS', () => {
     }
   });
 });
+
+describe('two API servers on one etcd under different --etcd-prefix', () => {
+  let etcd: EtcdCluster;
+  let one: TestServer;
+  let two: TestServer;
+  before(async () => {
+    etcd = await startEtcd(1);
+    const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(',') };
+    one = await startTestServer({ ...options, etcdPrefix: '/one' });
+    two = await startTestServer({ ...options, etcdPrefix: '/two' });
+  });
+  after(async () => {
+    await one?.close();
+    await two?.close();
+    await etcd?.stop();
+  });
+
+  test('each keeps its own objects, and consistent reads on each answer while both write', async () => {
+    // Every write of one moves etcd's revision past what the other's watch shows:
+    // the other's consistent reads learn of it by progress, not by events.
+    const writes = async (server: TestServer, prefix: string) => {
+      for (let i = 0; i < 60; i++) {
+        const made = await server.client.post('/api/v1/namespaces/default/configmaps', { metadata: { name: `${prefix}-${i}` } });
+        assert.equal(made.status, 201, JSON.stringify(made.json));
+        if (i % 3 === 0) {
+          const list = await server.client.get('/api/v1/namespaces/default/configmaps');
+          assert.equal(list.status, 200, JSON.stringify(list.json));
+          assert.ok(list.json.items.some((cm: { metadata: { name: string } }) => cm.metadata.name === `${prefix}-${i}`), 'a consistent list sees its own write');
+        }
+      }
+    };
+    await Promise.all([writes(one, 'a'), writes(two, 'b')]);
+    const names = async (server: TestServer) => (await server.client.get('/api/v1/namespaces/default/configmaps')).json.items
+      .map((cm: { metadata: { name: string } }) => cm.metadata.name).filter((n: string) => /^[ab]-/.test(n));
+    assert.ok((await names(one)).every((n: string) => n.startsWith('a-')), 'one sees only its own');
+    assert.ok((await names(two)).every((n: string) => n.startsWith('b-')), 'two sees only its own');
+    assert.equal((await names(one)).length, 60);
+  });
+});

@@ -85,6 +85,8 @@ export class StoreFeed {
     this.seen = Math.max(this.seen, head);
     this.watch = this.backend.watch('', { afterRevision: head, prevKv: true }, {
       onEvents: (events) => this.dispatch(events),
+      // Revisions written outside the backend's key space (another --etcd-prefix on the same etcd) come as progress.
+      onProgress: (revision) => this.progress(revision),
       onError: (err) => this.lost(err),
     });
     this.retryMs = this.options.retryMs ?? 100;
@@ -102,6 +104,13 @@ export class StoreFeed {
       for (const event of events) if (event.kv.key.startsWith(root)) mine.push(event);
       subscriber.feedEvents(mine, through);
     }
+  }
+
+  /** The store reached `revision` with nothing more under any root: every subscriber is through it. */
+  private progress(revision: number): void {
+    if (revision <= this.seen) return;
+    this.seen = revision;
+    for (const subscriber of [...this.subscribers]) subscriber.feedEvents([], revision);
   }
 
   private lost(err: StorageError): void {
