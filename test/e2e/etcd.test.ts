@@ -22,46 +22,51 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-describe('two API servers on one etcd', () => {
-  let etcd: EtcdCluster;
-  let one: TestServer;
-  let two: TestServer;
+/** Two servers on one fresh etcd for the describe block that calls this, each under its own --etcd-prefix when given. */
+function twoServersOnOneEtcd(prefixes: [string, string] | [] = []): { one: TestServer; two: TestServer } {
+  let etcd: EtcdCluster | undefined;
+  const servers = {} as { one: TestServer; two: TestServer };
   before(async () => {
     etcd = await startEtcd(1);
     const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(',') };
-    one = await startTestServer(options);
-    two = await startTestServer(options);
+    servers.one = await startTestServer(prefixes[0] ? { ...options, etcdPrefix: prefixes[0] } : options);
+    servers.two = await startTestServer(prefixes[1] ? { ...options, etcdPrefix: prefixes[1] } : options);
   });
   after(async () => {
-    await one?.close();
-    await two?.close();
+    await servers.one?.close();
+    await servers.two?.close();
     await etcd?.stop();
   });
+  return servers;
+}
+
+describe('two API servers on one etcd', () => {
+  const servers = twoServersOnOneEtcd();
 
   test('a write on one is read at once on the other, and kubectl works against each', async () => {
-    const created = await one.kubectl(['create', 'configmap', 'shared', '--from-literal=k=v']);
+    const created = await servers.one.kubectl(['create', 'configmap', 'shared', '--from-literal=k=v']);
     assert.equal(created.code, 0, created.stderr);
-    const got = await two.kubectl(['get', 'configmap', 'shared', '-o', 'jsonpath={.data.k} {.metadata.resourceVersion}']);
+    const got = await servers.two.kubectl(['get', 'configmap', 'shared', '-o', 'jsonpath={.data.k} {.metadata.resourceVersion}']);
     assert.equal(got.code, 0, got.stderr);
     const [value, rv] = got.stdout.split(' ');
     assert.equal(value, 'v');
-    const onOne = await one.client.get('/api/v1/namespaces/default/configmaps/shared');
+    const onOne = await servers.one.client.get('/api/v1/namespaces/default/configmaps/shared');
     assert.equal(onOne.json.metadata.resourceVersion, rv, 'both read the same revision');
     // Guarded writes across servers: an update through two with one's stale version conflicts.
-    const bumped = await two.kubectl(['label', 'configmap', 'shared', 'via=two']);
+    const bumped = await servers.two.kubectl(['label', 'configmap', 'shared', 'via=two']);
     assert.equal(bumped.code, 0, bumped.stderr);
-    const stale = await one.client.put('/api/v1/namespaces/default/configmaps/shared', { ...onOne.json, data: { k: 'stale' } });
+    const stale = await servers.one.client.put('/api/v1/namespaces/default/configmaps/shared', { ...onOne.json, data: { k: 'stale' } });
     assert.equal(stale.status, 409);
     assert.equal(stale.json.reason, 'Conflict');
-    const listed = await one.kubectl(['get', 'configmaps', '-l', 'via=two', '-o', 'name']);
+    const listed = await servers.one.kubectl(['get', 'configmaps', '-l', 'via=two', '-o', 'name']);
     assert.equal(listed.stdout.trim(), 'configmap/shared', 'a consistent list on one sees two\'s write');
   });
 
   test('a watch on one sees writes made through the other', async () => {
-    const list = await two.client.get('/api/v1/namespaces/default/configmaps');
-    const watch = await two.client.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`);
+    const list = await servers.two.client.get('/api/v1/namespaces/default/configmaps');
+    const watch = await servers.two.client.watch(`/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=${list.json.metadata.resourceVersion}`);
     try {
-      const made = await one.client.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'watched' }, data: { a: '1' } });
+      const made = await servers.one.client.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'watched' }, data: { a: '1' } });
       assert.equal(made.status, 201);
       const [event] = await watch.waitFor(1, 10_000);
       assert.equal(event.type, 'ADDED');
@@ -208,20 +213,7 @@ describe('etcd over TLS', () => {
 });
 
 describe('two API servers on one etcd under different --etcd-prefix', () => {
-  let etcd: EtcdCluster;
-  let one: TestServer;
-  let two: TestServer;
-  before(async () => {
-    etcd = await startEtcd(1);
-    const options = { storageBackend: 'etcd3' as const, etcdServers: etcd.endpoints.split(',') };
-    one = await startTestServer({ ...options, etcdPrefix: '/one' });
-    two = await startTestServer({ ...options, etcdPrefix: '/two' });
-  });
-  after(async () => {
-    await one?.close();
-    await two?.close();
-    await etcd?.stop();
-  });
+  const servers = twoServersOnOneEtcd(['/one', '/two']);
 
   test('each keeps its own objects, and consistent reads on each answer while both write', async () => {
     // Every write of one moves etcd's revision past what the other's watch shows:
@@ -237,11 +229,11 @@ describe('two API servers on one etcd under different --etcd-prefix', () => {
         }
       }
     };
-    await Promise.all([writes(one, 'a'), writes(two, 'b')]);
+    await Promise.all([writes(servers.one, 'a'), writes(servers.two, 'b')]);
     const names = async (server: TestServer) => (await server.client.get('/api/v1/namespaces/default/configmaps')).json.items
       .map((cm: { metadata: { name: string } }) => cm.metadata.name).filter((n: string) => /^[ab]-/.test(n));
-    assert.ok((await names(one)).every((n: string) => n.startsWith('a-')), 'one sees only its own');
-    assert.ok((await names(two)).every((n: string) => n.startsWith('b-')), 'two sees only its own');
-    assert.equal((await names(one)).length, 60);
+    assert.ok((await names(servers.one)).every((n: string) => n.startsWith('a-')), 'one sees only its own');
+    assert.ok((await names(servers.two)).every((n: string) => n.startsWith('b-')), 'two sees only its own');
+    assert.equal((await names(servers.one)).length, 60);
   });
 });
