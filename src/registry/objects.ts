@@ -50,37 +50,20 @@ export function encodedWithVersionParts(kv: KeyValue): Buffer[] {
 }
 
 /**
- * Where the stored JSON's metadata object ends (the index after its closing
- * brace), or -1 when the value is not in our layout.
+ * Where the stored JSON's metadata object ends (`end`: the index after its
+ * closing brace) and where its `"managedFields":[…]` member lies, with one
+ * comma beside it, so that the text without it is the object without it
+ * (`managedFields`: absent when metadata has none, or a scalar one, not ours
+ * to cut). Undefined when the value is not in our layout. One pass over
+ * metadata; only its own members are looked at (depth 1, outside strings).
+ * `untilManagedFields`: stop once the member is found (`end` is then -1).
  */
-function metadataEnd(value: Buffer): number {
-  const at = value.indexOf(metadataOpen);
-  if (at < 0) return -1;
-  let depth = 0;
-  let inString = false;
-  for (let i = at + metadataOpen.length - 1; i < value.length; i++) {
-    const c = value[i];
-    if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes the next byte
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x7b || c === 0x5b) depth++;
-    else if ((c === 0x7d || c === 0x5d) && --depth === 0) return i + 1;
-  }
-  return -1;
-}
-
-/**
- * Where metadata's `"managedFields":[…]` member lies in stored JSON, with
- * one comma beside it, so that the text without it is the object without
- * it; undefined when metadata has none or the value is not in our layout.
- * Only metadata's own members are looked at (depth 1, outside strings).
- */
-function managedFieldsSpan(value: Buffer): { start: number; end: number } | undefined {
+function metadataLayout(value: Buffer, untilManagedFields = false): { end: number; managedFields?: { start: number; end: number } } | undefined {
   const at = value.indexOf(metadataOpen);
   if (at < 0) return undefined;
   let depth = 0;
   let memberStart = -1;
+  let managedFields: { start: number; end: number } | undefined;
   for (let i = at + metadataOpen.length - 1; i < value.length; i++) {
     const c = value[i];
     if (c === 0x22) {
@@ -89,14 +72,17 @@ function managedFieldsSpan(value: Buffer): { start: number; end: number } | unde
       if (depth === 1 && value[i + 1] === 0x3a /* : */ && value.toString('latin1', open, i + 1) === '"managedFields"') memberStart = open;
     } else if (c === 0x7b || c === 0x5b) depth++;
     else if (c === 0x7d || c === 0x5d) {
-      if (--depth === 0) return undefined;
+      if (--depth === 0) return { end: i + 1, managedFields };
       if (depth === 1 && memberStart >= 0) {
         // The member ends here: take the comma after it, else the one before it.
-        if (value[i + 1] === 0x2c) return { start: memberStart, end: i + 2 };
-        return value[memberStart - 1] === 0x2c ? { start: memberStart - 1, end: i + 1 } : undefined;
+        if (value[i + 1] === 0x2c) managedFields = { start: memberStart, end: i + 2 };
+        else if (value[memberStart - 1] === 0x2c) managedFields = { start: memberStart - 1, end: i + 1 };
+        memberStart = -1;
+        if (untilManagedFields) return { end: -1, managedFields };
       }
     } else if (depth === 1 && memberStart >= 0 && c !== 0x3a && c !== 0x20) {
-      return undefined; // a scalar managedFields: not ours to cut
+      memberStart = -1; // a scalar managedFields: not ours to cut
+      if (untilManagedFields) return { end: -1 };
     }
   }
   return undefined;
@@ -185,10 +171,11 @@ export class StoredObject {
     if (whole) return this.metadataOf(whole);
     // Only the head of the stored JSON (apiVersion, kind, metadata) is parsed: a tenth of a ConfigMap's bytes.
     const v = this.kv.value;
-    const end = metadataEnd(v);
-    if (end < 0) return this.metadataOf(this.peekObject());
+    const layout = metadataLayout(v);
+    if (!layout) return this.metadataOf(this.peekObject());
+    const end = layout.end;
     // Without managedFields when the caller drops them anyway: often half of the head.
-    const cut = withoutManagedFields ? managedFieldsSpan(v) : undefined;
+    const cut = withoutManagedFields ? layout.managedFields : undefined;
     const text = cut ? `${v.toString('utf8', 0, cut.start)}${v.toString('utf8', cut.end, end)}}` : `${v.toString('utf8', 0, end)}}`;
     const head = JSON.parse(text) as KubeObject;
     head.metadata!.resourceVersion = String(this.kv.modRevision);
@@ -204,7 +191,7 @@ export class StoredObject {
    */
   objectWithoutManagedFields(): KubeObject {
     const whole = this.parsed ?? (memoOf(this.kv)?.get('object') as KubeObject | undefined);
-    const cut = whole ? undefined : managedFieldsSpan(this.kv.value);
+    const cut = whole ? undefined : metadataLayout(this.kv.value, true)?.managedFields;
     if (cut === undefined) {
       const obj = whole ?? this.peekObject();
       const meta = obj.metadata;
