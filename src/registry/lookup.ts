@@ -36,8 +36,7 @@ export class ObjectLookup {
   find(group: string, version: string, resource: string, namespace: string | undefined, name: string): MaybePromise<KubeObject | undefined> {
     const store = this.registry.store(group, version, resource);
     if (!store) return undefined;
-    const cache = this.caches.startedCache(store.reader.keyRoot);
-    const kv = cache?.isReady ? cache.get(store.key(namespace, name)) : undefined;
+    const kv = store.reader.cachedValue(store.key(namespace, name));
     if (!kv) return this.get(group, version, resource, namespace, name);
     try {
       return store.reader.stored(kv).object;

@@ -39,8 +39,6 @@ type FieldReader = (obj: KubeObject, field: string) => string;
 export class CollectionReader {
   readonly qualified: Qualified;
   readonly keyRoot: string;
-  /** The watch cache of this collection, once a read or a watch has started it (writes never start one). */
-  private knownCache: WatchCache | undefined;
 
   constructor(
     readonly kind: KindDefinition,
@@ -77,7 +75,8 @@ export class CollectionReader {
    * callers that check it (a compare-and-swap) or accept a recent state.
    */
   cachedValue(key: string): KeyValue | undefined {
-    const cache = this.knownCache;
+    // Only a cache some read or watch has started (a write never starts one), and without waiting for it.
+    const cache = this.caches?.startedCache(this.keyRoot);
     return cache?.isReady ? cache.get(key) : undefined;
   }
 
@@ -183,7 +182,7 @@ export class CollectionReader {
   /** The watch cache once it has caught up as far as `plan` asks; undefined when the plan reads the store itself. */
   private async freshCache(plan: ReadPlan): Promise<WatchCache | undefined> {
     if (!this.caches || !(plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')) return undefined;
-    const cache = (this.knownCache = await this.caches.cacheFor(this.keyRoot));
+    const cache = await this.caches.cacheFor(this.keyRoot);
     if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
     return cache;
@@ -294,7 +293,7 @@ export class CollectionReader {
       ]);
     }
     const rv = parseVersionParam(opts.resourceVersion);
-    const cache = (this.knownCache = await this.caches.cacheFor(this.keyRoot));
+    const cache = await this.caches.cacheFor(this.keyRoot);
     const keyMatcher = this.keyMatcher(labels, fields);
     if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (rv > 0) await this.awaitFresh(cache, rv);
