@@ -4,7 +4,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Authenticator, AuthnResult } from './authenticator.js';
-import { TokenFacts, type TokenAuthenticator } from './token.js';
+import { TokenFacts, type TokenAuthenticator, type TokenResult } from './token.js';
 import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 
 export const invalidBearerToken = 'invalid bearer token';
@@ -28,19 +28,21 @@ export class BearerTokenAuthenticator implements Authenticator {
     const token = bearerToken(header);
     if (token === undefined) return { kind: 'none' };
     return andThen(this.tokens.authenticateToken(token, this.apiAudiences, factsOf(req, header!, token)), (r) => {
-      if (r.kind === 'none') return { kind: 'rejected', reason: invalidBearerToken };
       // Nothing after this filter needs the credential: drop it, as upstream does.
       if (r.kind === 'user') delete req.headers.authorization;
-      return r;
+      return bearerResult(r);
     });
   }
 
   /** One token for the given audiences (a TokenReview asks for its own). */
-  async authenticateToken(token: string, audiences: readonly string[]): Promise<AuthnResult> {
-    const r = await this.tokens.authenticateToken(token, audiences);
-    if (r.kind === 'none') return { kind: 'rejected', reason: invalidBearerToken };
-    return r;
+  authenticateToken(token: string, audiences: readonly string[]): MaybePromise<AuthnResult> {
+    return andThen(this.tokens.authenticateToken(token, audiences), bearerResult);
   }
+}
+
+/** A bearer token no authenticator knows is a bad credential, never no credential. */
+function bearerResult(r: TokenResult): AuthnResult {
+  return r.kind === 'none' ? { kind: 'rejected', reason: invalidBearerToken } : r;
 }
 
 /**
