@@ -14,7 +14,7 @@ class AnswerReader {
   private buffered: Buffer = Buffer.alloc(0);
   private waiting?: { resolve(status: number): void; reject(err: Error): void };
 
-  constructor(private readonly socket: TLSSocket) {
+  constructor(socket: TLSSocket) {
     socket.on('data', (chunk: Buffer) => {
       this.buffered = this.buffered.length ? Buffer.concat([this.buffered, chunk]) : chunk;
       this.tryFinish();

@@ -210,7 +210,7 @@ function header(r: Reader): number {
   return revision;
 }
 
-export function decodeKv(r: Reader): EtcdKv {
+function decodeKv(r: Reader): EtcdKv {
   const kv: EtcdKv = { key: emptyBytes, value: emptyBytes, createRevision: 0, modRevision: 0 };
   while (!r.done) {
     const { field, wireType: wire } = r.tag();

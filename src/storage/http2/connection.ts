@@ -14,7 +14,7 @@
 import type { Socket } from 'node:net';
 import {
   connectionPreface, defaultMaxFrameSize, defaultWindow, ErrorCode, errorCodeName, Flag, Frame, FrameError, frameHeader,
-  frameHeaderLength, FrameReader, FrameType, goawayFrame, maxStreamId, maxWindow, pingFrame, rstStreamFrame, Setting,
+  FrameReader, FrameType, goawayFrame, maxStreamId, maxWindow, pingFrame, rstStreamFrame, Setting,
   settingsFrame, unpadded, windowUpdateFrame,
 } from './frames.js';
 import { HeaderField, HpackDecoder } from './hpack.js';

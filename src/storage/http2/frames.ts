@@ -3,7 +3,7 @@
 // reader that cuts the bytes a connection receives into frames.
 
 export const connectionPreface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-export const frameHeaderLength = 9;
+const frameHeaderLength = 9;
 
 export const FrameType = {
   data: 0, headers: 1, priority: 2, rstStream: 3, settings: 4, pushPromise: 5, ping: 6, goaway: 7, windowUpdate: 8, continuation: 9,
