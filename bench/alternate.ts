@@ -50,7 +50,7 @@ export function rateCell(r: Measured): string {
 }
 
 /** The round of median server CPU, with the median rate of all rounds. */
-export function medianRound(xs: Measured[]): Measured {
+export function medianRound<T extends Measured>(xs: T[]): T {
   const cpu = median(xs.map((x) => x.serverCpuMs));
   return { ...xs.find((x) => x.serverCpuMs === cpu)!, perSec: median(xs.map((x) => x.perSec)) };
 }

@@ -23,11 +23,11 @@ import { readdirSync, rmSync } from 'node:fs';
 import { cpuMsPrecise, settle, startNoWorkServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
-import { Measured, rateCell } from './alternate.js';
+import { Measured, medianRound, rateCell } from './alternate.js';
 import { formatProfile } from './profile.js';
 import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
 import { runAlone, withBenchServer } from './session.js';
-import { fmtInt, median } from './stats.js';
+import { fmtInt } from './stats.js';
 import { Row, target } from './table.js';
 
 export interface WritesBenchOptions {
@@ -44,12 +44,6 @@ const PHASE_TIMEOUT_MS = 120_000;
 const BYTES = 1024;
 const namespace = 'writes';
 export const writeGoals = { create: 0.65, replace: 0.45 };
-
-/** Medians over rounds: rate of all rounds, server CPU and latencies of the median-CPU round. */
-function medianOf<T extends Measured>(rounds: T[]): T {
-  const cpu = median(rounds.map((r) => r.serverCpuMs));
-  return { ...rounds.find((r) => r.serverCpuMs === cpu)!, perSec: median(rounds.map((r) => r.perSec)) };
-}
 
 /** A phase with the client's CPU per request beside the server's. */
 type Timed = Measured & { clientCpuMs: number };
@@ -102,7 +96,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
           if (round % 2 === 1) turns.reverse();
           for (const t of turns) await t();
         }
-        return { real: medianOf(sides.real), noWork: medianOf(sides.noWork) };
+        return { real: medianRound(sides.real), noWork: medianRound(sides.noWork) };
       };
       progress(`writes: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} ConfigMap creates and as many no-work POSTs…`);
       const create = await sideBySide('POST', (round) => ({ kind: 'create-cm', namespace, prefix: 'cm-', count: COUNT, first: round * COUNT, bytes: BYTES }));
