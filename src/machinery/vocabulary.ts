@@ -39,6 +39,8 @@ export const vocabulary = {
   certificatesGroup: productGroup('certificates'),
   admissionRegistrationGroup: productGroup('admissionregistration'),
   apiextensionsGroup: productGroup('apiextensions'),
+  /** The approval a definition in a protected group needs (upstream api-approved.kubernetes.io). */
+  apiApprovedAnnotation: `api-approved.${product.domain}`,
   eventsGroup: productGroup('events'),
   /** Aggregated discovery documents (APIGroupDiscoveryList). */
   discoveryGroup: productGroup('apidiscovery'),
@@ -136,6 +138,10 @@ export const upstreamCompat = {
   discoveryGroup: 'apidiscovery.k8s.io',
   /** The group ConversionReviews are sent in: conversion webhooks decode them with upstream's types. */
   conversionReviewGroup: 'apiextensions.k8s.io',
+  /** The approval annotation definitions written for the upstream server carry, accepted as ours. */
+  apiApprovedAnnotation: 'api-approved.kubernetes.io',
+  /** Domains whose groups (and their subdomains) are the community's: a definition there needs the approval annotation. */
+  protectedGroupDomains: ['k8s.io', 'kubernetes.io'] as readonly string[],
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',

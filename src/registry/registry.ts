@@ -17,12 +17,44 @@ import { ResourceStore } from './store.js';
 import { codecsOf, type VersionCodec } from '../api/codec.js';
 import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject, type RestPath } from './rest.js';
 import type { WriteOptions } from './store.js';
+import { builtinAnsweredKinds } from '../api/catalog.js';
+import { productGroupForUpstream } from '../machinery/vocabulary.js';
+
+/** The names one group's built-in kinds hold: resource names (plural, singular, short names), kind names, versions. */
+interface HeldNames {
+  resources: Set<string>;
+  kinds: Set<string>;
+  versions: Set<string>;
+}
+
+/** The names a custom kind asks for in its group (a definition's spec.names). */
+export interface ClaimedNames {
+  plural: string;
+  singular?: string;
+  shortNames?: string[];
+  kind: string;
+  listKind?: string;
+}
+
+/** A name a built-in holds, as upstream's naming controller reports a conflict: which name, where, and the reason. */
+export interface HeldClaim {
+  field: string;
+  name: string;
+  reason: 'PluralConflict' | 'SingularConflict' | 'ShortNamesConflict' | 'KindConflict' | 'ListKindConflict';
+}
+
+/** Our name of a group: upstream's `rbac.authorization.k8s.io` is our `rbac.authorization.<domain>`. */
+export function ourGroup(group: string): string {
+  return productGroupForUpstream(group) ?? group;
+}
 
 export class Registry {
   private readonly stores = new Map<string, ResourceStore>();
   private readonly rests = new Map<string, RestObject>();
   private readonly listeners = new Set<() => void>();
   private namespaceStore?: ResourceStore;
+  /** By our group name: what built-in kinds hold there, served or not, so that no custom kind takes it under either group name. */
+  private readonly builtins = new Map<string, HeldNames>();
   /** Bumped on every change, so that derived documents know when to rebuild. */
   generation = 0;
 
@@ -35,7 +67,41 @@ export class Registry {
    */
   constructor(kinds: KindDefinition[], readonly backend: Backend, private readonly admission: Admission = admitAll, private readonly caches?: CacheSet,
     readonly enablement: ApiEnablement = ApiEnablement.defaults()) {
-    for (const kind of kinds) this.addKind(kind);
+    // The answered kinds' REST objects are added later (after stored definitions are served): their names are held from the start.
+    for (const kind of [...kinds, ...builtinAnsweredKinds]) this.hold(kind);
+    for (const kind of kinds) this.serve(kind);
+  }
+
+  private hold(kind: KindDefinition): void {
+    for (const group of new Set([kind.group, ...kind.versions.map((v) => v.group)])) {
+      const key = ourGroup(group);
+      let held = this.builtins.get(key);
+      if (!held) this.builtins.set(key, (held = { resources: new Set(), kinds: new Set(), versions: new Set() }));
+      for (const name of [kind.plural, kind.singular, ...kind.shortNames]) if (name) held.resources.add(name);
+      held.kinds.add(kind.kind).add(kind.listKind);
+      for (const v of kind.versions) if (v.group === group) held.versions.add(v.name);
+    }
+  }
+
+  /**
+   * The first of `names` a built-in kind holds in `group` (by either of its
+   * names), or undefined. Upstream's naming controller compares a
+   * definition with the others of its group this way: resource names with
+   * resource names, kinds with kinds.
+   */
+  builtinClaim(group: string, names: ClaimedNames): HeldClaim | undefined {
+    const held = this.builtins.get(ourGroup(group));
+    if (!held) return undefined;
+    const resource = (field: string, name: string | undefined, reason: HeldClaim['reason']) => (name && held.resources.has(name) ? { field, name, reason } : undefined);
+    const kind = (field: string, name: string | undefined, reason: HeldClaim['reason']) => (name && held.kinds.has(name) ? { field, name, reason } : undefined);
+    return resource('plural', names.plural, 'PluralConflict') ?? resource('singular', names.singular, 'SingularConflict')
+      ?? (names.shortNames ?? []).map((n, i) => resource(`shortNames[${i}]`, n, 'ShortNamesConflict')).find((c) => c)
+      ?? kind('kind', names.kind, 'KindConflict') ?? kind('listKind', names.listKind, 'ListKindConflict');
+  }
+
+  /** Whether built-in kinds are declared at this group version (by either group name): upstream serves nothing else there. */
+  isBuiltinGroupVersion(group: string, version: string): boolean {
+    return this.builtins.get(ourGroup(group))?.versions.has(version) ?? false;
   }
 
   /** The stored kinds, in the order they were added. */
@@ -43,8 +109,19 @@ export class Registry {
     return [...this.stores.values()].map((s) => s.kind);
   }
 
-  /** Serves a kind: its store, its resource and its sub-resources. */
+  /**
+   * Serves a kind added while the server runs (a custom resource's): never
+   * under a name a built-in kind holds in its group, whatever the group's
+   * spelling, so built-ins always win.
+   */
   addKind(kind: KindDefinition): ResourceStore {
+    const claim = this.builtinClaim(kind.group, kind);
+    if (claim) throw new Error(`"${claim.name}" is already in use by a built-in resource of ${ourGroup(kind.group)}`);
+    return this.serve(kind);
+  }
+
+  /** Serves a kind: its store, its resource and its sub-resources. */
+  private serve(kind: KindDefinition): ResourceStore {
     const id = restId(kind.group, kind.version, kind.plural);
     if (this.stores.has(id)) throw new Error(`${id} is served already`);
     const store = new ResourceStore(kind, this.backend, this.admission, this.caches);

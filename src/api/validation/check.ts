@@ -3,8 +3,9 @@
 // wherever schemas come from. Structural rules (every field typed, nothing
 // but value checks inside allOf/anyOf/oneOf/not, metadata limited at the
 // root), the markers where they are not allowed, patterns that are not RE2,
-// defaults that do not validate, rules that do not compile and rules whose
-// estimated cost is over upstream's limit.
+// rules that do not compile and rules whose estimated cost is over
+// upstream's limit; then the defaults (defaults.ts: pruned, valid, passing
+// their rules).
 //
 // Not checked as upstream does: the completeness rule (a field named inside
 // a combinator must also be declared outside it), and oldSelf in the
@@ -15,20 +16,26 @@ import { FieldError, fieldErrors } from '../../machinery/errors.js';
 import { cardinalityOf, costErrorMessage, costLimits, estimateCost } from './cel/cost.js';
 import { compileRule } from './cel/rules.js';
 import { JSONSchemaProps, markers, markersOf } from './structural.js';
-import { compileValidator } from './validator.js';
+import { checkDefaults } from './defaults.js';
 
 type Level = 'root' | 'item' | 'field';
 
 const reasons = ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'];
 
-/** Every problem of `schema`, its paths under `base` (e.g. `spec.validation.openAPIV3Schema`). */
-export function checkSchema(schema: JSONSchemaProps, base: string): FieldError[] {
+/**
+ * Every problem of `schema`, its paths under `base` (e.g.
+ * `spec.validation.openAPIV3Schema`). `prunedDefaults` off lets defaults
+ * keep unknown fields (see checkDefaults).
+ */
+export function checkSchema(schema: JSONSchemaProps, base: string, opts: { prunedDefaults?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
   const total = { cost: 0 };
   checkNode(schema, 'root', base, errs, [schema], total);
   if (total.cost > costLimits.perSchema) {
     errs.push(fieldErrors.forbidden(`${base}.${markers.validations}`, costErrorMessage('total CRD cost', total.cost, costLimits.perSchema)));
   }
+  // As upstream, defaults meet the CEL rules only in an otherwise sound schema.
+  errs.push(...checkDefaults(schema, base, { prunedDefaults: opts.prunedDefaults ?? true, rules: errs.length === 0 }));
   return errs;
 }
 
@@ -89,7 +96,6 @@ function checkNode(s: JSONSchemaProps, level: Level, path: string, errs: FieldEr
   if (s.uniqueItems === true) errs.push(fieldErrors.forbidden(`${path}.uniqueItems`, 'uniqueItems cannot be set to true since the runtime complexity becomes quadratic'));
   if (s.multipleOf !== undefined && !(s.multipleOf > 0)) errs.push(fieldErrors.invalid(`${path}.multipleOf`, s.multipleOf, 'must be greater than zero'));
   checkListMarkers(s, path, errs);
-  checkDefault(s, path, errs);
   checkRules(s, path, errs, ancestors, total);
 }
 
@@ -160,14 +166,6 @@ function checkListMarkers(s: JSONSchemaProps, path: string, errs: FieldError[]):
     if (!['atomic', 'granular'].includes(m.mapType)) errs.push(fieldErrors.notSupported(`${path}.${markers.mapType}`, m.mapType, ['atomic', 'granular']));
     else if (s.type !== 'object') errs.push(fieldErrors.invalid(`${path}.type`, s.type ?? '', `must be object if ${markers.mapType} is specified`));
   }
-}
-
-/** A default must itself be valid against its schema. */
-function checkDefault(s: JSONSchemaProps, path: string, errs: FieldError[]): void {
-  if (s.default === undefined) return;
-  const found: FieldError[] = [];
-  compileValidator(s)(s.default, '', found);
-  for (const e of found) errs.push(new FieldError(e.type, `${path}.default${e.field === '<nil>' ? '' : `.${e.field}`}`, e.detail.replace(/^ in body/, 'in body'), e.badValue, e.hasValue));
 }
 
 function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: { cost: number }): void {

@@ -5,9 +5,13 @@
 // value. Upstream applies these on decode and again when reading a stored
 // object, so a default added later shows on objects stored before it.
 
+import { FieldError, fieldErrors } from '../../machinery/errors.js';
 import { setOwn } from '../../machinery/ownkeys.js';
-import { JSONSchemaProps, propertiesOf } from './structural.js';
-import { isObject } from './validator.js';
+import { costLimits } from './cel/cost.js';
+import { compileRules, type Budget } from './cel/rules.js';
+import { compilePruner } from './pruning.js';
+import { JSONSchemaProps, markersOf, propertiesOf } from './structural.js';
+import { compileValidator, isObject } from './validator.js';
 
 /** Fills defaults into `value` in place. */
 export type Defaulter = (value: unknown) => void;
@@ -59,4 +63,70 @@ function compileValueDefaults(s: JSONSchemaProps): ((v: unknown) => unknown) | u
     inner?.(out);
     return out;
   };
+}
+
+/**
+ * Every problem of the defaults in `schema` (paths under `base`), as
+ * upstream's ValidateDefaults: a default must have no field its schema would
+ * prune (unless `prunedDefaults` is off: an update of a definition that
+ * already had such a default), must validate against its own schema, and,
+ * when it does and `rules` is on (the schema is otherwise sound), must pass
+ * the CEL rules of its node and below: once as an update from itself, once
+ * as a create, under one cost budget for the whole schema. Inside the
+ * metadata, apiVersion and kind of a resource nothing is pruned.
+ */
+export function checkDefaults(schema: JSONSchemaProps, base: string, opts: { prunedDefaults: boolean; rules: boolean }): FieldError[] {
+  const errs: FieldError[] = [];
+  const budget: Budget = { remaining: costLimits.perRequest };
+  walkDefaults(schema, base, true, false, (s, path, resourceRoot, insideMeta) => {
+    if (opts.prunedDefaults && !insideMeta && unpruned(s, resourceRoot)) errs.push(fieldErrors.invalid(`${path}.default`, s.default, 'must not have unknown fields'));
+    const found = schemaErrorsOf(s, `${path}.default`);
+    errs.push(...found);
+    if (found.length || !opts.rules || budget.remaining < 0) return;
+    const rules = compileRules(s);
+    if (!rules) return;
+    const before = errs.length;
+    rules(s.default, s.default, `${path}.default`, errs, budget);
+    if (errs.length === before && budget.remaining >= 0) rules(s.default, undefined, `${path}.default`, errs, budget);
+  });
+  return errs;
+}
+
+/** Whether any default in `schema` has fields its schema prunes (upstream's schemaHasUnprunedDefaults). */
+export function hasUnprunedDefaults(schema: JSONSchemaProps): boolean {
+  let found = false;
+  walkDefaults(schema, '', true, false, (s, _path, resourceRoot, insideMeta) => { if (!insideMeta && unpruned(s, resourceRoot)) found = true; });
+  return found;
+}
+
+type DefaultVisit = (s: JSONSchemaProps, path: string, resourceRoot: boolean, insideMeta: boolean) => void;
+
+/** Visits every node with a default; an embedded resource starts a resource of its own, whose metadata, apiVersion and kind are "inside meta". */
+function walkDefaults(s: JSONSchemaProps, path: string, resourceRoot: boolean, insideMeta: boolean, visit: DefaultVisit): void {
+  if (typeof s !== 'object' || s === null) return;
+  const embedded = resourceRoot || markersOf(s).embeddedResource;
+  const meta = embedded ? false : insideMeta;
+  if (s.default !== undefined) visit(s, path, embedded, meta);
+  if (s.items && typeof s.items === 'object') walkDefaults(s.items, `${path}.items`, false, meta, visit);
+  for (const [name, p] of propertiesOf(s)) {
+    walkDefaults(p, `${path}.properties[${name}]`, false, meta || (embedded && resourceFields.has(name)), visit);
+  }
+  if (typeof s.additionalProperties === 'object' && s.additionalProperties !== null) {
+    walkDefaults(s.additionalProperties, `${path}.additionalProperties`, false, meta, visit);
+  }
+}
+
+const resourceFields = new Set(['apiVersion', 'kind', 'metadata']);
+
+/** Whether pruning a copy of the node's default by the node's schema drops a field. */
+function unpruned(s: JSONSchemaProps, resourceRoot: boolean): boolean {
+  if (typeof s.default !== 'object' || s.default === null) return false;
+  return compilePruner(s, resourceRoot)(structuredClone(s.default)).length > 0;
+}
+
+/** The default checked against its own node's schema, errors under `<path>.default`. */
+function schemaErrorsOf(s: JSONSchemaProps, at: string): FieldError[] {
+  const found: FieldError[] = [];
+  compileValidator(s)(s.default, '', found);
+  return found.map((e) => new FieldError(e.type, `${at}${e.field === '<nil>' ? '' : `.${e.field}`}`, e.detail.replace(/^ in body/, 'in body'), e.badValue, e.hasValue));
 }

@@ -17,9 +17,9 @@ type Prune = (value: unknown, path: string, dropped: string[]) => void;
 const childPath = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
 const resourceFields = new Set(['apiVersion', 'kind', 'metadata']);
 
-/** Compiles the pruner of a resource's root schema. */
-export function compilePruner(schema: JSONSchemaProps): (obj: unknown) => string[] {
-  const prune = compileNode(schema, true);
+/** Compiles the pruner of a resource's root schema (or, `resourceRoot` false, of any other node). */
+export function compilePruner(schema: JSONSchemaProps, resourceRoot = true): (obj: unknown) => string[] {
+  const prune = compileNode(schema, resourceRoot);
   return (obj) => {
     const dropped: string[] = [];
     prune(obj, '', dropped);

@@ -16,9 +16,10 @@ import { define, t } from '../../schema.js';
 import { defineKind, statusSubresource, type KubeObject } from '../../kind.js';
 import { kindSchema, nameColumn } from '../../core/v1/common.js';
 import { validateWebhookUrl } from '../../admissionregistration/v1/webhooks.js';
-import { checkSchema } from '../../validation/index.js';
+import { checkSchema, hasUnprunedDefaults } from '../../validation/index.js';
 import { withOurMarkers } from '../schema.js';
 import { parseJsonPath } from '../jsonpath.js';
+import { validateApproval } from '../approval.js';
 
 export const apiextensionsGroup = vocabulary.apiextensionsGroup;
 const definition = (name: string) => `${definitionPrefix}.api.apiextensions.v1.${name}`;
@@ -166,12 +167,12 @@ function inTheirWords(schemaProps: unknown, errs: FieldError[]): FieldError[] {
   return errs.map((e) => new FieldError(e.type, say(e.field), say(e.detail), e.badValue, e.hasValue));
 }
 
-function validateVersion(v: Json, field: string): FieldError[] {
+function validateVersion(v: Json, field: string, prunedDefaults: boolean): FieldError[] {
   const errs: FieldError[] = [];
   const schemaProps = v.schema?.openAPIV3Schema;
   if (schemaProps === undefined || schemaProps === null) errs.push(fieldErrors.required(`${field}.schema.openAPIV3Schema`, 'schemas are required'));
   else if (typeof schemaProps !== 'object' || Array.isArray(schemaProps)) errs.push(fieldErrors.invalid(`${field}.schema.openAPIV3Schema`, schemaProps, 'must be an object'));
-  else errs.push(...inTheirWords(schemaProps, checkSchema(withOurMarkers(schemaProps), `${field}.schema.openAPIV3Schema`)));
+  else errs.push(...inTheirWords(schemaProps, checkSchema(withOurMarkers(schemaProps), `${field}.schema.openAPIV3Schema`, { prunedDefaults })));
   if (v.subresources?.scale) errs.push(...validateScale(v.subresources.scale, `${field}.subresources.scale`));
   (Array.isArray(v.additionalPrinterColumns) ? v.additionalPrinterColumns : []).forEach((c: Json, i: number) => {
     const at = `${field}.additionalPrinterColumns[${i}]`;
@@ -208,7 +209,7 @@ function validateConversion(c: Json | undefined, field: string): FieldError[] {
   return errs;
 }
 
-function validateSpec(spec: Json): FieldError[] {
+function validateSpec(spec: Json, prunedDefaults: boolean): FieldError[] {
   const errs: FieldError[] = [];
   if (!spec.group) errs.push(fieldErrors.required('spec.group', ''));
   else {
@@ -234,7 +235,7 @@ function validateSpec(spec: Json): FieldError[] {
   const names: Json = spec.names ?? {};
   for (const n of ['plural', 'singular', 'kind', 'listKind']) if (!names[n]) errs.push(fieldErrors.required(`spec.names.${n}`, ''));
   errs.push(...validateNames(names, 'spec.names'));
-  versions.forEach((v, i) => errs.push(...validateVersion(v, `spec.versions[${i}]`)));
+  versions.forEach((v, i) => errs.push(...validateVersion(v, `spec.versions[${i}]`, prunedDefaults)));
   errs.push(...validateConversion(spec.conversion, 'spec.conversion'));
   if (spec.preserveUnknownFields === true) {
     errs.push(fieldErrors.invalid('spec.preserveUnknownFields', true, 'cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead'));
@@ -242,13 +243,28 @@ function validateSpec(spec: Json): FieldError[] {
   return errs;
 }
 
-function validate(crd: KubeObject): FieldError[] {
+function validate(crd: KubeObject, old?: KubeObject): FieldError[] {
   const spec: Json = crd.spec ?? {};
   const errs: FieldError[] = [];
   const want = `${spec.names?.plural}.${spec.group}`;
   if (crd.metadata?.name && crd.metadata.name !== want) errs.push(fieldErrors.invalid('metadata.name', crd.metadata.name, 'must be spec.names.plural+"."+spec.group'));
-  errs.push(...validateSpec(spec));
+  errs.push(...validateSpec(spec, old === undefined || requirePrunedDefaults(old.spec ?? {})));
+  // Old's annotations (even absent) make this an update: only a change of approval is checked then.
+  errs.push(...validateApproval(spec.group, crd.metadata?.annotations, old === undefined ? undefined : (old.metadata?.annotations ?? {})));
   return errs;
+}
+
+/**
+ * Upstream's requirePrunedDefaults: an update must keep defaults pruned
+ * unless the definition it replaces already had one with unknown fields (a
+ * definition stored before defaults were checked stays writable).
+ */
+function requirePrunedDefaults(was: Json): boolean {
+  const versions: Json[] = Array.isArray(was.versions) ? was.versions : [];
+  return !versions.some((v) => {
+    const props = v?.schema?.openAPIV3Schema;
+    return typeof props === 'object' && props !== null && !Array.isArray(props) && hasUnprunedDefaults(withOurMarkers(props));
+  });
 }
 
 function established(crd: KubeObject): boolean {
@@ -260,7 +276,7 @@ function immutable(field: string, now: unknown, before: unknown): FieldError[] {
 }
 
 function validateUpdate(crd: KubeObject, old: KubeObject): FieldError[] {
-  const errs = validate(crd);
+  const errs = validate(crd, old);
   const spec: Json = crd.spec ?? {};
   const was: Json = old.spec ?? {};
   if (established(old)) {
