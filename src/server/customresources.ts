@@ -11,6 +11,14 @@
 //   removes the finalizer so the definition goes, and with it the kind.
 // A kind is served before Established is written, so a client that waits
 // for the condition never meets a 404.
+// Built-ins always win: a definition may not be written claiming a name a
+// built-in kind holds in its group (under our group name or upstream's),
+// and one stored before that rule is never served (NamesAccepted False,
+// never Established). A new resource in a group version built-ins serve is
+// accepted and Established but not served there, as upstream, whose
+// built-in handler answers every path of that group version.
+// Definitions in protected groups carry upstream's
+// KubernetesAPIApprovalPolicyConformant condition.
 
 import { customKindOf, type Conversion, type ServingState } from '../api/apiextensions/customkind.js';
 import { cleanupFinalizer, customResourceDefinitions } from '../api/apiextensions/v1/customresourcedefinition.js';
@@ -21,8 +29,9 @@ import type { InformerFactory, InformerSubscription } from '../client/informer.j
 import { WorkQueue } from '../client/workqueue.js';
 import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
 import { rfc3339Now } from '../machinery/time.js';
-import { ApiError } from '../machinery/errors.js';
-import type { Registry } from '../registry/registry.js';
+import { ApiError, errors, fieldErrors, type FieldError } from '../machinery/errors.js';
+import type { ClaimedNames, Registry } from '../registry/registry.js';
+import { approvalCondition } from '../api/apiextensions/approval.js';
 
 type Json = Record<string, any>;
 type Log = (msg: string, extra?: object) => void;
@@ -38,6 +47,38 @@ interface Served {
 function claimedNames(crd: ApiObject): string[] {
   const n: Json = crd.spec?.names ?? {};
   return [n.plural, n.singular, ...(n.shortNames ?? [])].filter((x) => typeof x === 'string' && x);
+}
+
+/** The names a definition claims, as the registry compares them with the built-ins'. */
+function namesOf(crd: ApiObject | KubeObject): ClaimedNames {
+  const n: Json = crd.spec?.names ?? {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  return {
+    plural: text(n.plural) ?? '', singular: text(n.singular), kind: text(n.kind) ?? '', listKind: text(n.listKind),
+    shortNames: Array.isArray(n.shortNames) ? n.shortNames.filter((x: unknown): x is string => typeof x === 'string') : [],
+  };
+}
+
+/** The names of `now` a built-in holds that `before` (the object replaced, if any) did not claim yet, as field errors. */
+function builtinNameErrors(registry: Registry, now: KubeObject, before?: KubeObject): FieldError[] {
+  const group = now.spec?.group;
+  if (typeof group !== 'string') return [];
+  const had = before && before.spec?.group === group ? namesOf(before) : undefined;
+  const hadNames = new Set(had ? [had.plural, had.singular, ...(had.shortNames ?? []), had.kind, had.listKind] : []);
+  const errs: FieldError[] = [];
+  // One name at a time: the claim found first, then the rest without it.
+  let names = namesOf(now);
+  for (let claim = registry.builtinClaim(group, names); claim; claim = registry.builtinClaim(group, names)) {
+    if (!hadNames.has(claim.name)) errs.push(fieldErrors.invalid(`spec.names.${claim.field}`, claim.name, `${JSON.stringify(claim.name)} is already in use by a built-in resource of this group`));
+    names = without(names, claim.field);
+  }
+  return errs;
+}
+
+function without(names: ClaimedNames, field: string): ClaimedNames {
+  const short = /^shortNames\[(\d+)\]$/.exec(field);
+  if (short) return { ...names, shortNames: (names.shortNames ?? []).map((n, i) => (i === Number(short[1]) ? '' : n)) };
+  return { ...names, [field]: '' };
 }
 
 function condition(type: string, status: 'True' | 'False', reason: string, message: string, old: Json[] = []): Json {
@@ -62,6 +103,16 @@ export class CustomResourceServing {
     this.queue = new WorkQueue((name) => this.sync(name), {
       name: 'crd_serving', workers: 1, maxRetries: Infinity, rateLimiter: new ItemExponentialRateLimiter(5, 1_000),
       log, failure: 'serving a custom resource definition failed; trying again',
+    });
+    // No definition is written taking a built-in's name: refused as the definition's own 422.
+    const definitions = registry.store(this.type.group, this.type.version, this.type.resource);
+    const refuse = (crd: KubeObject, old?: KubeObject) => {
+      const errs = builtinNameErrors(registry, crd, old);
+      if (errs.length) throw errors.invalid(this.type.group, this.type.kind, crd.metadata?.name ?? '', errs);
+    };
+    definitions?.useHooks({
+      beginCreate: async (crd) => { refuse(crd); return async () => {}; },
+      beginUpdate: async (crd, old) => { refuse(crd, old); return async () => {}; },
     });
   }
 
@@ -95,18 +146,25 @@ export class CustomResourceServing {
       this.unserve(name);
       return;
     }
-    const conflict = this.nameConflict(crd);
     const conditions: Json[] = crd.status?.conditions ?? [];
+    const approval = approvalCondition(crd.spec?.group, crd.metadata?.annotations);
+    const approvalConditions = approval ? [condition(approval.type, approval.status, approval.reason, approval.message, conditions)] : [];
+    const builtin = typeof crd.spec?.group === 'string' ? this.registry.builtinClaim(crd.spec.group, namesOf(crd)) : undefined;
+    const conflict = builtin
+      ? { reason: builtin.reason, message: `${JSON.stringify(builtin.name)} is already in use by a built-in resource` }
+      : ((c) => (c ? { reason: 'NameConflict', message: c } : undefined))(this.nameConflict(crd));
     const status: Json = { ...crd.status };
     if (conflict) {
-      status.conditions = [condition('NamesAccepted', 'False', 'NameConflict', conflict, conditions),
-        condition('Established', 'False', 'NotAccepted', 'not all names are accepted', conditions)];
+      status.conditions = [condition('NamesAccepted', 'False', conflict.reason, conflict.message, conditions),
+        condition('Established', 'False', 'NotAccepted', 'not all names are accepted', conditions), ...approvalConditions];
       this.unserve(name);
       await this.writeStatus(crd, status);
       return;
     }
-    const accepted = { ...crd, status: { ...crd.status, acceptedNames: crd.spec.names } };
-    const builtFrom = JSON.stringify([crd.spec, crd.spec.names]);
+    // Versions in a group version built-ins serve are not served (upstream's built-in handler answers those paths).
+    const versions = (crd.spec.versions as Json[]).map((v) => (v?.served && this.registry.isBuiltinGroupVersion(crd.spec.group, v.name) ? { ...v, served: false } : v));
+    const accepted = { ...crd, spec: { ...crd.spec, versions }, status: { ...crd.status, acceptedNames: crd.spec.names } };
+    const builtFrom = JSON.stringify([accepted.spec, crd.spec.names]);
     if (this.served.get(name)?.builtFrom !== builtFrom) {
       let kind: KindDefinition;
       const state: ServingState = { terminating: false };
@@ -120,8 +178,9 @@ export class CustomResourceServing {
       try {
         this.registry.addKind(kind);
       } catch (err) {
-        // A built-in kind serves these names already.
-        status.conditions = [condition('NamesAccepted', 'False', 'NameConflict', String((err as Error).message), conditions)];
+        // A kind is served at this resource already.
+        status.conditions = [condition('NamesAccepted', 'False', 'NameConflict', String((err as Error).message), conditions),
+          condition('Established', 'False', 'NotAccepted', 'not all names are accepted', conditions), ...approvalConditions];
         await this.writeStatus(crd, status);
         return;
       }
@@ -134,6 +193,7 @@ export class CustomResourceServing {
       condition('NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', conditions),
       condition('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', conditions),
       ...(terminating ? [condition('Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', conditions)] : []),
+      ...approvalConditions,
     ];
     await this.writeStatus(crd, status);
     if (terminating) await this.cleanUp(crd);
