@@ -157,8 +157,16 @@ export class CustomResourceServing {
     if (conflict) {
       status.conditions = [condition('NamesAccepted', 'False', conflict.reason, conflict.message, conditions),
         condition('Established', 'False', 'NotAccepted', 'not all names are accepted', conditions), ...approvalConditions];
+      const deleting = !!crd.metadata?.deletionTimestamp;
+      // Never served, so nothing of its own to delete: as upstream's finalizer, say why and let it go (a built-in's objects are never touched).
+      if (deleting) {
+        status.conditions.push(builtin?.field === 'plural'
+          ? condition('Terminating', 'False', 'OverlappingBuiltInResource', 'instances overlap with built-in resources in storage', conditions)
+          : condition('Terminating', 'False', 'NeverEstablished', 'resource was never established', conditions));
+      }
       this.unserve(name);
       await this.writeStatus(crd, status);
+      if (deleting) await this.cleanUp(crd);
       return;
     }
     // Versions in a group version built-ins serve are not served (upstream's built-in handler answers those paths).

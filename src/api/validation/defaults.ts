@@ -5,7 +5,7 @@
 // value. Upstream applies these on decode and again when reading a stored
 // object, so a default added later shows on objects stored before it.
 
-import { FieldError, fieldErrors } from '../../machinery/errors.js';
+import { FieldError, fieldErrors, GoLiteral } from '../../machinery/errors.js';
 import { setOwn } from '../../machinery/ownkeys.js';
 import { costLimits } from './cel/cost.js';
 import { compileRules, type Budget } from './cel/rules.js';
@@ -79,7 +79,7 @@ export function checkDefaults(schema: JSONSchemaProps, base: string, opts: { pru
   const errs: FieldError[] = [];
   const budget: Budget = { remaining: costLimits.perRequest };
   walkDefaults(schema, base, true, false, (s, path, resourceRoot, insideMeta) => {
-    if (opts.prunedDefaults && !insideMeta && unpruned(s, resourceRoot)) errs.push(fieldErrors.invalid(`${path}.default`, s.default, 'must not have unknown fields'));
+    if (opts.prunedDefaults && !insideMeta && unpruned(s, resourceRoot)) errs.push(fieldErrors.invalid(`${path}.default`, new GoLiteral(goSyntax(s.default)), 'must not have unknown fields'));
     const found = schemaErrorsOf(s, `${path}.default`);
     errs.push(...found);
     if (found.length || !opts.rules || budget.remaining < 0) return;
@@ -129,4 +129,14 @@ function schemaErrorsOf(s: JSONSchemaProps, at: string): FieldError[] {
   const found: FieldError[] = [];
   compileValidator(s)(s.default, '', found);
   return found.map((e) => new FieldError(e.type, `${at}${e.field === '<nil>' ? '' : `.${e.field}`}`, e.detail.replace(/^ in body/, 'in body'), e.badValue, e.hasValue));
+}
+
+/** A JSON value as Go's %#v prints it decoded (upstream prints a default that way): maps with sorted keys, int64 and float64 numbers. */
+function goSyntax(v: unknown): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v !== 'object') return String(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goSyntax).join(', ')}}`;
+  const o = v as Record<string, unknown>;
+  return `map[string]interface {}{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${goSyntax(o[k])}`).join(', ')}}`;
 }
