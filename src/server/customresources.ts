@@ -30,7 +30,7 @@ import { WorkQueue } from '../client/workqueue.js';
 import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { ApiError, errors, fieldErrors, type FieldError } from '../machinery/errors.js';
-import type { ClaimedNames, Registry } from '../registry/registry.js';
+import { ourGroup, type ClaimedNames, type Registry } from '../registry/registry.js';
 import { approvalCondition } from '../api/apiextensions/approval.js';
 
 type Json = Record<string, any>;
@@ -213,13 +213,14 @@ export class CustomResourceServing {
    * neither is yet, created first).
    */
   private nameConflict(crd: ApiObject): string | undefined {
-    const group = crd.spec?.group;
+    // Upstream's name of one of our groups is that group: `x.k8s.io` and `x.<domain>` share their names.
+    const group = typeof crd.spec?.group === 'string' ? ourGroup(crd.spec.group) : undefined;
     const mine = new Set(claimedNames(crd));
     const kind = crd.spec?.names?.kind;
     const holds = (d: ApiObject) => this.served.has(d.metadata?.name) || !!d.status?.acceptedNames?.kind;
     const created = (d: ApiObject) => `${d.metadata?.creationTimestamp ?? ''} ${d.metadata?.name}`;
     for (const other of this.subscription?.list() ?? []) {
-      if (other.metadata?.name === crd.metadata?.name || other.spec?.group !== group) continue;
+      if (other.metadata?.name === crd.metadata?.name || typeof other.spec?.group !== 'string' || ourGroup(other.spec.group) !== group) continue;
       const otherFirst = holds(other) ? !holds(crd) || created(other) < created(crd) : !holds(crd) && created(other) < created(crd);
       if (!otherFirst) continue;
       const names = other.status?.acceptedNames?.kind ? other.status.acceptedNames : other.spec?.names;

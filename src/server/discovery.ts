@@ -86,7 +86,9 @@ export class Discovery {
       // Listed first, the upstream name is the one kubectl picks for these resources (see upstreamCompat).
       const upstream = discoveredUpstreamGroup(group);
       if (upstream !== undefined) groups.set(upstream, [...versions]);
-      groups.set(group, versions);
+      // A custom resource may serve a new version of such a group under its upstream name: both lists are one group.
+      const listed = groups.get(group);
+      groups.set(group, listed ? [...new Set([...listed, ...versions])].sort(compareVersionPriority) : versions);
     }
     return groups;
   }
@@ -126,7 +128,8 @@ export class Discovery {
   private listedResources(group: string, version: string): { rests: RestObject[]; shortNames: boolean } | undefined {
     const ours = productGroupForUpstream(group);
     const served = ours !== undefined && discoveredUpstreamGroup(ours) === group ? ours : group;
-    const rests = this.registry.restObjectsOf(served, version);
+    // Beside ours, what a custom resource serves under the upstream name itself.
+    const rests = [...this.registry.restObjectsOf(served, version), ...(served === group ? [] : this.registry.restObjectsOf(group, version))];
     if (rests.length === 0) return undefined;
     return { rests, shortNames: served !== group || discoveredUpstreamGroup(group) === undefined };
   }
