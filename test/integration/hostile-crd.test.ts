@@ -102,6 +102,14 @@ test('a definition cannot take a built-in resource under its upstream group name
       assert.equal((await s.client.get(`${crdPath}/${name}`)).status, 404, 'nothing was stored');
     }
   }
+  // Kinds that are only answered hold their names too (a definition taking tokenreviews also kept the server from starting again).
+  for (const group of ['authentication.k8s.io', vocabulary.authenticationGroup]) {
+    const r = await s.client.post(crdPath, definition(group, 'tokenreviews', 'TokenReview', { annotations: { [approved]: 'unapproved, hostile' } }));
+    assertStatus(r, 422, 'Invalid');
+    assert.match(r.json.message, /spec\.names\.plural: Invalid value: "tokenreviews": "tokenreviews" is already in use by a built-in resource of this group/);
+  }
+  const review = await s.client.post('/apis/authentication.k8s.io/v1/tokenreviews', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token: 'not-a-token' } });
+  assert.deepEqual([review.status, review.json.kind, review.json.status?.authenticated], [201, 'TokenReview', false]);
   // Names are compared within the group only: apps.k8s.io is not the apps group.
   const deploy = await s.client.post(crdPath, definition('apps.k8s.io', 'thingies', 'Thingy', { annotations: { [approved]: 'unapproved, hostile' }, names: { shortNames: ['deploy'] } }));
   assert.equal(deploy.status, 201, 'apps.k8s.io is not the apps group: its own names are free');
