@@ -2,9 +2,12 @@
 // defaults (singular and listKind from the kind, conversion None), the
 // storage version recorded in status.storedVersions, and upstream's
 // validation of a definition (names and group, exactly one storage version,
-// a structural schema for every version, sub-resource paths, printer
-// columns and selectable fields in the JSONPath subset, a webhook's client
-// configuration). The definition's openAPIV3Schema is kept as sent
+// a structural schema for every version with its defaults pruned, valid and
+// passing their rules, sub-resource paths, printer columns and selectable
+// fields in the JSONPath subset, a webhook's client configuration, the
+// approval annotation of protected groups: ../approval.ts). Names a
+// built-in holds are refused by the serving side (server/customresources.ts),
+// which knows the registry. The definition's openAPIV3Schema is kept as sent
 // (`x-kubernetes-*` markers included); api/apiextensions/customkind.ts turns
 // an established definition into a kind.
 
@@ -76,7 +79,7 @@ const Conversion = define(definition('CustomResourceConversion'), t.object({
 }, 'How objects convert between versions.'));
 
 const Condition = define(definition('CustomResourceDefinitionCondition'), t.object({
-  type: t.string('Established, NamesAccepted, NonStructuralSchema, Terminating.'), status: t.string('True, False or Unknown.'),
+  type: t.string('Established, NamesAccepted, NonStructuralSchema, Terminating, KubernetesAPIApprovalPolicyConformant.'), status: t.string('True, False or Unknown.'),
   lastTransitionTime: t.time('When the status last changed.'), reason: t.string('Machine-readable reason.'), message: t.string('Human-readable detail.'),
 }, 'A condition of a definition.'));
 
