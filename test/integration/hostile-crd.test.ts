@@ -270,6 +270,19 @@ test('defaults with fields their schema prunes are refused at create and at upda
   const obj = await s.client.post('/apis/example.com/v1/junks', { apiVersion: 'example.com/v1', kind: 'Junk', metadata: { name: 'j' }, spec: {} });
   assert.equal(obj.status, 201, JSON.stringify(obj.json));
   assert.deepEqual(obj.json.spec, { obj: { a: 'x' } });
+  // One stored before defaults were checked: its objects never get the unknown fields, and it stays writable (upstream's requirePrunedDefaults).
+  const stored = {
+    ...definition('example.com', 'oldjunks', 'OldJunk', { spec: spec(junk) }), apiVersion: `${vocabulary.apiextensionsGroup}/v1`,
+    metadata: { name: 'oldjunks.example.com', uid: '3f6c2f0e-0000-4000-8000-000000000039', creationTimestamp: '2026-01-01T00:00:00Z', generation: 1 },
+  };
+  const definitions = s.registry.store(vocabulary.apiextensionsGroup, 'v1', 'customresourcedefinitions')!;
+  await s.registry.backend.create(definitions.key(undefined, 'oldjunks.example.com'), toStoredBytes(stored));
+  await waitForCondition('oldjunks.example.com', 'Established', 'True');
+  const old = await s.client.post('/apis/example.com/v1/oldjunks', { apiVersion: 'example.com/v1', kind: 'OldJunk', metadata: { name: 'o' }, spec: {} });
+  assert.equal(old.status, 201, JSON.stringify(old.json));
+  assert.deepEqual(old.json.spec, { obj: { a: 'x' } });
+  const labelled = await s.client.send('PATCH', `${crdPath}/oldjunks.example.com`, { raw: JSON.stringify({ metadata: { labels: { kept: 'yes' } } }), headers: { 'Content-Type': 'application/merge-patch+json' } });
+  assert.equal(labelled.status, 200, JSON.stringify(labelled.json));
 });
 
 test('a default that breaks its own schema or its own CEL rule is refused at create and at update with upstream\'s path and message', async () => {

@@ -12,7 +12,7 @@ import { setPath } from '../../machinery/paths.js';
 import { defineKind, statusSubresource, type KindDefinition, type KubeObject, type LaterConversion, type PrinterColumn, type SubresourceDeclaration, type VersionDeclaration } from '../kind.js';
 import { nameColumn } from '../core/v1/common.js';
 import { scales } from '../autoscaling/v1/scale.js';
-import { compileSchema, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
+import { compileSchema, pruneDefaults, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
 import { customKindSchema, declaresDefaults, withOurMarkers } from './schema.js';
 import { findFirst, parseJsonPath, type JsonPath } from './jsonpath.js';
 
@@ -110,7 +110,8 @@ function scaleView(scale: Json): SubresourceDeclaration {
 
 /** One version's compiled schema and its declaration parts. */
 function versionParts(crd: KubeObject, v: Json) {
-  const props = withOurMarkers(v.schema?.openAPIV3Schema ?? { type: 'object' }) as JSONSchemaProps;
+  // Defaults as upstream serves them: pruned (one stored before they were checked may carry unknown fields).
+  const props = pruneDefaults(withOurMarkers(v.schema?.openAPIV3Schema ?? { type: 'object' }) as JSONSchemaProps);
   const compiled = compileSchema(props);
   const definitionName = `${reversed(crd.spec.group)}.${v.name}.${crd.status?.acceptedNames?.kind ?? crd.spec.names.kind}`;
   return {

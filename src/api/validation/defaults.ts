@@ -99,6 +99,18 @@ export function hasUnprunedDefaults(schema: JSONSchemaProps): boolean {
   return found;
 }
 
+/**
+ * A copy of `schema` whose defaults hold only what their schema keeps
+ * (upstream's PruneDefaults when it serves a definition): a definition
+ * stored before its defaults were checked never adds unknown fields to
+ * objects. Defaults inside metadata are left as they are.
+ */
+export function pruneDefaults(schema: JSONSchemaProps): JSONSchemaProps {
+  const copy = structuredClone(schema);
+  walkDefaults(copy, '', true, false, (s, _path, resourceRoot, insideMeta) => { if (!insideMeta) compilePruner(s, resourceRoot)(s.default); });
+  return copy;
+}
+
 type DefaultVisit = (s: JSONSchemaProps, path: string, resourceRoot: boolean, insideMeta: boolean) => void;
 
 /** Visits every node with a default; an embedded resource starts a resource of its own, whose metadata, apiVersion and kind are "inside meta". */

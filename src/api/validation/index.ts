@@ -16,7 +16,7 @@ import type { JSONSchemaProps } from './structural.js';
 import { compileValidator } from './validator.js';
 
 export { checkSchema } from './check.js';
-export { hasUnprunedDefaults } from './defaults.js';
+export { hasUnprunedDefaults, pruneDefaults } from './defaults.js';
 export { costLimits } from './cel/cost.js';
 export { markers, type JSONSchemaProps, type ValidationRule } from './structural.js';
 
