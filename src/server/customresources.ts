@@ -170,7 +170,7 @@ export class CustomResourceServing {
       return;
     }
     // Versions in a group version built-ins serve are not served (upstream's built-in handler answers those paths).
-    const versions = (crd.spec.versions as Json[]).map((v) => (v?.served && this.registry.isBuiltinGroupVersion(crd.spec.group, v.name) ? { ...v, served: false } : v));
+    const versions = (Array.isArray(crd.spec.versions) ? crd.spec.versions as Json[] : []).map((v) => (v?.served && this.registry.isBuiltinGroupVersion(crd.spec.group, v.name) ? { ...v, served: false } : v));
     const accepted = { ...crd, spec: { ...crd.spec, versions }, status: { ...crd.status, acceptedNames: crd.spec.names } };
     const builtFrom = JSON.stringify([accepted.spec, crd.spec.names]);
     if (this.served.get(name)?.builtFrom !== builtFrom) {

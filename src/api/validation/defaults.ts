@@ -4,6 +4,8 @@
 // `{}` picks up its own fields' defaults) and reach every list item and map
 // value. Upstream applies these on decode and again when reading a stored
 // object, so a default added later shows on objects stored before it.
+// Also what a definition's defaults must be (checkDefaults, upstream's
+// ValidateDefaults) and their pruning when a definition is served.
 
 import { FieldError, fieldErrors, GoLiteral } from '../../machinery/errors.js';
 import { setOwn } from '../../machinery/ownkeys.js';
