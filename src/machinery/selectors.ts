@@ -19,7 +19,16 @@ export interface LabelRequirement {
 export type Labels = Record<string, string> | undefined;
 
 export class LabelSelector {
-  constructor(readonly requirements: LabelRequirement[]) {}
+  /**
+   * Each requirement's values as a set: a selector may list thousands of
+   * values and is matched against every object of a list, so a lookup must
+   * not cost the length of the list.
+   */
+  private readonly valueSets: ReadonlySet<string>[];
+
+  constructor(readonly requirements: LabelRequirement[]) {
+    this.valueSets = requirements.map((r) => new Set(r.values));
+  }
 
   get empty(): boolean {
     return this.requirements.length === 0;
@@ -27,11 +36,11 @@ export class LabelSelector {
 
   matches(labels: Labels): boolean {
     const l = labels ?? {};
-    return this.requirements.every((r) => {
+    return this.requirements.every((r, i) => {
       const has = Object.prototype.hasOwnProperty.call(l, r.key);
       switch (r.operator) {
-        case '=': case 'in': return has && r.values.includes(l[r.key]);
-        case '!=': case 'notin': return !has || !r.values.includes(l[r.key]);
+        case '=': case 'in': return has && this.valueSets[i]!.has(l[r.key]);
+        case '!=': case 'notin': return !has || !this.valueSets[i]!.has(l[r.key]);
         case 'exists': return has;
         case '!': return !has;
       }
