@@ -135,7 +135,12 @@ export async function unreachableAgent(registry: Registry, nodeName: string, wha
 function connectRest(store: ResourceStore, subresource: string, verbs: Verb[], admitted: ConnectOptionsKind | undefined, answer: (pod: KubeObject, path: RestPath) => Promise<KubeObject | { text: string }>): RestObject {
   return {
     describe: { group: '', version: 'v1', resource: 'pods', subresource, namespaced: true, kind: pods, parentKind: pods, deleteAnswersObject: false, stored: false },
-    connector: { verbs, ...(admitted ? { admitted } : {}), connect: async (path) => answer(await store.get(path.namespace, path.name!), path) },
+    connector: {
+      verbs, ...(admitted ? { admitted } : {}),
+      // The streams (exec, attach, portforward) need create whatever the method; log is a read.
+      ...(verbs.includes('create') ? { requiresCreate: true } : {}),
+      connect: async (path) => answer(await store.get(path.namespace, path.name!), path),
+    },
   };
 }
 
