@@ -104,7 +104,7 @@ function containerOf(pod: KubeObject, asked: string | null): string {
 /** Upstream's default order of node address types (--kubelet-preferred-address-types). */
 const preferredAddressTypes = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 
-/** Addresses upstream's IsProxyableHostname refuses: loopback, link-local, interface-local multicast. */
+/** Addresses upstream's IsProxyableHostname refuses: loopback, link-local unicast and multicast, interface-local multicast. */
 function unproxyableAddress(address: string): boolean {
   const lower = address.toLowerCase();
   if (isIPv4(address)) return address.startsWith('127.') || address.startsWith('169.254.') || address.startsWith('224.0.0.');
