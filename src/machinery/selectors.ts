@@ -119,7 +119,19 @@ export interface FieldRequirement {
 }
 
 export class FieldSelector {
-  constructor(readonly requirements: FieldRequirement[]) {}
+  /**
+   * The requirements by field: each field is read once per object, and the
+   * values it must not equal are a set (a selector may list thousands).
+   */
+  private readonly byField = new Map<string, { equal: Set<string>; notEqual: Set<string> }>();
+
+  constructor(readonly requirements: FieldRequirement[]) {
+    for (const r of requirements) {
+      let values = this.byField.get(r.field);
+      if (!values) this.byField.set(r.field, values = { equal: new Set(), notEqual: new Set() });
+      (r.operator === '=' ? values.equal : values.notEqual).add(r.value);
+    }
+  }
 
   get empty(): boolean {
     return this.requirements.length === 0;
@@ -131,7 +143,12 @@ export class FieldSelector {
   }
 
   matches(fieldValue: (field: string) => string): boolean {
-    return this.requirements.every((r) => (fieldValue(r.field) === r.value) === (r.operator === '='));
+    for (const [field, { equal, notEqual }] of this.byField) {
+      const value = fieldValue(field);
+      // Every `=` must hold: two different values never both do.
+      if (equal.size > 1 || (equal.size === 1 && !equal.has(value)) || notEqual.has(value)) return false;
+    }
+    return true;
   }
 }
 
@@ -155,11 +172,15 @@ export function parseFieldSelector(text: string | null | undefined, supported: (
   if (!whole) return new FieldSelector([]);
   const reqs: FieldRequirement[] = [];
   for (const term of whole.split(/(?<!\\),/)) {
-    const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(term.trim());
-    if (!m) throw errors.badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
-    const field = m[1].trim();
+    // The first operator splits the term, as upstream's splitTerm: found by a scan, not by a pattern
+    // that backtracks (a lazy field followed by optional spaces is quadratic in a long run of spaces).
+    const text = term.trim();
+    const at = text.search(/!=|==|=/);
+    const field = at > 0 ? text.slice(0, at).trim() : '';
+    if (!field) throw errors.badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
+    const operator = text.startsWith('!=', at) ? '!=' : text.startsWith('==', at) ? '==' : '=';
     if (!supported(field)) throw errors.badRequest(unsupported(field));
-    reqs.push({ field, operator: m[2] === '!=' ? '!=' : '=', value: unescapeFieldValue(m[3]) });
+    reqs.push({ field, operator: operator === '!=' ? '!=' : '=', value: unescapeFieldValue(text.slice(at + operator.length).trimStart()) });
   }
   return new FieldSelector(reqs);
 }

@@ -207,3 +207,17 @@ test('a 750 KB label selector over 3,000 objects answers correctly while /readyz
   assert.equal(r.status, 200, r.text.slice(0, 300));
   assert.deepEqual(r.json.items.map((cm: any) => cm.metadata.name).sort(), ['cm-17', 'cm-2999']);
 });
+
+test('a field selector term with a long run of spaces and no operator answers 400 while /readyz answers within 1 s', async () => {
+  const term = `metadata.name${' '.repeat(100_000)}x`;
+  let running = true;
+  const answered = s.client.get(`/api/v1/namespaces/${ns}/configmaps?fieldSelector=${encodeURIComponent(term)}`).finally(() => { running = false; });
+  let slowest = 0;
+  do {
+    const asked = performance.now();
+    assert.equal((await s.client.get('/readyz')).status, 200);
+    slowest = Math.max(slowest, performance.now() - asked);
+  } while (running);
+  assert.ok(slowest < 1000, `/readyz took ${Math.round(slowest)} ms while the selector was parsed`);
+  assertStatus(await answered, 400, 'BadRequest', `invalid selector: '${term}'; can't understand '${term}'`);
+});
