@@ -1,11 +1,11 @@
 // Set-based label selectors as upstream's labels package tests them
 // (TestSelectorMatches, TestRequirementSelectorMatching,
 // TestSetSelectorParser), re-expressed as rows; then lists of thousands of
-// values, held in sets, answering as a list would.
+// values, held in sets, answering as a list would; field selector terms.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseLabelSelector } from '../../../src/machinery/selectors.js';
+import { parseFieldSelector, parseLabelSelector } from '../../../src/machinery/selectors.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 
 test('matching (upstream\'s TestSelectorMatches and TestRequirementSelectorMatching, without > and <)', () => {
@@ -82,4 +82,23 @@ test('thousands of values, repeated ones among them, answer as a short list woul
   // A value past 63 characters among them is upstream's error, naming it.
   assert.throws(() => parseLabelSelector(`app in (${[...values.slice(0, 100), 'x'.repeat(64)].join(',')})`),
     (e: unknown) => e instanceof ApiError && e.code === 400 && e.message.includes(`invalid label value: "${'x'.repeat(64)}": at key: must be no more than 63 characters`));
+});
+
+test('field selector terms split at their first operator; requirements on one field all hold', () => {
+  const fields = (text: string) => parseFieldSelector(text, () => true);
+  const values: Record<string, string> = { 'metadata.name': 'web', type: 'Opaque' };
+  const rows: [selector: string, matches: boolean][] = [
+    ['metadata.name == web', true],
+    ['metadata.name=web,metadata.name=web', true],
+    ['metadata.name=web,metadata.name=db', false],
+    ['metadata.name!=', true],
+    ['type!=a,type!=b,type!=Opaque', false],
+    [Array.from({ length: 5000 }, (_, i) => `metadata.name!=n${i}`).join(','), true],
+    [[...Array.from({ length: 5000 }, (_, i) => `metadata.name!=n${i}`), 'metadata.name!=web'].join(','), false],
+  ];
+  for (const [selector, matches] of rows) assert.equal(fields(selector).matches((f) => values[f] ?? ''), matches, selector.slice(0, 60));
+  assert.deepEqual(fields('a!b=c').requirements, [{ field: 'a!b', operator: '=', value: 'c' }]);
+  for (const bad of ['=x', '!=x', 'justtext', `metadata.name${' '.repeat(1000)}x`]) {
+    assert.throws(() => fields(bad), (e: unknown) => e instanceof ApiError && e.code === 400 && e.message.startsWith('invalid selector:'), JSON.stringify(bad.slice(0, 20)));
+  }
 });
