@@ -4,9 +4,37 @@
 // deletionTimestamp set that many seconds ahead and deletionGracePeriodSeconds;
 // whoever runs the object (the node agent upstream) finishes the deletion with
 // a delete of grace 0. A second delete may only shorten the period.
+//
+// Upstream takes any int64 period and neither clamps nor refuses it: the
+// deadline is `time.Second * time.Duration(period)` after now, an int64 of
+// nanoseconds that wraps around past about 292 years (a period of
+// 99999999999999 s puts the deadline 6.35 years ahead, one of 10^10 s 268
+// years back) while deletionGracePeriodSeconds keeps the period as sent.
+// The deadlines here are computed the same way, so they are upstream's.
 
 import type { KubeObject, Strategy } from '../api/kind.js';
 import { rfc3339Now } from '../machinery/time.js';
+
+const nanosPerMs = 1_000_000n;
+
+/** `seconds` as Go's time.Duration (int64 nanoseconds), wrapped around as Go's multiplication wraps. */
+export function goDurationNanos(seconds: number): bigint {
+  return BigInt.asIntN(64, BigInt(Math.trunc(seconds)) * 1_000_000_000n);
+}
+
+/** The farthest a JavaScript Date reaches either side of the epoch (Go saturates at its own bounds). */
+const dateLimitMs = 8.64e15;
+
+/** RFC 3339 text of `fromMs` moved by each of `periods` (seconds, each a Go duration), as upstream's Time.Add chain. */
+export function deadlineAfter(fromMs: number, ...periods: number[]): string {
+  // A stored timestamp that does not parse counts from now rather than failing the delete.
+  let nanos = BigInt(Math.trunc(Number.isFinite(fromMs) ? fromMs : Date.now())) * nanosPerMs;
+  for (const seconds of periods) nanos += goDurationNanos(seconds);
+  // Floor to the millisecond (BigInt division truncates toward zero).
+  let ms = nanos / nanosPerMs;
+  if (nanos < 0n && ms * nanosPerMs !== nanos) ms -= 1n;
+  return rfc3339Now(new Date(Math.max(-dateLimitMs, Math.min(dateLimitMs, Number(ms)))));
+}
 
 /** What a delete does with the object: mark it (`graceful`), leave it as it is (`pending`), or go on as any other kind (`none`). */
 export type GracefulStep = 'graceful' | 'pending' | 'none';
@@ -27,13 +55,12 @@ export function beforeGracefulDelete(strategy: Strategy, obj: KubeObject, reques
     if (typeof current !== 'number' || current === 0) return 'none';
     // Only a shorter period is taken: the deadline moves back by the difference.
     if (requested === undefined || requested >= current) return 'pending';
-    const deadline = Date.parse(meta.deletionTimestamp) - (current - requested) * 1000;
-    meta.deletionTimestamp = rfc3339Now(new Date(deadline));
+    meta.deletionTimestamp = deadlineAfter(Date.parse(meta.deletionTimestamp), -current, requested);
     meta.deletionGracePeriodSeconds = requested;
     return 'graceful';
   }
   const period = strategy.gracePeriod(obj, requested);
-  meta.deletionTimestamp = rfc3339Now(new Date(Date.now() + period * 1000));
+  meta.deletionTimestamp = deadlineAfter(Date.now(), period);
   meta.deletionGracePeriodSeconds = period;
   // Controllers of an object being deleted change what they do: a new generation says so.
   if (typeof meta.generation === 'number' && meta.generation > 0) meta.generation++;

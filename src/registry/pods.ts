@@ -7,8 +7,11 @@
 // what upstream checks before it dials (the pod, its container, its node),
 // then answer as upstream does when the agent cannot be reached.
 
+import { isIPv4, isIPv6 } from 'node:net';
 import { ApiError, errors, type Qualified } from '../machinery/errors.js';
 import { rfc3339Now } from '../machinery/time.js';
+import { goQuote } from '../machinery/goquote.js';
+import { splitSchemeNamePort } from '../machinery/schemenameport.js';
 import type { KubeObject, Verb } from '../api/kind.js';
 import { bindings } from '../api/core/v1/binding.js';
 import { pods } from '../api/core/v1/pod.js';
@@ -101,26 +104,43 @@ function containerOf(pod: KubeObject, asked: string | null): string {
 /** Upstream's default order of node address types (--kubelet-preferred-address-types). */
 const preferredAddressTypes = ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'];
 
+/** Addresses upstream's IsProxyableHostname refuses: loopback, link-local unicast and multicast, interface-local multicast. */
+function unproxyableAddress(address: string): boolean {
+  const lower = address.toLowerCase();
+  if (isIPv4(address)) return address.startsWith('127.') || address.startsWith('169.254.') || address.startsWith('224.0.0.');
+  return isIPv6(address) && (lower === '::1' || /^fe[89ab]/.test(lower) || /^ff[0-9a-f][12]:/.test(lower));
+}
+
 /**
  * Where upstream would dial the node agent of `nodeName`: looked up (a
  * missing node is upstream's NotFound), never connected to. The answer is
  * upstream's for an agent that cannot be reached: a 500 naming the address.
+ * `port`: another port of the node than its agent's (nodes/{name}:{port}/proxy),
+ * which upstream dials only at an address it may proxy to.
  */
-export async function unreachableAgent(registry: Registry, nodeName: string, what: string): Promise<never> {
+export async function unreachableAgent(registry: Registry, nodeName: string, what: string, port = ''): Promise<never> {
   const nodes = registry.store('', 'v1', 'nodes');
   const node = nodes ? await nodes.find(undefined, nodeName) : undefined;
   if (!node) throw errors.notFound({ group: '', resource: 'nodes' }, nodeName);
   const addresses: Obj[] = node.status?.addresses ?? [];
   const address = preferredAddressTypes.map((type) => addresses.find((a) => a.type === type)?.address).find(Boolean);
-  const port = node.status?.daemonEndpoints?.kubeletEndpoint?.Port || 10250;
-  const target = address ? `${address}:${port}` : `node ${nodeName}`;
-  throw new ApiError(500, '', `error dialing backend: ${what}: the node agent at ${target} cannot be reached from this server (it does not dial node addresses)`);
+  const agentPort = String(node.status?.daemonEndpoints?.kubeletEndpoint?.Port || 10250);
+  const otherPort = port !== '' && port !== agentPort;
+  if (otherPort && address && unproxyableAddress(address)) throw errors.badRequest('address not allowed');
+  const host = address?.includes(':') ? `[${address}]` : address;
+  const target = address ? `${host}:${otherPort ? port : agentPort}` : `node ${nodeName}`;
+  throw new ApiError(500, '', `error dialing backend: ${what}: ${otherPort ? 'the node' : 'the node agent'} at ${target} cannot be reached from this server (it does not dial node addresses)`);
 }
 
 function connectRest(store: ResourceStore, subresource: string, verbs: Verb[], admitted: ConnectOptionsKind | undefined, answer: (pod: KubeObject, path: RestPath) => Promise<KubeObject | { text: string }>): RestObject {
   return {
     describe: { group: '', version: 'v1', resource: 'pods', subresource, namespaced: true, kind: pods, parentKind: pods, deleteAnswersObject: false, stored: false },
-    connector: { verbs, ...(admitted ? { admitted } : {}), connect: async (path) => answer(await store.get(path.namespace, path.name!), path) },
+    connector: {
+      verbs, ...(admitted ? { admitted } : {}),
+      // The streams (exec, attach, portforward) need create whatever the method; log is a read.
+      ...(verbs.includes('create') ? { requiresCreate: true } : {}),
+      connect: async (path) => answer(await store.get(path.namespace, path.name!), path),
+    },
   };
 }
 
@@ -153,11 +173,32 @@ export function podRests(registry: Registry): RestObject[] {
       if (!pod.spec?.nodeName) throw errors.badRequest(`pod ${pod.metadata?.name} does not have a host assigned`);
       return unreachableAgent(registry, pod.spec.nodeName, `port forwarding to pod ${pod.metadata?.name}`);
     }),
-    connectRest(store, 'proxy', ['create', 'delete', 'get', 'patch', 'update'], podProxyOptions, async (pod) => {
-      const ip: string = pod.status?.podIP ?? '';
-      if (!ip || ip.startsWith('127.') || ip === '::1' || ip.startsWith('169.254.') || ip === '0.0.0.0') throw errors.badRequest('address not allowed');
-      throw errors.serviceUnavailable(`error trying to reach service: the pod's address ${ip} cannot be reached from this server (it does not dial pod addresses)`);
-    }),
+    podProxyRest(store),
   ];
+}
+
+/**
+ * pods/{id}/proxy: `id` is `[scheme:]name[:port]` (request info and
+ * authorization keep it whole, as upstream); without a port, the first
+ * port a container declares.
+ */
+function podProxyRest(store: ResourceStore): RestObject {
+  return {
+    describe: { group: '', version: 'v1', resource: 'pods', subresource: 'proxy', namespaced: true, kind: pods, parentKind: pods, deleteAnswersObject: false, stored: false },
+    connector: {
+      verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      admitted: podProxyOptions,
+      connect: async (path) => {
+        const target = splitSchemeNamePort(path.name!);
+        if (!target) throw errors.badRequest(`invalid pod request ${goQuote(path.name!)}`);
+        const pod = await store.get(path.namespace, target.name);
+        const port = target.port || String(((pod.spec?.containers ?? []) as Obj[]).find((c) => (c.ports ?? []).length > 0)?.ports[0].containerPort ?? '');
+        const ip: string = pod.status?.podIP ?? '';
+        if (!ip || ip.startsWith('127.') || ip === '::1' || ip.startsWith('169.254.') || ip === '0.0.0.0') throw errors.badRequest('address not allowed');
+        const host = ip.includes(':') ? `[${ip}]` : ip;
+        throw errors.serviceUnavailable(`error trying to reach service: the pod's address ${port ? `${host}:${port}` : ip} cannot be reached from this server (it does not dial pod addresses)`);
+      },
+    },
+  };
 }
 

@@ -78,6 +78,13 @@ export interface Connector {
    * read): admission runs on its options, of this kind, before `connect`.
    */
   admitted?: ConnectOptionsKind;
+  /**
+   * Whatever the method, the caller must also be allowed to `create` the
+   * sub-resource: a websocket opens exec, attach and portforward with a GET,
+   * which authorization sees as `get` (upstream's
+   * AuthorizePodWebsocketUpgradeCreatePermission).
+   */
+  requiresCreate?: boolean;
   connect(path: RestPath, verb: Verb): Promise<KubeObject | { text: string }>;
 }
 

@@ -5,6 +5,8 @@
 // minutes. And services/{name}/proxy, which never dials.
 
 import { errors } from '../machinery/errors.js';
+import { goQuote } from '../machinery/goquote.js';
+import { parseGoInt64, splitSchemeNamePort } from '../machinery/schemenameport.js';
 import type { KubeObject } from '../api/kind.js';
 import type { Logger } from 'pino';
 import type { Registry } from './registry.js';
@@ -19,10 +21,12 @@ type Obj = Record<string, any>;
 export const rangeRepairIntervalMs = 3 * 60_000;
 
 /**
- * services/{name}/proxy: upstream picks an address from the service's
- * Endpoints and dials it. This server never dials: without endpoints it
- * answers as upstream does, with endpoints as upstream does when they
- * cannot be reached.
+ * services/{id}/proxy: `id` is `[scheme:]name[:port]` (request info and
+ * authorization keep it whole, as upstream); a port number stands for the
+ * name of the service's port with that number. Upstream picks an address
+ * from the service's Endpoints that serves that port and dials it. This
+ * server never dials: without endpoints it answers as upstream does, with
+ * endpoints as upstream does when they cannot be reached.
  */
 function serviceProxy(registry: Registry, store: ResourceStore, rest: RestObject): RestObject {
   return {
@@ -31,12 +35,26 @@ function serviceProxy(registry: Registry, store: ResourceStore, rest: RestObject
       verbs: ['create', 'delete', 'get', 'patch', 'update'],
       admitted: serviceProxyOptions,
       connect: async (path) => {
-        const name = path.name!.split(':')[path.name!.split(':').length > 2 ? 1 : 0]!;
-        await store.get(path.namespace, name);
-        const endpoints = await registry.store('', 'v1', 'endpoints')?.find(path.namespace, name);
-        const addresses = ((endpoints?.subsets ?? []) as Obj[]).flatMap((sub) => (sub.addresses ?? []) as Obj[]);
-        if (!addresses.length) throw errors.serviceUnavailable(`no endpoints available for service "${name}"`);
-        throw errors.serviceUnavailable(`error trying to reach service: the endpoints of service "${name}" cannot be reached from this server (it does not dial service addresses)`);
+        const id = path.name!;
+        const target = splitSchemeNamePort(id);
+        if (!target) throw errors.badRequest(`invalid service request ${goQuote(id)}`);
+        const { name } = target;
+        let portName = target.port;
+        const number = parseGoInt64(portName);
+        if (number !== undefined) {
+          const service = await store.get(path.namespace, name);
+          const port = ((service.spec?.ports ?? []) as Obj[]).find((p) => Number.isSafeInteger(p.port) && BigInt(p.port) === number);
+          if (!port) throw errors.serviceUnavailable(`no service port ${number} found for service ${goQuote(name)}`);
+          portName = port.name ?? '';
+        }
+        const endpoints = registry.store('', 'v1', 'endpoints');
+        if (!endpoints) throw errors.serviceUnavailable(`no endpoints available for service ${goQuote(name)}`);
+        const subsets = ((await endpoints.get(path.namespace, name)).subsets ?? []) as Obj[];
+        if (!subsets.length) throw errors.serviceUnavailable(`no endpoints available for service ${goQuote(name)}`);
+        const serving = subsets.some((sub) => (sub.addresses ?? []).length > 0 && ((sub.ports ?? []) as Obj[]).some((p) => (p.name ?? '') === portName));
+        // Upstream names the whole segment when no subset serves the port.
+        if (!serving) throw errors.serviceUnavailable(`no endpoints available for service ${goQuote(id)}`);
+        throw errors.serviceUnavailable(`error trying to reach service: the endpoints of service ${goQuote(name)} cannot be reached from this server (it does not dial service addresses)`);
       },
     },
   };

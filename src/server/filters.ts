@@ -10,7 +10,7 @@ import { ownValue, setOwn } from '../machinery/ownkeys.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from '../machinery/serviceaccount.js';
 import type { UnionAuthenticator } from '../auth/authn/authenticator.js';
-import type { Attributes, Authorizer } from '../auth/authz/authorizer.js';
+import type { Attributes, Authorizer, Decision } from '../auth/authz/authorizer.js';
 import { parseRequestInfo, RequestInfo } from './requestinfo.js';
 import { respondError, Representation } from './representation.js';
 import type { AuditAnnotation } from '../admission/types.js';
@@ -40,6 +40,11 @@ export interface RequestContext {
   auditAnnotations?: Map<string, AuditAnnotation>;
   /** Open watch streams are counted and, at shutdown, ended through these. */
   watchHooks?: WatchHooks;
+  /**
+   * Asks the authorizer about this request with another verb (set by the
+   * authorization filter): a handler that needs a second permission asks here.
+   */
+  authorizeVerb?: (verb: string) => Decision | Promise<Decision>;
   /** The failure the answer reports, set by recovery. */
   error?: ApiError;
   /** The failure was unexpected (a 500 from a bug). */
@@ -161,11 +166,13 @@ async function authorize(authorizer: Authorizer, attrs: Attributes, annotations?
 export function authorization(authorizer: Authorizer): Filter {
   return async (ctx, next) => {
     const info = ctx.info!;
-    await authorize(authorizer, {
+    const attrs: Attributes = {
       user: ctx.user!, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
       apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource,
       subresource: info.subresource, namespace: info.namespace, name: info.name,
-    }, ctx.auditAnnotations);
+    };
+    await authorize(authorizer, attrs, ctx.auditAnnotations);
+    ctx.authorizeVerb = (verb) => authorizer.authorize({ ...attrs, verb });
     await next();
   };
 }

@@ -160,6 +160,8 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
   if (rest.connector) {
     if (!rest.connector.verbs.includes(verb)) throw errors.methodNotAllowed();
     await registry.admitConnect(rest, { ...path, query }, writeOptions(scope, 'CreateOptions'));
+    // After admission and before the sub-resource does anything, as upstream's Connect.
+    if (rest.connector.requiresCreate && verb !== 'create') await authorizedToCreate(scope);
     const answer = await rest.connector.connect({ ...path, query }, verb);
     if ('text' in answer && typeof answer.text === 'string' && !('kind' in answer)) {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
@@ -243,6 +245,14 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
     default:
       throw errors.methodNotAllowed();
   }
+}
+
+/** A connect sub-resource reached by another verb than create is also authorized as create; fails closed without an authorizer. */
+async function authorizedToCreate(scope: RequestContext): Promise<void> {
+  const info = scope.info!;
+  if (!scope.authorizeVerb) throw errors.internal('no authorizer available');
+  const d = await scope.authorizeVerb('create');
+  if (d.decision !== 'allow') throw errors.forbidden({ group: info.apiGroup, resource: info.resource! }, info.name, d.reason ?? '');
 }
 
 function successStatus(d: RestDescription, name?: string, uid?: string): KubeObject {
