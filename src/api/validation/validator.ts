@@ -261,7 +261,10 @@ function repeatedIndices(keys: string[]): number[] {
 
 /** Items of a `set` list are unique. */
 function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
-  for (const i of repeatedIndices(v.map(canonicalKey))) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+  for (const i of repeatedIndices(v.map(canonicalKey))) {
+    if (errs.length > maxListedErrors) return;
+    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+  }
 }
 
 /** Items of a `map` list are objects (or null), no two with the same key fields; a missing key is a value of its own. */
@@ -279,7 +282,10 @@ function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldErr
     return out;
   };
   const ids = v.map((item) => canonicalKey(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
-  for (const i of repeatedIndices(ids)) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+  for (const i of repeatedIndices(ids)) {
+    if (errs.length > maxListedErrors) return;
+    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+  }
 }
 
 /** Whether every item sets its one key field to a string, each a different one (the usual list-map: nothing to report). */

@@ -37,6 +37,11 @@ test('the validator stops past the errors a 422 lists, and skips the CEL rules t
   const errs = compileSchema(schema).validate({ spec: { items: Array.from({ length: 1_500 }, (_, i) => `b${i}`) } });
   assert.ok(errs.length <= maxListedErrors + 2, `${errs.length} errors collected`);
   assert.ok(!errs.some((e) => e.detail === 'never'), 'the rules were not run');
+  // Duplicates of a set or a list-map stop there too.
+  const set = compileSchema(listOf({ type: 'integer' }, { [markers.listType]: 'set' }));
+  assert.equal(set.validate({ spec: { items: [...values(1_000).map((_, i) => i), ...values(1_000).map((_, i) => i)] } }).length, maxListedErrors + 1);
+  const map = compileSchema(listOf({ type: 'object', properties: { k: { type: 'integer' } } }, { [markers.listType]: 'map', [markers.listMapKeys]: ['k'] }));
+  assert.equal(map.validate({ spec: { items: [...values(1_000).map((_, k) => ({ k })), ...values(1_000).map((_, k) => ({ k }))] } }).length, maxListedErrors + 1);
 });
 
 test('a 422 lists at most maxListedErrors causes, ends with a note, and its message repeats no error', () => {
