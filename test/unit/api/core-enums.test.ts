@@ -1,4 +1,4 @@
-// The enumerated fields of the core kinds against upstream's messages, one
+// The enumerated fields of the core kinds (and a policy one) against upstream's messages, one
 // table per kind, re-expressed from the cases of upstream's core validation
 // tests (TestValidateService, TestValidatePodSpec, TestValidateContainers,
 // TestValidatePersistentVolumes, TestValidatePersistentVolumeClaim): a bad
@@ -12,6 +12,7 @@ import type { KindDefinition, KubeObject } from '../../../src/api/kind.js';
 import { services } from '../../../src/api/core/v1/service.js';
 import { pods } from '../../../src/api/core/v1/pod.js';
 import { persistentVolumeClaims, persistentVolumes } from '../../../src/api/core/v1/storage.js';
+import { podDisruptionBudgets } from '../../../src/api/policy/v1/poddisruptionbudget.js';
 
 type Obj = Record<string, any>;
 type Row = [name: string, change: (o: Obj) => void, messages: string[]];
@@ -21,7 +22,7 @@ function messagesOf(kind: KindDefinition, base: () => Obj, change: (o: Obj) => v
   const o = base();
   change(o);
   const obj: KubeObject = decodeObject(kind, o, { fieldValidation: 'Strict', warnings: [] });
-  kind.strategy.defaults!(obj);
+  kind.strategy.defaults?.(obj);
   return kind.strategy.validate!(obj).map((e) => e.describe());
 }
 
@@ -154,5 +155,13 @@ test('PersistentVolumeClaim: access modes, volume mode', () => {
     ['invalid access mode', (o) => { o.spec.accessModes = ['fakemode']; }, [`spec.accessModes: Unsupported value: "fakemode": ${accessModes}`]],
     ['no access modes', (o) => { o.spec.accessModes = []; }, ['spec.accessModes: Required value: at least 1 access mode is required']],
     ['invalid volume mode', (o) => { o.spec.volumeMode = 'fakeVolumeMode'; }, ['spec.volumeMode: Unsupported value: "fakeVolumeMode": supported values: "Block", "Filesystem"']],
+  ]);
+});
+
+test('PodDisruptionBudget: unhealthyPodEvictionPolicy', () => {
+  runTable(podDisruptionBudgets, () => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'b', namespace: 'default' }, spec: { minAvailable: 1, selector: {} } }), [
+    ['valid policy', (o) => { o.spec.unhealthyPodEvictionPolicy = 'AlwaysAllow'; }, []],
+    ['invalid policy', (o) => { o.spec.unhealthyPodEvictionPolicy = 'Invalid'; },
+      ['spec.unhealthyPodEvictionPolicy: Unsupported value: "Invalid": supported values: "AlwaysAllow", "IfHealthyBudget"']],
   ]);
 });
