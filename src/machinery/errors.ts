@@ -111,7 +111,7 @@ export const errors = {
    * The message lists each distinct error once (upstream's ToAggregate); past `maxListedErrors` the rest are left out, with a note.
    */
   invalid(group: string, kind: string, name: string, causes: FieldError[]): ApiError {
-    if (causes.length > maxListedErrors) causes = [...causes.slice(0, maxListedErrors), unlistedErrors];
+    causes = listedErrors(causes);
     const distinct = [...new Set(causes.map((c) => c.describe()))];
     const list = distinct.join(', ');
     const summary = distinct.length === 1 ? list : `[${list}]`;
@@ -252,9 +252,26 @@ function formatBadValue(v: unknown): string {
  */
 export const maxListedErrors = 100;
 
-/** The note that ends a list cut at `maxListedErrors`. */
-const unlistedErrors = new FieldError('FieldValueInvalid', '<nil>',
-  `too many errors, only the first ${maxListedErrors} are listed; correct them to see the rest`, undefined, false);
+/**
+ * The most text (UTF-16 units of the errors' bodies) a 422 lists past its
+ * first error: a hundred errors of an enum cut at `maxSupportedValuesText`
+ * fit; a hundred that each repeat a long pattern of a schema do not.
+ */
+export const maxListedErrorsText = 512 * 1024;
+
+/** The note that ends a list cut at `maxListedErrors` or `maxListedErrorsText`. */
+const unlistedErrors = (listed: number) => new FieldError('FieldValueInvalid', '<nil>',
+  `too many errors, only the first ${listed} ${listed === 1 ? 'is' : 'are'} listed; correct them to see the rest`, undefined, false);
+
+/** The errors a 422 lists: the first one always, then while within `maxListedErrors` and `maxListedErrorsText`, then the note. */
+function listedErrors(causes: FieldError[]): FieldError[] {
+  let listed = 0;
+  for (let size = 0; listed < causes.length && listed < maxListedErrors; listed++) {
+    size += causes[listed]!.body().length;
+    if (listed > 0 && size > maxListedErrorsText) break;
+  }
+  return listed < causes.length ? [...causes.slice(0, listed), unlistedErrors(listed)] : causes;
+}
 
 /**
  * The most characters of an Unsupported value's list of supported values

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
-import { errors, fieldErrors, maxListedErrors, maxSupportedValuesText, supportedValuesText } from '../../../../src/machinery/errors.js';
+import { errors, fieldErrors, maxListedErrors, maxListedErrorsText, maxSupportedValuesText, supportedValuesText } from '../../../../src/machinery/errors.js';
 
 const listOf = (items: JSONSchemaProps, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps =>
   ({ type: 'object', properties: { spec: { type: 'object', properties: { items: { type: 'array', items, ...extra } } } } });
@@ -51,6 +51,12 @@ test('a 422 lists at most maxListedErrors causes, ends with a note, and its mess
   assert.equal(status.details!.causes!.length, maxListedErrors + 1);
   assert.equal(status.details!.causes!.at(-1)!.message, `Invalid value: too many errors, only the first ${maxListedErrors} are listed; correct them to see the rest`);
   assert.ok(!status.message!.includes(`spec.items[${maxListedErrors}].name`));
+  // Errors with long texts (a schema's long pattern in each) are listed within a budget, the first always.
+  const long = Array.from({ length: 5 }, (_, i) => fieldErrors.invalid(`spec.items[${i}]`, 'x', `should match '${'a'.repeat(maxListedErrorsText / 2)}'`));
+  const cut = errors.invalid('example.com', 'Widget', 'w', long).toStatus();
+  assert.deepEqual(cut.details!.causes!.map((c) => c.field), ['spec.items[0]', '<nil>']);
+  assert.equal(cut.details!.causes![1]!.message, 'Invalid value: too many errors, only the first 1 is listed; correct them to see the rest');
+  assert.ok(cut.message!.length < maxListedErrorsText * 2);
   // Upstream's aggregate writes each distinct error once; the causes keep them all.
   const twice = errors.invalid('', 'Pod', 'p', [fieldErrors.required('spec.x'), fieldErrors.required('spec.x')]).toStatus();
   assert.equal(twice.message, 'Pod "p" is invalid: spec.x: Required value');
