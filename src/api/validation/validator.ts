@@ -333,7 +333,7 @@ function hasDuplicates(v: unknown[]): boolean {
  * in order, a bigint marked (JSON.stringify refuses one, and 1n is not 1).
  * Depth is bounded by the decoder.
  */
-export function canonicalKey(v: unknown): string {
+function canonicalKey(v: unknown): string {
   if (typeof v === 'bigint') return `${v}n`;
   if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
