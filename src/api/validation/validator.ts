@@ -248,20 +248,23 @@ function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys:
 }
 
 /** The index of each item whose value appeared once before it (a third appearance is not reported again, as upstream). */
-function repeatedIndices(keys: string[]): number[] {
-  const seen = new Map<string, number>();
+function repeatedIndices(keys: readonly unknown[]): number[] {
+  const seen = new Set<unknown>(), reported = new Set<unknown>();
   const out: number[] = [];
   keys.forEach((k, i) => {
-    const times = seen.get(k) ?? 0;
-    if (times === 1) out.push(i);
-    seen.set(k, times + 1);
+    if (!seen.has(k)) seen.add(k);
+    else if (!reported.has(k)) {
+      reported.add(k);
+      out.push(i);
+    }
   });
   return out;
 }
 
-/** Items of a `set` list are unique. */
+/** Items of a `set` list are unique: scalars (the usual set) compared as they are, objects and lists by their canonical text. */
 function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
-  for (const i of repeatedIndices(v.map(canonicalKey))) {
+  const scalars = v.every((x) => x === null || typeof x !== 'object');
+  for (const i of repeatedIndices(scalars ? v : v.map(canonicalKey))) {
     if (errs.length > maxListedErrors) return;
     errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
   }
