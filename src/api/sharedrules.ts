@@ -1,6 +1,6 @@
-// Rules shared by the networking, discovery, storage, scheduling and node
-// kinds: the definition names of a named group and upstream's small checks
-// (wildcard hosts, immutable fields) they repeat.
+// Rules shared by the core, networking, discovery, storage, scheduling and
+// node kinds: the definition names of a named group and upstream's small
+// checks (wildcard hosts, immutable fields, enumerated fields) they repeat.
 
 import { definitionPrefix } from '../machinery/vocabulary.js';
 import { FieldError, fieldErrors } from '../machinery/errors.js';
@@ -38,4 +38,18 @@ export function immutable(now: unknown, before: unknown, field: string): FieldEr
 export function firstThree(values: string[], none = '<none>'): string {
   if (values.length === 0) return none;
   return values.length > 3 ? `${values.slice(0, 3).join(',')} + ${values.length - 3} more...` : values.join(',');
+}
+
+/**
+ * An enumerated field that may be unset: Unsupported value, listing
+ * `supported` in upstream's order (a Go set's values sorted, a literal list
+ * as written), when it holds anything else.
+ */
+export function optionalEnum(value: unknown, field: string, supported: readonly string[]): FieldError[] {
+  return value === undefined || value === null || supported.includes(value as string) ? [] : [fieldErrors.notSupported(field, value, supported)];
+}
+
+/** An enumerated field that must be set (upstream's `case "": Required`): Required when unset or empty, else as `optionalEnum`. */
+export function requiredEnum(value: unknown, field: string, supported: readonly string[]): FieldError[] {
+  return value === undefined || value === null || value === '' ? [fieldErrors.required(field)] : optionalEnum(value, field, supported);
 }

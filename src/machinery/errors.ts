@@ -2,6 +2,7 @@
 // the client as a Status object. One factory per Status reason, with the
 // messages the upstream server uses, since clients match on them.
 
+import { goQuote } from './goquote.js';
 import { vocabulary } from './vocabulary.js';
 
 export type StatusReason =
@@ -105,10 +106,15 @@ export const errors = {
   staleObject(q: Qualified, name: string): ApiError {
     return errors.conflict(q, name, 'the object has been modified; please apply your changes to the latest version and try again');
   },
-  /** 422: one cause per offending field. `kind` is the object's Kind, qualified by its group in the message as upstream (`Role.rbac…`). */
+  /**
+   * 422: one cause per offending field. `kind` is the object's Kind, qualified by its group in the message as upstream (`Role.rbac…`).
+   * The message lists each distinct error once (upstream's ToAggregate); past `maxListedErrors` the rest are left out, with a note.
+   */
   invalid(group: string, kind: string, name: string, causes: FieldError[]): ApiError {
-    const list = causes.map((c) => c.describe()).join(', ');
-    const summary = causes.length === 1 ? list : `[${list}]`;
+    causes = listedErrors(causes);
+    const distinct = [...new Set(causes.map((c) => c.describe()))];
+    const list = distinct.join(', ');
+    const summary = distinct.length === 1 ? list : `[${list}]`;
     const details: StatusDetails = { name, group: group || undefined, kind, causes: causes.map((c) => c.toCause()) };
     if (!group) delete details.group;
     return new ApiError(422, 'Invalid', `${group ? `${kind}.${group}` : kind} "${name}" is invalid: ${summary}`, details);
@@ -237,11 +243,60 @@ function formatBadValue(v: unknown): string {
   return String(v);
 }
 
+/**
+ * The most errors a 422 lists (and a schema validator collects before it
+ * stops walking). Upstream lists every one, each with its whole text; here a
+ * hostile object could otherwise turn a few bytes into megabytes of answer
+ * (an item per error, an enum's values in each), so the list is cut as
+ * upstream cuts the warnings it sends back.
+ */
+export const maxListedErrors = 100;
+
+/**
+ * The most text (UTF-16 units of the errors' bodies) a 422 lists past its
+ * first error: a hundred errors of an enum cut at `maxSupportedValuesText`
+ * fit; a hundred that each repeat a long pattern of a schema do not.
+ */
+export const maxListedErrorsText = 512 * 1024;
+
+/** The note that ends a list cut at `maxListedErrors` or `maxListedErrorsText`. */
+const unlistedErrors = (listed: number) => new FieldError('FieldValueInvalid', '<nil>',
+  `too many errors, only the first ${listed} ${listed === 1 ? 'is' : 'are'} listed; correct them to see the rest`, undefined, false);
+
+/** The errors a 422 lists: the first one always, then while within `maxListedErrors` and `maxListedErrorsText`, then the note. */
+function listedErrors(causes: FieldError[]): FieldError[] {
+  let listed = 0;
+  for (let size = 0; listed < causes.length && listed < maxListedErrors; listed++) {
+    size += causes[listed]!.body().length;
+    if (listed > 0 && size > maxListedErrorsText) break;
+  }
+  return listed < causes.length ? [...causes.slice(0, listed), unlistedErrors(listed)] : causes;
+}
+
+/**
+ * The most characters of an Unsupported value's list of supported values
+ * (upstream's 4 KiB budget for the warnings of one answer): the values that
+ * fit, whole, then how many were left out, in upstream's printers' words.
+ */
+export const maxSupportedValuesText = 4096;
+
+/** Upstream's detail of an Unsupported value (`supported values: "a", "b"`), each value quoted as Go's %q, within `maxSupportedValuesText`. */
+export function supportedValuesText(valid: readonly string[]): string {
+  let text = 'supported values: ';
+  for (let i = 0; i < valid.length; i++) {
+    const quoted = (i === 0 ? '' : ', ') + goQuote(valid[i]!);
+    if (text.length + quoted.length > maxSupportedValuesText) return `${text.trimEnd()} + ${valid.length - i} more...`;
+    text += quoted;
+  }
+  return text;
+}
+
 export const fieldErrors = {
   required: (field: string, detail = '') => new FieldError('FieldValueRequired', field, detail, undefined, false),
   invalid: (field: string, value: unknown, detail: string) => new FieldError('FieldValueInvalid', field, detail, value),
-  notSupported: (field: string, value: unknown, valid: string[]) =>
-    new FieldError('FieldValueNotSupported', field, `supported values: ${valid.map((v) => JSON.stringify(v)).join(', ')}`, value),
+  notSupported: (field: string, value: unknown, valid: readonly string[]) => fieldErrors.unsupported(field, value, valid.length ? supportedValuesText(valid) : ''),
+  /** An Unsupported value whose detail (`supportedValuesText`) was made once for every error of its field. */
+  unsupported: (field: string, value: unknown, detail: string) => new FieldError('FieldValueNotSupported', field, detail, value),
   forbidden: (field: string, detail: string) => new FieldError('FieldValueForbidden', field, detail, undefined, false),
   duplicate: (field: string, value: unknown) => new FieldError('FieldValueDuplicate', field, '', value),
   notFound: (field: string, value: unknown) => new FieldError('FieldValueNotFound', field, '', value),

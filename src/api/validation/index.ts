@@ -7,7 +7,7 @@
 // the client sent. Built-in kinds keep their strategies' hand-written
 // messages; nothing here is wired into them.
 
-import { FieldError, fieldErrors } from '../../machinery/errors.js';
+import { FieldError, fieldErrors, maxListedErrors } from '../../machinery/errors.js';
 import { costLimits } from './cel/cost.js';
 import { compileRules, type RuleLimits } from './cel/rules.js';
 import { compileDefaulter } from './defaults.js';
@@ -45,8 +45,9 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
     const errs: FieldError[] = [];
     check(obj, '', errs);
     if (!rules) return errs;
-    // As upstream: rules are not run over an object of the wrong shape (type, enum, required, size).
-    if (errs.some((e) => blocking.has(e.type))) {
+    // As upstream: rules are not run over an object of the wrong shape (type, enum, required, size);
+    // nor, here, over one whose errors filled the list (the validator stopped walking it).
+    if (errs.length > maxListedErrors || errs.some((e) => blocking.has(e.type))) {
       errs.push(fieldErrors.invalid('<nil>', null, notChecked));
       return errs;
     }

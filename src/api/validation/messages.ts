@@ -4,7 +4,7 @@
 // many, Invalid value). The wording of both steps lives here, so the
 // validator itself only says which check failed.
 
-import { FieldError, fieldErrors } from '../../machinery/errors.js';
+import { FieldError, fieldErrors, supportedValuesText } from '../../machinery/errors.js';
 
 /** The field of an error at `path`: upstream's root path is nil and prints as `<nil>`. */
 export function fieldOf(path: string): string {
@@ -14,6 +14,11 @@ export function fieldOf(path: string): string {
 /** Go's `%v` of a float64 bound (`0`, `1.5`, `1e+21`). */
 export function goNumber(n: number): string {
   return String(n);
+}
+
+/** The detail of an enum's Unsupported value: strings as they are, other values as JSON (as apiextensions lists them). */
+export function supportedValues(allowed: readonly unknown[]): string {
+  return allowed.length ? supportedValuesText(allowed.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))) : '';
 }
 
 const inBody = (path: string, complaint: string): string => `${path} in body ${complaint}`;
@@ -26,8 +31,8 @@ export const schemaErrors = {
   format: (path: string, format: string, value: string) =>
     fieldErrors.typeInvalid(fieldOf(path), value, inBody(path, `must be of type ${format}: ${JSON.stringify(value)}`)),
   required: (path: string) => fieldErrors.required(fieldOf(path)),
-  enum: (path: string, value: unknown, allowed: unknown[]) =>
-    fieldErrors.notSupported(fieldOf(path), value, allowed.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))),
+  /** `supported` is the node's `supportedValues` text, made once for all its errors. */
+  enum: (path: string, value: unknown, supported: string) => fieldErrors.unsupported(fieldOf(path), value, supported),
   tooLong: (path: string, max: number) =>
     new FieldError('FieldValueTooLong', fieldOf(path), `may not be more than ${max} ${max === 1 ? 'byte' : 'bytes'}`, undefined, false),
   tooShort: (path: string, value: string, min: number) =>

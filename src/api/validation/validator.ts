@@ -3,14 +3,16 @@
 // runs them and collects every failure (nothing stops at the first one), in
 // the wording and field paths of upstream's schema validator. The list-type
 // and embedded-resource checks, which upstream runs as passes of their own,
-// run in the same walk.
+// run in the same walk. The walk is linear in the object (sets, never pairs
+// of items) and stops once more errors than a 422 lists are collected
+// (`maxListedErrors`), so a request's validation is bounded in time and in
+// the size of its answer, however hostile the object.
 
 import { RE2JS } from '@bufbuild/re2';
-import { FieldError, fieldErrors } from '../../machinery/errors.js';
-import { deepEqual } from '../../machinery/equal.js';
+import { FieldError, fieldErrors, maxListedErrors } from '../../machinery/errors.js';
 import { hasOwn } from '../../machinery/ownkeys.js';
 import { formatCheck } from './formats.js';
-import { fieldOf, schemaErrors } from './messages.js';
+import { fieldOf, schemaErrors, supportedValues } from './messages.js';
 import { JSONSchemaProps, markersOf } from './structural.js';
 
 /** Checks one value at `path`, adding what fails to `errs`. */
@@ -69,11 +71,13 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
   // Scalars.
   if (s.enum) {
     const allowed = s.enum;
-    // Scalars (nearly every enum) are found in a set; only an object or a list is compared in depth.
+    // Scalars (nearly every enum) are found in a set; an object or a list by its canonical text, never compared one by one.
     const scalars = new Set(allowed.filter((a) => typeof a !== 'object' || a === null));
-    const containers = allowed.filter((a) => typeof a === 'object' && a !== null);
-    const isAllowed = (v: unknown) => (typeof v !== 'object' || v === null ? scalars.has(v) : containers.some((a) => deepEqual(a, v)));
-    checks.push((v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v, allowed)); });
+    const containers = new Set(allowed.filter((a) => typeof a === 'object' && a !== null).map(canonicalKey));
+    const isAllowed = (v: unknown) => (typeof v !== 'object' || v === null ? scalars.has(v) : containers.size > 0 && containers.has(canonicalKey(v)));
+    // The list of supported values is written once, at the first failure, and shared by every error of this node.
+    let supported: string | undefined;
+    checks.push((v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v, (supported ??= supportedValues(allowed)))); });
   }
   if (s.maxLength !== undefined || s.minLength !== undefined || s.pattern !== undefined || s.format) {
     const { maxLength, minLength } = s;
@@ -220,6 +224,7 @@ function compileObject(s: JSONSchemaProps, embedded: boolean): NodeCheck {
     }
     if (embedded) checkEmbedded(v, path, errs);
     for (const key of Object.keys(v)) {
+      if (errs.length > maxListedErrors) return;
       const check = props.get(key) ?? extra;
       if (check) check(v[key], childPath(path, key), errs);
     }
@@ -233,7 +238,7 @@ function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys:
   const unique = s.uniqueItems === true;
   return (v, path, errs) => {
     if (!Array.isArray(v)) return;
-    if (items) for (let i = 0; i < v.length; i++) items(v[i], `${path}[${i}]`, errs);
+    if (items) for (let i = 0; i < v.length && errs.length <= maxListedErrors; i++) items(v[i], `${path}[${i}]`, errs);
     if (minItems !== undefined && v.length < minItems) errs.push(schemaErrors.tooFewItems(path, v.length, minItems));
     if (maxItems !== undefined && v.length > maxItems) errs.push(schemaErrors.tooManyItems(path, v.length, maxItems));
     if (unique && hasDuplicates(v)) errs.push(schemaErrors.duplicateItems(path));
@@ -243,20 +248,26 @@ function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys:
 }
 
 /** The index of each item whose value appeared once before it (a third appearance is not reported again, as upstream). */
-function repeatedIndices(keys: string[]): number[] {
-  const seen = new Map<string, number>();
+function repeatedIndices(keys: readonly unknown[]): number[] {
+  const seen = new Set<unknown>(), reported = new Set<unknown>();
   const out: number[] = [];
   keys.forEach((k, i) => {
-    const times = seen.get(k) ?? 0;
-    if (times === 1) out.push(i);
-    seen.set(k, times + 1);
+    if (!seen.has(k)) seen.add(k);
+    else if (!reported.has(k)) {
+      reported.add(k);
+      out.push(i);
+    }
   });
   return out;
 }
 
-/** Items of a `set` list are unique. */
+/** Items of a `set` list are unique: scalars (the usual set) compared as they are, objects and lists by their canonical text. */
 function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
-  for (const i of repeatedIndices(v.map((x) => JSON.stringify(x)))) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+  const scalars = v.every((x) => x === null || typeof x !== 'object');
+  for (const i of repeatedIndices(scalars ? v : v.map(canonicalKey))) {
+    if (errs.length > maxListedErrors) return;
+    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+  }
 }
 
 /** Items of a `map` list are objects (or null), no two with the same key fields; a missing key is a value of its own. */
@@ -273,8 +284,11 @@ function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldErr
     if (isObject(item)) for (const k of keys) if (hasOwn(item, k)) out[k] = item[k];
     return out;
   };
-  const ids = v.map((item) => JSON.stringify(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
-  for (const i of repeatedIndices(ids)) errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+  const ids = v.map((item) => canonicalKey(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
+  for (const i of repeatedIndices(ids)) {
+    if (errs.length > maxListedErrors) return;
+    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+  }
 }
 
 /** Whether every item sets its one key field to a string, each a different one (the usual list-map: nothing to report). */
@@ -306,9 +320,28 @@ function checkEmbedded(v: Record<string, unknown>, path: string, errs: FieldErro
   }
 }
 
+/** Whether two items are equal: one pass with a set of their canonical texts (comparing each pair was quadratic). */
 function hasDuplicates(v: unknown[]): boolean {
-  for (let i = 0; i < v.length; i++) for (let j = i + 1; j < v.length; j++) if (deepEqual(v[i], v[j])) return true;
+  const seen = new Set<string>();
+  for (const item of v) {
+    const key = canonicalKey(item);
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
   return false;
+}
+
+/**
+ * A text equal for equal JSON values and different otherwise: objects' keys
+ * in order, a bigint marked (JSON.stringify refuses one, and 1n is not 1).
+ * Depth is bounded by the decoder.
+ */
+function canonicalKey(v: unknown): string {
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalKey).join(',')}]`;
+  const o = v as Record<string, unknown>;
+  return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonicalKey(o[k])}`).join(',')}}`;
 }
 
 function isMultiple(v: number, factor: number): boolean {

@@ -10,6 +10,7 @@ import { deepEqual } from '../../../machinery/equal.js';
 import { parseQuantity, type Quantity } from '../../../machinery/quantity.js';
 import type { KubeObject } from '../../kind.js';
 import { VolumeSource } from './volumes.js';
+import { containerEnumErrors, podSpecEnumErrors, type ContainerList } from './podenums.js';
 
 type Obj = Record<string, any>;
 
@@ -135,7 +136,8 @@ const pullPolicies = ['Always', 'IfNotPresent', 'Never'];
 const messagePolicies = ['File', 'FallbackToLogsOnError'];
 
 /** One container; `names` collects names across every container list of the pod. */
-function validateContainer(c: Obj, at: string, names: Set<string>, volumes: Set<string>, ephemeral = false): FieldError[] {
+function validateContainer(c: Obj, at: string, names: Set<string>, volumes: Set<string>, list: ContainerList): FieldError[] {
+  const ephemeral = list === 'ephemeralContainers';
   const errs: FieldError[] = [];
   if (!c.name) errs.push(fieldErrors.required(`${at}.name`));
   else {
@@ -160,6 +162,7 @@ function validateContainer(c: Obj, at: string, names: Set<string>, volumes: Set<
   errs.push(...validateMounts(c.volumeMounts, volumes, `${at}.volumeMounts`));
   errs.push(...validateResources(c.resources, `${at}.resources`));
   if (c.stdinOnce && !c.stdin) errs.push(fieldErrors.forbidden(`${at}.stdinOnce`, 'stdinOnce requires stdin to be enabled'));
+  errs.push(...containerEnumErrors(c, at, list));
   return errs;
 }
 
@@ -196,9 +199,9 @@ export function validatePodSpec(spec: Obj | undefined, base = 'spec'): FieldErro
   if (base !== 'spec') errs.forEach((e, i) => (errs[i] = new FieldError(e.type, e.field.replace(/^spec\./, `${base}.`), e.detail, e.badValue, e.hasValue)));
   const names = new Set<string>();
   if (!Array.isArray(spec.containers) || spec.containers.length === 0) errs.push(fieldErrors.required(at('containers')));
-  (spec.initContainers ?? []).forEach((c: Obj, i: number) => errs.push(...validateContainer(c, fieldPath(at('initContainers'), i), names, volumes)));
-  (spec.containers ?? []).forEach((c: Obj, i: number) => errs.push(...validateContainer(c, fieldPath(at('containers'), i), names, volumes)));
-  (spec.ephemeralContainers ?? []).forEach((c: Obj, i: number) => errs.push(...validateContainer(c, fieldPath(at('ephemeralContainers'), i), names, volumes, true)));
+  for (const list of ['initContainers', 'containers', 'ephemeralContainers'] as const) {
+    (spec[list] ?? []).forEach((c: Obj, i: number) => errs.push(...validateContainer(c, fieldPath(at(list), i), names, volumes, list)));
+  }
   if (!spec.restartPolicy) errs.push(fieldErrors.required(at('restartPolicy')));
   else if (!restartPolicies.includes(spec.restartPolicy)) errs.push(fieldErrors.notSupported(at('restartPolicy'), spec.restartPolicy, restartPolicies));
   if (!spec.dnsPolicy) errs.push(fieldErrors.required(at('dnsPolicy')));
@@ -223,6 +226,7 @@ export function validatePodSpec(spec: Obj | undefined, base = 'spec'): FieldErro
     if (!(c.maxSkew >= 1)) errs.push(fieldErrors.invalid(`${ci}.maxSkew`, c.maxSkew ?? 0, 'must be greater than zero'));
     errs.push(...validateLabelSelector(c.labelSelector, `${ci}.labelSelector`));
   });
+  errs.push(...podSpecEnumErrors(spec, base));
   (spec.tolerations ?? []).forEach((tol: Obj, i: number) => {
     const ti = fieldPath(at('tolerations'), i);
     if (tol.operator === 'Exists' && tol.value) errs.push(fieldErrors.invalid(`${ti}.operator`, tol.value, 'value must be empty when `operator` is \'Exists\''));

@@ -14,6 +14,7 @@ import { Condition } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 import { portNameErrors, validatePortNumber } from './podvalidation.js';
 import { selectorText } from './replicationcontroller.js';
+import { optionalEnum, requiredEnum } from '../../sharedrules.js';
 
 const s = t.string;
 type Obj = Record<string, any>;
@@ -71,25 +72,63 @@ const schema = kindSchema('A named abstraction of software service: a port and a
   status: p(3, t.ref(ServiceStatus, 'Most recently observed status; read-only.'), 'always'),
 });
 
+// Upstream's supported values, in the order its messages list them (a Go set's, sorted).
 const types = ['ClusterIP', 'ExternalName', 'LoadBalancer', 'NodePort'];
 const protocols = ['SCTP', 'TCP', 'UDP'];
+const sessionAffinities = ['ClientIP', 'None'];
+const trafficPolicies = ['Cluster', 'Local'];
+const ipFamilies = ['IPv4', 'IPv6'];
+const ipFamilyPolicies = ['PreferDualStack', 'RequireDualStack', 'SingleStack'];
+const trafficDistributions = ['PreferClose'];
+/** Upstream's ExternallyAccessible: node ports, a load balancer or external IPs reach the service from outside. */
+const externallyAccessible = (spec: Obj) =>
+  spec.type === 'LoadBalancer' || spec.type === 'NodePort' || ((spec.type ?? 'ClusterIP') === 'ClusterIP' && (spec.externalIPs ?? []).length > 0);
 export const usesNodePorts = (spec: Obj) => spec.type === 'NodePort' || (spec.type === 'LoadBalancer' && spec.allocateLoadBalancerNodePorts !== false);
 export const isHeadless = (spec: Obj) => spec.clusterIP === 'None';
 
-/** The cluster IPs are addresses (or None): checked before the server allocates (see registry/allocation). */
+/**
+ * The address fields on their own: cluster IPs are addresses (or None), IP
+ * families and the family policy upstream's values. Checked before the
+ * server allocates (see registry/allocation), as upstream's
+ * ValidateServiceClusterIPsRelatedFields.
+ */
 export function validateClusterIPs(svc: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
-  ((svc.spec?.clusterIPs ?? []) as string[]).forEach((ip, i) => {
+  const spec: Obj = svc.spec ?? {};
+  ((spec.clusterIPs ?? []) as string[]).forEach((ip, i) => {
     if (ip !== 'None' && isIP(ip) === 0) errs.push(fieldErrors.invalid(fieldPath('spec.clusterIPs', i), ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff) or "None"'));
   });
+  const seen = new Set<unknown>();
+  ((Array.isArray(spec.ipFamilies) ? spec.ipFamilies : []) as unknown[]).forEach((family, i) => {
+    const at = fieldPath('spec.ipFamilies', i);
+    errs.push(...optionalEnum(family, at, ipFamilies));
+    if (seen.has(family)) errs.push(fieldErrors.duplicate(at, family));
+    seen.add(family);
+  });
+  errs.push(...optionalEnum(spec.ipFamilyPolicy, 'spec.ipFamilyPolicy', ipFamilyPolicies));
   return errs;
+}
+
+/** Upstream's validateServiceExternalTrafficPolicy, for the policy's value: required (and one of two) where the service is reachable from outside. */
+function validateExternalTrafficPolicy(spec: Obj): FieldError[] {
+  if (!externallyAccessible(spec)) return [];
+  return requiredEnum(spec.externalTrafficPolicy, 'spec.externalTrafficPolicy', trafficPolicies);
+}
+
+/** Upstream's validateServiceInternalTrafficFieldsValue: required for every type but ExternalName, one of two when set. */
+function validateInternalTrafficPolicy(spec: Obj): FieldError[] {
+  const type = spec.type ?? 'ClusterIP';
+  if ((spec.internalTrafficPolicy === undefined || spec.internalTrafficPolicy === null) && (type === 'NodePort' || type === 'LoadBalancer' || type === 'ClusterIP')) {
+    return [fieldErrors.required('spec.internalTrafficPolicy')];
+  }
+  return optionalEnum(spec.internalTrafficPolicy, 'spec.internalTrafficPolicy', trafficPolicies);
 }
 
 function validateService(svc: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
   const spec: Obj = svc.spec ?? {};
   const type: string = spec.type ?? 'ClusterIP';
-  if (!types.includes(type)) errs.push(fieldErrors.notSupported('spec.type', type, types));
+  errs.push(...requiredEnum(spec.type, 'spec.type', types));
   const ports: Obj[] = spec.ports ?? [];
   if (ports.length === 0 && type !== 'ExternalName' && !isHeadless(spec)) errs.push(fieldErrors.required('spec.ports'));
   const names = new Set<string>();
@@ -123,6 +162,10 @@ function validateService(svc: KubeObject): FieldError[] {
     if (isIP(ip) === 0) errs.push(fieldErrors.invalid(fieldPath('spec.externalIPs', i), ip, 'must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)'));
   });
   if (spec.selector) errs.push(...validateLabels(spec.selector, 'spec.selector'));
+  errs.push(...requiredEnum(spec.sessionAffinity, 'spec.sessionAffinity', sessionAffinities));
+  errs.push(...validateExternalTrafficPolicy(spec));
+  errs.push(...validateInternalTrafficPolicy(spec));
+  errs.push(...optionalEnum(spec.trafficDistribution, 'spec.trafficDistribution', trafficDistributions));
   const timeout = spec.sessionAffinityConfig?.clientIP?.timeoutSeconds;
   if (spec.sessionAffinity === 'ClientIP' && timeout !== undefined && (timeout < 1 || timeout > 86400)) {
     errs.push(fieldErrors.invalid('spec.sessionAffinityConfig.clientIP.timeoutSeconds', timeout, 'must be greater than 0 and less than 86400'));
@@ -187,7 +230,7 @@ export const services = defineKind({
         if (port.nodePort === 0) delete port.nodePort;
         if (port.targetPort === undefined || port.targetPort === 0 || port.targetPort === '') port.targetPort = port.port;
       }
-      if (spec.type === 'NodePort' || spec.type === 'LoadBalancer') spec.externalTrafficPolicy ??= 'Cluster';
+      if (externallyAccessible(spec)) spec.externalTrafficPolicy ??= 'Cluster';
       if (spec.type !== 'ExternalName') spec.internalTrafficPolicy ??= 'Cluster';
       if (spec.type === 'LoadBalancer') spec.allocateLoadBalancerNodePorts ??= true;
       if (spec.clusterIP && !spec.clusterIPs) spec.clusterIPs = [spec.clusterIP];

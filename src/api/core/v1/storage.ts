@@ -15,6 +15,7 @@ import { NodeSelector } from './podspec.js';
 import { PersistentVolumeClaimSpec } from './volumes.js';
 import { PersistentVolumeSource, persistentSources, validatePersistentSource } from './persistentsources.js';
 import { validateResourceList } from './podvalidation.js';
+import { optionalEnum } from '../../sharedrules.js';
 
 const s = t.string;
 type Obj = Record<string, any>;
@@ -34,22 +35,32 @@ export const PersistentVolumeSpec = define(core('PersistentVolumeSpec'), t.objec
   volumeAttributesClassName: p(10, s('VolumeAttributesClass of the volume.')),
 }, 'A persistent volume\'s specification.', { protoInline: [{ proto: 2, schema: PersistentVolumeSource }] }));
 
-const accessModes = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'];
+// Upstream lists a set's values sorted (sets.List).
+const accessModes = ['ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'];
+const reclaimPolicies = ['Delete', 'Recycle', 'Retain'];
+const volumeModes = ['Block', 'Filesystem'];
 const accessModeShort: Record<string, string> = { ReadWriteOnce: 'RWO', ReadOnlyMany: 'ROX', ReadWriteMany: 'RWX', ReadWriteOncePod: 'RWOP' };
 const modesText = (modes: string[] | undefined) => (modes ?? []).map((m) => accessModeShort[m] ?? m).join(',');
 
-function validateAccessModes(modes: unknown, field: string): FieldError[] {
+/** Access modes of a volume (`required` is the claim's wording; a volume's Required has none). */
+function validateAccessModes(modes: unknown, field: string, required: string): FieldError[] {
   const list: string[] = Array.isArray(modes) ? modes : [];
   const errs: FieldError[] = [];
-  if (!list.length) errs.push(fieldErrors.required(field, 'at least 1 access mode is required'));
+  if (!list.length) errs.push(fieldErrors.required(field, required));
   for (const m of list) if (!accessModes.includes(m)) errs.push(fieldErrors.notSupported(field, m, accessModes));
-  if (list.includes('ReadWriteOncePod') && list.length > 1) errs.push(fieldErrors.forbidden(field, 'may not use ReadWriteOncePod with other access modes'));
+  // Only supported modes count as the others ReadWriteOncePod may not be used with.
+  if (list.includes('ReadWriteOncePod') && list.some((m) => m !== 'ReadWriteOncePod' && accessModes.includes(m))) {
+    errs.push(fieldErrors.forbidden(field, 'may not use ReadWriteOncePod with other access modes'));
+  }
   return errs;
 }
 
 function validatePV(pv: KubeObject): FieldError[] {
   const spec: Obj = pv.spec ?? {};
-  const errs = validateAccessModes(spec.accessModes, 'spec.accessModes');
+  const errs = validateAccessModes(spec.accessModes, 'spec.accessModes', '');
+  // An empty reclaim policy is none (defaulted to Retain), as upstream's len() > 0.
+  if (spec.persistentVolumeReclaimPolicy !== '') errs.push(...optionalEnum(spec.persistentVolumeReclaimPolicy, 'spec.persistentVolumeReclaimPolicy', reclaimPolicies));
+  errs.push(...optionalEnum(spec.volumeMode, 'spec.volumeMode', volumeModes));
   if (spec.capacity?.storage === undefined) errs.push(fieldErrors.required('spec.capacity'));
   errs.push(...validateResourceList(spec.capacity, 'spec.capacity').errs);
   errs.push(...validatePersistentSource(spec));
@@ -99,7 +110,8 @@ export const persistentVolumes = defineKind({
 
 function validatePVC(pvc: KubeObject): FieldError[] {
   const spec: Obj = pvc.spec ?? {};
-  const errs = validateAccessModes(spec.accessModes, 'spec.accessModes');
+  const errs = validateAccessModes(spec.accessModes, 'spec.accessModes', 'at least 1 access mode is required');
+  errs.push(...optionalEnum(spec.volumeMode, 'spec.volumeMode', volumeModes));
   if (spec.resources?.requests?.storage === undefined) errs.push(fieldErrors.required('spec.resources[storage]'));
   errs.push(...validateResourceList(spec.resources?.requests, 'spec.resources.requests').errs);
   errs.push(...validateLabelSelector(spec.selector, 'spec.selector'));

@@ -12,6 +12,7 @@ import { Condition, DeleteOptions, LabelSelector, ObjectMeta, Time } from '../..
 import { kindSchema, nameColumn, ageColumn } from '../../core/v1/common.js';
 import { nonNegative } from '../../core/v1/statusvalidation.js';
 import { validateConditions } from '../../meta/conditions.js';
+import { optionalEnum } from '../../sharedrules.js';
 
 const policy = (name: string) => `${definitionPrefix}.api.policy.v1.${name}`;
 export const policyGroup = 'policy';
@@ -50,6 +51,7 @@ function validateBudget(pdb: KubeObject): FieldError[] {
   if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined) errs.push(fieldErrors.invalid('spec', spec, 'minAvailable and maxUnavailable cannot be both set'));
   errs.push(...validateIntOrPercent(spec.minAvailable, 'spec.minAvailable'), ...validateIntOrPercent(spec.maxUnavailable, 'spec.maxUnavailable'));
   errs.push(...validateLabelSelector(spec.selector, 'spec.selector'));
+  errs.push(...optionalEnum(spec.unhealthyPodEvictionPolicy, 'spec.unhealthyPodEvictionPolicy', ['AlwaysAllow', 'IfHealthyBudget']));
   return errs;
 }
 
