@@ -170,6 +170,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
     requestTimeoutMs: options.requestTimeoutMs,
     eventTtlSeconds: Math.max(1, Math.round(options.eventTtlMs / 1000)),
+    maxValueBytes: options.maxStoredObjectBytes,
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // What the server itself asks of the store is timed; the metrics' own counting is not.

@@ -25,6 +25,8 @@ export interface StorageConfig {
   requestTimeoutMs?: number;
   /** Events expire this long after their last write (cluster store only, as upstream). */
   eventTtlSeconds?: number;
+  /** Most bytes a stored value may have (default: etcd's 1.5 MiB); a larger write fails with 'TooLarge'. */
+  maxValueBytes?: number;
 }
 
 /** Where objects' keys begin in every store. */
@@ -33,11 +35,11 @@ const registryRoot = '/registry';
 export function openBackend(config: StorageConfig): Backend {
   switch (config.kind) {
     case 'memory':
-      return new MemoryBackend();
+      return new MemoryBackend({ maxValueBytes: config.maxValueBytes });
     case 'sqlite': {
       const path = join(config.dataDir, 'store.db');
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path);
+      return openSqliteBackend(path, undefined, { maxValueBytes: config.maxValueBytes });
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
@@ -53,6 +55,7 @@ export function openBackend(config: StorageConfig): Backend {
         },
         requestTimeoutMs: config.requestTimeoutMs ?? 60_000,
         expiring: config.eventTtlSeconds ? [{ prefix: `${registryRoot}/events/`, ttlSeconds: config.eventTtlSeconds }] : [],
+        maxValueBytes: config.maxValueBytes,
       });
     default:
       throw new Error(`unknown storage backend ${String(config.kind)}`);

@@ -6,12 +6,17 @@
 
 import { ownCopy } from './bytes.js';
 import {
-  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
+  Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
 import { compareKeys, rangeStart } from './keys.js';
 import { closedError, readRevision } from './revisions.js';
 import { WatchHub } from './watch-hub.js';
-import { planWrite, WriteOp } from './write-plan.js';
+import { checkValueSize, planWrite, validMaxValueBytes, WriteOp } from './write-plan.js';
+
+export interface MemoryBackendOptions {
+  /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */
+  maxValueBytes?: number;
+}
 
 /** One write to a key; a deletion keeps the last value with the delete's revision. */
 interface Version {
@@ -33,6 +38,11 @@ export class MemoryBackend implements Backend {
     ringLimit: Infinity,
   });
   private closed = false;
+  private readonly maxValueBytes: number;
+
+  constructor(options: MemoryBackendOptions = {}) {
+    this.maxValueBytes = validMaxValueBytes(options.maxValueBytes ?? defaultMaxValueBytes);
+  }
 
   async currentRevision(): Promise<number> {
     this.ensureOpen();
@@ -118,6 +128,7 @@ export class MemoryBackend implements Backend {
 
   private async write(op: WriteOp): Promise<KeyValue> {
     this.ensureOpen();
+    checkValueSize(op, this.maxValueBytes);
     const plan = planWrite(op, this.valueAt(op.key, this.revision), this.revision + 1);
     this.revision++;
     let list = this.versions.get(op.key);

@@ -43,6 +43,15 @@ describe('etcd backend beyond the shared suite', () => {
     await etcd.stop();
   });
 
+  test('a value etcd itself refuses (our limit set above its own) fails as our limit does', async () => {
+    const b = backend({ maxValueBytes: 4 * 1024 * 1024 });
+    const before = await b.currentRevision();
+    const refused = await rejectsWith(b.create('/etcd-limit/a', Buffer.alloc(2 * 1024 * 1024, 'a')), 'TooLarge');
+    assert.equal(refused.message, 'etcdserver: request is too large');
+    assert.equal(await b.get('/etcd-limit/a'), undefined);
+    assert.equal(await b.currentRevision(), before);
+  });
+
   test('two stores on one cluster: a write on one is read at once on the other and reaches its watches', async () => {
     const a = backend();
     const b = backend();
