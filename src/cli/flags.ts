@@ -363,7 +363,7 @@ export const serverFlags: readonly Flag[] = [
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
   option('max-stored-object-bytes', positiveCountType, 'maxStoredObjectBytes', 'Most bytes an object may take in the store once encoded (after defaulting, as stored); a larger create or update is answered 413 and nothing is written, on every storage backend. The default is etcd\'s own request limit.'),
-  option('watch-cache-window-bytes', countType, 'watchCacheWindowBytes', 'Most bytes the watch caches\' windows of recent events hold together (each event counts its value and the previous one); a watch or continue token older than the window is served from the store\'s history.'),
+  option('watch-cache-window-bytes', countType, 'watchCacheWindowBytes', 'Most bytes the watch caches\' windows of recent events hold together (each event counts its value and the previous one); a watch or continue token older than the window is served from the store\'s history. The store keeps at most as many bytes of recent events in memory for its own watchers.'),
   option('etcd-servers', commaListOf(urlType), 'etcdServers', 'Client URLs (scheme://ip:port) of the cluster store, comma separated; needed by --storage-backend etcd3.'),
   option('etcd-prefix', stringType, 'etcdPrefix', 'The prefix to prepend to all resource paths in the cluster store.'),
   option('etcd-cafile', stringType, 'etcdCaFile', 'SSL Certificate Authority file used to secure communication with the cluster store.', 'plain connections'),

@@ -68,7 +68,7 @@ export interface ServerOptions extends ExternalIdentityOptions {
   leaderElectRetryPeriodMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
-  /** Bytes the watch caches' event windows hold together at most. */
+  /** Bytes the watch caches' event windows hold together at most (and, apart, the store's own recent events for its watchers). */
   watchCacheWindowBytes: number;
   /** Most bytes an object may take in the store once encoded; larger writes are answered 413. */
   maxStoredObjectBytes: number;

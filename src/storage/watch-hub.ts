@@ -14,8 +14,8 @@ import { compactedError } from './revisions.js';
 /** Events with revision in (after, upTo] for keys under `prefix`, in revision order. */
 export type HistoryReader = (prefix: string, after: number, upTo: number, withPrevKv: boolean) => WatchEvent[];
 
-/** Default bound of the bytes a hub's recent events hold, when its backend can read older ones back. */
-export const defaultHubBytes = 16 * 1024 * 1024;
+/** Default bound of the bytes a hub's recent events hold, when its backend can read older ones back (the watch cache's window's default). */
+export const defaultHubBytes = 32 * 1024 * 1024;
 
 export interface WatchHubOptions {
   /** The latest revision already written when the hub starts. */
