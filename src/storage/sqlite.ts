@@ -13,7 +13,6 @@
 // watchers are fed in-process after each commit, from memory while the events
 // are recent and from the table for older revisions.
 
-import { ownCopy } from './bytes.js';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
@@ -24,7 +23,7 @@ import { closedError, readRevision } from './revisions.js';
 import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.js';
 import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
 import { defaultHubBytes, WatchHub } from './watch-hub.js';
-import { checkValueSize, planWrite, validMaxValueBytes, WritePlan, WriteOp } from './write-plan.js';
+import { ownedWrite, planWrite, validMaxValueBytes, WritePlan, WriteOp } from './write-plan.js';
 
 export interface SqliteBackendOptions {
   /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */
@@ -191,11 +190,11 @@ export class SqliteBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.enqueue({ kind: 'create', key, value: ownCopy(value) });
+    return this.enqueue({ kind: 'create', key, value });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.enqueue({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
+    return this.enqueue({ kind: 'update', key, value, expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -241,11 +240,12 @@ export class SqliteBackend implements Backend {
     this.db.close();
   }
 
-  private enqueue(op: WriteOp): Promise<KeyValue> {
+  private enqueue(asked: WriteOp): Promise<KeyValue> {
     if (this.closed) return Promise.reject(closedError(this.name));
     if (this.failure) return Promise.reject(this.failure);
+    let op: WriteOp;
     try {
-      checkValueSize(op, this.maxValueBytes);
+      op = ownedWrite(asked, this.maxValueBytes);
     } catch (err) {
       return Promise.reject(err);
     }

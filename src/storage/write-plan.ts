@@ -2,6 +2,7 @@
 // Both backends run every write through planWrite so the guards agree.
 
 import { KeyValue, StorageError, tooLargeMessage, WatchEvent } from './backend.js';
+import { ownCopy } from './bytes.js';
 
 export type WriteOp =
   | { kind: 'create'; key: string; value: Buffer }
@@ -60,6 +61,16 @@ export function checkValueSize(op: WriteOp, maxValueBytes: number): void {
   if (op.kind !== 'delete' && op.value.byteLength > maxValueBytes) {
     throw new StorageError('TooLarge', tooLargeMessage);
   }
+}
+
+/**
+ * `op` as a store keeps it: its value checked against the limit first (a
+ * refused value of tens of megabytes is not copied), then in an allocation
+ * of its own (callers may reuse their buffers).
+ */
+export function ownedWrite(op: WriteOp, maxValueBytes: number): WriteOp {
+  checkValueSize(op, maxValueBytes);
+  return op.kind === 'delete' ? op : { ...op, value: ownCopy(op.value) };
 }
 
 /** A size limit as a store takes it: a positive whole number of bytes. */
