@@ -311,6 +311,16 @@ export const countType: FlagType<number> = {
   },
 };
 
+/** A count of at least 1. */
+const positiveCountType: FlagType<number> = {
+  ...countType,
+  parse(raw) {
+    const value = countType.parse(raw, undefined);
+    if (value < 1) throw new Error('must be at least 1');
+    return value;
+  },
+};
+
 const operationFlags: readonly Flag[] = [
   option('max-requests-inflight', countType, 'maxRequestsInflight', 'Most non-mutating requests served at once; more are answered 429 with Retry-After (0: no limit). Watches, health probes and system:masters are never limited.'),
   option('max-mutating-requests-inflight', countType, 'maxMutatingRequestsInflight', 'Most mutating requests served at once; more are answered 429 (0: no limit).'),
@@ -352,7 +362,8 @@ export const serverFlags: readonly Flag[] = [
   option('storage-backend', enumOf(storageBackends), 'storageBackend', `Storage backend: ${storageBackends.join(' or ')}.`),
   option('data-dir', stringType, 'dataDir', 'Folder for the store, generated key material and admin.kubeconfig.'),
   option('etcd-compaction-interval', durationType, 'etcdCompactionIntervalMs', 'How long history is kept for watches and continue tokens (e.g. 300ms, 2s, 5m, 1h30m).'),
-  option('watch-cache-window-bytes', countType, 'watchCacheWindowBytes', 'Most bytes the watch caches\' windows of recent events hold together (each event counts its value and the previous one); a watch or continue token older than the window is served from the store\'s history.'),
+  option('max-stored-object-bytes', positiveCountType, 'maxStoredObjectBytes', 'Most bytes an object may take in the store once encoded (after defaulting, as stored); a larger create or update is answered 413 and nothing is written, on every storage backend. The default is etcd\'s own request limit.'),
+  option('watch-cache-window-bytes', countType, 'watchCacheWindowBytes', 'Most bytes the watch caches\' windows of recent events hold together (each event counts its value and the previous one); a watch or continue token older than the window is served from the store\'s history. The store keeps at most as many bytes of recent events in memory for its own watchers.'),
   option('etcd-servers', commaListOf(urlType), 'etcdServers', 'Client URLs (scheme://ip:port) of the cluster store, comma separated; needed by --storage-backend etcd3.'),
   option('etcd-prefix', stringType, 'etcdPrefix', 'The prefix to prepend to all resource paths in the cluster store.'),
   option('etcd-cafile', stringType, 'etcdCaFile', 'SSL Certificate Authority file used to secure communication with the cluster store.', 'plain connections'),

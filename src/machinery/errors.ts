@@ -150,6 +150,10 @@ export const errors = {
   requestEntityTooLarge(limit: number): ApiError {
     return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`);
   },
+  /** A write the store refused for its size: the store's own words, as upstream passes etcd's on. */
+  storedObjectTooLarge(message: string): ApiError {
+    return new ApiError(413, 'RequestEntityTooLarge', message);
+  },
   tooLargeResourceVersion(requested: number, current: number, retryAfterSeconds: number): ApiError {
     return new ApiError(504, 'Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`,
       { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },

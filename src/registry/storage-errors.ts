@@ -22,6 +22,9 @@ export function storageFailure(e: unknown): never {
         throw errors.expired(`too old resource version: ${e.revision ?? ''}`);
       case 'FutureRevision':
         throw errors.tooLargeResourceVersion(e.revision ?? 0, e.revision ?? 0, 1);
+      case 'TooLarge':
+        // Nothing was written: the encoded object is over --max-stored-object-bytes (or the cluster store's own limit).
+        throw errors.storedObjectTooLarge(e.message);
       default:
         break;
     }

@@ -3,6 +3,7 @@
 
 import { product } from '../machinery/vocabulary.js';
 import { defaultBackendKind, type BackendKind } from '../storage/kinds.js';
+import { defaultMaxValueBytes } from '../storage/backend.js';
 import { defaultExternalIdentityOptions, type ExternalIdentityOptions } from './external-identity-options.js';
 
 /** How an audit backend takes events, with upstream's names. */
@@ -67,8 +68,10 @@ export interface ServerOptions extends ExternalIdentityOptions {
   leaderElectRetryPeriodMs: number;
   /** Events queued for a watcher that stops reading before it is cut off (its socket buffers come on top). */
   watchMaxBufferedEvents: number;
-  /** Bytes the watch caches' event windows hold together at most. */
+  /** Bytes the watch caches' event windows hold together at most (and, apart, the store's own recent events for its watchers). */
   watchCacheWindowBytes: number;
+  /** Most bytes an object may take in the store once encoded; larger writes are answered 413. */
+  maxStoredObjectBytes: number;
   /**
    * Unauthenticated requests become system:anonymous instead of 401.
    * Unset: on unless the authorization modes include AlwaysAllow.
@@ -188,6 +191,7 @@ export const defaultServerOptions: ServerOptions = {
   leaderElectRetryPeriodMs: 2_000,
   watchMaxBufferedEvents: 10_000,
   watchCacheWindowBytes: 32 * 1024 * 1024,
+  maxStoredObjectBytes: defaultMaxValueBytes,
   apiAudiences: [],
   serviceAccountMaxTokenExpirationMs: 0,
   serviceAccountExtendTokenExpiration: true,

@@ -170,6 +170,9 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile,
     requestTimeoutMs: options.requestTimeoutMs,
     eventTtlSeconds: Math.max(1, Math.round(options.eventTtlMs / 1000)),
+    maxValueBytes: options.maxStoredObjectBytes,
+    // The store's own recent events for its watchers (the caches' feed) are bounded as the caches' windows are.
+    watchHubBytes: options.watchCacheWindowBytes,
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // What the server itself asks of the store is timed; the metrics' own counting is not.

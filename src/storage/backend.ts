@@ -79,8 +79,15 @@ export type StorageErrorCode =
   | 'RevisionMismatch'   // guarded write whose expected modRevision is stale
   | 'Compacted'          // read or watch below the compacted revision
   | 'FutureRevision'     // read at a revision the store has not reached
+  | 'TooLarge'           // a value over the store's size limit (nothing written)
   | 'Unavailable'        // the store cannot be reached
   | 'Timeout';           // the store did not answer within the request's deadline
+
+/** Most bytes a stored value may have by default: etcd's default request limit (--max-request-bytes, 1.5 MiB). */
+export const defaultMaxValueBytes = 1_572_864;
+
+/** What etcd answers a write over its request limit; every store refuses an oversize value with these words. */
+export const tooLargeMessage = 'etcdserver: request is too large';
 
 export class StorageError extends Error {
   constructor(
@@ -95,9 +102,21 @@ export class StorageError extends Error {
   }
 }
 
+/** What a store keeps in memory of its recent events for watchers, for the metrics. */
+export interface WatchMemory {
+  events: number;
+  /** About what the events hold: both values' bytes, the keys and the objects around them. */
+  bytes: number;
+  /** The bound of `bytes` (Infinity: the events are the store's only history, as in memory). */
+  limitBytes: number;
+}
+
 export interface Backend {
   /** Short name for health checks and metrics, e.g. "sqlite". */
   readonly name: string;
+
+  /** The recent events kept for watchers, when the store keeps them in this process. */
+  readonly watchMemory?: WatchMemory;
 
   /** The latest revision (0 on an empty store). */
   currentRevision(): Promise<number>;

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import type { Etcd3 } from 'etcd3';
 import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
-import { KeyValue, StorageError } from './backend.js';
+import { KeyValue, StorageError, tooLargeMessage } from './backend.js';
 import { EtcdGrpc } from './etcd-grpc.js';
 import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
 import type { EtcdKv } from './etcd-proto.js';
@@ -172,6 +172,8 @@ export function failureKind(err: unknown): FailureKind {
 export function callFailure(err: unknown): StorageError {
   if (err instanceof StorageError) return err;
   const message = err instanceof Error ? err.message : String(err);
+  // Over etcd's --max-request-bytes (or gRPC's receive limit just above it): the same refusal as our own limit's.
+  if (/request is too large|message larger than max/i.test(message)) return new StorageError('TooLarge', tooLargeMessage);
   if (pastDeadline(err) || /deadline exceeded|request timed out/i.test(message)) {
     return new StorageError('Timeout', `etcd did not answer in time: ${message}`);
   }

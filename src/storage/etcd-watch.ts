@@ -5,14 +5,17 @@
 // answers in the next turn, as the other backends do.) A watch from before
 // the ring gets its own etcd watch.
 
-import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
+import { StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions } from './backend.js';
 import type { EtcdCodec } from './etcd-client.js';
 import type { EtcdGrpc } from './etcd-grpc.js';
 import { EtcdWatchStream } from './etcd-watch-stream.js';
 import { compactedError } from './revisions.js';
-import { deliverSafely, endSafely } from './watch-hub.js';
+import { deliverSafely, endSafely, eventBytes } from './watch-hub.js';
 
-/** Events kept in memory: between this and twice as many (each holds its value and the previous one). */
+/**
+ * Events kept in memory: between this and twice as many, and never more
+ * bytes than the ring's bound (each holds its value and the previous one).
+ */
 const ringLimit = 4_096;
 /** How long the root may lag behind a revision someone saw before etcd is asked for progress. */
 const progressDelayMs = 50;
@@ -38,6 +41,8 @@ export class EtcdWatches {
   private ringFrom = 0;
   private head = 0;
   private ring: WatchEvent[] = [];
+  /** Bytes the ring's events hold (eventBytes of each). */
+  private ringBytes = 0;
   private readonly watchers = new Set<RingWatcher>();
   private drainTimer: NodeJS.Immediate | undefined;
   private closedWith: StorageError | undefined;
@@ -55,6 +60,8 @@ export class EtcdWatches {
     learnCompacted: (revision: number) => void,
     /** True when no key under the root changed after `after` up to `through` (both readable). */
     private readonly quietBetween: (after: number, through: number) => Promise<boolean>,
+    /** Most bytes the ring's events may hold. */
+    private readonly maxRingBytes: number,
   ) {
     this.stream = new EtcdWatchStream(grpc, codec, learnCompacted, (revision) => void this.broadcastProgress(revision));
   }
@@ -83,6 +90,10 @@ export class EtcdWatches {
         this.watchers.delete(watcher);
       },
     };
+  }
+
+  get memory(): WatchMemory {
+    return { events: this.ring.length, bytes: this.ringBytes, limitBytes: this.maxRingBytes };
   }
 
   /** True while a watch just made waits for etcd's confirmation (see EtcdWatchStream.confirmed). */
@@ -157,6 +168,7 @@ export class EtcdWatches {
     this.ringFrom = after;
     this.head = after;
     this.ring = [];
+    this.ringBytes = 0;
     this.root = this.stream.watch('', { afterRevision: after, prevKv: true }, {
       onEvents: (events) => this.publish(events),
       onProgress: (revision) => this.progress(revision),
@@ -166,12 +178,19 @@ export class EtcdWatches {
 
   private publish(events: WatchEvent[]): void {
     this.ring.push(...events);
+    for (const event of events) this.ringBytes += eventBytes(event);
     this.head = Math.max(this.head, events[events.length - 1]!.revision);
-    // Trimmed in steps of the limit, not on every event.
-    if (this.ring.length > 2 * ringLimit) {
-      const excess = this.ring.length - ringLimit;
-      this.ringFrom = this.ring[excess - 1]!.revision;
-      this.ring = this.ring.slice(excess);
+    // Trimmed in steps (down to the count limit and half the bytes), not on every event.
+    if (this.ring.length > 2 * ringLimit || this.ringBytes > this.maxRingBytes) {
+      let excess = Math.max(0, this.ring.length - ringLimit);
+      let bytes = this.ringBytes;
+      for (let i = 0; i < excess; i++) bytes -= eventBytes(this.ring[i]!);
+      while (excess < this.ring.length && bytes > this.maxRingBytes / 2) bytes -= eventBytes(this.ring[excess++]!);
+      if (excess > 0) {
+        this.ringFrom = this.ring[excess - 1]!.revision;
+        this.ring = this.ring.slice(excess);
+        this.ringBytes = bytes;
+      }
     }
     for (const watcher of [...this.watchers]) {
       if (!watcher.live || !watcher.active) continue;
@@ -197,6 +216,7 @@ export class EtcdWatches {
   private rootFailed(err: StorageError): void {
     this.root = undefined;
     this.ring = [];
+    this.ringBytes = 0;
     for (const watcher of [...this.watchers]) {
       if (watcher.fallback) continue;
       this.end(watcher, err.code === 'Compacted' ? compactedError(watcher.cursor, err.revision ?? this.compacted()) : err);

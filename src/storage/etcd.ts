@@ -9,7 +9,7 @@ import { ownCopy } from './bytes.js';
 import type { Etcd3 } from 'etcd3';
 import { isBrokenCircuitError } from 'cockatiel';
 import {
-  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
+  Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchMemory, WatchOptions,
 } from './backend.js';
 import {
   callFailure, connect, connectHotCalls, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
@@ -21,6 +21,8 @@ import { EtcdWatches } from './etcd-watch.js';
 import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
 import { rangeStart } from './keys.js';
 import { closedError } from './revisions.js';
+import { defaultHubBytes } from './watch-hub.js';
+import { checkValueSize, validMaxValueBytes } from './write-plan.js';
 
 export interface EtcdBackendOptions extends EtcdConnectionOptions {
   /** Prepended to every key in etcd ('' keeps the keys as the other backends write them). */
@@ -29,6 +31,10 @@ export interface EtcdBackendOptions extends EtcdConnectionOptions {
   expiring?: ExpiringPrefix[];
   /** Backend revision = etcd revision - this; 0 (the default) keeps etcd's revisions (see EtcdCodec). */
   revisionOffset?: number;
+  /** Most bytes a stored value may have (default: etcd's own default request limit, 1.5 MiB). */
+  maxValueBytes?: number;
+  /** Most bytes the recent events kept in memory for watchers may hold (values and previous values). */
+  watchHubBytes?: number;
 }
 
 /** A key no object uses, read by health checks and to learn the head revision. */
@@ -66,15 +72,22 @@ export class EtcdBackend implements Backend {
   private headReads = 0;
   /** The last failure to reach a member (a member skipped after one fails without saying why). */
   private lastCause: unknown;
+  private readonly maxValueBytes: number;
 
   constructor(options: EtcdBackendOptions) {
     this.requestTimeoutMs = options.requestTimeoutMs;
+    this.maxValueBytes = validMaxValueBytes(options.maxValueBytes ?? defaultMaxValueBytes);
     this.client = connect(options);
     this.grpc = connectHotCalls(options);
     this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
     this.codec = new EtcdCodec(options.keyPrefix ?? '', options.revisionOffset);
     this.watches = new EtcdWatches(this.grpc, this.codec, () => this.compacted, (revision) => this.learnCompacted(revision),
-      (after, through) => this.quietBetween(after, through));
+      (after, through) => this.quietBetween(after, through), options.watchHubBytes ?? defaultHubBytes);
+  }
+
+  /** What the ring of recent events kept for watchers holds now, for the metrics. */
+  get watchMemory(): WatchMemory {
+    return this.watches.memory;
   }
 
   /**
@@ -192,6 +205,11 @@ export class EtcdBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
+    try {
+      checkValueSize({ kind: 'create', key, value }, this.maxValueBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);
@@ -216,6 +234,11 @@ export class EtcdBackend implements Backend {
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
+    try {
+      checkValueSize({ kind: 'update', key, value, expectedModRevision }, this.maxValueBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const copy = ownCopy(value);
     return this.write(key, async () => {
       const etcdKey = this.codec.key(key);

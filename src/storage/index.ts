@@ -25,6 +25,10 @@ export interface StorageConfig {
   requestTimeoutMs?: number;
   /** Events expire this long after their last write (cluster store only, as upstream). */
   eventTtlSeconds?: number;
+  /** Most bytes a stored value may have (default: etcd's 1.5 MiB); a larger write fails with 'TooLarge'. */
+  maxValueBytes?: number;
+  /** Most bytes the recent events a file or cluster store keeps in memory for its watchers may hold. */
+  watchHubBytes?: number;
 }
 
 /** Where objects' keys begin in every store. */
@@ -33,11 +37,11 @@ const registryRoot = '/registry';
 export function openBackend(config: StorageConfig): Backend {
   switch (config.kind) {
     case 'memory':
-      return new MemoryBackend();
+      return new MemoryBackend({ maxValueBytes: config.maxValueBytes });
     case 'sqlite': {
       const path = join(config.dataDir, 'store.db');
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path);
+      return openSqliteBackend(path, undefined, { maxValueBytes: config.maxValueBytes, watchHubBytes: config.watchHubBytes });
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
@@ -53,6 +57,8 @@ export function openBackend(config: StorageConfig): Backend {
         },
         requestTimeoutMs: config.requestTimeoutMs ?? 60_000,
         expiring: config.eventTtlSeconds ? [{ prefix: `${registryRoot}/events/`, ttlSeconds: config.eventTtlSeconds }] : [],
+        maxValueBytes: config.maxValueBytes,
+        watchHubBytes: config.watchHubBytes,
       });
     default:
       throw new Error(`unknown storage backend ${String(config.kind)}`);

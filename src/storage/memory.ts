@@ -4,14 +4,18 @@
 // Values are copied on write; what reads return is shared, so callers must
 // not modify the buffers they get.
 
-import { ownCopy } from './bytes.js';
 import {
-  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
+  Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from './backend.js';
 import { compareKeys, rangeStart } from './keys.js';
 import { closedError, readRevision } from './revisions.js';
 import { WatchHub } from './watch-hub.js';
-import { planWrite, WriteOp } from './write-plan.js';
+import { ownedWrite, planWrite, validMaxValueBytes, WriteOp } from './write-plan.js';
+
+export interface MemoryBackendOptions {
+  /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */
+  maxValueBytes?: number;
+}
 
 /** One write to a key; a deletion keeps the last value with the delete's revision. */
 interface Version {
@@ -33,6 +37,11 @@ export class MemoryBackend implements Backend {
     ringLimit: Infinity,
   });
   private closed = false;
+  private readonly maxValueBytes: number;
+
+  constructor(options: MemoryBackendOptions = {}) {
+    this.maxValueBytes = validMaxValueBytes(options.maxValueBytes ?? defaultMaxValueBytes);
+  }
 
   async currentRevision(): Promise<number> {
     this.ensureOpen();
@@ -68,11 +77,11 @@ export class MemoryBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.write({ kind: 'create', key, value: ownCopy(value) });
+    return this.write({ kind: 'create', key, value });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.write({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
+    return this.write({ kind: 'update', key, value, expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -116,8 +125,9 @@ export class MemoryBackend implements Backend {
     this.hub.close(closedError(this.name));
   }
 
-  private async write(op: WriteOp): Promise<KeyValue> {
+  private async write(asked: WriteOp): Promise<KeyValue> {
     this.ensureOpen();
+    const op = ownedWrite(asked, this.maxValueBytes);
     const plan = planWrite(op, this.valueAt(op.key, this.revision), this.revision + 1);
     this.revision++;
     let list = this.versions.get(op.key);

@@ -13,23 +13,26 @@
 // watchers are fed in-process after each commit, from memory while the events
 // are recent and from the table for older revisions.
 
-import { ownCopy } from './bytes.js';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions,
+  Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions,
 } from './backend.js';
 import { prefixEnd, rangeStart } from './keys.js';
 import { closedError, readRevision } from './revisions.js';
 import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.js';
 import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
-import { WatchHub } from './watch-hub.js';
-import { planWrite, WritePlan, WriteOp } from './write-plan.js';
+import { defaultHubBytes, WatchHub } from './watch-hub.js';
+import { ownedWrite, planWrite, validMaxValueBytes, WritePlan, WriteOp } from './write-plan.js';
 
-/**
- * Recent events kept in memory for watchers (each holds its value and the
- * previous one, so this bounds memory); older ones are read from the table.
- */
+export interface SqliteBackendOptions {
+  /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */
+  maxValueBytes?: number;
+  /** Most bytes the recent events kept in memory for watchers may hold (values and previous values). */
+  watchHubBytes?: number;
+}
+
+/** Most recent events kept in memory for watchers, whatever their size; older ones are read from the table. */
 const ringLimit = 4_096;
 /** Revisions swept per compaction transaction, so that writes are not held up long. */
 const sweepChunk = 5_000;
@@ -82,8 +85,10 @@ export class SqliteBackend implements Backend {
   /** Compactions run one after another. */
   private compaction: Promise<void> = Promise.resolve();
   private closed = false;
+  private readonly maxValueBytes: number;
 
-  constructor(readonly path: string, driver?: DriverName) {
+  constructor(readonly path: string, driver?: DriverName, options: SqliteBackendOptions = {}) {
+    this.maxValueBytes = validMaxValueBytes(options.maxValueBytes ?? defaultMaxValueBytes);
     mkdirSync(dirname(path), { recursive: true });
     this.db = openDatabase(path, driver);
     try {
@@ -116,8 +121,14 @@ export class SqliteBackend implements Backend {
       head: this.revision,
       compactedRevision: () => this.compacted,
       ringLimit,
+      maxBytes: options.watchHubBytes ?? defaultHubBytes,
       readHistory: (prefix, after, upTo, withPrevKv) => this.readHistory(prefix, after, upTo, withPrevKv),
     });
+  }
+
+  /** What the recent events kept for watchers hold now, for the metrics. */
+  get watchMemory(): WatchMemory {
+    return this.hub.memory;
   }
 
   async currentRevision(): Promise<number> {
@@ -179,11 +190,11 @@ export class SqliteBackend implements Backend {
   }
 
   create(key: string, value: Buffer): Promise<KeyValue> {
-    return this.enqueue({ kind: 'create', key, value: ownCopy(value) });
+    return this.enqueue({ kind: 'create', key, value });
   }
 
   update(key: string, value: Buffer, expectedModRevision: number): Promise<KeyValue> {
-    return this.enqueue({ kind: 'update', key, value: ownCopy(value), expectedModRevision });
+    return this.enqueue({ kind: 'update', key, value, expectedModRevision });
   }
 
   delete(key: string, expectedModRevision?: number): Promise<KeyValue> {
@@ -229,9 +240,15 @@ export class SqliteBackend implements Backend {
     this.db.close();
   }
 
-  private enqueue(op: WriteOp): Promise<KeyValue> {
+  private enqueue(asked: WriteOp): Promise<KeyValue> {
     if (this.closed) return Promise.reject(closedError(this.name));
     if (this.failure) return Promise.reject(this.failure);
+    let op: WriteOp;
+    try {
+      op = ownedWrite(asked, this.maxValueBytes);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise<KeyValue>((resolve, reject) => {
       this.queue.push({ op, resolve, reject });
       this.scheduleFlush();
@@ -401,8 +418,8 @@ function openWal(path: string): number | undefined {
 }
 
 /** Open (creating if needed) the store in the file at `path`. */
-export function openSqliteBackend(path: string, driver?: DriverName): SqliteBackend {
-  return new SqliteBackend(path, driver);
+export function openSqliteBackend(path: string, driver?: DriverName, options?: SqliteBackendOptions): SqliteBackend {
+  return new SqliteBackend(path, driver, options);
 }
 
 function toLiveValue(key: string, row: VersionRow | undefined): KeyValue | undefined {

@@ -1,16 +1,21 @@
 // Fans committed events out to watchers. Each watcher has a cursor (the last
 // revision it has been shown); a drain, scheduled with setImmediate after
 // every publish, moves each cursor forward. Recent events sit in a ring in
-// memory; a watcher whose cursor is older than the ring reads the backend's
-// history in chunks. Delivery happens only from the drain, so handlers are
+// memory, bounded in count and in bytes (each event holds its value and the
+// previous one, so a count alone let large values hold gigabytes); a
+// watcher whose cursor is older than the ring reads the backend's history in
+// chunks. Delivery happens only from the drain, so handlers are
 // never called concurrently nor from inside a write call, and a watcher sees
 // every revision once, in order.
 
-import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
+import { StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions } from './backend.js';
 import { compactedError } from './revisions.js';
 
 /** Events with revision in (after, upTo] for keys under `prefix`, in revision order. */
 export type HistoryReader = (prefix: string, after: number, upTo: number, withPrevKv: boolean) => WatchEvent[];
+
+/** Default bound of the bytes a hub's recent events hold, when its backend can read older ones back (the watch cache's window's default). */
+export const defaultHubBytes = 32 * 1024 * 1024;
 
 export interface WatchHubOptions {
   /** The latest revision already written when the hub starts. */
@@ -18,6 +23,8 @@ export interface WatchHubOptions {
   compactedRevision(): number;
   /** Most events kept in memory; older ones come from `readHistory`. */
   ringLimit: number;
+  /** Most bytes the kept events may hold (eventBytes); absent: no bound but the count. */
+  maxBytes?: number;
   readHistory?: HistoryReader;
   /** Most revisions a watcher moves through per drain, which bounds a batch. */
   revisionsPerDrain?: number;
@@ -42,15 +49,24 @@ export class WatchHub {
   private drainTimer: NodeJS.Immediate | undefined;
   private closedWith: StorageError | undefined;
   private readonly revisionsPerDrain: number;
+  private readonly maxBytes: number;
+  /** Bytes the kept events hold (eventBytes of each). */
+  private held = 0;
 
   constructor(private readonly options: WatchHubOptions) {
     this.head = options.head;
     this.revisionsPerDrain = options.revisionsPerDrain ?? 1000;
+    this.maxBytes = options.maxBytes ?? Infinity;
+    if (!(this.maxBytes >= 0)) throw new TypeError(`a watch hub bound is a number of bytes, got ${options.maxBytes}`);
   }
 
   /** Number of watchers still open, for metrics and tests. */
   get size(): number {
     return this.watchers.size;
+  }
+
+  get memory(): WatchMemory {
+    return { events: this.ring.length - this.ringOffset, bytes: this.held, limitBytes: this.maxBytes };
   }
 
   /** Revision of the oldest event held in memory (head + 1 when none). */
@@ -65,10 +81,16 @@ export class WatchHub {
         throw new Error(`watch hub: revision ${event.revision} does not follow ${this.head}`);
       }
       this.ring.push(event);
+      this.held += eventBytes(event);
       this.head = event.revision;
     }
     const excess = this.ring.length - this.ringOffset - this.options.ringLimit;
     if (excess > 0) this.dropFront(excess);
+    // Oldest first until the bytes fit; a watcher still short of them reads them back from the history.
+    let over = this.held - this.maxBytes;
+    let n = 0;
+    for (let i = this.ringOffset; over > 0 && i < this.ring.length; i++, n++) over -= eventBytes(this.ring[i]!);
+    if (n > 0) this.dropFront(n);
     if (events.length > 0) this.schedule();
   }
 
@@ -113,6 +135,11 @@ export class WatchHub {
   }
 
   private dropFront(n: number): void {
+    for (let i = this.ringOffset; i < this.ringOffset + n; i++) {
+      this.held -= eventBytes(this.ring[i]!);
+      // The slot is dead: let the event and its values go now, not at the next reclaim.
+      (this.ring as (WatchEvent | undefined)[])[i] = undefined;
+    }
     this.ringOffset += n;
     // Reclaim the dead front now and then, not on every drop.
     if (this.ringOffset > 1024 && this.ringOffset * 2 > this.ring.length) {
@@ -192,6 +219,14 @@ export class WatchHub {
     this.watchers.delete(watcher);
     endSafely(watcher.handlers, reason);
   }
+}
+
+/** The event, its key-value objects and the ring's slot, measured roughly on V8 (as the watch cache counts its window). */
+const eventOverheadBytes = 400;
+
+/** About what keeping `event` holds: both values' bytes (shared or not), the key and the objects around them. */
+export function eventBytes(event: WatchEvent): number {
+  return eventOverheadBytes + event.kv.key.length + event.kv.value.byteLength + (event.prevKv ? event.prevKv.value.byteLength : 0);
 }
 
 function asStorageError(err: unknown): StorageError {

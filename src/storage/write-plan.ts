@@ -1,7 +1,8 @@
 // What a single guarded write does, decided from the key's current value.
 // Both backends run every write through planWrite so the guards agree.
 
-import { KeyValue, StorageError, WatchEvent } from './backend.js';
+import { KeyValue, StorageError, tooLargeMessage, WatchEvent } from './backend.js';
+import { ownCopy } from './bytes.js';
 
 export type WriteOp =
   | { kind: 'create'; key: string; value: Buffer }
@@ -49,4 +50,33 @@ function checkGuard(current: KeyValue, expected: number): void {
       current,
     );
   }
+}
+
+/**
+ * Throws 'TooLarge' when `op` would store more than `maxValueBytes`. Checked
+ * before a write is queued, so a refused value takes no revision and never
+ * reaches the store, its history or its watchers.
+ */
+export function checkValueSize(op: WriteOp, maxValueBytes: number): void {
+  if (op.kind !== 'delete' && op.value.byteLength > maxValueBytes) {
+    throw new StorageError('TooLarge', tooLargeMessage);
+  }
+}
+
+/**
+ * `op` as a store keeps it: its value checked against the limit first (a
+ * refused value of tens of megabytes is not copied), then in an allocation
+ * of its own (callers may reuse their buffers).
+ */
+export function ownedWrite(op: WriteOp, maxValueBytes: number): WriteOp {
+  checkValueSize(op, maxValueBytes);
+  return op.kind === 'delete' ? op : { ...op, value: ownCopy(op.value) };
+}
+
+/** A size limit as a store takes it: a positive whole number of bytes. */
+export function validMaxValueBytes(maxValueBytes: number): number {
+  if (!Number.isSafeInteger(maxValueBytes) || maxValueBytes <= 0) {
+    throw new TypeError(`a stored value limit is a positive number of bytes, got ${maxValueBytes}`);
+  }
+  return maxValueBytes;
 }

@@ -50,6 +50,7 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['data-dir', '/var/lib/x', { dataDir: '/var/lib/x' }],
   ['etcd-compaction-interval', '1h30m', { etcdCompactionIntervalMs: 90 * 60 * 1000 }],
   ['watch-cache-window-bytes', '8388608', { watchCacheWindowBytes: 8 * 1024 * 1024 }],
+  ['max-stored-object-bytes', '3145728', { maxStoredObjectBytes: 3 * 1024 * 1024 }],
   ['etcd-servers', 'http://127.0.0.1:2379', { etcdServers: ['http://127.0.0.1:2379'] }],
   ['etcd-prefix', '/c1/registry', { etcdPrefix: '/c1/registry' }],
   ['etcd-cafile', '/ca.pem', { etcdCaFile: '/ca.pem' }],
@@ -291,6 +292,11 @@ describe('parseFlags errors', () => {
     }
     rejects(['--etcd-compaction-interval=-5m'], /must not be negative$/, '--etcd-compaction-interval', '-5m');
     rejects(['--etcd-compaction-interval=5'], /not a duration \(examples: 300ms, 2s, 5m, 1h30m\)$/, '--etcd-compaction-interval', '5');
+  });
+
+  it('rejects a stored-size limit of no bytes', () => {
+    rejects(['--max-stored-object-bytes=0'], /must be at least 1$/, '--max-stored-object-bytes', '0');
+    rejects(['--max-stored-object-bytes=-1'], /must not be negative$/, '--max-stored-object-bytes', '-1');
   });
 
   it('rejects positional arguments, also after --', () => {

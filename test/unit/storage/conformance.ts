@@ -3,6 +3,7 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { defaultMaxValueBytes, tooLargeMessage } from '../../../src/storage/backend.js';
 import type { Backend, KeyValue, StorageError, StorageErrorCode, WatchEvent, WatchOptions } from '../../../src/storage/backend.js';
 
 export interface BackendFactory {
@@ -446,6 +447,28 @@ export function runConformance(name: string, factory: BackendFactory): void {
       assert.equal(((dup as PromiseRejectedResult).reason as StorageError).code, 'RevisionMismatch');
       assert.equal(((dup as PromiseRejectedResult).reason as StorageError).current?.modRevision, 3);
       assert.equal(text(await b.get('/g/x')), '3');
+    }));
+
+    test('a value over the size limit is refused with etcd\'s words and leaves no trace', withStore(async (b) => {
+      const watcher = recordWatch(b, '/big/', { afterRevision: 0 });
+      const oversize = Buffer.alloc(defaultMaxValueBytes + 1, 'a');
+      const refused = await rejectsWith(b.create('/big/a', oversize), 'TooLarge');
+      assert.equal(refused.message, tooLargeMessage);
+      assert.equal(await b.currentRevision(), 0, 'a refused write takes no revision');
+      assert.equal(await b.get('/big/a'), undefined);
+      // Well under the limit (room for etcd's key and framing): stored; then an oversize update of it is refused.
+      const fits = Buffer.alloc(defaultMaxValueBytes - 4096, 'b');
+      const made = await b.create('/big/a', fits);
+      await rejectsWith(b.update('/big/a', oversize, made.modRevision), 'TooLarge');
+      const kept = await b.get('/big/a');
+      assert.equal(kept?.modRevision, made.modRevision);
+      assert.ok(kept?.value.equals(fits));
+      assert.equal(await b.currentRevision(), made.modRevision);
+      await b.delete('/big/a');
+      await watcher.waitFor(2);
+      await settle();
+      assert.deepEqual(watcher.events.map((e) => [e.type, e.revision]), [['put', made.modRevision], ['delete', made.modRevision + 1]]);
+      watcher.cancel();
     }));
 
     test('closing ends watches and refuses further calls', withStore(async (b) => {

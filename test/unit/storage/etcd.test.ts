@@ -43,6 +43,36 @@ describe('etcd backend beyond the shared suite', () => {
     await etcd.stop();
   });
 
+  test('a value etcd itself refuses (our limit set above its own) fails as our limit does', async () => {
+    const b = backend({ maxValueBytes: 4 * 1024 * 1024 });
+    const before = await b.currentRevision();
+    const refused = await rejectsWith(b.create('/etcd-limit/a', Buffer.alloc(2 * 1024 * 1024, 'a')), 'TooLarge');
+    assert.equal(refused.message, 'etcdserver: request is too large');
+    assert.equal(await b.get('/etcd-limit/a'), undefined);
+    assert.equal(await b.currentRevision(), before);
+  });
+
+  test('large values: the ring of recent events stays within its byte bound, and a watch from before it still sees every event', async () => {
+    const bound = 64 * 1024;
+    const b = backend({ watchHubBytes: bound });
+    const from = await b.currentRevision();
+    const live = recordWatch(b, '/ring-bytes/', { afterRevision: from });
+    const value = (i: number) => Buffer.alloc(16 * 1024, String(i % 10));
+    let last = await b.create('/ring-bytes/a', value(0));
+    const total = 40;
+    for (let i = 1; i < total; i++) last = await b.update('/ring-bytes/a', value(i), last.modRevision);
+    await live.waitFor(total);
+    assert.ok(b.watchMemory.bytes <= bound, `held ${b.watchMemory.bytes} bytes, bound ${bound}`);
+    assert.ok(b.watchMemory.events < 6, `${b.watchMemory.events} events held, each of 16 KiB or more`);
+    const late = recordWatch(b, '/ring-bytes/', { afterRevision: from });
+    await late.waitFor(total);
+    for (const watcher of [live, late]) {
+      assert.deepEqual(watcher.events.map((e) => e.kv.value.equals(value(watcher.events.indexOf(e)))), Array(total).fill(true));
+      assert.equal(watcher.events.at(-1)?.revision, last.modRevision);
+      watcher.cancel();
+    }
+  });
+
   test('two stores on one cluster: a write on one is read at once on the other and reaches its watches', async () => {
     const a = backend();
     const b = backend();

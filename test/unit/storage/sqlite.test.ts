@@ -109,6 +109,35 @@ describe('sqlite backend on disk', () => {
     removeScratch();
   });
 
+  test('large values: the events kept in memory stay within their byte bound, and watchers live and late see every one with its previous value', async () => {
+    const bound = 64 * 1024;
+    const store = openSqliteBackend(join(scratchDir(), 'store.db'), undefined, { watchHubBytes: bound });
+    const live = recordWatch(store, '/big/', { afterRevision: 0, prevKv: true });
+    const value = (i: number) => Buffer.alloc(16 * 1024, String(i % 10));
+    let last = await store.create('/big/a', value(0));
+    const total = 40;
+    let most = 0;
+    for (let i = 1; i < total; i++) {
+      last = await store.update('/big/a', value(i), last.modRevision);
+      most = Math.max(most, store.watchMemory.bytes);
+    }
+    assert.ok(most <= bound, `held ${most} bytes, bound ${bound}`);
+    assert.equal(store.watchMemory.limitBytes, bound);
+    assert.ok(store.watchMemory.events < 4, `${store.watchMemory.events} events held, each of 32 KiB`);
+    const late = recordWatch(store, '/big/', { afterRevision: 0, prevKv: true });
+    for (const watcher of [live, late]) {
+      await watcher.waitFor(total);
+      assert.deepEqual(watcher.events.map((e) => e.revision), Array.from({ length: total }, (_, i) => i + 1));
+      watcher.events.forEach((e, i) => {
+        assert.ok(e.kv.value.equals(value(i)), `the value of revision ${i + 1}`);
+        if (i > 0) assert.ok(e.prevKv?.value.equals(value(i - 1)), `the previous value of revision ${i + 1}`);
+      });
+      watcher.cancel();
+    }
+    await store.close();
+    removeScratch();
+  });
+
   test('readers and watchers see a write only once its caller has its answer', async () => {
     const store = openSqliteBackend(join(scratchDir(), 'store.db'));
     const rev0 = await store.currentRevision();
