@@ -13,7 +13,6 @@
 // typed.ts.
 
 import { isIP } from 'node:net';
-import { RE2JS } from '@bufbuild/re2';
 import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { parseQuantity, type Quantity } from './quantity.js';
@@ -22,20 +21,10 @@ import { authorizationLib } from './authz.js';
 import { optionalLib } from './optional.js';
 import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
+import { compileRegex, find, findAll } from './regex.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
-const regexCache = new Map<string, RE2JS>();
-function regex(pattern: string): RE2JS {
-  let re = regexCache.get(pattern);
-  if (!re) {
-    re = RE2JS.compile(pattern);
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, re);
-  }
-  return re;
-}
-
 function compare(a: unknown, b: unknown): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
@@ -81,25 +70,26 @@ const lists: CelFunc[] = [
   }),
 ];
 
-const regexLib: CelFunc[] = [
-  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1)[0] ?? ''; }),
-  celMethod('findAll', STRING, [STRING], LIST, function (pattern) { return celList(findAll(this, pattern, -1)); }),
-  celMethod('findAll', STRING, [STRING, INT], LIST, function (pattern, limit) { return celList(findAll(this, pattern, Number(limit))); }),
-];
-
-// The RE2 package offers no match extraction: the pattern is checked as RE2
-// syntax, then run by the JavaScript engine (a leading `(?i)` as its flag).
-function findAll(s: string, pattern: string, limit: number): string[] {
-  regex(pattern);
-  const insensitive = pattern.startsWith('(?i)');
-  const re = new RegExp(insensitive ? pattern.slice(4) : pattern, insensitive ? 'gi' : 'g');
-  const out: string[] = [];
-  for (const m of s.matchAll(re)) {
-    if (limit >= 0 && out.length >= limit) break;
-    out.push(m[0]);
+// Upstream's regex library (find, findAll) and the global form of `matches`,
+// on RE2 (regex.ts). A pattern that does not compile is upstream's error.
+const compiled = (fn: string, pattern: string) => {
+  try {
+    return compileRegex(pattern);
+  } catch (e) {
+    throw new Error(fn === 'matches' ? (e as Error).message : `Illegal regex: ${(e as Error).message}`);
   }
-  return out;
-}
+};
+
+const regexLib: CelFunc[] = [
+  celMethod('find', STRING, [STRING], STRING, function (pattern) { return find(compiled('find', pattern), this); }),
+  celMethod('findAll', STRING, [STRING], LIST, function (pattern) { return celList(findAll(compiled('findAll', pattern), this, -1)); }),
+  celMethod('findAll', STRING, [STRING, INT], LIST, function (pattern, limit) {
+    // Go's int of the limit: anything below zero means all.
+    return celList(findAll(compiled('findAll', pattern), this, limit < 0n ? -1 : Number(limit > 2n ** 31n ? 2n ** 31n : limit)));
+  }),
+  celMethod('matches', STRING, [STRING], BOOL, function (pattern) { return compiled('matches', pattern).test(this); }),
+  celFunc('matches', [STRING, STRING], BOOL, (s, pattern) => compiled('matches', pattern).test(s)),
+];
 
 function parseUrl(s: string): URL | undefined {
   // Go's url.Parse accepts absolute URLs and absolute paths; upstream refuses anything else.

@@ -6,7 +6,6 @@
 
 import { celEnv, isCelError, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { RE2JS } from '@bufbuild/re2';
 import { setOwn } from '../../../machinery/ownkeys.js';
 import { Planner, type Meter } from './interpreter.js';
 import { kubernetesLibraries } from './libraries.js';
@@ -17,8 +16,8 @@ export const costLimitExceeded = 'operation cancelled: actual cost limit exceede
 
 const macros = new Set(['has', 'all', 'exists', 'exists_one', 'map', 'filter']);
 
-const re2 = { compile: (pattern: string) => RE2JS.compile(pattern) };
-const env = celEnv({ funcs: kubernetesLibraries, re2 });
+// `matches` is the libraries' own (regex.ts), replacing the standard one.
+const env = celEnv({ funcs: kubernetesLibraries });
 const messageType = (name: string): CelValue | undefined => {
   const desc = env.registry.getMessage(name);
   return desc ? objectType(desc) : undefined;
