@@ -6,7 +6,8 @@
 //     (an attribute and its qualifiers); a selection on a computed value
 //     costs 1 more (the value becomes an attribute);
 //   - a presence test (`has`) costs nothing beyond its operand;
-//   - a call costs what callcost.ts says, after its arguments;
+//   - a call costs what callcost.ts says, after its arguments and before it
+//     runs (so a call the budget cannot pay for builds nothing);
 //   - &&, || and ?: cost nothing themselves; a ?: branch that is a plain
 //     variable or field path is read without charge;
 //   - a list literal costs 10, a map literal 30, beside their elements,
@@ -49,6 +50,11 @@ function charge(meter: Meter, n: number): void {
     meter.exceeded = true;
     throw new CostLimitReached();
   }
+}
+
+/** What is left to spend (all of it while the meter is silent). */
+function headroom(meter: Meter): number {
+  return meter.silent > 0 ? Infinity : Math.max(0, meter.limit - meter.cost);
 }
 
 /** Variables in scope: the program's, then each comprehension's. */
@@ -276,15 +282,17 @@ export class Planner {
         }
         const t = hasTarget ? (vals[0] as CelValue) : undefined;
         const rest = (hasTarget ? vals.slice(1) : vals) as CelValue[];
+        // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
+        const cost = callCost(name, t, rest, headroom(meter));
         if (error !== undefined) {
-          charge(meter, callCost(name, t, rest, undefined));
+          charge(meter, cost);
           return error;
         }
         if (!fn) return celError(`unbound function: ${name}`, id);
+        charge(meter, cost);
         const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
           ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
           ?? fn.call(id, t, rest);
-        charge(meter, callCost(name, t, rest, result));
         return result === undefined ? noSuchOverload(id) : result;
       },
     };

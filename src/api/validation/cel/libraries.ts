@@ -13,7 +13,7 @@
 // typed.ts.
 
 import { isIP } from 'node:net';
-import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelError, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { parseQuantity, type Quantity } from './quantity.js';
 import { field, opaque } from './values.js';
@@ -269,7 +269,8 @@ const setsLib: CelFunc[] = [
 
 // `split(sep, n)` as Go's strings.SplitN, which upstream's strings extension
 // uses: at most n parts, the last holding the rest (the library's own drops
-// the rest). It replaces the library's overload of the same signature.
+// the rest). It and the functions below replace the library's overloads of
+// the same signatures.
 function splitN(s: string, sep: string, n: number): string[] {
   if (n === 0) return [];
   const parts = sep === '' ? [...s] : s.split(sep);
@@ -277,8 +278,79 @@ function splitN(s: string, sep: string, n: number): string[] {
   return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
 }
 
-const splitFix: CelFunc[] = [
+// Go's strings.Replace, which upstream's `replace` calls: at most n
+// replacements (all when n is negative), an empty `old` matching before each
+// character and at the end; the result built once, in parts (the library's
+// rebuilt the whole string at each replacement).
+function replaceN(s: string, old: string, by: string, n: number): string {
+  if (n === 0 || old === by) return s;
+  const parts: string[] = [];
+  let count = 0, last = 0;
+  if (old === '') {
+    for (const ch of s) {
+      if (count === n) break;
+      parts.push(by, ch);
+      count++;
+      last += ch.length;
+    }
+    if (count !== n && last === s.length) { parts.push(by); return parts.join(''); }
+  } else {
+    for (let i = s.indexOf(old); i >= 0 && count !== n; i = s.indexOf(old, last)) {
+      parts.push(s.slice(last, i), by);
+      last = i + old.length;
+      count++;
+    }
+  }
+  parts.push(s.slice(last));
+  return parts.join('');
+}
+
+// ASCII case in one pass over runs of letters (the library's built its result a character at a time).
+const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+const upperAscii = (s: string): string => s.replace(/[a-z]+/g, (run) => run.toUpperCase());
+
+// `format` copies its literal text in runs and hands each clause to the
+// library's own formatting, one clause at a time, so its output is the
+// library's without being built a character at a time.
+const libraryFormat = strings.find((f) => f.name === 'format')!;
+const formatError = (issue: string) => new Error(`invalid argument to function format: ${issue}`);
+
+function formatWith(template: string, args: CelValue): string {
+  if (!isCelList(args)) throw new Error('no such overload');
+  const out: string[] = [];
+  let next = 0;
+  for (let i = 0; i < template.length;) {
+    const percent = template.indexOf('%', i);
+    if (percent < 0) { out.push(template.slice(i)); break; }
+    out.push(template.slice(i, percent));
+    if (percent + 1 >= template.length) throw formatError('invalid format string');
+    i = percent + 2;
+    let verb = template[percent + 1]!;
+    if (verb === '%') { out.push('%'); continue; }
+    let clause = '%';
+    if (verb === '.') {
+      while (i < template.length && template[i]! >= '0' && template[i]! <= '9') i++;
+      if (i >= template.length) throw formatError('invalid format string');
+      clause += `.${template.slice(percent + 2, i)}`;
+      verb = template[i++]!;
+    }
+    const value = args.get(next++);
+    if (value === undefined) throw formatError('too few arguments for format string');
+    const written = libraryFormat.call(0, `${clause}${verb}`, [celList([value])]);
+    if (typeof written !== 'string') throw new Error(isCelError(written) ? written.message : 'no such overload');
+    out.push(written);
+  }
+  if (next < args.size) throw formatError('too many arguments for format string');
+  return out.join('');
+}
+
+const stringFixes: CelFunc[] = [
   celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
+  celMethod('replace', STRING, [STRING, STRING], STRING, function (old, by) { return replaceN(this, old, by, -1); }),
+  celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (old, by, n) { return replaceN(this, old, by, n < 0n ? -1 : Number(n)); }),
+  celMethod('lowerAscii', STRING, [], STRING, function () { return lowerAscii(this); }),
+  celMethod('upperAscii', STRING, [], STRING, function () { return upperAscii(this); }),
+  celMethod('format', STRING, [LIST], STRING, function (args) { return formatWith(this, args); }),
 ];
 
 // What transformMap's expansion calls to add one entry (an existing key is an error, as upstream).
@@ -295,4 +367,4 @@ const comprehensionLib: CelFunc[] = [
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
-kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...stringFixes, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);

@@ -104,42 +104,58 @@ function follow(prog: Program, list: Threads, pc: number, start: number, context
   }
 }
 
-/** RE2's leftmost-first match in `s` starting at or after `from` (UTF-16 offsets), or undefined. */
-export function matchFrom(re: RE2JS, s: string, from: number): [number, number] | undefined {
-  const engine = re.re2() as unknown as Engine;
-  // The package's own engine says quickly whether there is anything to find.
-  if (engine.executeEngine(fromUTF16(s), from, UNANCHORED, 0) === null) return undefined;
-  const prog = engine.prog;
-  const n = prog.numInst();
-  let current = new Threads(n), next = new Threads(n);
-  const stack: number[] = [];
-  let match: [number, number] | undefined;
-  let before = runeBefore(s, from);
-  for (let i = from; ;) {
-    const r = runeAt(s, i);
-    const width = r < 0 ? 0 : widthOf(r);
-    // A thread begun here comes after every thread begun earlier: leftmost wins.
-    if (match === undefined) follow(prog, current, prog.start, i, emptyOpContext(before, r), stack);
-    if (current.size === 0 && (match !== undefined || r < 0)) break;
-    next.clear();
-    const after = r < 0 ? 0 : emptyOpContext(r, runeAt(s, i + width));
-    for (let t = 0; t < current.size; t++) {
-      const pc = current.pcs[t]!;
-      const inst = prog.getInst(pc);
-      if (inst.op === Inst.MATCH) {
-        // Threads after this one have lower priority: they are dropped.
-        match = [current.starts[t]!, i];
-        break;
-      }
-      if (r >= 0 && Inst.isRuneOp(inst.op) && inst.matchRune(r)) follow(prog, next, inst.out, current.starts[t]!, after, stack);
-    }
-    if (r < 0) break;
-    [current, next] = [next, current];
-    next.clear();
-    before = r;
-    i += width;
+/** Runs one compiled pattern over one string, match after match, with its thread lists made once. */
+class Matcher {
+  private readonly prog: Program;
+  private current: Threads;
+  private next: Threads;
+  private readonly stack: number[] = [];
+  /** Whether the package's own engine found any match at all (it answers that quickly). */
+  readonly any: boolean;
+  constructor(re: RE2JS, private readonly s: string) {
+    const engine = re.re2() as unknown as Engine;
+    this.prog = engine.prog;
+    this.any = engine.executeEngine(fromUTF16(s), 0, UNANCHORED, 0) !== null;
+    const n = this.prog.numInst();
+    this.current = new Threads(n);
+    this.next = new Threads(n);
   }
-  return match;
+
+  /** RE2's leftmost-first match starting at or after `from` (UTF-16 offsets), or undefined. */
+  matchFrom(from: number): [number, number] | undefined {
+    if (!this.any) return undefined;
+    const { prog, s, stack } = this;
+    let current = this.current, next = this.next;
+    current.clear();
+    let match: [number, number] | undefined;
+    let before = runeBefore(s, from);
+    for (let i = from; ;) {
+      const r = runeAt(s, i);
+      const width = r < 0 ? 0 : widthOf(r);
+      // A thread begun here comes after every thread begun earlier: leftmost wins.
+      if (match === undefined) follow(prog, current, prog.start, i, emptyOpContext(before, r), stack);
+      if (current.size === 0 && (match !== undefined || r < 0)) break;
+      next.clear();
+      const after = r < 0 ? 0 : emptyOpContext(r, runeAt(s, i + width));
+      for (let t = 0; t < current.size; t++) {
+        const pc = current.pcs[t]!;
+        const inst = prog.getInst(pc);
+        if (inst.op === Inst.MATCH) {
+          // Threads after this one have lower priority: they are dropped.
+          match = [current.starts[t]!, i];
+          break;
+        }
+        if (r >= 0 && Inst.isRuneOp(inst.op) && inst.matchRune(r)) follow(prog, next, inst.out, current.starts[t]!, after, stack);
+      }
+      if (r < 0) break;
+      [current, next] = [next, current];
+      before = r;
+      i += width;
+    }
+    this.current = current;
+    this.next = next;
+    return match;
+  }
 }
 
 /** Go's FindAllString: successive non-overlapping matches, at most `limit` (all when negative); an empty match right after a match is skipped. */
@@ -147,8 +163,9 @@ export function findAll(re: RE2JS, s: string, limit: number): string[] {
   const out: string[] = [];
   const max = limit < 0 ? s.length + 1 : limit;
   let previousEnd = -1;
+  const matcher = new Matcher(re, s);
   for (let pos = 0; out.length < max && pos <= s.length;) {
-    const m = matchFrom(re, s, pos);
+    const m = matcher.matchFrom(pos);
     if (!m) break;
     let accept = true;
     if (m[1] === pos) {
@@ -165,6 +182,6 @@ export function findAll(re: RE2JS, s: string, limit: number): string[] {
 
 /** Go's FindString: the first match, or '' when there is none. */
 export function find(re: RE2JS, s: string): string {
-  const m = matchFrom(re, s, 0);
+  const m = new Matcher(re, s).matchFrom(0);
   return m ? s.slice(m[0], m[1]) : '';
 }
