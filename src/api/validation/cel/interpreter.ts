@@ -22,7 +22,8 @@
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
-// listtypes.ts; `type()` of an optional is `optional_type`.
+// listtypes.ts, with plain lists on both sides append.ts; `type()` of an
+// optional is `optional_type`.
 
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
@@ -31,6 +32,7 @@ import { indexValue, noSuchOverload, selectField } from './access.js';
 import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
+import { appendLists } from './append.js';
 
 export interface Meter {
   cost: number;
@@ -298,10 +300,11 @@ export class Planner {
     };
   }
 
-  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts); undefined for any other operands. */
+  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts), `+` of plain lists (append.ts); undefined for any other operands. */
   private typedListCall(id: number, name: string, args: CelValue[]): unknown {
     const [left, right] = args;
     const kind = listKindOf(left);
+    if (!kind && name === '_+_' && isCelList(left) && isCelList(right)) return appendLists(left, right);
     if (!kind || !isCelList(right)) return undefined;
     const eq = this.funcs.find('_==_')!;
     const equal = (a: unknown, b: unknown) => eq.call(id, undefined, [a as CelValue, b as CelValue]) === true;

@@ -68,6 +68,21 @@ describe('growing values meet the runtime limits', () => {
   });
 });
 
+describe("comprehensions' results", () => {
+  test('a map over 20,000 items builds one list, read to its end without recursing through each append', () => {
+    const r = evaluate('self.map(x, x * 2.0).exists(y, y == 40000.0) && self.filter(x, x > 10.0).size() == 19990', Array.from({ length: 20_000 }, (_, i) => i + 1), costLimits.perRequest);
+    assert.equal(r.error, undefined);
+    assert.equal(r.value, true);
+  });
+
+  test('a list appended to keeps each earlier value as it was', () => {
+    // `a` is appended to twice: the second append must not see the first's item.
+    assert.equal(evaluate('[self.map(x, x)].all(a, a + [1] != a + [2] && size(a + [1]) == 3 && (a + [2])[2] == 2)', [5, 6]).value, true);
+    const long = Array.from({ length: 40 }, (_, i) => i);
+    assert.equal(evaluate('[self.map(x, x)].all(a, (a + [-1])[40] == -1 && (a + [-2])[40] == -2 && size(a) == 40)', long).value, true);
+  });
+});
+
 describe('what each call is charged', () => {
   const thousand = 'a'.repeat(1000);
   const cases: [string, unknown, number][] = [
