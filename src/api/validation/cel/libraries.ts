@@ -22,6 +22,7 @@ import { optionalLib } from './optional.js';
 import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
 import { compileRegex, find, findAll } from './regex.js';
+import { insertEntry } from './append.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -353,14 +354,12 @@ const stringFixes: CelFunc[] = [
   celMethod('format', STRING, [LIST], STRING, function (args) { return formatWith(this, args); }),
 ];
 
-// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream).
+// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream), in place where it can (append.ts).
 const comprehensionLib: CelFunc[] = [
   celFunc(mapInsert, [mapType(DYN, DYN), DYN, DYN], DYN, (m, k, v) => {
-    if (!isCelMap(m) || m.has(k as string)) throw new Error(`insert failed: key ${String(k)} already exists`);
-    const out = new Map<unknown, unknown>();
-    for (const key of m.keys()) out.set(key, m.get(key as string));
-    out.set(k, v);
-    return celMap(out as Map<string, never>);
+    const out = isCelMap(m) ? insertEntry(m, k, v) : undefined;
+    if (out === undefined) throw new Error(`insert failed: key ${String(k)} already exists`);
+    return out as never;
   }),
 ];
 

@@ -75,6 +75,15 @@ describe("comprehensions' results", () => {
     assert.equal(r.value, true);
   });
 
+  test('transformMap over 20,000 items inserts each entry once, and the map it makes reads as any map', () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => `v${i}`);
+    const r = evaluate("[self.transformMap(i, v, v)].all(m, m.size() == 20000 && m[19999] == 'v19999' && m[0u] == 'v0' && !(20000 in m))", items, costLimits.perRequest);
+    assert.equal(r.error, undefined);
+    assert.equal(r.value, true);
+    // Each value built by insertion shows only its own entries; a key already there is upstream's error.
+    assert.equal(evaluate("{'a': 1}.transformMap(k, v, v) == {'a': 1} && ['x', 'y'].transformMap(i, v, i > 0, v) == {1: 'y'}", null).value, true);
+  });
+
   test('a list appended to keeps each earlier value as it was', () => {
     // `a` is appended to twice: the second append must not see the first's item.
     assert.equal(evaluate('[self.map(x, x)].all(a, a + [1] != a + [2] && size(a + [1]) == 3 && (a + [2])[2] == 2)', [5, 6]).value, true);
