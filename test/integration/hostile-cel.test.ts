@@ -96,6 +96,18 @@ test("a webhook's matchConditions calling find() with a backtracking pattern run
   const created = await whileReady(() => client.post('/api/v1/namespaces/default/configmaps', configMap('hostile', aThenBang)));
   assert.equal(created.status, 201, `RE2 finds no match, so the condition is false and the webhook skipped: ${created.text}`);
   assert.equal((await client.delete(`${configurations}/hostile-cel`)).status, 200);
+  // A constant pattern RE2 refuses is refused with the configuration, as upstream builds the program.
+  const broken = await client.post(configurations, {
+    metadata: { name: 'hostile-cel-broken' },
+    webhooks: [{
+      name: 'broken.hostile.example.com', clientConfig: { url: 'https://127.0.0.1:1/never' },
+      rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'] }],
+      matchConditions: [{ name: 'broken', expression: "object.data.s.find('(a') != ''" }],
+      failurePolicy: 'Fail', sideEffects: 'None', admissionReviewVersions: ['v1'],
+    }],
+  });
+  assertStatus(broken, 422, 'Invalid');
+  assert.match(broken.json.message, /webhooks\[0\]\.matchConditions\[0\]\.expression: Invalid value: .*: program instantiation failed: error parsing regexp: missing closing \): `\(a`/);
   await canary.assertServerIntact();
 });
 
@@ -107,6 +119,12 @@ test("find() with the object author's own pattern runs on RE2, and a pattern RE2
   assertStatus(bad, 422, 'Invalid');
   assert.equal(bad.json.details.causes[0].message,
     'Invalid value: "object": Illegal regex: error parsing regexp: missing closing ): `(a` evaluating rule: self.x.find(self.pattern) == \'\'');
+  // A constant one is refused with the definition.
+  const crd = widgetCrd({}, 'brokens', 'Broken');
+  crd.spec.versions[0].schema.openAPIV3Schema.properties.spec = { type: 'object', properties: { x: { type: 'string', maxLength: 10 } }, 'x-kubernetes-validations': [{ rule: "self.x.matches('[')" }] };
+  const refused = await client.post(crdPath, crd);
+  assertStatus(refused, 422, 'Invalid');
+  assert.ok(refused.json.message.includes('x-kubernetes-validations[0].rule: Invalid value: {"rule":"self.x.matches(\'[\')"}: program instantiation failed: error parsing regexp: missing closing ]: `[`'), refused.json.message);
   await canary.assertServerIntact();
 });
 

@@ -57,11 +57,19 @@ describe('find and findAll on RE2', () => {
   }
 
   test("a pattern RE2 refuses is upstream's error: 'Illegal regex' for find and findAll, Go's own for matches", () => {
-    assert.equal(run("'a'.find('(a')"), 'error: Illegal regex: error parsing regexp: missing closing ): `(a`');
-    assert.equal(run("'a'.findAll('a{2,1}')"), 'error: Illegal regex: error parsing regexp: invalid repeat count: `{2,1}`');
-    assert.equal(run("'a'.matches('(a')"), 'error: error parsing regexp: missing closing ): `(a`');
+    assert.equal(run("'a'.find(self)", '(a'), 'error: Illegal regex: error parsing regexp: missing closing ): `(a`');
+    assert.equal(run("'a'.findAll(self)", 'a{2,1}'), 'error: Illegal regex: error parsing regexp: invalid repeat count: `{2,1}`');
+    assert.equal(run("'a'.findAll(self, 1)", '[a'), 'error: Illegal regex: error parsing regexp: missing closing ]: `[a`');
+    assert.equal(run("'a'.matches(self)", '(a'), 'error: error parsing regexp: missing closing ): `(a`');
     // A lookahead is JavaScript's, not RE2's.
-    assert.match(String(run("'ab'.find('a(?=b)')")), /^error: Illegal regex: error parsing regexp: /);
+    assert.match(String(run("'ab'.find(self)", 'a(?=b)')), /^error: Illegal regex: error parsing regexp: /);
+  });
+
+  test('a constant pattern RE2 refuses is refused when the expression is compiled, as upstream builds its program', () => {
+    assert.equal(run("self.find('(a')"), 'compile: program instantiation failed: error parsing regexp: missing closing ): `(a`');
+    assert.equal(run("[1].all(x, self.findAll('a{2,1}', 2).size() > 0)"), 'compile: program instantiation failed: error parsing regexp: invalid repeat count: `{2,1}`');
+    assert.equal(run("self.matches('[')"), 'compile: program instantiation failed: error parsing regexp: missing closing ]: `[`');
+    assert.equal(run("matches(self, '(')"), 'compile: program instantiation failed: error parsing regexp: missing closing ): `(`');
   });
 });
 
