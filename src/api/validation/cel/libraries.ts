@@ -310,6 +310,10 @@ function replaceN(s: string, old: string, by: string, n: number): string {
 const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 const upperAscii = (s: string): string => s.replace(/[a-z]+/g, (run) => run.toUpperCase());
 
+// strings.quote with the library's escapes, in one pass.
+const quoteEscapes = new Map([['\0', '\\0'], ['\x07', '\\a'], ['\b', '\\b'], ['\t', '\\t'], ['\n', '\\n'], ['\v', '\\v'], ['\f', '\\f'], ['\r', '\\r'], ['"', '\\"'], ['\\', '\\\\']]);
+const quote = (s: string): string => `"${s.replace(/[\0\x07-\x0d"\\]/g, (c) => quoteEscapes.get(c)!)}"`;
+
 // `format` copies its literal text in runs and hands each clause to the
 // library's own formatting, one clause at a time, so its output is the
 // library's without being built a character at a time.
@@ -346,7 +350,9 @@ function formatWith(template: string, args: CelValue): string {
 }
 
 const stringFixes: CelFunc[] = [
+  celMethod('split', STRING, [STRING], LIST, function (sep) { return celList(splitN(this, sep, -1)); }),
   celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
+  celFunc('strings.quote', [STRING], STRING, quote),
   celMethod('replace', STRING, [STRING, STRING], STRING, function (old, by) { return replaceN(this, old, by, -1); }),
   celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (old, by, n) { return replaceN(this, old, by, n < 0n ? -1 : Number(n)); }),
   celMethod('lowerAscii', STRING, [], STRING, function () { return lowerAscii(this); }),

@@ -128,6 +128,10 @@ describe('the string functions rebuilt to make their result once', () => {
     ["'abcb'.replace('b', 'XY', 1)", 'aXYcb'],
     ["'abcb'.replace('b', 'XY', 0)", 'abcb'],
     ["'aaaa'.replace('aa', 'b')", 'bb'],
+    ["strings.quote('a\"b\\\\c\\n')", '"a\\"b\\\\c\\n"'],
+    // Go's strings.Split with an empty separator: one part a character, not a UTF-16 half.
+    ["'a😀b'.split('').size()", 3n],
+    ["'a,b,,c'.split(',')[2]", ''],
     ["'AbC Ünï'.lowerAscii()", 'abc Ünï'],
     ["'aBc üNï'.upperAscii()", 'ABC üNÏ'.replace('Ï', 'ï')],
     ["'%s-%d-%.2f %% %x|%X|%o|%b|%e'.format(['a', 3, 1.5, 'hi', 255, 8, 5, 1234.5])", 'a-3-1.50 % 6869|FF|10|101|1.234500e+03'],
