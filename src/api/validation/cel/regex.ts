@@ -12,7 +12,7 @@ import { RE2JS } from '@bufbuild/re2';
 
 interface Instruction { op: number; out: number; arg: number; matchRune(r: number): boolean }
 interface Program { start: number; numInst(): number; getInst(pc: number): Instruction }
-interface Engine { prog: Program; executeEngine(input: unknown, pos: number, anchor: number, ncap: number): number[] | null }
+interface Engine { prog: Program; prefix: string; executeEngine(input: unknown, pos: number, anchor: number, ncap: number): number[] | null }
 
 // The engine's instruction set and input reader are not among the package's
 // exports; they are loaded by their files next to its entry point.
@@ -107,6 +107,8 @@ function follow(prog: Program, list: Threads, pc: number, start: number, context
 /** Runs one compiled pattern over one string, match after match, with its thread lists made once. */
 class Matcher {
   private readonly prog: Program;
+  /** The literal text every match begins with (case-sensitive; '' when there is none). */
+  private readonly prefix: string;
   private current: Threads;
   private next: Threads;
   private readonly stack: number[] = [];
@@ -115,6 +117,7 @@ class Matcher {
   constructor(re: RE2JS, private readonly s: string) {
     const engine = re.re2() as unknown as Engine;
     this.prog = engine.prog;
+    this.prefix = engine.prefix;
     this.any = engine.executeEngine(fromUTF16(s), 0, UNANCHORED, 0) !== null;
     const n = this.prog.numInst();
     this.current = new Threads(n);
@@ -130,6 +133,13 @@ class Matcher {
     let match: [number, number] | undefined;
     let before = runeBefore(s, from);
     for (let i = from; ;) {
+      // No thread alive and none found: the next match begins where the prefix next occurs.
+      if (current.size === 0 && match === undefined && this.prefix !== '' && !s.startsWith(this.prefix, i)) {
+        const at = s.indexOf(this.prefix, i);
+        if (at < 0) break;
+        i = at;
+        before = runeBefore(s, i);
+      }
       const r = runeAt(s, i);
       const width = r < 0 ? 0 : widthOf(r);
       // A thread begun here comes after every thread begun earlier: leftmost wins.

@@ -48,6 +48,10 @@ describe('find and findAll on RE2', () => {
     ["'ab\\nab'.findAll('^ab')", ['ab']],
     ["'ab\\nab'.findAll('(?m)^ab$')", ['ab', 'ab']],
     ["'foobar bar'.findAll('\\\\bbar')", ['bar']],
+    // A literal prefix is searched for; what follows it still sees the whole string.
+    ["'xabc1 abc22 abcx'.findAll('abc[0-9]+')", ['abc1', 'abc22']],
+    ["'😀ab ab'.findAll('ab\\\\b')", ['ab', 'ab']],
+    ["'ab\\nab'.findAll('ab$')", ['ab']],
     // The pattern that backtracks exponentially in JavaScript's engine.
     [`'${'a'.repeat(40)}!'.find('^(a+)+$')`, ''],
     [`'${'a'.repeat(40)}'.find('^(a+)+$')`, 'a'.repeat(40)],
