@@ -128,7 +128,7 @@ function formattedSize(template: unknown, args: unknown, cap: number): number {
   if (typeof template !== 'string' || !isCelList(args)) return 1;
   let n = 0, arg = 0;
   for (let i = template.indexOf('%'), last = 0; n <= cap; i = template.indexOf('%', last)) {
-    if (i < 0) { n += template.length - last; break; }
+    if (i < 0) { n += Math.max(0, template.length - last); break; }
     n += i - last;
     let j = i + 1, precision: number | undefined;
     if (template[j] === '.') {
