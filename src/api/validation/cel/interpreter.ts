@@ -6,7 +6,8 @@
 //     (an attribute and its qualifiers); a selection on a computed value
 //     costs 1 more (the value becomes an attribute);
 //   - a presence test (`has`) costs nothing beyond its operand;
-//   - a call costs what callcost.ts says, after its arguments;
+//   - a call costs what callcost.ts says, after its arguments and before it
+//     runs (so a call the budget cannot pay for builds nothing);
 //   - &&, || and ?: cost nothing themselves; a ?: branch that is a plain
 //     variable or field path is read without charge;
 //   - a list literal costs 10, a map literal 30, beside their elements,
@@ -21,7 +22,8 @@
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
-// listtypes.ts; `type()` of an optional is `optional_type`.
+// listtypes.ts, with plain lists on both sides append.ts; `type()` of an
+// optional is `optional_type`.
 
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
@@ -30,6 +32,7 @@ import { indexValue, noSuchOverload, selectField } from './access.js';
 import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
+import { appendLists } from './append.js';
 
 export interface Meter {
   cost: number;
@@ -49,6 +52,11 @@ function charge(meter: Meter, n: number): void {
     meter.exceeded = true;
     throw new CostLimitReached();
   }
+}
+
+/** What is left to spend (all of it while the meter is silent). */
+function headroom(meter: Meter): number {
+  return meter.silent > 0 ? Infinity : Math.max(0, meter.limit - meter.cost);
 }
 
 /** Variables in scope: the program's, then each comprehension's. */
@@ -276,24 +284,27 @@ export class Planner {
         }
         const t = hasTarget ? (vals[0] as CelValue) : undefined;
         const rest = (hasTarget ? vals.slice(1) : vals) as CelValue[];
+        // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
+        const cost = callCost(name, t, rest, headroom(meter));
         if (error !== undefined) {
-          charge(meter, callCost(name, t, rest, undefined));
+          charge(meter, cost);
           return error;
         }
         if (!fn) return celError(`unbound function: ${name}`, id);
+        charge(meter, cost);
         const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
           ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
           ?? fn.call(id, t, rest);
-        charge(meter, callCost(name, t, rest, result));
         return result === undefined ? noSuchOverload(id) : result;
       },
     };
   }
 
-  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts); undefined for any other operands. */
+  /** `==`, `!=` and `+` with a set or list-map on the left (listtypes.ts), `+` of plain lists (append.ts); undefined for any other operands. */
   private typedListCall(id: number, name: string, args: CelValue[]): unknown {
     const [left, right] = args;
     const kind = listKindOf(left);
+    if (!kind && name === '_+_' && isCelList(left) && isCelList(right)) return appendLists(left, right);
     if (!kind || !isCelList(right)) return undefined;
     const eq = this.funcs.find('_==_')!;
     const equal = (a: unknown, b: unknown) => eq.call(id, undefined, [a as CelValue, b as CelValue]) === true;

@@ -13,8 +13,7 @@
 // typed.ts.
 
 import { isIP } from 'node:net';
-import { RE2JS } from '@bufbuild/re2';
-import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
+import { celEnv, celFunc, celList, celMap, celMethod, CelScalar, isCelError, isCelList, isCelMap, listType, mapType, type CelFunc, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { parseQuantity, type Quantity } from './quantity.js';
 import { field, opaque } from './values.js';
@@ -22,20 +21,11 @@ import { authorizationLib } from './authz.js';
 import { optionalLib } from './optional.js';
 import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
+import { compileRegex, find, findAll } from './regex.js';
+import { insertEntry } from './append.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
-const regexCache = new Map<string, RE2JS>();
-function regex(pattern: string): RE2JS {
-  let re = regexCache.get(pattern);
-  if (!re) {
-    re = RE2JS.compile(pattern);
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, re);
-  }
-  return re;
-}
-
 function compare(a: unknown, b: unknown): number {
   if (typeof a === 'bigint' && typeof b === 'bigint') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
@@ -81,25 +71,26 @@ const lists: CelFunc[] = [
   }),
 ];
 
-const regexLib: CelFunc[] = [
-  celMethod('find', STRING, [STRING], STRING, function (pattern) { return findAll(this, pattern, 1)[0] ?? ''; }),
-  celMethod('findAll', STRING, [STRING], LIST, function (pattern) { return celList(findAll(this, pattern, -1)); }),
-  celMethod('findAll', STRING, [STRING, INT], LIST, function (pattern, limit) { return celList(findAll(this, pattern, Number(limit))); }),
-];
-
-// The RE2 package offers no match extraction: the pattern is checked as RE2
-// syntax, then run by the JavaScript engine (a leading `(?i)` as its flag).
-function findAll(s: string, pattern: string, limit: number): string[] {
-  regex(pattern);
-  const insensitive = pattern.startsWith('(?i)');
-  const re = new RegExp(insensitive ? pattern.slice(4) : pattern, insensitive ? 'gi' : 'g');
-  const out: string[] = [];
-  for (const m of s.matchAll(re)) {
-    if (limit >= 0 && out.length >= limit) break;
-    out.push(m[0]);
+// Upstream's regex library (find, findAll) and the global form of `matches`,
+// on RE2 (regex.ts). A pattern that does not compile is upstream's error.
+const compiled = (fn: string, pattern: string) => {
+  try {
+    return compileRegex(pattern);
+  } catch (e) {
+    throw new Error(fn === 'matches' ? (e as Error).message : `Illegal regex: ${(e as Error).message}`);
   }
-  return out;
-}
+};
+
+const regexLib: CelFunc[] = [
+  celMethod('find', STRING, [STRING], STRING, function (pattern) { return find(compiled('find', pattern), this); }),
+  celMethod('findAll', STRING, [STRING], LIST, function (pattern) { return celList(findAll(compiled('findAll', pattern), this, -1)); }),
+  celMethod('findAll', STRING, [STRING, INT], LIST, function (pattern, limit) {
+    // Go's int of the limit: anything below zero means all.
+    return celList(findAll(compiled('findAll', pattern), this, limit < 0n ? -1 : Number(limit > 2n ** 31n ? 2n ** 31n : limit)));
+  }),
+  celMethod('matches', STRING, [STRING], BOOL, function (pattern) { return compiled('matches', pattern).test(this); }),
+  celFunc('matches', [STRING, STRING], BOOL, (s, pattern) => compiled('matches', pattern).test(s)),
+];
 
 function parseUrl(s: string): URL | undefined {
   // Go's url.Parse accepts absolute URLs and absolute paths; upstream refuses anything else.
@@ -279,7 +270,8 @@ const setsLib: CelFunc[] = [
 
 // `split(sep, n)` as Go's strings.SplitN, which upstream's strings extension
 // uses: at most n parts, the last holding the rest (the library's own drops
-// the rest). It replaces the library's overload of the same signature.
+// the rest). It and the functions below replace the library's overloads of
+// the same signatures.
 function splitN(s: string, sep: string, n: number): string[] {
   if (n === 0) return [];
   const parts = sep === '' ? [...s] : s.split(sep);
@@ -287,22 +279,97 @@ function splitN(s: string, sep: string, n: number): string[] {
   return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
 }
 
-const splitFix: CelFunc[] = [
+// Go's strings.Replace, which upstream's `replace` calls: at most n
+// replacements (all when n is negative), an empty `old` matching before each
+// character and at the end; the result built once, in parts (the library's
+// rebuilt the whole string at each replacement).
+function replaceN(s: string, old: string, by: string, n: number): string {
+  if (n === 0 || old === by) return s;
+  const parts: string[] = [];
+  let count = 0, last = 0;
+  if (old === '') {
+    for (const ch of s) {
+      if (count === n) break;
+      parts.push(by, ch);
+      count++;
+      last += ch.length;
+    }
+    if (count !== n && last === s.length) { parts.push(by); return parts.join(''); }
+  } else {
+    for (let i = s.indexOf(old); i >= 0 && count !== n; i = s.indexOf(old, last)) {
+      parts.push(s.slice(last, i), by);
+      last = i + old.length;
+      count++;
+    }
+  }
+  parts.push(s.slice(last));
+  return parts.join('');
+}
+
+// ASCII case in one pass over runs of letters (the library's built its result a character at a time).
+const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+const upperAscii = (s: string): string => s.replace(/[a-z]+/g, (run) => run.toUpperCase());
+
+// strings.quote with the library's escapes, in one pass.
+const quoteEscapes = new Map([['\0', '\\0'], ['\x07', '\\a'], ['\b', '\\b'], ['\t', '\\t'], ['\n', '\\n'], ['\v', '\\v'], ['\f', '\\f'], ['\r', '\\r'], ['"', '\\"'], ['\\', '\\\\']]);
+const quote = (s: string): string => `"${s.replace(/[\0\x07-\x0d"\\]/g, (c) => quoteEscapes.get(c)!)}"`;
+
+// `format` copies its literal text in runs and hands each clause to the
+// library's own formatting, one clause at a time, so its output is the
+// library's without being built a character at a time.
+const libraryFormat = strings.find((f) => f.name === 'format')!;
+const formatError = (issue: string) => new Error(`invalid argument to function format: ${issue}`);
+
+function formatWith(template: string, args: CelValue): string {
+  if (!isCelList(args)) throw new Error('no such overload');
+  const out: string[] = [];
+  let next = 0;
+  for (let i = 0; i < template.length;) {
+    const percent = template.indexOf('%', i);
+    if (percent < 0) { out.push(template.slice(i)); break; }
+    out.push(template.slice(i, percent));
+    if (percent + 1 >= template.length) throw formatError('invalid format string');
+    i = percent + 2;
+    let verb = template[percent + 1]!;
+    if (verb === '%') { out.push('%'); continue; }
+    let clause = '%';
+    if (verb === '.') {
+      while (i < template.length && template[i]! >= '0' && template[i]! <= '9') i++;
+      if (i >= template.length) throw formatError('invalid format string');
+      clause += `.${template.slice(percent + 2, i)}`;
+      verb = template[i++]!;
+    }
+    const value = args.get(next++);
+    if (value === undefined) throw formatError('too few arguments for format string');
+    const written = libraryFormat.call(0, `${clause}${verb}`, [celList([value])]);
+    if (typeof written !== 'string') throw new Error(isCelError(written) ? written.message : 'no such overload');
+    out.push(written);
+  }
+  if (next < args.size) throw formatError('too many arguments for format string');
+  return out.join('');
+}
+
+const stringFixes: CelFunc[] = [
+  celMethod('split', STRING, [STRING], LIST, function (sep) { return celList(splitN(this, sep, -1)); }),
   celMethod('split', STRING, [STRING, INT], LIST, function (sep, n) { return celList(splitN(this, sep, Number(n))); }),
+  celFunc('strings.quote', [STRING], STRING, quote),
+  celMethod('replace', STRING, [STRING, STRING], STRING, function (old, by) { return replaceN(this, old, by, -1); }),
+  celMethod('replace', STRING, [STRING, STRING, INT], STRING, function (old, by, n) { return replaceN(this, old, by, n < 0n ? -1 : Number(n)); }),
+  celMethod('lowerAscii', STRING, [], STRING, function () { return lowerAscii(this); }),
+  celMethod('upperAscii', STRING, [], STRING, function () { return upperAscii(this); }),
+  celMethod('format', STRING, [LIST], STRING, function (args) { return formatWith(this, args); }),
 ];
 
-// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream).
+// What transformMap's expansion calls to add one entry (an existing key is an error, as upstream), in place where it can (append.ts).
 const comprehensionLib: CelFunc[] = [
   celFunc(mapInsert, [mapType(DYN, DYN), DYN, DYN], DYN, (m, k, v) => {
-    if (!isCelMap(m) || m.has(k as string)) throw new Error(`insert failed: key ${String(k)} already exists`);
-    const out = new Map<unknown, unknown>();
-    for (const key of m.keys()) out.set(key, m.get(key as string));
-    out.set(k, v);
-    return celMap(out as Map<string, never>);
+    const out = isCelMap(m) ? insertEntry(m, k, v) : undefined;
+    if (out === undefined) throw new Error(`insert failed: key ${String(k)} already exists`);
+    return out as never;
   }),
 ];
 
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
-kubernetesLibraries.push(...strings, ...splitFix, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...stringFixes, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);

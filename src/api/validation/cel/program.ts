@@ -6,10 +6,10 @@
 
 import { celEnv, isCelError, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { RE2JS } from '@bufbuild/re2';
 import { setOwn } from '../../../machinery/ownkeys.js';
 import { Planner, type Meter } from './interpreter.js';
 import { kubernetesLibraries } from './libraries.js';
+import { compileRegex } from './regex.js';
 import { parseCel } from './parser.js';
 
 /** The message upstream's CEL runtime gives when a call exceeds its cost limit. */
@@ -17,8 +17,8 @@ export const costLimitExceeded = 'operation cancelled: actual cost limit exceede
 
 const macros = new Set(['has', 'all', 'exists', 'exists_one', 'map', 'filter']);
 
-const re2 = { compile: (pattern: string) => RE2JS.compile(pattern) };
-const env = celEnv({ funcs: kubernetesLibraries, re2 });
+// `matches` is the libraries' own (regex.ts), replacing the standard one.
+const env = celEnv({ funcs: kubernetesLibraries });
 const messageType = (name: string): CelValue | undefined => {
   const desc = env.registry.getMessage(name);
   return desc ? objectType(desc) : undefined;
@@ -59,6 +59,8 @@ export function compileExpression(source: string, variables: readonly string[]):
   const reads = new Set<string>();
   const problem = checkReferences(ast, new Set(variables), reads);
   if (problem) return `compilation failed: ERROR: <input>: ${problem}`;
+  const badPattern = constantPatternError(ast);
+  if (badPattern) return `program instantiation failed: ${badPattern}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
   // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
   const unsetForPlanning = evalContext.setEvalContext(registryContext);
@@ -142,6 +144,44 @@ function checkReferences(e: Expr, scope: Set<string>, reads: Set<string>): strin
       for (const part of [c.loopCondition, c.loopStep, c.result]) if (part) { const p = checkReferences(part, inner, reads); if (p) return p; }
       return undefined;
     }
+    default:
+      return undefined;
+  }
+}
+
+const patternFunctions = new Set(['matches', 'find', 'findAll']);
+
+/**
+ * Why a pattern written as a constant does not compile, if one does not:
+ * upstream compiles those when it builds the program (its regex
+ * optimizations), so the rule or condition is refused when declared.
+ */
+function constantPatternError(e: Expr): string | undefined {
+  const k = e.exprKind;
+  switch (k.case) {
+    case 'selectExpr':
+      return k.value.operand ? constantPatternError(k.value.operand) : undefined;
+    case 'callExpr': {
+      const { function: name, target, args } = k.value;
+      const pattern = patternFunctions.has(name) ? (target ? args[0] : name === 'matches' ? args[1] : undefined) : undefined;
+      const c = pattern?.exprKind.case === 'constExpr' ? pattern.exprKind.value.constantKind : undefined;
+      if (c?.case === 'stringValue') {
+        try { compileRegex(c.value); } catch (err) { return (err as Error).message; }
+      }
+      for (const part of [...(target ? [target] : []), ...args]) { const p = constantPatternError(part); if (p) return p; }
+      return undefined;
+    }
+    case 'listExpr':
+      for (const a of k.value.elements) { const p = constantPatternError(a); if (p) return p; }
+      return undefined;
+    case 'structExpr':
+      for (const en of k.value.entries) {
+        for (const part of [en.keyKind.case === 'mapKey' ? en.keyKind.value : undefined, en.value]) { const p = part && constantPatternError(part); if (p) return p; }
+      }
+      return undefined;
+    case 'comprehensionExpr':
+      for (const part of [k.value.iterRange, k.value.accuInit, k.value.loopCondition, k.value.loopStep, k.value.result]) { const p = part && constantPatternError(part); if (p) return p; }
+      return undefined;
     default:
       return undefined;
   }
