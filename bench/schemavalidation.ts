@@ -25,9 +25,14 @@ const namespace = 'schemas';
 const goalSharePct = 25;
 
 
-/** A typical operator's schema: about 50 properties at a few levels, bounds and patterns, a list-map, a map, 3 CEL rules. */
-export function operatorSchema(withRules: boolean): JSONSchemaProps {
+/**
+ * A typical operator's schema: about 50 properties at a few levels, bounds
+ * and patterns, a list-map, a map, 3 CEL rules; with `withRegexRules`, two
+ * more rules that run RE2 patterns (`matches`, `find`) on every object.
+ */
+export function operatorSchema(withRules: boolean, withRegexRules = false): JSONSchemaProps {
   const rules = (...r: { rule: string; message?: string }[]) => (withRules ? { [markers.validations]: r } : {});
+  const regexRules = (...r: { rule: string; message?: string }[]) => (withRegexRules ? r : []);
   const str = (extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'string', maxLength: 253, ...extra });
   const int = (extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'integer', minimum: 0, maximum: 65535, ...extra });
   const resources: JSONSchemaProps = { type: 'object', properties: { cpu: str({ pattern: '^[0-9]+m?$' }), memory: str({ pattern: '^[0-9]+(Mi|Gi)$' }) } };
@@ -44,7 +49,10 @@ export function operatorSchema(withRules: boolean): JSONSchemaProps {
       apiVersion: { type: 'string' }, kind: { type: 'string' }, metadata: { type: 'object' },
       spec: {
         type: 'object', required: ['replicas', 'version', 'containers'],
-        ...rules({ rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas must be between minReplicas and maxReplicas' }),
+        ...rules(
+          { rule: 'self.minReplicas <= self.replicas && self.replicas <= self.maxReplicas', message: 'replicas must be between minReplicas and maxReplicas' },
+          ...regexRules({ rule: "self.version.matches('^v[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')", message: 'version must be vX.Y.Z' }),
+        ),
         properties: {
           replicas: int({ default: 1 }), minReplicas: int({ default: 1 }), maxReplicas: int({ default: 10 }), version: str({ pattern: '^v[0-9]+\\.[0-9]+\\.[0-9]+$' }),
           paused: { type: 'boolean', default: false }, serviceAccountName: str({ maxLength: 63 }), priority: int(), logLevel: str({ enum: ['debug', 'info', 'warn', 'error'], default: 'info' }),
@@ -56,7 +64,10 @@ export function operatorSchema(withRules: boolean): JSONSchemaProps {
           },
           containers: {
             type: 'array', minItems: 1, maxItems: 8, [markers.listType]: 'map', [markers.listMapKeys]: ['name'], items: container,
-            ...rules({ rule: "self.all(c, c.image.startsWith('registry.example.com/'))", message: 'images must come from registry.example.com' }),
+            ...rules(
+              { rule: "self.all(c, c.image.startsWith('registry.example.com/'))", message: 'images must come from registry.example.com' },
+              ...regexRules({ rule: "self.all(c, c.image.find(':[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') != '')", message: 'images must be tagged with a version' }),
+            ),
           },
           labels: { type: 'object', maxProperties: 32, additionalProperties: str({ maxLength: 63 }) },
           tolerations: { type: 'array', maxItems: 8, items: { type: 'object', properties: { key: str(), operator: str({ enum: ['Exists', 'Equal'] }), value: str(), effect: str() } } },
@@ -109,6 +120,10 @@ export async function benchSchemaValidation(opts: SchemaValidationBenchOptions):
   if (problems.length) throw new Error(`bench schema refused: ${problems.map((e) => e.describe()).join('; ')}`);
   const full = compileSchema(withRules);
   const structural = compileSchema(operatorSchema(false));
+  const regexRules = operatorSchema(true, true);
+  const regexProblems = checkSchema(regexRules, 'schema');
+  if (regexProblems.length) throw new Error(`bench schema with regex rules refused: ${regexProblems.map((e) => e.describe()).join('; ')}`);
+  const withRegex = compileSchema(regexRules);
   const bytes = Buffer.byteLength(JSON.stringify(operatorObject(0)));
 
   return withBenchServer('plat-bench-schemas-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
@@ -127,19 +142,23 @@ export async function benchSchemaValidation(opts: SchemaValidationBenchOptions):
     await createRound(COUNT / 5);
     inProcessCpuMs(full, objects(IN_PROCESS / 5));
     inProcessCpuMs(structural, objects(IN_PROCESS / 5));
+    inProcessCpuMs(withRegex, objects(IN_PROCESS / 5));
     const create: number[] = [];
     const schemaOnly: number[] = [];
     const withCel: number[] = [];
+    const withRegexRules: number[] = [];
     progress(`schema validation: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} ConfigMap creates (${fmtInt(bytes)} bytes) and ${fmtInt(IN_PROCESS)} validations…`);
     for (let round = 0; round < ROUNDS; round++) {
       create.push(await createRound(COUNT));
       schemaOnly.push(inProcessCpuMs(structural, objects(IN_PROCESS)));
       withCel.push(inProcessCpuMs(full, objects(IN_PROCESS)));
+      withRegexRules.push(inProcessCpuMs(withRegex, objects(IN_PROCESS)));
     }
     const createMs = median(create);
     const schemaMs = median(schemaOnly);
     const fullMs = median(withCel);
     const celMs = Math.max(0, fullMs - schemaMs);
+    const regexMs = median(withRegexRules);
     const pct = (ms: number) => (100 * ms) / createMs;
     return [
       { metric: `create a ConfigMap of ${fmtInt(bytes)} bytes, the size of the object below (server CPU per create, median of ${ROUNDS} rounds of ${fmtInt(COUNT)}, alternating with the rows below)`, result: `${fmtCpu(createMs)}/create`, target: '—' },
@@ -150,6 +169,11 @@ export async function benchSchemaValidation(opts: SchemaValidationBenchOptions):
       },
       { metric: 'of which the structural checks and defaults', result: `${fmtCpu(schemaMs)}/object · ${pct(schemaMs).toFixed(1)} % of the create`, target: '—' },
       { metric: 'of which the 3 CEL rules', result: `${fmtCpu(celMs)}/object · ${pct(celMs).toFixed(1)} % of the create`, target: '—' },
+      {
+        metric: 'the same schema with 2 more rules on RE2 patterns (a `matches` on the version, a `find` on each image; alternating with the rows above)',
+        result: `${fmtCpu(regexMs)}/object · ${pct(regexMs).toFixed(1)} % of the create · the 2 regex rules ${fmtCpu(Math.max(0, regexMs - fullMs))}/object`,
+        target: '—',
+      },
     ];
   });
 }
