@@ -31,6 +31,16 @@ describe('find and findAll on RE2', () => {
     // Empty matches: at each place, but not right after a match.
     ["'abc'.findAll('')", ['', '', '', '']],
     ["'aXbX'.findAll('X*')", ['', 'X', 'X']],
+    // Where a Java-style matcher (re2js's) reports one more empty match, right after a match, and Go's does not.
+    ["'baaab'.findAll('a*')", ['', 'aaa', '']],
+    ["'aab'.findAll('a|')", ['a', 'a', '']],
+    ["'ab'.findAll('b|$')", ['b']],
+    // A skipped match does not count towards the limit.
+    ["'aXbX'.findAll('X*', 3)", ['', 'X', 'X']],
+    // After an empty match the search resumes a whole code point on, never between a surrogate pair's halves.
+    ["'😀😀'.findAll('')", ['', '', '']],
+    ["'😀x'.findAll('x*')", ['', 'x']],
+    ["'😀😀x'.findAll('😀*')", ['😀😀', '']],
     // The limit: none at 0, all when negative.
     ["'a1b2c3'.findAll('[0-9]', 2)", ['1', '2']],
     ["'a1b2c3'.findAll('[0-9]', 0)", []],
@@ -48,6 +58,8 @@ describe('find and findAll on RE2', () => {
     ["'ab\\nab'.findAll('^ab')", ['ab']],
     ["'ab\\nab'.findAll('(?m)^ab$')", ['ab', 'ab']],
     ["'foobar bar'.findAll('\\\\bbar')", ['bar']],
+    ["'ab\\nab'.findAll('(?m)$')", ['', '']],
+    ["'aa'.findAll('\\\\Aa')", ['a']],
     // A literal prefix is searched for; what follows it still sees the whole string.
     ["'xabc1 abc22 abcx'.findAll('abc[0-9]+')", ['abc1', 'abc22']],
     ["'😀ab ab'.findAll('ab\\\\b')", ['ab', 'ab']],
