@@ -35,10 +35,10 @@ const LIST_ITEMS = 100;
 const WATCHERS = 100;
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Checks out and builds `commit` in a temporary worktree; answers its CLI and a clean-up. */
-function buildBaseline(commit: string, progress: (m: string) => void): { cliPath: string; remove: () => void } {
+/** Checks out and builds `commit` in a temporary worktree; answers its folder, its CLI and a clean-up. */
+export function buildBaseline(commit: string, progress: (m: string) => void): { dir: string; cliPath: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'plat-bench-baseline-'));
-  progress(`codec: building ${commit} in ${dir}…`);
+  progress(`building ${commit} in ${dir}…`);
   execFileSync('git', ['-C', repoRoot, 'worktree', 'add', '--force', '--detach', dir, commit], { stdio: 'ignore' });
   const remove = () => {
     try { execFileSync('git', ['-C', repoRoot, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' }); } catch { rmSync(dir, { recursive: true, force: true }); }
@@ -50,7 +50,7 @@ function buildBaseline(commit: string, progress: (m: string) => void): { cliPath
     remove();
     throw e;
   }
-  return { cliPath: join(dir, 'dist/src/cli/main.js'), remove };
+  return { dir, cliPath: join(dir, 'dist/src/cli/main.js'), remove };
 }
 
 interface Side {

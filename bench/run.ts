@@ -21,6 +21,7 @@
 // at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a second worktree (bench/codec.ts),
+// the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
 // and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts), and
 // custom resources beside ConfigMaps (bench/customresources.ts).
@@ -420,6 +421,8 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
+  // Beside the last commit before the bounds against hostile input, in-process, built in a second worktree (not in quick runs).
+  if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
