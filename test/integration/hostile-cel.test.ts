@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { tempDir, startChildServer, type ChildServer } from '../support/server.js';
 import { TestClient, type Response } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
-import { assertStatus, Canary } from '../support/hostile.js';
+import { assertReadyWhile, assertStatus, Canary } from '../support/hostile.js';
 import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
 
 let server: ChildServer;
@@ -32,20 +32,14 @@ after(async () => {
 const backtracking = '^(a+)+$';
 const aThenBang = `${'a'.repeat(40)}!`;
 
-/** Sends `request` and, while it runs, asks /readyz on another connection: it must answer 200 within 1 s. */
+/** Sends `request` while /readyz is asked on another connection (assertReadyWhile). */
 async function whileReady(request: () => Promise<Response>): Promise<Response> {
-  const pending = request();
   const probe = TestClient.fromKubeconfig(server.kubeconfigPath);
   try {
-    const ready = await Promise.race([
-      probe.get('/readyz').then((r) => r.status),
-      new Promise<string>((resolve) => setTimeout(() => resolve('no answer within 1 s'), 1000).unref()),
-    ]);
-    assert.equal(ready, 200, '/readyz answers within 1 s while the hostile request runs');
+    return await assertReadyWhile(probe, request, 'the hostile request runs');
   } finally {
     probe.close();
   }
-  return pending;
 }
 
 /** A namespaced custom resource `plural` whose spec has string properties `props` (bounded) and `rule`. */

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, TestServer } from '../support/server.js';
-import { assertStatus, Canary } from '../support/hostile.js';
+import { assertReadyWhile, assertStatus, Canary } from '../support/hostile.js';
 import { eventually } from '../support/eventually.js';
 import { crdPath } from '../support/crds.js';
 
@@ -40,16 +40,9 @@ before(async () => {
 });
 after(async () => { await s?.close(); });
 
-/** Posts `spec` as a Palette while asking /readyz: the readiness answer must come within 1 s. */
+/** Posts `spec` as a Palette while /readyz is asked (assertReadyWhile). */
 async function postWhileReady(name: string, spec: Record<string, unknown>) {
-  const answer = s.client.post(collection, { apiVersion: `${group}/v1`, kind: 'Palette', metadata: { name }, spec });
-  const asked = Date.now();
-  const ready = await s.client.get('/readyz');
-  const readyMs = Date.now() - asked;
-  const r = await answer;
-  assert.equal(ready.status, 200);
-  assert.ok(readyMs < 1000, `/readyz answered after ${readyMs} ms while the hostile request ran`);
-  return r;
+  return assertReadyWhile(s.client, () => s.client.post(collection, { apiVersion: `${group}/v1`, kind: 'Palette', metadata: { name }, spec }), 'the hostile request runs');
 }
 
 function assertBoundedInvalid(r: Awaited<ReturnType<typeof postWhileReady>>, name: string, field: string): void {
