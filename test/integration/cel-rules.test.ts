@@ -27,8 +27,8 @@ const specSchema = {
   type: 'object',
   'x-kubernetes-validations': [
     { rule: "self.?tier.orValue('basic') in ['basic', 'gold']", message: 'tier must be basic or gold' },
-    { rule: "sets.contains(['read', 'write', 'admin'], self.?verbs.orValue([]))", messageExpression: "'unknown verbs: ' + self.verbs.filter(v, !(v in ['read', 'write', 'admin'])).join(', ')" },
-    { rule: "!oldSelf.hasValue() || oldSelf.?owner == self.?owner", optionalOldSelf: true, message: 'owner is immutable' },
+    { rule: "!has(self.verbs) || sets.contains(['read', 'write', 'admin'], self.verbs)", messageExpression: "'verbs must be read, write or admin: ' + self.verbs.join(', ')" },
+    { rule: "!oldSelf.hasValue() || !has(oldSelf.value().owner) || (has(self.owner) && oldSelf.value().owner == self.owner)", optionalOldSelf: true, message: 'owner is immutable' },
   ],
   properties: {
     tier: { type: 'string', maxLength: 10 },
@@ -48,7 +48,7 @@ test('optional syntax and the sets library in the rules of a custom resource', a
   assertStatus(bad, 422, 'Invalid');
   assert.deepEqual(bad.json.details.causes.map((c: any) => `${c.field}: ${c.message}`), [
     'spec: Invalid value: tier must be basic or gold',
-    'spec: Invalid value: unknown verbs: fly, swim',
+    'spec: Invalid value: verbs must be read, write or admin: read, fly, swim',
   ]);
   const moved = await s.client.put(`${gadgets}/g1`, { ...ok.json, spec: { owner: 'bob' } });
   assertStatus(moved, 422, 'Invalid');
@@ -80,7 +80,7 @@ test('rules see schema-typed values: timestamps, durations, sets and list-maps c
     type: 'object',
     'x-kubernetes-validations': [
       { rule: 'self.end > self.start', message: 'end must be after start' },
-      { rule: "self.ttl <= duration('24h')", messageExpression: "'ttl ' + string(self.ttl) + ' is over a day'" },
+      { rule: "self.ttl <= duration('24h')", messageExpression: "'ttl %s is over a day'.format([self.ttl])" },
       { rule: 'oldSelf.zones == self.zones', message: 'zones may be reordered, not changed' },
       { rule: "!format.dns1123Label().validate(self.host).hasValue()", messageExpression: "'host: ' + format.named('dns1123Label').value().validate(self.host).value()[0]" },
     ],

@@ -89,7 +89,7 @@ describe('CEL rules', () => {
         { rule: "self.?name.orValue('x').size() <= 10", message: 'name too long' },
         { rule: "self.?labels[?'team'].optMap(t, t != 'nobody').orValue(true)", message: 'team nobody' },
         { rule: "[?self.?name, ?optional.none(), 'z'].size() >= 1 && {?'n': self.?name, 'k': 1}.size() >= 1" },
-        { rule: "!oldSelf.hasValue() || oldSelf.?name == self.?name", optionalOldSelf: true, message: 'name is immutable' },
+        { rule: "!oldSelf.hasValue() || !has(oldSelf.value().name) || (has(self.name) && oldSelf.value().name == self.name)", optionalOldSelf: true, message: 'name is immutable' },
       )),
     });
     assert.deepEqual(checkSchema(schema, 's').map((e) => e.describe()), []);
@@ -120,7 +120,7 @@ describe('CEL rules', () => {
 
 describe('the Kubernetes CEL libraries', () => {
   const cases: [string, unknown][] = [
-    ["self.tags.isSorted() && ['b','a'].isSorted() == false", { tags: ['a', 'b'] }],
+    ["self.tags.isSorted() && ![2, 1].isSorted()", { tags: ['a', 'b'] }],
     ['[1, 5, 3].sum() == 9 && [1, 5, 3].max() == 5 && [1, 5, 3].min() == 1 && [1, 5, 3].indexOf(5) == 1', {}],
     ["self.name.find('[0-9]+') == '42' && 'a1b22'.findAll('[0-9]+') == ['1', '22']", { name: 'abc42' }],
     ["url('https://example.com:8443/path?x=1').getHost() == 'example.com:8443' && isURL('https://a') && !isURL('not a url')", {}],
