@@ -151,7 +151,7 @@ describe('escaped property names at run time', () => {
     const run = (spec: unknown) => compileSchema(schema).validate({ spec }).map((e) => e.describe());
     assert.deepEqual(run({ namespace: 'apps', 'a-b': 1, 'x.y': 'ok', 'p/q': 'ok' }), []);
     assert.deepEqual(run({ namespace: 'kube-system', 'a-b': 11, 'x.y': 'no', 'p/q': 'ok' }), [
-      'spec: Invalid value: namespace', 'spec: Invalid value: dash', 'spec: Invalid value: dot and slash',
+      'spec: Invalid value: "object": namespace', 'spec: Invalid value: "object": dash', 'spec: Invalid value: "object": dot and slash',
     ]);
   });
 
