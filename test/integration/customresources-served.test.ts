@@ -34,6 +34,10 @@ test('an alpha and a beta version of a custom resource are served with built-in 
     assert.equal(created.status, 201, `${v}: ${created.text}`);
     assert.equal((await s.client.get(`/apis/${widgetGroup}/${v}/namespaces/default/apps/a-${v}`)).status, 200, v);
   }
+  // Sent at a version other than the stored one, an object is defaulted by that version's schema before its rules run.
+  const bare = await s.client.post(`/apis/${widgetGroup}/v1beta1/namespaces/default/apps`, { apiVersion: `${widgetGroup}/v1beta1`, kind: 'App', metadata: { name: 'bare' }, spec: {} });
+  assert.equal(bare.status, 201, bare.text);
+  assert.equal(bare.json.spec.maxReplicas, 10);
   // Not served: the definition says so.
   assert.equal((await s.client.get(`/apis/${widgetGroup}/v1alpha2/namespaces/default/apps`)).status, 404);
   const discovery = await s.client.get(`/apis/${widgetGroup}`);

@@ -160,7 +160,9 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     const { compiled, declaration } = versionParts(crd, v);
     const conversion = conversionOf(v.name);
     return {
-      ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored, validate: (obj) => compiled.validate(obj),
+      ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored,
+      // As upstream, an object sent at this version is defaulted by this version's schema when decoded, so its rules see the defaults.
+      validate: (obj) => { compiled.applyDefaults(obj); return compiled.validate(obj); },
       ...(conversion.later ? { convertsLater: conversion.later } : {}),
     };
   });
