@@ -180,4 +180,4 @@ export async function benchOperators(opts: { quick: boolean; progress: (m: strin
   ];
 }
 
-await runAlone(import.meta.url, benchOperators);
+if (process.argv[1]?.endsWith("operators.js")) await runAlone(import.meta.url, benchOperators);
