@@ -146,6 +146,7 @@ describe('escaped property names at run time', () => {
         { rule: 'self.a__dash__b < 10', message: 'dash' },
         { rule: "self.x__dot__y == 'ok' && self.p__slash__q == 'ok'", message: 'dot and slash' },
         { rule: "self.all(k, k in ['__namespace__', 'a__dash__b', 'x__dot__y', 'p__slash__q'])", message: 'keys' },
+        { rule: 'has(self.__namespace__) && has(self.a__dash__b)', message: 'has' },
       ],
     } } };
     const run = (spec: unknown) => compileSchema(schema).validate({ spec }).map((e) => e.describe());
