@@ -128,3 +128,19 @@ test("the projects' example objects are created and read back unchanged", async 
     assert.deepEqual(sentPart(e.spec, got.spec), e.spec, `${e.kind}: what was sent is read back (defaults may be added)`);
   }
 });
+
+test("Crossplane's Usage: its printer column's escaped-dot path shows the annotation, its rule on `namespace` (`__namespace__`) fires", async () => {
+  const usage = (name: string, of: Record<string, unknown>) => ({
+    apiVersion: 'protection.crossplane.io/v1beta1', kind: 'Usage',
+    metadata: { name, namespace: 'default', annotations: { 'crossplane.io/usage-details': `details of ${name}` } },
+    spec: { of: { apiVersion: 'v1', kind: 'ConfigMap', ...of }, reason: 'kept for a test' },
+  });
+  const path = join(s.dataDir, 'usage.yaml');
+  writeFileSync(path, stringify(usage('held', { resourceRef: { name: 'settings' } })));
+  await s.kubectlOk(['apply', '--server-side', '-f', path]);
+  assert.match(await s.kubectlOk(['get', 'usages.protection.crossplane.io', '-n', 'default']), /^NAME\s+DETAILS\s+READY\s+AGE\nheld\s+details of held\s+/);
+  writeFileSync(path, stringify(usage('across', { resourceRef: { name: 'settings', namespace: 'other' } })));
+  const refused = await s.kubectl(['apply', '--server-side', '-f', path]);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /cross-namespace "spec.of" is not allowed without "spec.by" resource./);
+});
