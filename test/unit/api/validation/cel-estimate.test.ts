@@ -168,3 +168,27 @@ describe('escaped property names at run time', () => {
     assert.equal(unescapePropertyName('a__namespace__b'), undefined);
   });
 });
+
+// apiextensions' TestCostInfo: how many times a rule on a string leaf can run
+// under the schemas above it; unbounded: as many leaves as fit in a request.
+describe('rule cardinality as upstream (TestCostInfo)', () => {
+  const object: JSONSchemaProps = { type: 'object' };
+  const arr = (maxItems?: number): JSONSchemaProps => ({ type: 'array', items: { type: 'string' }, ...(maxItems === undefined ? {} : { maxItems }) });
+  const mapOf = (maxProperties?: number): JSONSchemaProps => ({ type: 'object', additionalProperties: { type: 'string' }, ...(maxProperties === undefined ? {} : { maxProperties }) });
+  const unboundedLeaf = Math.floor(3 * 1024 * 1024 / 3);
+  const rows: [string, JSONSchemaProps[], number][] = [
+    ['object', [object], 1],
+    ['array', [arr(5)], 5],
+    ['unbounded array', [arr()], unboundedLeaf],
+    ['map', [mapOf(10)], 10],
+    ['unbounded map', [mapOf()], unboundedLeaf],
+    ['array inside map', [mapOf(5), arr(5)], 25],
+    ['unbounded array inside bounded map', [mapOf(5), arr()], unboundedLeaf],
+    ['object inside array', [arr(3), object], 3],
+    ['map inside object inside array', [arr(2), object, mapOf(4)], 8],
+    ['integer overflow bounds check', [arr(Number.MAX_SAFE_INTEGER), arr(100_000)], 2 ** 64],
+  ];
+  for (const [name, chain, expected] of rows) {
+    test(name, () => assert.equal(cardinalityOf([...chain, { type: 'string' }]), expected));
+  }
+});
