@@ -24,7 +24,8 @@
 // the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
 // and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts), and
-// custom resources beside ConfigMaps (bench/customresources.ts).
+// custom resources beside ConfigMaps (bench/customresources.ts); the operators' CRDs installed and an HTTPRoute
+// create beside a ConfigMap's (bench/operators.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
@@ -425,6 +426,7 @@ async function main(): Promise<void> {
   if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
+  rows.push(...(await (await import('./operators.js')).benchOperators({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
 
   const table = markdownTable(rows);

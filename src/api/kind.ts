@@ -121,6 +121,8 @@ export interface KindVersion {
   removedRelease?: string;
   /** Served without `--runtime-config` asking (absent: unless the version is alpha, as upstream). */
   enabledByDefault?: boolean;
+  /** A custom resource's version: its `served` flag alone decides, as upstream applies `--runtime-config` to built-in APIs only. */
+  customResource?: boolean;
   schema: Schema;
   printerColumns: PrinterColumn[];
   fieldSelectors: Record<string, (obj: KubeObject) => string>;
@@ -207,7 +209,7 @@ export type KindDeclaration = Omit<KindDefinition, 'listKind' | 'singular' | 'sh
     /** The versions besides the stored one (`version`, with `schema`), each with its conversions. */
     otherVersions?: VersionDeclaration[];
     /** Whether the stored version is served, deprecated, removed (served and current unless said). */
-    storedVersion?: Partial<Pick<KindVersion, 'served' | 'deprecated' | 'deprecationWarning' | 'deprecatedRelease' | 'replacement' | 'removedRelease' | 'enabledByDefault'>>;
+    storedVersion?: Partial<Pick<KindVersion, 'served' | 'deprecated' | 'deprecationWarning' | 'deprecatedRelease' | 'replacement' | 'removedRelease' | 'enabledByDefault' | 'customResource'>>;
   };
 
 export function defineKind(declaration: KindDeclaration): KindDefinition {

@@ -209,7 +209,9 @@ export class ApiEnablement {
   }
 
   /** Whether a version of a kind serves `resource` (a sub-resource goes with its resource). */
-  serves(group: string, version: Pick<KindVersion, 'name' | 'enabledByDefault' | 'removedRelease'>, resource: string): boolean {
+  serves(group: string, version: Pick<KindVersion, 'name' | 'enabledByDefault' | 'removedRelease' | 'customResource'>, resource: string): boolean {
+    // Upstream's --runtime-config turns built-in APIs on and off; a custom resource's version follows its definition.
+    if (version.customResource) return true;
     if (version.removedRelease !== undefined && reachedBy(version.removedRelease)) return false;
     if (removedVersion(group, version.name, resource)) return false;
     const gv = gvText(group, version.name);

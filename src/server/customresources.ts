@@ -197,9 +197,14 @@ export class CustomResourceServing {
     status.acceptedNames = crd.spec.names;
     const terminating = !!crd.metadata?.deletionTimestamp;
     this.served.get(name)!.state.terminating = terminating;
+    // Established says the kind answers: only once every version the definition serves has its route.
+    const unanswered = versions.filter((v) => v?.served && !this.registry.rest(crd.spec.group, v.name, crd.spec.names.plural)).map((v) => v.name);
+    if (unanswered.length) this.log('a served version of a custom resource has no route', { name, versions: unanswered });
     status.conditions = [
       condition('NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', conditions),
-      condition('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', conditions),
+      unanswered.length
+        ? condition('Established', 'False', 'Installing', 'the initial names have been accepted', conditions)
+        : condition('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', conditions),
       ...(terminating ? [condition('Terminating', 'True', 'InstanceDeletionInProgress', 'CustomResource deletion is in progress', conditions)] : []),
       ...approvalConditions,
     ];

@@ -118,7 +118,7 @@ function versionParts(crd: KubeObject, v: Json) {
     compiled,
     props,
     declaration: {
-      name: v.name, served: v.served === true, deprecated: v.deprecated === true,
+      name: v.name, served: v.served === true, deprecated: v.deprecated === true, customResource: true,
       ...(typeof v.deprecationWarning === 'string' ? { deprecationWarning: v.deprecationWarning } : {}),
       schema: customKindSchema(props, definitionName), definitionName, listDefinitionName: `${definitionName}List`,
       printerColumns: columnsOf(v), fieldSelectors: fieldSelectorsOf(v),
@@ -160,19 +160,21 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     const { compiled, declaration } = versionParts(crd, v);
     const conversion = conversionOf(v.name);
     return {
-      ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored, validate: (obj) => compiled.validate(obj),
+      ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored,
+      // As upstream, an object sent at this version is defaulted by this version's schema when decoded, so its rules see the defaults.
+      validate: (obj) => { compiled.applyDefaults(obj); return compiled.validate(obj); },
       ...(conversion.later ? { convertsLater: conversion.later } : {}),
     };
   });
   const rules: CompiledSchema = stored.compiled;
   const storedSchemaText = JSON.stringify(stored.props);
-  const { served, deprecated, deprecationWarning, schema, definitionName, listDefinitionName, printerColumns, fieldSelectors } = stored.declaration;
+  const { served, deprecated, deprecationWarning, customResource, schema, definitionName, listDefinitionName, printerColumns, fieldSelectors } = stored.declaration;
   const kind = defineKind({
     group: spec.group, version: storage.name, kind: names.kind, listKind: names.listKind ?? `${names.kind}List`, plural: names.plural,
     singular: names.singular ?? names.kind.toLowerCase(), shortNames: names.shortNames ?? [], categories: names.categories ?? [],
     scope: spec.scope === 'Cluster' ? 'Cluster' : 'Namespaced',
     schema, definitionName, listDefinitionName, printerColumns, fieldSelectors,
-    storedVersion: { served, deprecated, ...(deprecationWarning ? { deprecationWarning } : {}) },
+    storedVersion: { served, deprecated, customResource, ...(deprecationWarning ? { deprecationWarning } : {}) },
     otherVersions: others,
     subresources,
     strategicMerge: false,

@@ -1,5 +1,6 @@
 // The JSONPath subset of a custom resource's printer columns and selectable
-// fields, as upstream accepts them: `.spec.replicas`, `.items[0]`,
+// fields, as upstream accepts them: `.spec.replicas`, `.items[0]`, escaped
+// dots (`.metadata.annotations.example\.io/key`),
 // `.metadata.labels['app.io/x']`, `.status.conditions[?(@.type=="Ready")].status`,
 // `[*]`. A path is parsed once when the definition is served; evaluating it
 // walks own keys only (user data never reaches a prototype).
@@ -9,10 +10,13 @@ import { ownValue } from '../../machinery/ownkeys.js';
 type Step =
   | { field: string }
   | { index: number }
-  | { all: true }
+  | { all: true; objectsOnly?: boolean }
   | { filter: string[]; equals: string | number | boolean };
 
 export type JsonPath = Step[];
+
+/** What ends a dot-notation field in upstream's JSONPath (k8s.io/client-go/util/jsonpath's isTerminator). */
+const terminators = new Set([' ', '\t', '\r', '\n', '.', ',', '[', ']', '$', '@', '{', '}']);
 
 /** Parses `path`, or answers why it is not one of the subset. */
 export function parseJsonPath(path: string): JsonPath | string {
@@ -21,10 +25,18 @@ export function parseJsonPath(path: string): JsonPath | string {
   if (!path.startsWith('.') && !path.startsWith('[')) return 'must be a simple json path starting with .';
   while (i < path.length) {
     if (path[i] === '.') {
-      const m = /^\.([A-Za-z0-9_$-]+)/.exec(path.slice(i));
-      if (!m) return `unexpected "${path.slice(i)}"`;
-      steps.push({ field: m[1]! });
-      i += m[0].length;
+      // As upstream's parser: a field runs to the next terminator, a backslash escapes the character after it.
+      let j = i + 1;
+      let name = '';
+      while (j < path.length && !terminators.has(path[j]!)) {
+        if (path[j] === '\\' && j + 1 < path.length) j++;
+        name += path[j]!;
+        j++;
+      }
+      if (name === '') return `unexpected "${path.slice(i)}"`;
+      // `.*` is upstream's wildcard of an object's values (a list's items are `[*]`).
+      steps.push(name === '*' && path.slice(i + 1, j) === '*' ? { all: true, objectsOnly: true } : { field: name });
+      i = j;
       continue;
     }
     if (path[i] !== '[') return `unexpected "${path.slice(i)}"`;
@@ -59,8 +71,7 @@ export function findAll(obj: unknown, path: JsonPath): unknown[] {
       } else if ('index' in step) {
         if (Array.isArray(v) && step.index < v.length) next.push(v[step.index]);
       } else if ('all' in step) {
-        if (Array.isArray(v)) next.push(...v);
-        else if (typeof v === 'object' && v !== null) next.push(...Object.values(v));
+        if (Array.isArray(v)) { if (!step.objectsOnly) next.push(...v); } else if (typeof v === 'object' && v !== null) next.push(...Object.values(v));
       } else if (Array.isArray(v)) {
         next.push(...v.filter((item) => step.filter.reduce<unknown>((o, k) => child(o, k), item) === step.equals));
       }

@@ -13,12 +13,23 @@
 
 import { RE2JS } from '@bufbuild/re2';
 import { FieldError, fieldErrors } from '../../machinery/errors.js';
-import { cardinalityOf, costErrorMessage, costLimits, estimateCost } from './cel/cost.js';
+import { cardinalityOf, costErrorMessage, costLimits, estimateCost, ruleCost } from './cel/cost.js';
 import { compileRule } from './cel/rules.js';
 import { JSONSchemaProps, markers, markersOf } from './structural.js';
 import { checkDefaults } from './defaults.js';
 
 type Level = 'root' | 'item' | 'field';
+
+/** The schema's rules' cost so far, and upstream's four dearest rules (those over 1% of the limit). */
+interface Total { cost: number; mostExpensive: { path: string; cost: number }[] }
+
+function observe(total: Total, path: string, cost: number): void {
+  total.cost = Math.min(total.cost + cost, 2 ** 64);
+  if (cost < costLimits.perSchema / 100) return;
+  total.mostExpensive.push({ path, cost });
+  total.mostExpensive.sort((a, b) => b.cost - a.cost);
+  total.mostExpensive.length = Math.min(total.mostExpensive.length, 4);
+}
 
 const reasons = ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired', 'FieldValueDuplicate'];
 
@@ -29,17 +40,18 @@ const reasons = ['FieldValueInvalid', 'FieldValueForbidden', 'FieldValueRequired
  */
 export function checkSchema(schema: JSONSchemaProps, base: string, opts: { prunedDefaults?: boolean } = {}): FieldError[] {
   const errs: FieldError[] = [];
-  const total = { cost: 0 };
+  const total: Total = { cost: 0, mostExpensive: [] };
   checkNode(schema, 'root', base, errs, [schema], total);
   if (total.cost > costLimits.perSchema) {
-    errs.push(fieldErrors.forbidden(`${base}.${markers.validations}`, costErrorMessage('total CRD cost', total.cost, costLimits.perSchema)));
+    for (const e of total.mostExpensive) errs.push(fieldErrors.forbidden(e.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
+    errs.push(fieldErrors.forbidden(base, costErrorMessage(`${markers.validations} estimated rule cost total for entire OpenAPIv3 schema`, total.cost, costLimits.perSchema)));
   }
   // As upstream, defaults meet the CEL rules only in an otherwise sound schema.
   errs.push(...checkDefaults(schema, base, { prunedDefaults: opts.prunedDefaults ?? true, rules: errs.length === 0 }));
   return errs;
 }
 
-function checkNode(s: JSONSchemaProps, level: Level, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: { cost: number }): void {
+function checkNode(s: JSONSchemaProps, level: Level, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: Total): void {
   const m = markersOf(s);
   if (s.type === 'array' && !s.items) errs.push(fieldErrors.required(`${path}.items`, 'must be specified'));
   if (s.items) checkNode(s.items, 'item', `${path}.items`, errs, [...ancestors, s.items], total);
@@ -168,10 +180,12 @@ function checkListMarkers(s: JSONSchemaProps, path: string, errs: FieldError[]):
   }
 }
 
-function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: { cost: number }): void {
+function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: Total): void {
   const rules = markersOf(s).validations;
   if (rules === undefined) return;
   const cardinality = cardinalityOf(ancestors);
+  // The root and embedded resources always show apiVersion, kind and metadata's names to rules.
+  const roots = new Set(ancestors.length === 1 || markersOf(s).embeddedResource ? ['self', 'oldSelf'] : []);
   for (const [i, rule] of rules.entries()) {
     const at = `${path}.${markers.validations}[${i}]`;
     if (typeof rule?.rule !== 'string' || rule.rule.trim() === '') { errs.push(fieldErrors.required(`${at}.rule`)); continue; }
@@ -184,9 +198,15 @@ function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancest
     if (!compiled.program) { errs.push(fieldErrors.invalid(`${at}.rule`, rule, compiled.compileError ?? '')); continue; }
     if (rule.optionalOldSelf && !compiled.usesOldSelf) errs.push(fieldErrors.invalid(`${at}.optionalOldSelf`, true, 'may not be set if oldSelf is not used in rule'));
     if (compiled.message === undefined && rule.messageExpression) { errs.push(fieldErrors.invalid(`${at}.messageExpression`, rule, compiled.compileError ?? '')); continue; }
-    const cost = estimateCost(compiled.program.ast, { self: s, oldSelf: s }) * cardinality;
-    total.cost += cost;
+    const cost = ruleCost(estimateCost(compiled.program.ast, { self: s, oldSelf: s }, roots), cardinality);
     if (cost > costLimits.perRule) errs.push(fieldErrors.forbidden(`${at}.rule`, costErrorMessage('estimated rule cost', cost, costLimits.perRule)));
+    observe(total, `${at}.rule`, cost);
+    if (compiled.message) {
+      // As upstream, a message is charged once, whatever the rule's cardinality.
+      const messageCost = estimateCost(compiled.message.ast, { self: s, oldSelf: s }, roots);
+      if (messageCost > costLimits.perRule) errs.push(fieldErrors.forbidden(`${at}.messageExpression`, costErrorMessage('estimated messageExpression cost', messageCost, costLimits.perRule)));
+      observe(total, `${at}.messageExpression`, messageCost);
+    }
   }
 }
 

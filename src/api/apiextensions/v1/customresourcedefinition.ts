@@ -182,8 +182,10 @@ function validateVersion(v: Json, field: string, prunedDefaults: boolean): Field
     if (!c.name) errs.push(fieldErrors.required(`${at}.name`, ''));
     if (!c.type) errs.push(fieldErrors.required(`${at}.type`, ''));
     else if (!columnTypes.includes(c.type)) errs.push(fieldErrors.notSupported(`${at}.type`, c.type, columnTypes));
+    // Upstream's validateSimpleJSONPath; the path must also parse, or the kind could not be served.
     if (!c.jsonPath) errs.push(fieldErrors.required(`${at}.jsonPath`, ''));
-    else if (typeof c.jsonPath !== 'string' || typeof parseJsonPath(c.jsonPath) === 'string') errs.push(fieldErrors.invalid(`${at}.jsonPath`, c.jsonPath, 'must be a simple json path'));
+    else if (typeof c.jsonPath !== 'string' || c.jsonPath[0] !== '.') errs.push(fieldErrors.invalid(`${at}.jsonPath`, c.jsonPath, 'must be a simple json path starting with .'));
+    else if (typeof parseJsonPath(c.jsonPath) === 'string') errs.push(fieldErrors.invalid(`${at}.jsonPath`, c.jsonPath, `must be a valid JSONPath: ${parseJsonPath(c.jsonPath) as string}`));
   });
   (Array.isArray(v.selectableFields) ? v.selectableFields : []).forEach((f: Json, i: number) => {
     const at = `${field}.selectableFields[${i}].jsonPath`;

@@ -33,16 +33,25 @@ export function celOfJson(v: unknown): unknown {
   return isPlainObject(v) ? new JsonMap(v, undefined, celOfJson) : v;
 }
 
-/** A JSON object as a CEL map: `fields` converts the values of named keys, `rest` those of any other key. */
+/** How an object's property names read in CEL: `name` its property's CEL name, `property` the property a CEL name reads. */
+export interface PropertyNames { name(property: string): string; property(name: string): string | undefined }
+
+/**
+ * A JSON object as a CEL map: `fields` converts the values of named keys,
+ * `rest` those of any other key; `names`, for an object whose properties
+ * rules read under escaped names (`__namespace__`, `a__dash__b`).
+ */
 export class JsonMap {
   readonly [mapMark] = {};
-  constructor(private readonly obj: Json, private readonly fields: ReadonlyMap<string, ToCel> | undefined, private readonly rest: ToCel) {}
+  constructor(private readonly obj: Json, private readonly fields: ReadonlyMap<string, ToCel> | undefined, private readonly rest: ToCel,
+    private readonly names?: PropertyNames) {}
 
   get size(): number {
     return Object.keys(this.obj).length;
   }
 
-  get(key: unknown): CelValue | undefined {
+  get(name: unknown): CelValue | undefined {
+    const key = typeof name === 'string' && this.names ? this.names.property(name) : name;
     if (typeof key !== 'string' || !hasOwn(this.obj, key)) return undefined;
     const v = this.obj[key];
     if (v === undefined) return undefined;
@@ -53,20 +62,26 @@ export class JsonMap {
     return this.get(key) != undefined;
   }
 
+  /** The keys as rules name them. */
+  private names_(): string[] {
+    const keys = Object.keys(this.obj);
+    return this.names ? keys.map((k) => this.names!.name(k)) : keys;
+  }
+
   keys(): IterableIterator<string> {
-    return Object.keys(this.obj)[Symbol.iterator]();
+    return this.names_()[Symbol.iterator]();
   }
 
   *values(): IterableIterator<CelValue> {
-    for (const k of Object.keys(this.obj)) yield this.get(k)!;
+    for (const k of this.names_()) yield this.get(k)!;
   }
 
   *entries(): IterableIterator<[string, CelValue]> {
-    for (const k of Object.keys(this.obj)) yield [k, this.get(k)!];
+    for (const k of this.names_()) yield [k, this.get(k)!];
   }
 
   forEach(callback: (value: CelValue, key: string, map: JsonMap) => void, thisArg?: unknown): void {
-    for (const k of Object.keys(this.obj)) callback.call(thisArg, this.get(k)!, k, this);
+    for (const k of this.names_()) callback.call(thisArg, this.get(k)!, k, this);
   }
 
   [Symbol.iterator](): IterableIterator<[string, CelValue]> {

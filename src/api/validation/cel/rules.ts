@@ -176,14 +176,15 @@ function ruleFailed(r: CompiledRule, result: ReturnType<Compiled['eval']>, v: un
     budget.remaining -= msg.cost;
     if (typeof msg.value === 'string' && msg.value.trim() !== '' && !msg.value.includes('\n')) detail = msg.value.trim();
   }
-  errs.push(errorForReason(r.rule.reason, at, typeName === 'object' || typeName === 'array' ? undefined : v, detail));
+  // Upstream 1.32 names the node's schema type as the value (`Invalid value: "object"`), never the data.
+  errs.push(errorForReason(r.rule.reason, at, typeName, detail));
 }
 
-function errorForReason(reason: string | undefined, field: string, value: unknown, detail: string): FieldError {
+function errorForReason(reason: string | undefined, field: string, typeName: string, detail: string): FieldError {
   switch (reason) {
     case 'FieldValueForbidden': return fieldErrors.forbidden(field, detail);
     case 'FieldValueRequired': return fieldErrors.required(field, detail);
-    case 'FieldValueDuplicate': return value === undefined ? new FieldError('FieldValueDuplicate', field, '', undefined, false) : fieldErrors.duplicate(field, value);
-    default: return value === undefined ? new FieldError('FieldValueInvalid', field, detail, undefined, false) : fieldErrors.invalid(field, value, detail);
+    case 'FieldValueDuplicate': return fieldErrors.duplicate(field, typeName);
+    default: return fieldErrors.invalid(field, typeName, detail);
   }
 }

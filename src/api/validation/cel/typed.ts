@@ -13,7 +13,8 @@ import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import type { CelValue } from '@bufbuild/cel';
 import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
 import { isObject } from '../validator.js';
-import { asCelList, celOfJson, JsonList, JsonMap, type ToCel } from './jsonvalues.js';
+import { asCelList, celOfJson, JsonList, JsonMap, type PropertyNames, type ToCel } from './jsonvalues.js';
+import { escapePropertyName, needsEscaping, unescapePropertyName } from './escaping.js';
 import { withListKind, type ListKind } from './listtypes.js';
 
 /** The CEL form of a value of `s`, converted as a rule reads it (jsonvalues.ts). */
@@ -53,12 +54,25 @@ function compileConvert(s: JSONSchemaProps): ToCel | undefined {
     const props = new Map<string, ToCel>();
     for (const [name, p] of propertiesOf(s)) { const c = compileConvert(p); if (c) props.set(name, c); }
     const values = typeof s.additionalProperties === 'object' ? compileConvert(s.additionalProperties) : undefined;
-    if (!props.size && !values) return undefined;
+    // Properties named as CEL cannot name them are read under upstream's escaped names.
+    const names = needsEscaping(Object.keys(s.properties ?? {})) ? escapedNames(new Set(Object.keys(s.properties!))) : undefined;
+    if (!props.size && !values && !names) return undefined;
     const fields = props.size ? props : undefined;
     const rest = values ?? celOfJson;
-    return (v) => (isObject(v) ? new JsonMap(v, fields, rest) : celOfJson(v));
+    return (v) => (isObject(v) ? new JsonMap(v, fields, rest, names) : celOfJson(v));
   }
   return undefined;
+}
+
+/** Upstream's escaped property names; a key the schema does not declare keeps its own name. */
+function escapedNames(declared: ReadonlySet<string>): PropertyNames {
+  return {
+    name: (p) => (declared.has(p) ? escapePropertyName(p) ?? p : p),
+    property: (n) => {
+      const p = unescapePropertyName(n);
+      return p !== undefined && declared.has(p) ? p : declared.has(n) ? undefined : n;
+    },
+  };
 }
 
 // A string that does not parse stays a string (the schema validator reports

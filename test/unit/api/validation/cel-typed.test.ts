@@ -60,7 +60,7 @@ describe('schema-typed values', () => {
     const schema = obj({ expires: { type: 'string', format: 'date-time', [markers.validations]: [{ rule: 'self >= oldSelf', message: 'may only be extended' }] } as JSONSchemaProps });
     const compiled = compileSchema(schema);
     assert.deepEqual(compiled.validateUpdate({ expires: '2024-06-01T00:00:00Z' }, { expires: '2024-05-31T23:00:00-02:00' }).map((e) => e.describe()),
-      ['expires: Invalid value: "2024-06-01T00:00:00Z": may only be extended']);
+      ['expires: Invalid value: "string": may only be extended']);
     assert.deepEqual(compiled.validateUpdate({ expires: '2024-06-01T02:00:00+01:00' }, { expires: '2024-06-01T00:00:00Z' }), []);
   });
 
@@ -100,7 +100,7 @@ describe('lists of list-type set and map', () => {
       'self.numbers == [2u, 1.0]',
       'self.numbers + [1u, 3.0] == [1, 2, 3]',
     ]), []);
-    assert.deepEqual(failing(lists, listsValue, ["self.atomic == ['c', 'a', 'b']"]), ["self.atomic == ['c', 'a', 'b']: <nil>: Invalid value: failed rule: self.atomic == ['c', 'a', 'b']"]);
+    assert.deepEqual(failing(lists, listsValue, ["self.atomic == ['c', 'a', 'b']"]), ["self.atomic == ['c', 'a', 'b']: <nil>: Invalid value: \"object\": failed rule: self.atomic == ['c', 'a', 'b']"]);
   });
 
   test('+ merges: a set keeps its order and appends new items once; a list-map replaces items with the same keys in place', () => {
