@@ -640,16 +640,23 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
       const onAbort = () => stream.stop();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
       let expired = false;
+      let interrupted = false;
+      let received = false;
       try {
         for await (const batch of stream.batches()) {
           backoffMs = 100;
+          received = true;
           for (const e of batch) {
             if (e.type === 'ERROR') {
-              if (Number(e.object?.code) === 410 && opts.relistOnExpired !== false) {
+              const code = Number(e.object?.code);
+              if (code === 410 && opts.relistOnExpired !== false) {
                 expired = true;
                 break;
               }
-              throw new StatusError(e.object);
+              // The server going away or too busy: resume after a pause; anything else is the caller's to see.
+              if (code !== 429 && code < 500) throw new StatusError(e.object);
+              interrupted = true;
+              break;
             }
             const version = e.object?.metadata?.resourceVersion;
             if (typeof version === 'string' && version) rv = version;
@@ -659,7 +666,7 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
             else known.set(key, e.object);
             yield e as WatchEvent;
           }
-          if (expired) break;
+          if (expired || interrupted) break;
         }
       } catch (e) {
         if (e instanceof StatusError) throw e;
@@ -669,6 +676,11 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
         stream.stop();
       }
       if (expired) rv = yield* relist();
+      else if (interrupted || !received) {
+        // A stream that ended at once (the server stopping, say) is not reopened in a tight loop.
+        await new Promise((r) => setTimeout(r, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5_000);
+      }
     }
   }
 }
