@@ -1,7 +1,7 @@
 // The package's client entry (`plat-apiserver/client`): talk to this server,
 // or any upstream-compatible one, from TypeScript without another library.
 
-export { RemoteClient, ResourceClient, StatusError, WatchStream, parseWarning, collectionPath, objectPath } from './remote.js';
+export { RemoteClient, ResourceClient, StatusError, WatchStream, parseWarning, parseWarnings, collectionPath, objectPath } from './remote.js';
 export type { RemoteClientOptions, RequestOptions, RawResponse, WriteOptions, PatchOptions, ListPageOptions, ListPage, WatchOptions, WatchEvent } from './remote.js';
 export { loadKubeconfig, mergeKubeconfigs, resolveContext, inClusterConfig, KubeconfigError, serviceAccountDirs } from './kubeconfig.js';
 export type { ClientConfig, ContextOverrides, ExecConfig, KubeconfigEntry, LoadKubeconfigOptions, MergedKubeconfig } from './kubeconfig.js';

@@ -55,10 +55,29 @@ function statusOf(code: number, body: Buffer): ApiObject {
   return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', code, reason, message };
 }
 
-/** `299 - "text"` (RFC 7234 warn-code, agent, quoted text) → text; other forms are passed over, as client-go does. */
+/** One warning-value: code, agent, quoted text, optional quoted date (RFC 7234). */
+const warningValue = /\s*(\d{3}) +\S+ +"((?:[^"\\]|\\.)*)"(?: +"[^"]*")?\s*(?:,|$)/y;
+
+/**
+ * The texts of the code-299 warnings in one Warning header (a header may
+ * carry several, comma-separated); other codes are passed over, and so is
+ * the rest of a header from the first value that does not parse, as client-go does.
+ */
+export function parseWarnings(header: string): string[] {
+  const out: string[] = [];
+  warningValue.lastIndex = 0;
+  while (warningValue.lastIndex < header.length) {
+    const m = warningValue.exec(header);
+    if (!m) break;
+    if (m[1] === '299') out.push(m[2]!.replace(/\\(.)/g, '$1'));
+  }
+  return out;
+}
+
+/** The text of a single `299 - "text"` warning, or undefined. */
 export function parseWarning(value: string): string | undefined {
-  const m = /^299 +\S+ +"((?:[^"\\]|\\.)*)"(?: +"[^"]*")?$/.exec(value.trim());
-  return m ? m[1]!.replace(/\\(.)/g, '$1') : undefined;
+  const all = parseWarnings(value);
+  return all.length === 1 ? all[0] : undefined;
 }
 
 export interface RemoteClientOptions {
@@ -231,14 +250,11 @@ export class RemoteClient implements ApiClient {
   }
 
   private warn(res: IncomingMessage): void {
-    const raw = res.headers.warning;
-    if (!raw) return;
-    // Node joins repeated Warning headers with ", ", which a quoted text may contain too: split only between entries.
-    for (const part of raw.split(/,\s*(?=299 )/)) {
-      const text = parseWarning(part);
-      if (text === undefined) continue;
-      if (this.options.onWarning) this.options.onWarning(text);
-      else process.stderr.write(`Warning: ${text}\n`);
+    for (const header of res.headersDistinct.warning ?? []) {
+      for (const text of parseWarnings(header)) {
+        if (this.options.onWarning) this.options.onWarning(text);
+        else process.stderr.write(`Warning: ${text}\n`);
+      }
     }
   }
 
