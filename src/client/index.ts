@@ -15,3 +15,5 @@ export type { ResourceHandle } from './resources.js';
 export { ApiCallError, isConflict, isNotFound, apiVersionOfType } from './types.js';
 export type { ApiClient, ApiObject, DeleteOptions, EventType, ListOptions, ListResult, PatchType, ResourceType, WatchHandlers } from './types.js';
 export { ClusterInfoSignatureError, verifiedClusterInfo, verifyClusterInfoSignature } from './clusterinfo.js';
+export { discoverCluster, bootstrapNodeAgent } from './bootstrap.js';
+export type { TrustedCluster, NodeAgentCredentials, NodeAgentBootstrapOptions } from './bootstrap.js';
