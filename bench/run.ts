@@ -22,8 +22,10 @@
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a second worktree (bench/codec.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
-// and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts), and
-// custom resources beside ConfigMaps (bench/customresources.ts).
+// and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts),
+// custom resources beside ConfigMaps (bench/customresources.ts), and the
+// TypeScript client's CPU per get and watch event beside @kubernetes/client-node
+// (bench/client.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
@@ -423,6 +425,8 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
+  // The TypeScript client beside @kubernetes/client-node: client CPU per get and per watch event.
+  rows.push(...(await (await import('./client.js')).benchClient({ quick, progress })));
 
   const table = markdownTable(rows);
   process.stdout.write(table);

@@ -462,9 +462,11 @@ export class WatchStream {
   /** Each chunk's complete events together (one batch per read), so a reader can apply them at once. */
   async *batches(): AsyncGenerator<{ type: string; object: ApiObject }[]> {
     let pending = '';
+    // Decoded as a stream: a character split between two chunks stays whole.
+    this.res.setEncoding('utf8');
     try {
       for await (const chunk of this.res) {
-        pending += (chunk as Buffer).toString('utf8');
+        pending += chunk as string;
         const lines = pending.split('\n');
         pending = lines.pop()!;
         const batch: { type: string; object: ApiObject }[] = [];
@@ -605,12 +607,19 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
    * Changes as an async iterator that does not end on its own: a dropped
    * stream resumes from the last version seen (bookmarks move it too), and a
    * version that fell out of history (410) is relisted, the difference
-   * yielded as events, so nothing is missed or repeated. Break out of the
-   * loop (or abort `signal`) to stop.
+   * yielded as events, so nothing is missed or repeated (a deletion found
+   * by a relist carries the object's kind, name, namespace and last
+   * resourceVersion, not its last state). Break out of the loop (or abort `signal`) to stop.
    */
   async *watch(opts: WatchOptions = {}): AsyncGenerator<WatchEvent> {
     const ns = this.type.namespaced ? this.ns ?? '' : undefined;
-    const known = new Map<string, ApiObject>();
+    // What the caller has been told: key → resourceVersion (not whole objects: a watch of many objects would hold them all).
+    const known = new Map<string, string>();
+    const tombstone = (key: string, resourceVersion: string): ApiObject => {
+      const slash = key.indexOf('/');
+      const namespace = key.slice(0, slash);
+      return { apiVersion: apiVersionOfType(this.type), kind: this.type.kind, metadata: { ...(namespace ? { namespace } : {}), name: key.slice(slash + 1), resourceVersion } };
+    };
     const relist = async function* (this: ResourceClient<T>): AsyncGenerator<WatchEvent, string> {
       const seen = new Set<string>();
       let rv = '';
@@ -622,16 +631,17 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
           const key = objectKey(obj);
           seen.add(key);
           const old = known.get(key);
-          known.set(key, obj);
-          if (!old) yield { type: 'ADDED', object: obj };
-          else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) yield { type: 'MODIFIED', object: obj };
+          const version = String(obj.metadata?.resourceVersion ?? '');
+          known.set(key, version);
+          if (old === undefined) yield { type: 'ADDED', object: obj };
+          else if (old !== version) yield { type: 'MODIFIED', object: obj };
         }
         cont = page.continue;
       } while (cont);
-      for (const [key, obj] of known) {
+      for (const [key, version] of known) {
         if (seen.has(key)) continue;
         known.delete(key);
-        yield { type: 'DELETED', object: obj };
+        yield { type: 'DELETED', object: tombstone(key, version) };
       }
       return rv;
     }.bind(this);
@@ -679,7 +689,7 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
             if (e.type === 'BOOKMARK') continue;
             const key = objectKey(e.object);
             if (e.type === 'DELETED') known.delete(key);
-            else known.set(key, e.object);
+            else known.set(key, typeof version === 'string' ? version : '');
             yield e as WatchEvent;
           }
           if (expired || interrupted) break;
