@@ -14,6 +14,9 @@ import { agentFor } from './transport.js';
 import { ApiCallError, apiVersionOfType, type ApiClient, type ApiObject, type DeleteOptions, type ListOptions, type ListResult, type PatchType, type ResourceType, type WatchHandlers, type EventType } from './types.js';
 import { type ResourceHandle } from './resources.js';
 import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
+import type { SchemaLookup } from '../api/protobuf/index.js';
+
+type ProtobufModule = typeof import('../api/protobuf/index.js');
 
 /** A Status the server answered with (or one made for an answer that was not a Status), as a thrown error. */
 export class StatusError extends ApiCallError {
@@ -93,6 +96,8 @@ export interface RemoteClientOptions {
   userAgent?: string;
   /** Waits, injectable so tests of Retry-After need not wait. */
   sleep?: (ms: number) => Promise<void>;
+  /** Ask for protobuf where the server offers it (gets and lists of built-in kinds), JSON otherwise. */
+  protobuf?: boolean;
 }
 
 export interface RequestOptions {
@@ -177,6 +182,8 @@ export class RemoteClient implements ApiClient {
   private readonly sleep: (ms: number) => Promise<void>;
   private tokenFromFile?: { token: string; readAt: number };
   private discovered?: ResourceType[];
+  /** The schemas and codec of built-in kinds, once protobuf was first asked for. */
+  private protobuf?: { schemas: SchemaLookup; codec: ProtobufModule };
 
   constructor(readonly config: ClientConfig, private readonly options: RemoteClientOptions = {}) {
     this.namespace = config.namespace || 'default';
@@ -303,14 +310,45 @@ export class RemoteClient implements ApiClient {
     for await (const c of res) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const status = res.statusCode ?? 0;
-    if (status < 200 || status > 299) throw new StatusError(statusOf(status, body));
+    if (status < 200 || status > 299) {
+      // A Status in protobuf when protobuf was asked for.
+      const decoded = this.protobuf?.codec.hasEnvelopeMagic(body) ? this.decodeProtobuf(body) : undefined;
+      throw new StatusError(decoded?.kind === 'Status' ? decoded : statusOf(status, body));
+    }
     return { status, headers: res.headers, body };
   }
 
-  /** A request whose answer is JSON. */
+  private decodeProtobuf(body: Buffer): ApiObject | undefined {
+    try {
+      return this.protobuf!.codec.decodeProtobufObject(body, this.protobuf!.schemas);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A request whose answer is JSON (or protobuf, when asked for and answered so). */
   async requestJson<T = ApiObject>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const res = await this.request(method, path, opts);
+    if (this.protobuf?.codec.hasEnvelopeMagic(res.body) && String(res.headers['content-type'] ?? '').includes('protobuf')) {
+      const decoded = this.decodeProtobuf(res.body);
+      if (!decoded) throw new StatusError({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 500, reason: 'InternalError', message: 'the server answered a protobuf body this client cannot decode' });
+      return decoded as T;
+    }
     return JSON.parse(res.body.toString('utf8')) as T;
+  }
+
+  /**
+   * The Accept header for reading `type`: protobuf first when asked for and
+   * this client knows the kind's schema (built-in kinds), JSON otherwise.
+   */
+  async readAccept(type: ResourceType): Promise<string> {
+    if (!this.options.protobuf) return 'application/json';
+    if (!this.protobuf) {
+      // Loaded on first use: the catalog is large, and JSON needs none of it.
+      const [{ builtinKinds, builtinAnsweredKinds }, codec] = await Promise.all([import('../api/catalog.js'), import('../api/protobuf/index.js')]);
+      this.protobuf = { schemas: codec.builtinSchemaLookup([...builtinKinds, ...builtinAnsweredKinds]), codec };
+    }
+    return this.protobuf.schemas(apiVersionOfType(type), type.kind) ? `${vocabulary.protobufMediaType}, application/json` : 'application/json';
   }
 
   // ---- discovery -------------------------------------------------------
@@ -533,14 +571,15 @@ export class ResourceClient<T extends ApiObject = ApiObject> {
     return this.ns ?? obj?.metadata?.namespace ?? this.client.namespace;
   }
 
-  get(name: string, opts: { resourceVersion?: string; subresource?: string } = {}): Promise<T> {
-    return this.client.requestJson<T>('GET', objectPath(this.type, this.namespaceOf(), name, opts.subresource), { query: { resourceVersion: opts.resourceVersion } });
+  async get(name: string, opts: { resourceVersion?: string; subresource?: string } = {}): Promise<T> {
+    const accept = opts.subresource ? 'application/json' : await this.client.readAccept(this.type);
+    return this.client.requestJson<T>('GET', objectPath(this.type, this.namespaceOf(), name, opts.subresource), { accept, query: { resourceVersion: opts.resourceVersion } });
   }
 
   /** One page; pass `limit` and the previous page's `continue` for the next. */
   async list(opts: ListPageOptions & { namespace?: string } = {}): Promise<ListPage> {
     const ns = opts.namespace ?? (this.type.namespaced ? this.ns ?? '' : undefined);
-    const accept = opts.metadataOnly ? `application/json;as=PartialObjectMetadataList;g=${vocabulary.metaGroup};v=v1,application/json` : 'application/json';
+    const accept = opts.metadataOnly ? `application/json;as=PartialObjectMetadataList;g=${vocabulary.metaGroup};v=v1,application/json` : await this.client.readAccept(this.type);
     const list = await this.client.requestJson('GET', collectionPath(this.type, ns), {
       accept,
       query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: opts.limit, continue: opts.continue, resourceVersion: opts.resourceVersion, resourceVersionMatch: opts.resourceVersionMatch },

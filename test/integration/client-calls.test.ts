@@ -129,3 +129,15 @@ test('the controller kit\'s informer runs over the remote client: a synced index
   assert.deepEqual(informer.byIndex('namespace', 'default').map((o) => o.metadata?.name).sort(), ['inf-1', 'inf-2']);
   informer.stop();
 });
+
+test('with protobuf on, gets and lists of built-in kinds read the same objects as JSON', async () => {
+  const binary = await RemoteClient.fromKubeconfig({ paths: [s.kubeconfigPath], protobuf: true });
+  const viaProtobuf = (await binary.resource({ group: '', resource: 'configmaps' })).inNamespace('default');
+  await configMaps.create(cm('pb-1', { text: 'a' }, { pb: 'yes' }));
+  assert.deepEqual(await viaProtobuf.get('pb-1'), await configMaps.get('pb-1'));
+  assert.deepEqual((await viaProtobuf.list({ labelSelector: 'pb=yes' })).items, (await configMaps.list({ labelSelector: 'pb=yes' })).items);
+  const raw = await binary.request('GET', '/api/v1/namespaces/default/configmaps/pb-1', { accept: await binary.readAccept(configMaps.type) });
+  assert.match(String(raw.headers['content-type']), /protobuf/);
+  await assert.rejects(viaProtobuf.get('absent'), (e: unknown) => e instanceof StatusError && e.reason === 'NotFound');
+  binary.close();
+});

@@ -99,3 +99,26 @@ test('a watch resumes from the last version after a dropped stream, follows book
   assert.deepEqual(watchVersions, ['10', '13', '20', '40']);
   assert.ok(seen.filter((r) => r.url.searchParams.get('watch') === '1').every((r) => r.url.searchParams.get('allowWatchBookmarks') === 'true'));
 });
+
+test('with protobuf on, gets and lists of built-in kinds ask for it first and decode the envelope; Status errors too', async () => {
+  const { builtinSchemaLookup, encodeProtobufObject } = await import('../../../src/api/protobuf/index.js');
+  const { builtinKinds } = await import('../../../src/api/catalog.js');
+  const schemas = builtinSchemaLookup(builtinKinds);
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'pb', namespace: 'default', resourceVersion: '5' }, data: { a: 'b' } };
+  handler = (req, res, url) => {
+    if (!String(req.headers.accept).startsWith('application/vnd.plat.protobuf')) return json(res, 406, { kind: 'Status', code: 406 });
+    res.writeHead(url.pathname.endsWith('/missing') ? 404 : 200, { 'Content-Type': 'application/vnd.plat.protobuf' });
+    if (url.pathname.endsWith('/missing')) res.end(encodeProtobufObject({ apiVersion: 'v1', kind: 'Status', status: 'Failure', code: 404, reason: 'NotFound', message: 'configmaps "missing" not found' }, schemas('v1', 'Status')!));
+    else if (url.pathname.endsWith('/configmaps')) res.end(encodeProtobufObject({ apiVersion: 'v1', kind: 'ConfigMapList', metadata: { resourceVersion: '6' }, items: [configMap] }, schemas('v1', 'ConfigMapList')!));
+    else res.end(encodeProtobufObject(configMap, schemas('v1', 'ConfigMap')!));
+  };
+  const type: ResourceType = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] };
+  const configMaps = await newClient({}, { qps: 0, protobuf: true }).resource(type);
+  assert.deepEqual(await configMaps.get('pb'), configMap);
+  const page = await configMaps.list();
+  assert.deepEqual([page.resourceVersion, page.items], ['6', [configMap]]);
+  await assert.rejects(configMaps.get('missing'), (e: unknown) => e instanceof StatusError && e.code === 404 && e.message === 'configmaps "missing" not found');
+  // A kind this client has no schema of is read as JSON.
+  const widgets = await newClient({}, { qps: 0, protobuf: true }).resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true, verbs: [] });
+  await assert.rejects(widgets.get('w'), (e: unknown) => e instanceof StatusError && e.code === 406);
+});
