@@ -17,3 +17,5 @@ export type { ApiClient, ApiObject, DeleteOptions, EventType, ListOptions, ListR
 export { ClusterInfoSignatureError, verifiedClusterInfo, verifyClusterInfoSignature } from './clusterinfo.js';
 export { discoverCluster, bootstrapNodeAgent } from './bootstrap.js';
 export type { TrustedCluster, NodeAgentCredentials, NodeAgentBootstrapOptions } from './bootstrap.js';
+export { kinds } from './kinds.js';
+export type * from './kinds.js';

@@ -13,6 +13,7 @@ import { type ClientConfig, type ContextOverrides, type LoadKubeconfigOptions, i
 import { agentFor } from './transport.js';
 import { ApiCallError, apiVersionOfType, type ApiClient, type ApiObject, type DeleteOptions, type ListOptions, type ListResult, type PatchType, type ResourceType, type WatchHandlers, type EventType } from './types.js';
 import { type ResourceHandle } from './resources.js';
+import { kinds, type KindTypes } from './kinds.js';
 import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import type { SchemaLookup } from '../api/protobuf/index.js';
 
@@ -394,6 +395,11 @@ export class RemoteClient implements ApiClient {
     const found = served.find((r) => r.version === handle.version) ?? served[0];
     if (!found) throw new StatusError({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound', message: `the server doesn't have a resource type "${handle.group ? `${handle.resource}.${handle.group}` : handle.resource}"` });
     return found;
+  }
+
+  /** A typed client for a built-in kind (`client.typed('Pod')`), in the context's namespace unless `namespace` is given; no discovery needed. */
+  typed<K extends keyof KindTypes>(kind: K, namespace?: string): ResourceClient<KindTypes[K] & ApiObject> {
+    return new ResourceClient<KindTypes[K] & ApiObject>(this, kinds[kind], namespace);
   }
 
   /** A client for one resource type, by a discovered type or by (group, plural[, version]). */

@@ -86,6 +86,11 @@ export async function more(client: RemoteClient): Promise<string[]> {
   const o: ApiObject = await cms.apply({ metadata: { name: 'a' } }, { fieldManager: 'me', force: true });
   // @ts-expect-error: apply needs a field manager
   await cms.apply(o, {});
+  const pod = await client.typed('Pod').get('p');
+  const image: string | undefined = pod.spec?.containers[0]?.image;
+  // @ts-expect-error: a container's image is a string
+  const wrong: number | undefined = pod.spec?.containers[0]?.image;
+  names.push(String(image), String(wrong));
   return names;
 }
 `);

@@ -141,3 +141,15 @@ test('with protobuf on, gets and lists of built-in kinds read the same objects a
   await assert.rejects(viaProtobuf.get('absent'), (e: unknown) => e instanceof StatusError && e.reason === 'NotFound');
   binary.close();
 });
+
+test('typed methods for a built-in kind need no discovery and carry its interface', async () => {
+  const fresh = await RemoteClient.fromKubeconfig({ paths: [s.kubeconfigPath] });
+  const typed = fresh.typed('ConfigMap', 'default');
+  const made = await typed.create({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'typed' }, data: { k: 'v' } });
+  const data: Record<string, string> | undefined = made.data;
+  assert.deepEqual(data, { k: 'v' });
+  const namespaces = await fresh.typed('Namespace').list();
+  assert.ok(namespaces.items.some((n) => n.metadata?.name === 'default'));
+  assert.throws(() => fresh.resources(), /call discover\(\) before resources\(\)/, 'no discovery was made');
+  fresh.close();
+});
