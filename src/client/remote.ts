@@ -8,6 +8,7 @@ import { request as httpRequest, type Agent as HttpAgent, type IncomingMessage }
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
 import { readFile } from 'node:fs/promises';
 import { BucketRateLimiter } from './ratelimit.js';
+import type { Clock } from './clock.js';
 import { ExecCredentialProvider, type ExecCredentials, type ExecProviderOptions } from './exec.js';
 import { type ClientConfig, type ContextOverrides, type LoadKubeconfigOptions, inClusterConfig, loadKubeconfig, resolveContext } from './kubeconfig.js';
 import { agentFor } from './transport.js';
@@ -97,6 +98,8 @@ export interface RemoteClientOptions {
   userAgent?: string;
   /** Waits, injectable so tests of Retry-After need not wait. */
   sleep?: (ms: number) => Promise<void>;
+  /** The rate limiter's clock (injectable, as the controller kit's). */
+  clock?: Clock;
   /** Ask for protobuf where the server offers it (gets and lists of built-in kinds), JSON otherwise. */
   protobuf?: boolean;
 }
@@ -190,7 +193,7 @@ export class RemoteClient implements ApiClient {
     this.namespace = config.namespace || 'default';
     if (config.exec) this.exec = new ExecCredentialProvider(config.exec, config, options.exec);
     const qps = options.qps ?? 50;
-    if (qps > 0) this.limiter = new BucketRateLimiter(qps, options.burst ?? 300);
+    if (qps > 0) this.limiter = new BucketRateLimiter(qps, options.burst ?? 300, options.clock);
     this.sleep = options.sleep ?? defaultSleep;
     this.agent = agentFor(config, config);
     this.agentCert = config.certPem;

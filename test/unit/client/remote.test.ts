@@ -122,3 +122,13 @@ test('with protobuf on, gets and lists of built-in kinds ask for it first and de
   const widgets = await newClient({}, { qps: 0, protobuf: true }).resource({ group: 'example.com', version: 'v1', resource: 'widgets', kind: 'Widget', namespaced: true, verbs: [] });
   await assert.rejects(widgets.get('w'), (e: unknown) => e instanceof StatusError && e.code === 406);
 });
+
+test('the client-side rate limit spaces requests beyond the burst at 1/qps', async () => {
+  handler = (_q, res) => json(res, 200, {});
+  const waits: number[] = [];
+  const clock = { now: () => 1_000_000, setTimeout: () => ({}), clearTimeout: () => {} };
+  const c = newClient({}, { qps: 2, burst: 2, clock, sleep: async (ms) => { waits.push(ms); } });
+  for (let i = 0; i < 4; i++) await c.request('GET', '/limited');
+  // Two go at once (the burst); the bucket refills at 2 a second, so the third waits half a second and the fourth a whole one.
+  assert.deepEqual(waits, [500, 1000]);
+});
