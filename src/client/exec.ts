@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { isAbsolute, resolve, sep } from 'node:path';
+import { setOwn } from '../machinery/ownkeys.js';
 import { vocabulary } from '../machinery/vocabulary.js';
 import type { ClientConfig, ExecConfig } from './kubeconfig.js';
 
@@ -120,10 +121,11 @@ export class ExecCredentialProvider {
 
   private execute(): Promise<ExecCredentials> {
     const command = execCommandPath(this.config);
+    // Names from the kubeconfig are set as own keys (an entry named __proto__ is a variable, not a prototype).
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(this.options.env ?? process.env)) if (v !== undefined) env[k] = v;
-    for (const { name, value } of this.config.env) env[name] = value;
-    env[vocabulary.execInfoEnv] = this.execInfo();
+    for (const [k, v] of Object.entries(this.options.env ?? process.env)) if (v !== undefined) setOwn(env, k, v);
+    for (const { name, value } of this.config.env) setOwn(env, name, value);
+    setOwn(env, vocabulary.execInfoEnv, this.execInfo());
     const stderr = this.options.stderr ?? process.stderr;
     return new Promise((resolvePromise, reject) => {
       const child = spawn(command, this.config.args, { env, stdio: [this.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'] });

@@ -37,7 +37,7 @@ interface Plugin {
   runs(): number;
   /** PLAT_EXEC_INFO of its last run, parsed. */
   info(): any;
-  /** Its argument and MY_SETTING of its last run. */
+  /** Its argument, MY_SETTING and __proto__ of its last run. */
   argsAndEnv(): string;
 }
 
@@ -56,7 +56,7 @@ cd "$(dirname "$0")/.."
 n=$(( $(cat count 2>/dev/null || echo 0) + 1 ))
 echo $n > count
 printf '%s' "$${vocabulary.execInfoEnv}" > info.json
-printf '%s %s' "$1" "$MY_SETTING" > args
+printf '%s %s %s' "$1" "$MY_SETTING" "$__proto__" > args
 echo "plugin run $n" >&2
 if [ -f answer.$n ]; then cat answer.$n; else cat answer.${last}; fi
 `);
@@ -95,14 +95,14 @@ async function whoami(c: RemoteClient): Promise<string> {
 }
 
 test('a token answer authenticates; the plugin gets its args, env and PLAT_EXEC_INFO; its stderr passes through; the answer is cached', async () => {
-  const p = writePlugin([tokenAnswer('good-token')], { args: ['--flag'], env: [{ name: 'MY_SETTING', value: 'on' }] });
+  const p = writePlugin([tokenAnswer('good-token')], { args: ['--flag'], env: [{ name: 'MY_SETTING', value: 'on' }, { name: '__proto__', value: 'a variable' }] });
   const stderr = collect();
   const c = await client(p, { stderr: stderr.stream });
   assert.equal(await whoami(c), 'alice');
   assert.equal(await whoami(c), 'alice');
   assert.equal(p.runs(), 1, 'the second request used the cached token');
   assert.deepEqual(p.info(), { kind: 'ExecCredential', apiVersion: v1, spec: { interactive: false } });
-  assert.equal(p.argsAndEnv(), '--flag on');
+  assert.equal(p.argsAndEnv(), '--flag on a variable', 'an env entry named __proto__ is a variable like any other');
   assert.equal(stderr.text(), 'plugin run 1\n');
   c.close();
 });
