@@ -5,7 +5,8 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,19 +14,23 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { RemoteClient, type ApiObject, type WatchEvent } from '../../src/client/index.js';
+import { serverCa } from '../support/certs.js';
+import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
 
 let s: TestServer;
 let dataDir: string;
 let admin: any;
 const tunnels: string[] = [];
 let httpProxy: Server;
+let httpsProxy: Server;
 let socksProxy: Server;
 
-/** An HTTP proxy that answers CONNECT (and nothing else), noting each tunnel. */
-function startHttpProxy(): Server {
-  const proxy = createHttpServer((_q, res) => { res.writeHead(405); res.end(); });
-  proxy.on('connect', (req, client: Socket, head: Buffer) => {
-    tunnels.push(`http ${req.url}`);
+/** An HTTP proxy (over TLS when `tls` is given) that answers CONNECT and nothing else, noting each tunnel. */
+function startHttpProxy(tls?: { cert: string; key: string }): Server {
+  const refuse = (_q: unknown, res: ServerResponse) => { res.writeHead(405); res.end(); };
+  const proxy = tls ? createHttpsServer(tls, refuse) : createHttpServer(refuse);
+  proxy.on('connect', (req: IncomingMessage, client: Socket, head: Buffer) => {
+    tunnels.push(`${tls ? 'https' : 'http'} ${req.url}`);
     const [host, port] = [req.url!.slice(0, req.url!.lastIndexOf(':')), Number(req.url!.slice(req.url!.lastIndexOf(':') + 1))];
     const upstream = connect(port, host, () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -79,12 +84,18 @@ before(async () => {
   dataDir = tempDir('plat-client-conn-');
   s = await startTestServer({ storageBackend: 'sqlite', dataDir });
   admin = YAML.parse(readFileSync(s.kubeconfigPath, 'utf8'));
+  // The https proxy's certificate comes from the cluster's CA: as upstream, the connection to the proxy trusts what the kubeconfig trusts.
+  const ca = await serverCa(dataDir);
+  const keys = await generateEcKeyPair();
+  const proxyCert = await issueCertificate({ commonName: 'proxy', ipAddresses: ['127.0.0.1'], usages: ['digital signature', 'server auth'], publicKey: keys.publicKeyPem, issuerKeyPem: ca.key, issuerCertPem: ca.cert });
   httpProxy = startHttpProxy();
+  httpsProxy = startHttpProxy({ cert: proxyCert, key: keys.privateKeyPem });
   socksProxy = startSocksProxy();
-  await Promise.all([once(httpProxy, 'listening'), once(socksProxy, 'listening')]);
+  await Promise.all([once(httpProxy, 'listening'), once(httpsProxy, 'listening'), once(socksProxy, 'listening')]);
 });
 after(async () => {
   httpProxy.close();
+  httpsProxy.close();
   socksProxy.close();
   await s.close();
 });
@@ -122,12 +133,13 @@ test('insecure-skip-tls-verify trusts any certificate; without it or a CA the se
   await assert.rejects(namespacesThrough({ 'certificate-authority-data': undefined }), /self[- ]signed|unable to verify|certificate/i);
 });
 
-test('proxy-url: through an http CONNECT proxy and a socks5 proxy', async () => {
+test('proxy-url: through an http and an https CONNECT proxy, and a socks5 proxy', async () => {
   tunnels.length = 0;
   const target = new URL(s.url).host;
   assert.ok(await namespacesThrough({ 'proxy-url': `http://127.0.0.1:${portOf(httpProxy)}` }) > 0);
+  assert.ok(await namespacesThrough({ 'proxy-url': `https://127.0.0.1:${portOf(httpsProxy)}` }) > 0);
   assert.ok(await namespacesThrough({ 'proxy-url': `socks5://127.0.0.1:${portOf(socksProxy)}` }) > 0);
-  assert.deepEqual(tunnels, [`http ${target}`, `socks5 ${target}`]);
+  assert.deepEqual(tunnels, [`http ${target}`, `https ${target}`, `socks5 ${target}`]);
   await assert.rejects(namespacesThrough({ 'proxy-url': 'http://127.0.0.1:1' }), /ECONNREFUSED/);
 });
 
