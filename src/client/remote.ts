@@ -17,6 +17,7 @@ import { type ResourceHandle } from './resources.js';
 import { kinds, type KindTypes } from './kinds.js';
 import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import type { SchemaLookup } from '../api/protobuf/index.js';
+import { Reader, WireType } from '../machinery/protobufwire.js';
 
 type ProtobufModule = typeof import('../api/protobuf/index.js');
 
@@ -100,7 +101,7 @@ export interface RemoteClientOptions {
   sleep?: (ms: number) => Promise<void>;
   /** The rate limiter's clock (injectable, as the controller kit's). */
   clock?: Clock;
-  /** Ask for protobuf where the server offers it (gets and lists of built-in kinds), JSON otherwise. */
+  /** Ask for protobuf where the server offers it (gets, lists and watches of built-in kinds), JSON otherwise. */
   protobuf?: boolean;
 }
 
@@ -484,7 +485,7 @@ export class RemoteClient implements ApiClient {
   async openWatch(type: ResourceType, namespace: string | undefined, resourceVersion: string | undefined, options: ListOptions & { timeoutSeconds?: number } = {}): Promise<WatchStream> {
     const query: RequestOptions['query'] = { watch: 1, allowWatchBookmarks: true, resourceVersion, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector, timeoutSeconds: options.timeoutSeconds };
     const headers: Record<string, string> = {};
-    const accept = options.metadataOnly ? `application/json;as=PartialObjectMetadata;g=${vocabulary.metaGroup};v=v1,application/json` : 'application/json';
+    const accept = options.metadataOnly ? `application/json;as=PartialObjectMetadata;g=${vocabulary.metaGroup};v=v1,application/json` : await this.readAccept(type);
     const res = await this.open('GET', collectionPath(type, namespace), { query, accept, headers });
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) {
@@ -492,14 +493,44 @@ export class RemoteClient implements ApiClient {
       for await (const c of res) chunks.push(c as Buffer);
       throw new StatusError(statusOf(status, Buffer.concat(chunks)));
     }
+    const protobuf = this.protobuf;
+    if (protobuf && String(res.headers['content-type'] ?? '').includes('protobuf')) {
+      return new WatchStream(res, (event) => decodeWatchEvent(event, protobuf.codec, protobuf.schemas));
+    }
     return new WatchStream(res);
   }
+}
+
+/**
+ * One protobuf watch frame's event: an enveloped WatchEvent {type=1,
+ * object=2 RawExtension {raw=1}} whose raw bytes are the enveloped object.
+ */
+function decodeWatchEvent(frame: Buffer, codec: ProtobufModule, schemas: SchemaLookup): { type: string; object: ApiObject } {
+  const message = codec.decodeEnvelope(frame).raw;
+  let type = '';
+  let raw: Uint8Array | undefined;
+  const reader = new Reader(message);
+  while (!reader.done) {
+    const tag = reader.tag();
+    if (tag.field === 1 && tag.wireType === WireType.lengthDelimited) type = reader.string();
+    else if (tag.field === 2 && tag.wireType === WireType.lengthDelimited) {
+      const extension = new Reader(reader.bytes());
+      while (!extension.done) {
+        const inner = extension.tag();
+        if (inner.field === 1 && inner.wireType === WireType.lengthDelimited) raw = extension.bytes();
+        else extension.skip(inner.wireType);
+      }
+    } else reader.skip(tag.wireType);
+  }
+  if (!raw) throw new Error('a protobuf watch event without an object');
+  return { type, object: codec.decodeProtobufObject(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), schemas) };
 }
 
 /** The events of one watch response, read as newline-delimited JSON. */
 export class WatchStream {
   private stopped = false;
-  constructor(private readonly res: IncomingMessage) {}
+  /** `decodeFrame`: the stream is protobuf, frames of a 4-byte length and an event. */
+  constructor(private readonly res: IncomingMessage, private readonly decodeFrame?: (frame: Buffer) => { type: string; object: ApiObject }) {}
 
   stop(): void {
     this.stopped = true;
@@ -508,6 +539,10 @@ export class WatchStream {
 
   /** Each chunk's complete events together (one batch per read), so a reader can apply them at once. */
   async *batches(): AsyncGenerator<{ type: string; object: ApiObject }[]> {
+    if (this.decodeFrame) {
+      yield* this.frames(this.decodeFrame);
+      return;
+    }
     let pending = '';
     // Decoded as a stream: a character split between two chunks stays whole.
     this.res.setEncoding('utf8');
@@ -528,6 +563,24 @@ export class WatchStream {
       if (!this.stopped) throw e;
     }
     if (pending.trim() && !this.stopped) yield [JSON.parse(pending)];
+  }
+
+  private async *frames(decode: (frame: Buffer) => { type: string; object: ApiObject }): AsyncGenerator<{ type: string; object: ApiObject }[]> {
+    let pending: Buffer = Buffer.alloc(0);
+    try {
+      for await (const chunk of this.res) {
+        pending = pending.length ? Buffer.concat([pending, chunk as Buffer]) : chunk as Buffer;
+        const batch: { type: string; object: ApiObject }[] = [];
+        while (pending.length >= 4 && pending.length >= 4 + pending.readUInt32BE(0)) {
+          const length = pending.readUInt32BE(0);
+          batch.push(decode(pending.subarray(4, 4 + length)));
+          pending = pending.subarray(4 + length);
+        }
+        if (batch.length) yield batch;
+      }
+    } catch (e) {
+      if (!this.stopped) throw e;
+    }
   }
 }
 

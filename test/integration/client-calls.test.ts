@@ -139,6 +139,13 @@ test('with protobuf on, gets and lists of built-in kinds read the same objects a
   const raw = await binary.request('GET', '/api/v1/namespaces/default/configmaps/pb-1', { accept: await binary.readAccept(configMaps.type) });
   assert.match(String(raw.headers['content-type']), /protobuf/);
   await assert.rejects(viaProtobuf.get('absent'), (e: unknown) => e instanceof StatusError && e.reason === 'NotFound');
+  // A watch too: its events decode to what a JSON read gives.
+  const { resourceVersion } = await configMaps.list({ limit: 1 });
+  const watch = viaProtobuf.watch({ labelSelector: 'pb=yes', resourceVersion });
+  await configMaps.create(cm('pb-2', { text: 'b' }, { pb: 'yes' }));
+  const event = (await watch.next()).value as WatchEvent;
+  await watch.return(undefined);
+  assert.deepEqual([event.type, event.object], ['ADDED', await configMaps.get('pb-2')]);
   binary.close();
 });
 

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RemoteClient, StatusError, parseWarning, parseWarnings } from '../../../src/client/index.js';
+import { Readable } from 'node:stream';
+import { RemoteClient, StatusError, WatchStream, parseWarning, parseWarnings } from '../../../src/client/index.js';
 import type { ResourceType } from '../../../src/client/types.js';
 import { tempDir } from '../../support/server.js';
 
@@ -131,4 +132,44 @@ test('the client-side rate limit spaces requests beyond the burst at 1/qps', asy
   for (let i = 0; i < 4; i++) await c.request('GET', '/limited');
   // Two go at once (the burst); the bucket refills at 2 a second, so the third waits half a second and the fourth a whole one.
   assert.deepEqual(waits, [500, 1000]);
+});
+
+test('with protobuf on, a watch reads length-prefixed frames of enveloped WatchEvents, split anywhere across chunks', async () => {
+  const pb = await import('../../../src/api/protobuf/index.js');
+  const { WatchEvent } = await import('../../../src/api/meta/v1.js');
+  const { builtinKinds } = await import('../../../src/api/catalog.js');
+  const schemas = pb.builtinSchemaLookup(builtinKinds);
+  const obj = (name: string, rv: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default', resourceVersion: rv }, data: { text: 'é'.repeat(50) } });
+  const frame = (type: string, o: Record<string, unknown>) => {
+    const event = pb.encodeEnvelope('v1', 'WatchEvent', pb.encodeMessage({ type, object: pb.encodeProtobufObject(o, schemas('v1', 'ConfigMap')!) }, WatchEvent));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(event.length);
+    return Buffer.concat([length, event]);
+  };
+  handler = (req, res) => {
+    assert.match(String(req.headers.accept), /^application\/vnd\.plat\.protobuf/);
+    res.writeHead(200, { 'Content-Type': 'application/vnd.plat.protobuf;stream=watch' });
+    const bytes = Buffer.concat([frame('ADDED', obj('a', '11')), frame('MODIFIED', obj('a', '12')), frame('DELETED', obj('a', '13'))]);
+    // Three writes that cut through a length prefix and through an event.
+    res.write(bytes.subarray(0, 2));
+    setImmediate(() => { res.write(bytes.subarray(2, 70)); setImmediate(() => res.write(bytes.subarray(70))); });
+  };
+  const type: ResourceType = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [] };
+  const configMaps = await newClient({}, { qps: 0, protobuf: true }).resource(type);
+  const events: unknown[] = [];
+  for await (const e of configMaps.watch({ resourceVersion: '10' })) {
+    events.push([e.type, e.object]);
+    if (events.length === 3) break;
+  }
+  assert.deepEqual(events, [['ADDED', obj('a', '11')], ['MODIFIED', obj('a', '12')], ['DELETED', obj('a', '13')]]);
+});
+
+test('a JSON watch keeps a character whole when a chunk ends inside it', async () => {
+  const line = Buffer.from(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'é' } } })}\n`);
+  const cut = line.indexOf(Buffer.from('é')) + 1; // between the two bytes of é
+  // The response body as two reads, cut there (a socket may cut anywhere).
+  const body = Readable.from([line.subarray(0, cut), line.subarray(cut)], { objectMode: false });
+  const batches: string[] = [];
+  for await (const batch of new WatchStream(body as unknown as IncomingMessage).batches()) batches.push(...batch.map((e) => e.object.metadata?.name));
+  assert.deepEqual(batches, ['é']);
 });
