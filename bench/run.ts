@@ -23,9 +23,11 @@
 // commit before versioned kinds, built in a second worktree (bench/codec.ts),
 // the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
-// and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts), and
-// custom resources beside ConfigMaps (bench/customresources.ts); the operators' CRDs installed and an HTTPRoute
-// create beside a ConfigMap's (bench/operators.ts).
+// and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts),
+// custom resources beside ConfigMaps (bench/customresources.ts), the
+// operators' CRDs installed and an HTTPRoute create beside a ConfigMap's
+// (bench/operators.ts), and the TypeScript client's CPU per get and watch
+// event beside @kubernetes/client-node (bench/client.ts).
 // Last, deleting a namespace of 10,000 objects with every controller running
 // (bench/namespacedelete.ts, which also runs alone).
 //
@@ -428,6 +430,8 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./operators.js')).benchOperators({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
+  // The TypeScript client beside @kubernetes/client-node: client CPU per get and per watch event.
+  rows.push(...(await (await import('./client.js')).benchClient({ quick, progress })));
 
   const table = markdownTable(rows);
   process.stdout.write(table);
