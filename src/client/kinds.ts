@@ -3141,7 +3141,7 @@ export interface CustomResourceConversion {
 
 /** A condition of a definition. */
 export interface CustomResourceDefinitionCondition {
-  /** Established, NamesAccepted, NonStructuralSchema, Terminating. */
+  /** Established, NamesAccepted, NonStructuralSchema, Terminating, KubernetesAPIApprovalPolicyConformant. */
   type?: string;
   /** True, False or Unknown. */
   status?: string;
