@@ -1,0 +1,180 @@
+// Everyday manifests with the real kubectl: the workload and service kinds
+// written as people write them (no protocol on ports, no defaulted key),
+// server-side applied; then kubectl's migration from client-side to
+// server-side apply, after which a second server-side apply removes and
+// changes nothing.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, TestServer } from '../support/server.js';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer({ storageBackend: 'sqlite' });
+});
+after(async () => { await s.close(); });
+
+const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
+
+function file(name: string, text: string): string {
+  const path = join(s.dataDir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+const podSpec = (indent: string) => `containers:
+- name: web
+  image: nginx:1.27
+  ports:
+  - containerPort: 80
+  - name: metrics
+    containerPort: 9090
+  env:
+  - name: MODE
+    value: plain
+  volumeMounts:
+  - name: cache
+    mountPath: /cache
+volumes:
+- name: cache
+  emptyDir: {}`.split('\n').map((l) => indent + l).join('\n');
+
+/** The kinds of the issue, in namespace `ns`, with no key a server defaults. */
+function everyday(ns: string): string {
+  return `apiVersion: v1
+kind: Namespace
+metadata: {name: ${ns}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: single, namespace: ${ns}}
+spec:
+${podSpec('  ')}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ${ns}}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+${podSpec('      ')}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: ${ns}}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+${podSpec('      ')}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: ${ns}}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+${podSpec('      ')}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: once, namespace: ${ns}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+${podSpec('      ')}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: ${ns}}
+spec:
+  selector: {app: web}
+  ports:
+  - name: http
+    port: 80
+    targetPort: 80
+  - name: metrics
+    port: 9090
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: ${ns}}
+spec:
+  rules:
+  - host: web.example.com
+    http:
+      paths:
+      - path: /
+        pathType: Prefix
+        backend:
+          service: {name: web, port: {number: 80}}
+`;
+}
+
+const collections = ['api/v1/pods', 'apis/apps/v1/deployments', 'apis/apps/v1/statefulsets', 'apis/apps/v1/daemonsets',
+  'apis/batch/v1/jobs', 'api/v1/services', 'apis/networking.k8s.io/v1/ingresses'];
+
+/** Every object of the manifest in `ns`, by kind/name: its resourceVersion, labels and what it holds but metadata and status. */
+async function snapshot(ns: string): Promise<Map<string, { rv: string; body: unknown; labels: unknown }>> {
+  const items: any[] = [];
+  for (const c of collections) {
+    const [group, resource] = [c.slice(0, c.lastIndexOf('/')), c.slice(c.lastIndexOf('/') + 1)];
+    const r = await s.client.get(`/${group}/namespaces/${ns}/${resource}`);
+    assert.equal(r.status, 200, r.text);
+    items.push(...r.json.items.map((o: any) => ({ ...o, kind: o.kind ?? resource })));
+  }
+  return new Map(items.map((o: any) => {
+    const { metadata, status: _status, ...rest } = o;
+    return [`${o.kind}/${metadata.name}`, { rv: metadata.resourceVersion, body: rest, labels: metadata.labels }];
+  }));
+}
+
+test('server-side apply of workloads, services and ingresses written without any defaulted key', async () => {
+  const f = file('ssa.yaml', everyday('ssa'));
+  const out = await ok(['apply', '--server-side', '-f', f]);
+  assert.match(out, /deployment\.apps\/web serverside-applied/);
+  assert.match(out, /service\/web serverside-applied/);
+  const pod = (await s.client.get('/api/v1/namespaces/ssa/pods/single')).json;
+  assert.deepEqual(pod.spec.containers[0].ports, [{ containerPort: 80, protocol: 'TCP' }, { name: 'metrics', containerPort: 9090, protocol: 'TCP' }]);
+  // The applier owns the port by its defaulted key, as upstream records it.
+  const applied = pod.metadata.managedFields.find((m: any) => m.operation === 'Apply');
+  const ports = applied.fieldsV1['f:spec']['f:containers']['k:{"name":"web"}']['f:ports'];
+  assert.ok(ports['k:{"containerPort":80,"protocol":"TCP"}'], JSON.stringify(ports));
+  const before = await snapshot('ssa');
+  assert.equal(before.size, 7);
+  const again = await ok(['apply', '--server-side', '-f', f]);
+  assert.match(again, /ingress\.networking\.k8s\.io\/web serverside-applied/);
+  assert.deepEqual(await snapshot('ssa'), before, 'a second apply of the same manifest changes nothing');
+});
+
+test('kubectl client-side apply, then server-side apply with --force-conflicts, then again: nothing removed, nothing changed', async () => {
+  const f = file('csa.yaml', everyday('mig'));
+  await ok(['apply', '-f', f]);
+  const created = await snapshot('mig');
+  const job = (await s.client.get('/apis/batch/v1/namespaces/mig/jobs/once')).json;
+  // What the server generated (the selector and its labels) belongs to no manager.
+  for (const entry of job.metadata.managedFields) {
+    assert.equal(entry.fieldsV1?.['f:spec']?.['f:selector'], undefined, JSON.stringify(entry));
+    assert.equal(entry.fieldsV1?.['f:spec']?.['f:template']?.['f:metadata']?.['f:labels'], undefined, JSON.stringify(entry));
+  }
+  assert.match(await ok(['apply', '--server-side', '--force-conflicts', '-f', f]), /job\.batch\/once serverside-applied/);
+  const migrated = await snapshot('mig');
+  for (const [name, was] of created) {
+    assert.deepEqual(migrated.get(name)?.body, was.body, `${name}: the migration changed nothing`);
+    assert.deepEqual(migrated.get(name)?.labels, was.labels, `${name}: labels kept`);
+  }
+  assert.match(await ok(['apply', '--server-side', '-f', f]), /job\.batch\/once serverside-applied/);
+  const after = await snapshot('mig');
+  for (const [name, was] of migrated) assert.deepEqual(after.get(name), was, `${name}: the second apply changed nothing`);
+  const selector = (await s.client.get('/apis/batch/v1/namespaces/mig/jobs/once')).json.spec.selector;
+  assert.ok(Object.keys(selector?.matchLabels ?? {}).some((k) => k.endsWith('/controller-uid')), JSON.stringify(selector));
+});
