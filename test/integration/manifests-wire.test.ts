@@ -1,0 +1,32 @@
+// What clients written for upstream read on the wire: bodies as upstream's
+// encoder writes them, the upstream group names in discovery, the labels
+// kubectl and published manifests select by, empty maps and lists left out,
+// and the group name the client used in what the server answers.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, TestServer } from '../support/server.js';
+
+let s: TestServer;
+before(async () => {
+  s = await startTestServer();
+  const ns = await s.client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'wire' } });
+  assert.equal(ns.status, 201, ns.text);
+});
+after(async () => { await s.close(); });
+
+test('JSON bodies end with a newline as upstream\'s encoder writes them: an error Status byte for byte, a get, a list, a create', async () => {
+  const missing = await s.client.get('/api/v1/namespaces/wire/configmaps/nope');
+  assert.equal(missing.status, 404);
+  assert.equal(missing.text, '{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \\"nope\\" not found","reason":"NotFound","details":{"name":"nope","kind":"configmaps"},"code":404}\n');
+  const created = await s.client.post('/api/v1/namespaces/wire/configmaps', { metadata: { name: 'one' }, data: { a: 'b' } });
+  assert.equal(created.status, 201, created.text);
+  for (const r of [created, await s.client.get('/api/v1/namespaces/wire/configmaps/one'), await s.client.get('/api/v1/namespaces/wire/configmaps')]) {
+    assert.equal(r.status, 200 + (r === created ? 1 : 0), r.text);
+    assert.ok(r.text.endsWith('}\n'), JSON.stringify(r.text.slice(-20)));
+    assert.equal(r.text.indexOf('\n'), r.text.length - 1, 'one line, then the newline');
+  }
+  // /version is written indented and without a newline, as upstream's raw JSON writer does.
+  const version = await s.client.get('/version');
+  assert.equal(version.text, JSON.stringify(version.json, null, 2));
+});
