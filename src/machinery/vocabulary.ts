@@ -143,9 +143,14 @@ export const upstreamCompat = {
    * Groups discovery also lists by their upstream name, ahead of ours: kubectl
    * maps the kinds of a manifest (`kubectl apply -f` of a Role written for
    * the upstream server) through discovery, and some commands insist on the
-   * upstream group (`kubectl certificate approve`).
+   * upstream group (`kubectl certificate approve`). Every built-in group of
+   * ours is here, the reviews' too (`kubectl create -f` of a
+   * SubjectAccessReview written for upstream).
    */
-  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events', 'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node'] as readonly string[],
+  discoveredGroupPrefixes: [
+    'authentication', 'authorization', 'certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events',
+    'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node',
+  ] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

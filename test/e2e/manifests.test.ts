@@ -178,3 +178,24 @@ test('kubectl client-side apply, then server-side apply with --force-conflicts, 
   const selector = (await s.client.get('/apis/batch/v1/namespaces/mig/jobs/once')).json.spec.selector;
   assert.ok(Object.keys(selector?.matchLabels ?? {}).some((k) => k.endsWith('/controller-uid')), JSON.stringify(selector));
 });
+
+test('kubectl create -f of a SubjectAccessReview and a TokenReview written for upstream; api-resources lists their groups', async () => {
+  const f = file('reviews.yaml', `apiVersion: authorization.k8s.io/v1
+kind: SubjectAccessReview
+spec:
+  user: jane
+  resourceAttributes: {verb: get, resource: pods, namespace: default}
+---
+apiVersion: authentication.k8s.io/v1
+kind: TokenReview
+spec: {token: not-a-token}
+`);
+  const out = await ok(['create', '-f', f, '-o', 'json']);
+  const answers = out.trim().split(/\n(?=\{)/).map((t) => JSON.parse(t));
+  const byKind = new Map(answers.flatMap((a: any) => (a.kind === 'List' ? a.items : [a])).map((a: any) => [a.kind, a]));
+  assert.equal(byKind.get('SubjectAccessReview')?.status?.allowed, false, out);
+  assert.equal(byKind.get('TokenReview')?.status?.authenticated ?? false, false, out);
+  const resources = await ok(['api-resources', '--api-group=authorization.k8s.io', '-o', 'name']);
+  assert.match(resources, /^subjectaccessreviews\.authorization\.k8s\.io$/m);
+  assert.match(await ok(['api-resources', '--api-group=authentication.k8s.io', '-o', 'name']), /^tokenreviews\.authentication\.k8s\.io$/m);
+});
