@@ -137,6 +137,14 @@ export const upstreamCompat = {
   /** The group ConversionReviews are sent in: conversion webhooks decode them with upstream's types. */
   conversionReviewGroup: 'apiextensions.k8s.io',
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
+  /**
+   * Labels clients and published manifests select by, carried beside ours:
+   * webhook namespaceSelectors written for upstream exclude their own
+   * namespace by its name label; kubectl describe finds a Service's
+   * EndpointSlices by theirs.
+   */
+  namespaceNameLabel: 'kubernetes.io/metadata.name',
+  serviceNameLabel: 'kubernetes.io/service-name',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',
   /**

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, TestServer } from '../support/server.js';
+import { eventually } from '../support/eventually.js';
 
 let s: TestServer;
 before(async () => {
@@ -198,4 +199,22 @@ spec: {token: not-a-token}
   const resources = await ok(['api-resources', '--api-group=authorization.k8s.io', '-o', 'name']);
   assert.match(resources, /^subjectaccessreviews\.authorization\.k8s\.io$/m);
   assert.match(await ok(['api-resources', '--api-group=authentication.k8s.io', '-o', 'name']), /^tokenreviews\.authentication\.k8s\.io$/m);
+});
+
+test('kubectl describe svc lists the endpoints: EndpointSlices carry upstream\'s kubernetes.io/service-name', async () => {
+  await ok(['create', 'namespace', 'desc']);
+  const node = await s.client.post('/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: 'node-d' } });
+  assert.equal(node.status, 201, node.text);
+  const svc = await s.client.post('/api/v1/namespaces/desc/services', { metadata: { name: 'web' }, spec: { selector: { app: 'web' }, ports: [{ port: 80 }] } });
+  assert.equal(svc.status, 201, svc.text);
+  const pod = await s.client.post('/api/v1/namespaces/desc/pods', { metadata: { name: 'web-1', labels: { app: 'web' } }, spec: { nodeName: 'node-d', containers: [{ name: 'c', image: 'nginx' }] } });
+  assert.equal(pod.status, 201, pod.text);
+  const running = { ...pod.json, status: { phase: 'Running', podIP: '10.9.0.1', podIPs: [{ ip: '10.9.0.1' }], conditions: [{ type: 'Ready', status: 'True' }] } };
+  assert.equal((await s.client.put('/api/v1/namespaces/desc/pods/web-1/status', running)).status, 200);
+  const slices = await eventually('the Service has a slice with the pod', async () => {
+    const r = await s.client.get(`/apis/discovery.k8s.io/v1/namespaces/desc/endpointslices?labelSelector=${encodeURIComponent('kubernetes.io/service-name=web')}`);
+    return r.json.items?.some((sl: any) => sl.endpoints?.length) ? r.json.items : undefined;
+  });
+  assert.equal(slices[0].metadata.labels['kubernetes.io/service-name'], 'web');
+  assert.match(await ok(['-n', 'desc', 'describe', 'svc', 'web']), /^Endpoints:\s+10\.9\.0\.1:80$/m);
 });

@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, TestServer } from '../support/server.js';
+import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;
 before(async () => {
@@ -29,4 +30,20 @@ test('JSON bodies end with a newline as upstream\'s encoder writes them: an erro
   // /version is written indented and without a newline, as upstream's raw JSON writer does.
   const version = await s.client.get('/version');
   assert.equal(version.text, JSON.stringify(version.json, null, 2));
+});
+
+test('namespaces carry upstream\'s kubernetes.io/metadata.name beside ours: selectors written for upstream pick them, and nobody changes it', async () => {
+  const ns = (await s.client.get('/api/v1/namespaces/wire')).json;
+  assert.equal(ns.metadata.labels['kubernetes.io/metadata.name'], 'wire');
+  assert.equal(ns.metadata.labels[vocabulary.namespaceNameLabel], 'wire');
+  // A webhook's namespaceSelector written for upstream, excluding its own namespace.
+  const others = await s.client.get(`/api/v1/namespaces?labelSelector=${encodeURIComponent('kubernetes.io/metadata.name notin (wire)')}`);
+  assert.equal(others.status, 200, others.text);
+  assert.ok(others.json.items.length > 0);
+  assert.ok(!others.json.items.some((n: any) => n.metadata.name === 'wire'), 'its own namespace is excluded');
+  const relabelled = await s.client.send('PATCH', '/api/v1/namespaces/wire', {
+    body: { metadata: { labels: { 'kubernetes.io/metadata.name': 'elsewhere' } } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(relabelled.status, 200, relabelled.text);
+  assert.equal(relabelled.json.metadata.labels['kubernetes.io/metadata.name'], 'wire', 'the label always names the namespace');
 });
