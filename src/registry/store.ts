@@ -30,6 +30,7 @@ import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
 import { beforeGracefulDelete, terminating } from './graceful.js';
 import { clone } from '../machinery/patch/json.js';
+import { dropEmptyCollections } from '../api/omitempty.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -267,9 +268,18 @@ export class ResourceStore {
     return this.reader.stored(current).peekObject();
   }
 
+  /**
+   * Drops the empty maps and lists a built-in kind's typed encoding leaves
+   * out (see api/omitempty.ts), in the object a write makes (never a stored
+   * one). Custom kinds keep what they were sent.
+   */
+  private omitEmpty(obj: KubeObject): KubeObject {
+    return this.kind.strategicMerge ? dropEmptyCollections(obj, this.kind.schema) : obj;
+  }
+
   /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
   private async commit(key: string, next: KubeObject, current: KeyValue, opts: WriteOptions): Promise<Attempt<KubeObject>> {
-    const meta = next.metadata!;
+    const meta = this.omitEmpty(next).metadata!;
     delete meta.resourceVersion;
     // Nothing holds an object being deleted any more: remove it now.
     const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
@@ -319,6 +329,7 @@ export class ResourceStore {
    */
   private async insert(namespace: string | undefined, { object: decoded, tracked }: Changed, opts: WriteOptions, urlName?: string): Promise<Attempt<KubeObject>> {
     this.owned.placeInNamespace(decoded, namespace);
+    this.omitEmpty(decoded);
     const strategy = this.kind.strategy;
     let obj = tracked ? decoded : await trackWrite(this.kind, undefined, decoded, opts.manager ?? serverManager, undefined, this.codecOf(opts));
     const managedFields = obj.metadata!.managedFields;
@@ -336,7 +347,7 @@ export class ResourceStore {
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
       return finishedBy(finish, async () => {
-        const meta = obj.metadata!;
+        const meta = this.omitEmpty(obj).metadata!;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
         await this.admissionOf(opts).validate(request);
@@ -476,6 +487,7 @@ export class ResourceStore {
     const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
+    this.omitEmpty(changed);
     // Through a part sub-resource, the writer changes only that part: its fields are worked out on what is kept of the request.
     const written = ownPart && !tracked ? this.withManagedFields(this.owned.keepServerOwned(changed, old, target.subresource, ownPart), changed.metadata!.managedFields) : changed;
     const obj = tracked ? written : await trackWrite(this.kind, old, written, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));

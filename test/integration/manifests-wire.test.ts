@@ -47,3 +47,29 @@ test('namespaces carry upstream\'s kubernetes.io/metadata.name beside ours: sele
   assert.equal(relabelled.status, 200, relabelled.text);
   assert.equal(relabelled.json.metadata.labels['kubernetes.io/metadata.name'], 'wire', 'the label always names the namespace');
 });
+
+test('empty maps and lists of built-in kinds are left out on write, as upstream\'s typed encoding omits them; required ones and structs stay', async () => {
+  const cm = await s.client.post('/api/v1/namespaces/wire/configmaps', { metadata: { name: 'emptied', annotations: { a: 'b' }, labels: {} }, data: {} });
+  assert.equal(cm.status, 201, cm.text);
+  assert.equal(cm.json.metadata.labels, undefined);
+  assert.equal(cm.json.data, undefined);
+  // A strategic merge patch that removes every annotation leaves none, not an empty map.
+  const patched = await s.client.send('PATCH', '/api/v1/namespaces/wire/configmaps/emptied', {
+    body: { metadata: { annotations: { a: null } } }, headers: { 'Content-Type': 'application/strategic-merge-patch+json' },
+  });
+  assert.equal(patched.status, 200, patched.text);
+  assert.ok(!('annotations' in patched.json.metadata), patched.text);
+  assert.ok(!(await s.client.get('/api/v1/namespaces/wire/configmaps/emptied')).text.includes('"annotations"'));
+  const made = await s.client.post('/api/v1/namespaces/wire/endpoints', { metadata: { name: 'manual' }, subsets: [{ addresses: [{ ip: '10.2.0.1' }], ports: [{ port: 80 }] }] });
+  assert.equal(made.status, 201, made.text);
+  const ep = await s.client.put('/api/v1/namespaces/wire/endpoints/manual', { metadata: { name: 'manual' }, subsets: [] });
+  assert.equal(ep.status, 200, ep.text);
+  assert.ok(!('subsets' in ep.json), ep.text);
+  // An empty selector is a struct that selects everything, and a slice's endpoints are required: both stay.
+  const slice = await s.client.post(`/apis/${vocabulary.endpointDiscoveryGroup}/v1/namespaces/wire/endpointslices`, { metadata: { name: 'none' }, addressType: 'IPv4', endpoints: [] });
+  assert.equal(slice.status, 201, slice.text);
+  assert.deepEqual(slice.json.endpoints, []);
+  const pdb = await s.client.post(`/apis/policy/v1/namespaces/wire/poddisruptionbudgets`, { metadata: { name: 'all' }, spec: { selector: {}, maxUnavailable: 1 } });
+  assert.equal(pdb.status, 201, pdb.text);
+  assert.deepEqual(pdb.json.spec.selector, {});
+});
