@@ -331,7 +331,7 @@ export class ResourceStore {
     this.owned.placeInNamespace(decoded, namespace);
     this.omitEmpty(decoded);
     const strategy = this.kind.strategy;
-    let obj = tracked ? decoded : await trackWrite(this.kind, undefined, decoded, opts.manager ?? serverManager, undefined, this.codecOf(opts));
+    let obj = tracked ? decoded : await trackWrite(this.kind, undefined, decoded, opts.manager ?? serverManager, undefined, this.codecOf(opts), opts.clientGroup);
     const managedFields = obj.metadata!.managedFields;
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
     this.owned.stampForCreate(obj, stamp, opts.user);
@@ -460,7 +460,7 @@ export class ResourceStore {
         if (!live && target.subresource) throw errors.notFound(this.qualified, name);
         const pinned = config.metadata?.resourceVersion;
         if (live && pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        return { object: await trackApply(this.kind, live, config, manager, force, target.subresource, codec), tracked: true };
+        return { object: await trackApply(this.kind, live, config, manager, force, target.subresource, codec, opts.clientGroup), tracked: true };
       }
       if (!live) throw errors.notFound(this.qualified, name);
       const base = codec ? (await codec.fromStoredAll([live]))[0]! : clone(live);
@@ -490,7 +490,7 @@ export class ResourceStore {
     this.omitEmpty(changed);
     // Through a part sub-resource, the writer changes only that part: its fields are worked out on what is kept of the request.
     const written = ownPart && !tracked ? this.withManagedFields(this.owned.keepServerOwned(changed, old, target.subresource, ownPart), changed.metadata!.managedFields) : changed;
-    const obj = tracked ? written : await trackWrite(this.kind, old, written, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
+    const obj = tracked ? written : await trackWrite(this.kind, old, written, opts.manager ?? serverManager, target.subresource, this.codecOf(opts), opts.clientGroup);
     const managedFields = obj.metadata!.managedFields;
     let next = this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), managedFields);
     const request = admissionRequest('UPDATE', this.admittedAt(opts, target.subresource), next.metadata!.name, next.metadata!.namespace, opts, options, next, old);

@@ -73,3 +73,22 @@ test('empty maps and lists of built-in kinds are left out on write, as upstream\
   assert.equal(pdb.status, 201, pdb.text);
   assert.deepEqual(pdb.json.spec.selector, {});
 });
+
+test('a write in the upstream name of a group is recorded and told of in that name: managedFields apiVersion, the apply conflict', async () => {
+  const leases = '/apis/coordination.k8s.io/v1/namespaces/wire/leases';
+  const made = await s.client.send('POST', `${leases}?fieldManager=alice`, { body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'named' }, spec: { holderIdentity: 'a' } } });
+  assert.equal(made.status, 201, made.text);
+  assert.deepEqual(made.json.metadata.managedFields.map((e: any) => [e.manager, e.apiVersion]), [['alice', 'coordination.k8s.io/v1']]);
+  const conflict = await s.client.send('PATCH', `${leases}/named?fieldManager=bob`, {
+    raw: JSON.stringify({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'named' }, spec: { holderIdentity: 'b' } }),
+    headers: { 'Content-Type': 'application/apply-patch+yaml' },
+  });
+  assert.equal(conflict.status, 409, conflict.text);
+  assert.equal(conflict.json.message, 'Apply failed with 1 conflict: conflict with "alice" using coordination.k8s.io/v1: .spec.holderIdentity');
+  const applied = await s.client.send('PATCH', `/apis/${vocabulary.coordinationGroup}/v1/namespaces/wire/leases/named?fieldManager=bob&force=true`, {
+    raw: JSON.stringify({ apiVersion: `${vocabulary.coordinationGroup}/v1`, kind: 'Lease', metadata: { name: 'named' }, spec: { holderIdentity: 'b' } }),
+    headers: { 'Content-Type': 'application/apply-patch+yaml' },
+  });
+  assert.equal(applied.status, 200, applied.text);
+  assert.deepEqual(applied.json.metadata.managedFields.map((e: any) => [e.manager, e.apiVersion]).sort(), [['alice', 'coordination.k8s.io/v1'], ['bob', `${vocabulary.coordinationGroup}/v1`]]);
+});
