@@ -420,6 +420,7 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
+  if (!quick) rows.push(...(await (await import('./writeroad.js')).benchWriteRoad({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
