@@ -92,3 +92,16 @@ test('a write in the upstream name of a group is recorded and told of in that na
   assert.equal(applied.status, 200, applied.text);
   assert.deepEqual(applied.json.metadata.managedFields.map((e: any) => [e.manager, e.apiVersion]).sort(), [['alice', 'coordination.k8s.io/v1'], ['bob', `${vocabulary.coordinationGroup}/v1`]]);
 });
+
+test('OpenAPI v2 and v3 carry upstream\'s defaults of list-map keys: protocol TCP, required scalars their zero value', async () => {
+  const v3 = (await s.client.get('/openapi/v3/api/v1')).json.components.schemas;
+  const v2 = (await s.client.get('/openapi/v2')).json.definitions;
+  for (const schemas of [v3, v2]) {
+    const named = (suffix: string) => schemas[Object.keys(schemas).find((n) => n.endsWith(`.core.v1.${suffix}`))!];
+    assert.equal(named('ContainerPort').properties.protocol.default, 'TCP');
+    assert.equal(named('ContainerPort').properties.containerPort.default, 0);
+    assert.equal(named('ServicePort').properties.protocol.default, 'TCP');
+    assert.equal(named('Container').properties.name.default, '');
+    assert.equal(named('ContainerPort').properties.hostIP.default, undefined, 'optional fields have none');
+  }
+});
