@@ -1,10 +1,12 @@
 // The generic store: REST semantics of any declared kind over a Backend.
-// Create: decode → defaults → prepareForCreate → mutating admission →
-// validate → validating admission → write. Every other write (update, patch,
-// apply, a sub-resource's update, deletion) runs in one update loop: read the
-// stored object, compute the new one from it, compare-and-swap; when another
-// writer got in first, compute again from the fresh object, unless the client
-// pinned a resourceVersion (then 409). Reads are the CollectionReader's.
+// Every write takes upstream's steps in upstream's order: decode and
+// default → managed fields → mutating admission → the kind's preparation →
+// validate → validating admission → write. Every write but a plain create
+// (update, patch, apply, a sub-resource's update, deletion) runs in one
+// update loop: read the stored object, compute the new one from it,
+// compare-and-swap; when another writer got in first, compute again from the
+// fresh object, unless the client pinned a resourceVersion (then 409). Reads
+// are the CollectionReader's.
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
@@ -310,7 +312,10 @@ export class ResourceStore {
   // default; managed fields (what the client sent, so that nothing the server
   // or a webhook adds later belongs to a manager); mutating admission; the
   // kind's preparation (uid, times, generation, generated selectors, the write
-  // hooks' allocations); validation; validating admission; the store. PUT,
+  // hooks' allocations); validation; validating admission; the store. The
+  // preparation is also made before mutating admission, so that webhooks see
+  // the uid and times a create will have (and the parts a write may not
+  // change as stored); what they return is prepared again. PUT,
   // every patch type, apply, a sub-resource's update and a controller's
   // change are one road (`write`), differing only in their change function.
 
@@ -488,11 +493,11 @@ export class ResourceStore {
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
     this.omitEmpty(changed);
-    // Through a part sub-resource, the writer changes only that part: its fields are worked out on what is kept of the request.
-    const written = ownPart && !tracked ? this.withManagedFields(this.owned.keepServerOwned(changed, old, target.subresource, ownPart), changed.metadata!.managedFields) : changed;
-    const obj = tracked ? written : await trackWrite(this.kind, old, written, opts.manager ?? serverManager, target.subresource, this.codecOf(opts), opts.clientGroup);
-    const managedFields = obj.metadata!.managedFields;
-    let next = this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), managedFields);
+    const track = (obj: KubeObject) => trackWrite(this.kind, old, obj, opts.manager ?? serverManager, target.subresource, this.codecOf(opts), opts.clientGroup);
+    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), obj.metadata!.managedFields);
+    // Through a part sub-resource the writer changes only that part: its fields are worked out on what is kept of the request.
+    let next = tracked ? keep(changed) : ownPart ? await track(keep(changed)) : keep(await track(changed));
+    const managedFields = next.metadata!.managedFields;
     const request = admissionRequest('UPDATE', this.admittedAt(opts, target.subresource), next.metadata!.name, next.metadata!.namespace, opts, options, next, old);
     await this.admissionOf(opts).mutate(request);
     const admitted = request.object!;
