@@ -12,7 +12,7 @@ export function sendJson(agent: Agent, port: number, method: string, path: strin
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   const headers: Record<string, string> = { Accept: 'application/json', ...extraHeaders };
   if (payload) {
-    headers['Content-Type'] = 'application/json';
+    headers['Content-Type'] = extraHeaders?.['Content-Type'] ?? 'application/json';
     headers['Content-Length'] = String(payload.length);
   }
   return new Promise((resolve, reject) => {

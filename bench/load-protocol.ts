@@ -49,6 +49,13 @@ export type PhaseSpec =
   | { kind: 'create-pod'; namespace: string; prefix: string; count: number }
   /** POST `count` Deployments named <prefix>00000… whose template is that Pod (two replicas, a selector). */
   | { kind: 'create-deployment'; namespace: string; prefix: string; count: number }
+  /**
+   * Server-side applies (PATCH application/apply-patch+yaml, fieldManager
+   * bench, force) of `count` ConfigMaps of about `bytes` or Deployments named
+   * <prefix>00000…, labelled with `round`: creates when they are new, updates
+   * of the label when they exist.
+   */
+  | { kind: 'apply'; what: 'cm' | 'deployment'; namespace: string; prefix: string; count: number; bytes: number; round: number }
   /** POST `count` ConfigMaps named <prefix>00000… (from <prefix><first> when given) whose stored JSON is about `bytes` long. */
   | { kind: 'create-cm'; namespace: string; prefix: string; count: number; bytes: number; concurrency?: number; first?: number }
   /** `count` unconditional PUTs of ConfigMaps of about `bytes` among the first `population`, each with labels of its own; the i-th replaces number (first + i) % population. */

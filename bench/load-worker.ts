@@ -208,6 +208,17 @@ async function runPhase(spec: PhaseSpec): Promise<{ latencies: Float64Array; ela
       notes.checked = checked;
       return { ...r, notes };
     }
+    case 'apply': {
+      const collectionPath = spec.what === 'cm' ? configMaps(spec.namespace) : `/apis/apps/v1/namespaces/${spec.namespace}/deployments`;
+      const r = await drive(spec.count, async (i) => {
+        const name = nameOf(spec.prefix, i);
+        const body = spec.what === 'cm' ? configMap(name, spec.bytes) : deployment(name);
+        body.metadata.labels = { ...body.metadata.labels, round: `r${spec.round}` };
+        const path = `${collectionPath}/${name}?fieldManager=bench&force=true`;
+        expect(await sendJson(agent, Number(base.port), 'PATCH', path, body, REQUEST_TIMEOUT_MS, { ...bearer, 'Content-Type': 'application/apply-patch+yaml' }), 'PATCH', path, 200, 201);
+      });
+      return { ...r, notes };
+    }
     case 'create-cm': {
       const path = configMaps(spec.namespace);
       const r = await drive(spec.count, async (i) => {

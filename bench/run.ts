@@ -426,6 +426,7 @@ async function main(): Promise<void> {
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
   // Beside the last commit before the bounds against hostile input, in-process, built in a second worktree (not in quick runs).
   if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
+  if (!quick) rows.push(...(await (await import('./writeroad.js')).benchWriteRoad({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./operators.js')).benchOperators({ quick, progress })));

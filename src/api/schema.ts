@@ -109,9 +109,34 @@ export const t = {
   ref: (target: Schema, description?: string): Schema => ({ ref: target, description }),
   array: (items: Schema, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'array', items, description, ...extra }),
   map: (values: Schema, description?: string): Schema => ({ type: 'object', additionalProperties: values, description }),
-  object: (properties: Record<string, Schema>, description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'object', properties, description, ...extra }),
+  object: (properties: Record<string, Schema>, description?: string, extra: Partial<Schema> = {}): Schema =>
+    ({ type: 'object', properties: withZeroDefaults(properties, extra.required), description, ...extra }),
   freeForm: (description?: string): Schema => ({ type: 'object', preserveUnknownFields: true, description }),
 };
+
+/** The zero value of a scalar JSON type, as Go's would be. */
+const zeroValues: Partial<Record<NonNullable<Schema['type']>, unknown>> = { string: '', integer: 0, number: 0, boolean: false };
+
+/**
+ * Upstream's published OpenAPI gives every required (not omitempty) scalar
+ * field its Go zero value as default, and server-side apply reads list-map
+ * keys through it (an item that omits such a key has it as ""/0). Our
+ * required fields are upstream's, so the same default follows from them;
+ * a field that declares its own default (protocol: TCP) keeps it.
+ */
+function withZeroDefaults(properties: Record<string, Schema>, required: string[] | undefined): Record<string, Schema> {
+  if (!required?.length) return properties;
+  let out = properties;
+  for (const name of required) {
+    const field = properties[name];
+    if (!field || field.default !== undefined || field.ref || field.intOrString || field.format === 'byte' || field.format === 'date-time') continue;
+    const zero = field.type === undefined ? undefined : zeroValues[field.type];
+    if (zero === undefined) continue;
+    if (out === properties) out = { ...properties };
+    out[name] = { ...field, default: zero };
+  }
+  return out;
+}
 
 /** Marks a property with its protobuf field number (and, where the default rule does not hold, its presence). */
 export function p(fieldNumber: number, schema: Schema, protoPresence?: Schema['protoPresence']): Schema {

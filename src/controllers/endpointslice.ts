@@ -14,7 +14,7 @@ import { isConflict, isNotFound } from '../client/types.js';
 import type { InformerSubscription } from '../client/informer.js';
 import { resources } from '../client/resources.js';
 import { deepEqual } from '../machinery/equal.js';
-import { vocabulary } from '../machinery/vocabulary.js';
+import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import type { KitArgument, Log } from './controller.js';
 import {
   isHeadless, managedElsewhere, podAddressOf, podHostname, podIsEndpoint, podPortFor, podReady, podReference,
@@ -76,8 +76,11 @@ export class EndpointSliceController extends ServicePodsController {
     const trigger = this.triggers.take(key);
     const labels: Record<string, string> = { ...(service.metadata?.labels ?? {}) };
     delete labels[vocabulary.serviceNameLabel];
+    delete labels[upstreamCompat.serviceNameLabel];
     delete labels[vocabulary.endpointSliceManagedByLabel];
+    // Upstream's name too: kubectl describe finds a Service's slices by it.
     labels[vocabulary.serviceNameLabel] = name;
+    labels[upstreamCompat.serviceNameLabel] = name;
     labels[vocabulary.endpointSliceManagedByLabel] = vocabulary.endpointSliceControllerName;
     if (isHeadless(service)) labels[vocabulary.headlessServiceLabel] = '';
     const owner = { apiVersion: 'v1', kind: 'Service', name, uid: service.metadata!.uid, controller: true, blockOwnerDeletion: true };

@@ -10,7 +10,7 @@ import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
 import { isConflict, isNotFound } from '../client/types.js';
 import { resources, resourceType } from '../client/resources.js';
 import { deepEqual } from '../machinery/equal.js';
-import { vocabulary } from '../machinery/vocabulary.js';
+import { upstreamCompat, vocabulary } from '../machinery/vocabulary.js';
 import { isIP } from 'node:net';
 
 type Obj = Record<string, any>;
@@ -29,7 +29,7 @@ export function sliceFromEndpoints(endpoints: Obj): Obj {
   const sameFamily = (a: Obj) => (isIP(String(a.ip)) === 6) === v6;
   return {
     apiVersion: `${vocabulary.endpointDiscoveryGroup}/v1`, kind: 'EndpointSlice',
-    metadata: { name: endpoints.metadata.name, namespace: endpoints.metadata.namespace, labels: { [vocabulary.serviceNameLabel]: endpoints.metadata.name } },
+    metadata: { name: endpoints.metadata.name, namespace: endpoints.metadata.namespace, labels: { [vocabulary.serviceNameLabel]: endpoints.metadata.name, [upstreamCompat.serviceNameLabel]: endpoints.metadata.name } },
     addressType: v6 ? 'IPv6' : 'IPv4',
     endpoints: [...ready.filter(sameFamily).map((a) => endpointOf(a, true)), ...notReady.filter(sameFamily).map((a) => endpointOf(a, false))],
     ports: ((subset?.ports ?? []) as Obj[]).map((p) => ({ name: p.name, port: p.port, protocol: p.protocol })),

@@ -143,15 +143,28 @@ export const upstreamCompat = {
   /** Domains whose groups (and their subdomains) are the community's: a definition there needs the approval annotation. */
   protectedGroupDomains: ['k8s.io', 'kubernetes.io'] as readonly string[],
   protobufMediaType: 'application/vnd.kubernetes.protobuf',
+  /**
+   * Labels clients and published manifests select by, carried beside ours:
+   * webhook namespaceSelectors written for upstream exclude their own
+   * namespace by its name label; kubectl describe finds a Service's
+   * EndpointSlices by theirs.
+   */
+  namespaceNameLabel: 'kubernetes.io/metadata.name',
+  serviceNameLabel: 'kubernetes.io/service-name',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',
   /**
    * Groups discovery also lists by their upstream name, ahead of ours: kubectl
    * maps the kinds of a manifest (`kubectl apply -f` of a Role written for
    * the upstream server) through discovery, and some commands insist on the
-   * upstream group (`kubectl certificate approve`).
+   * upstream group (`kubectl certificate approve`). Every built-in group of
+   * ours is here, the reviews' too (`kubectl create -f` of a
+   * SubjectAccessReview written for upstream).
    */
-  discoveredGroupPrefixes: ['certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events', 'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node'] as readonly string[],
+  discoveredGroupPrefixes: [
+    'authentication', 'authorization', 'certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events',
+    'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node',
+  ] as readonly string[],
 } as const;
 
 /** The upstream name discovery lists beside one of our groups (`certificates.plat.io` -> `certificates.k8s.io`), if any. */

@@ -4,7 +4,9 @@
 //
 // A write is tracked in the version it was sent in, and its entry records
 // that version; for a kind of several versions each other entry is read in
-// its own version, against the objects converted to it, as upstream.
+// its own version, against the objects converted to it, as upstream. A
+// request that named the kind's group by its upstream name (a CRD applied as
+// apiextensions.k8s.io/v1) is recorded, and told of conflicts, in that name.
 
 import { errors } from '../machinery/errors.js';
 import {
@@ -15,6 +17,15 @@ import { codecsOf, withConversionsAhead, type VersionCodec } from '../api/codec.
 import { asStored } from '../api/decode.js';
 import { resolve } from '../api/schema.js';
 import { typeInfoOf } from '../api/typeinfo.js';
+import { productApiVersionForUpstream, productGroupForUpstream } from '../machinery/vocabulary.js';
+
+/** The apiVersion of `kind` as the request named it: by the upstream name of its group when the client used that. */
+function apiVersionAsNamed(kind: KindDefinition, clientGroup: string | undefined): string {
+  return clientGroup !== undefined && productGroupForUpstream(clientGroup) === kind.group ? `${clientGroup}/${kind.version}` : apiVersionOf(kind);
+}
+
+/** Our name of an apiVersion an entry may record by its group's upstream name. */
+const ourApiVersion = (v: string) => productApiVersionForUpstream(v) ?? v;
 
 /**
  * Fields a write does not take ownership of, because it cannot change them:
@@ -61,20 +72,21 @@ function makeConverter(stored: KindDefinition): VersionConverter | undefined {
   for (const [v, c] of codecs) types.set(v, typeInfoOf(c.served.schema));
   const known = (v: string) => types.has(v);
   return {
-    convert(obj, from, to) {
+    convert(obj, fromAsNamed, toAsNamed) {
+      const [from, to] = [ourApiVersion(fromAsNamed), ourApiVersion(toAsNamed)];
       if (!known(from) || !known(to)) return undefined;
       const hub = from === storedVersion ? obj : codecs.get(from)!.toStored(obj as KubeObject);
       return to === storedVersion ? hub : codecs.get(to)!.fromStored(hub as KubeObject);
     },
-    typeInfo: (v) => types.get(v),
+    typeInfo: (v) => types.get(ourApiVersion(v)),
   };
 }
 
-function baseOptions(stored: KindDefinition, subresource: string | undefined, codec: VersionCodec | undefined) {
+function baseOptions(stored: KindDefinition, subresource: string | undefined, codec: VersionCodec | undefined, clientGroup: string | undefined) {
   const kind = codec?.served ?? stored;
   return {
     typeInfo: typeInfoOf(kind.schema),
-    apiVersion: apiVersionOf(kind),
+    apiVersion: apiVersionAsNamed(kind, clientGroup),
     now: new Date(),
     subresource,
     ignoredFields: ignoredFields(kind, subresource),
@@ -102,13 +114,13 @@ const convertsLater = (kind: KindDefinition) => codecsOf(kind).some((c) => c.con
  * compared there, and for every other manager in its own version. `live`
  * and `next` are stored objects.
  */
-export async function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): Promise<KubeObject> {
-  if (!convertsLater(kind)) return trackWriteNow(kind, live, next, manager, subresource, codec);
-  return withConversionsAhead(() => trackWriteNow(kind, live, next, manager, subresource, codec));
+export async function trackWrite(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec, clientGroup?: string): Promise<KubeObject> {
+  if (!convertsLater(kind)) return trackWriteNow(kind, live, next, manager, subresource, codec, clientGroup);
+  return withConversionsAhead(() => trackWriteNow(kind, live, next, manager, subresource, codec, clientGroup));
 }
 
-function trackWriteNow(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec): KubeObject {
-  const opts = { ...baseOptions(kind, subresource, codec), manager };
+function trackWriteNow(kind: KindDefinition, live: KubeObject | undefined, next: KubeObject, manager: string, subresource?: string, codec?: VersionCodec, clientGroup?: string): KubeObject {
+  const opts = { ...baseOptions(kind, subresource, codec, clientGroup), manager };
   if (!codec) return validated(kind, updateManagedFields(live, next, opts).object as KubeObject);
   const { managedFields } = updateManagedFields(live && codec.fromStored(live), codec.fromStored(next), opts);
   // The entries are the same in every version: they go on the stored object as they are.
@@ -123,13 +135,13 @@ function trackWriteNow(kind: KindDefinition, live: KubeObject | undefined, next:
  * stored one without), over the stored `live` (undefined: create): merged at
  * that version, answered as the stored kind. Throws 409 on conflicts unless forced.
  */
-export async function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string, codec?: VersionCodec): Promise<KubeObject> {
+export async function trackApply(kind: KindDefinition, live: KubeObject | undefined, config: KubeObject, manager: string, force: boolean, subresource?: string, codec?: VersionCodec, clientGroup?: string): Promise<KubeObject> {
   const at = codec?.served ?? kind;
   const meta = live?.metadata;
-  const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionOf(at)}, Kind=${at.kind}`;
+  const description = `${meta?.namespace ? `${meta.namespace}/` : ''}${meta?.name ?? config.metadata?.name ?? ''}; ${apiVersionAsNamed(at, clientGroup)}, Kind=${at.kind}`;
   // A version converted later (a conversion webhook) converts the live object, and the result back, in a review each.
   const liveAt = live && codec ? (await codec.fromStoredAll([live]))[0] : live;
-  const options = { ...baseOptions(kind, subresource, codec), manager, force, objectDescription: description };
+  const options = { ...baseOptions(kind, subresource, codec, clientGroup), manager, force, objectDescription: description };
   const apply = () => applyObject(liveAt, config, options).object as KubeObject;
   const applied = convertsLater(kind) ? await withConversionsAhead(apply) : apply();
   await codec?.aheadToStored(applied);

@@ -1,10 +1,12 @@
 // The generic store: REST semantics of any declared kind over a Backend.
-// Create: decode → defaults → prepareForCreate → mutating admission →
-// validate → validating admission → write. Every other write (update, patch,
-// apply, a sub-resource's update, deletion) runs in one update loop: read the
-// stored object, compute the new one from it, compare-and-swap; when another
-// writer got in first, compute again from the fresh object, unless the client
-// pinned a resourceVersion (then 409). Reads are the CollectionReader's.
+// Every write takes upstream's steps in upstream's order: decode and
+// default → managed fields → mutating admission → the kind's preparation →
+// validate → validating admission → write. Every write but a plain create
+// (update, patch, apply, a sub-resource's update, deletion) runs in one
+// update loop: read the stored object, compute the new one from it,
+// compare-and-swap; when another writer got in first, compute again from the
+// fresh object, unless the client pinned a resourceVersion (then 409). Reads
+// are the CollectionReader's.
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError, Qualified } from '../machinery/errors.js';
@@ -14,7 +16,8 @@ import { rfc3339Now } from '../machinery/time.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest, Operation, OperationOptions } from '../admission/types.js';
+import type { Admission, AdmissionRequest, OperationOptions } from '../admission/types.js';
+import { admissionRequest, guardManagedFields, type AdmittedAt } from './admissionrequests.js';
 import { admitAll } from '../admission/chain.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import { CollectionReader, ListOptions } from './reader.js';
@@ -29,6 +32,7 @@ import { lostRace, storageFailure } from './storage-errors.js';
 import type { FinishWrite, WriteHooks } from './hooks.js';
 import { beforeGracefulDelete, terminating } from './graceful.js';
 import { clone } from '../machinery/patch/json.js';
+import { dropEmptyCollections } from '../api/omitempty.js';
 
 export type { ListOptions } from './reader.js';
 export type { FieldValidation } from '../api/decode.js';
@@ -42,6 +46,15 @@ import { operationOptions, serverManager, type AnsweredCreate, type DeleteOption
  * backend from looping forever; N concurrent writers need up to N rounds.
  */
 const maxUpdateRetries = 10_000;
+
+/** What a write makes of the stored object: the object to store, and whether its managed fields are worked out already (an apply's). */
+interface Changed {
+  object: KubeObject;
+  tracked: boolean;
+}
+
+/** A write's change: from the stored object (undefined when absent) to the new one. */
+type Change = (live: KubeObject | undefined) => Promise<Changed>;
 
 /** What an attempt of the update loop answers when it lost the race and must run again. */
 const retry = Symbol('retry');
@@ -181,15 +194,9 @@ export class ResourceStore {
     return { namespaced: this.namespaced, nameCheck: this.kind.nameCheck };
   }
 
-  private admissionRequest(operation: Operation, name: string, namespace: string | undefined, opts: WriteOptions,
-    options: OperationOptions, object?: KubeObject, oldObject?: KubeObject, subresource?: string): AdmissionRequest {
-    return {
-      uid: randomUUID(), operation, kind: this.kind, ...(opts.requestedAs ? { requestedAs: opts.requestedAs } : {}),
-      name, namespace: this.namespaced ? namespace : undefined,
-      object, oldObject, subresource, user: opts.user, dryRun: opts.dryRun, options,
-      // Warnings from plugins (webhooks) reach the client with the store's own; annotations reach the audit event.
-      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
-    };
+  /** Where this store's writes are admitted: its kind, at the version the request named, through `subresource`. */
+  private admittedAt(opts: WriteOptions, subresource?: string): AdmittedAt {
+    return { kind: this.kind, requestedAs: opts.requestedAs, subresource, namespaced: this.namespaced };
   }
 
   /**
@@ -201,12 +208,8 @@ export class ResourceStore {
    * on what mutating plugins left, which is the answer.
    */
   async admitAnswered(on: AnsweredCreate, name: string, namespace: string | undefined, object: KubeObject, opts: WriteOptions): Promise<KubeObject> {
-    const request: AdmissionRequest = {
-      uid: randomUUID(), operation: 'CREATE', kind: on.kind, resource: on.resource, subresource: on.subresource,
-      name, namespace: this.namespaced ? namespace : undefined,
-      object, user: opts.user, dryRun: opts.dryRun === true, options: operationOptions('CreateOptions', opts),
-      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
-    };
+    const at: AdmittedAt = { kind: on.kind, resource: on.resource, subresource: on.subresource, namespaced: this.namespaced };
+    const request = admissionRequest('CREATE', at, name, namespace, opts, operationOptions('CreateOptions', opts), object);
     await this.admission.mutate(request);
     const admitted = request.object ?? object;
     const errs = on.kind.strategy.validate?.(admitted) ?? [];
@@ -267,9 +270,18 @@ export class ResourceStore {
     return this.reader.stored(current).peekObject();
   }
 
+  /**
+   * Drops the empty maps and lists a built-in kind's typed encoding leaves
+   * out (see api/omitempty.ts), in the object a write makes (never a stored
+   * one). Custom kinds keep what they were sent.
+   */
+  private omitEmpty(obj: KubeObject): KubeObject {
+    return this.kind.strategicMerge ? dropEmptyCollections(obj, this.kind.schema) : obj;
+  }
+
   /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
   private async commit(key: string, next: KubeObject, current: KeyValue, opts: WriteOptions): Promise<Attempt<KubeObject>> {
-    const meta = next.metadata!;
+    const meta = this.omitEmpty(next).metadata!;
     delete meta.resourceVersion;
     // Nothing holds an object being deleted any more: remove it now.
     const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
@@ -295,42 +307,52 @@ export class ResourceStore {
   }
 
   // ---- writes ------------------------------------------------------------
+  //
+  // Every write takes upstream's steps in upstream's order: decode and
+  // default; managed fields (what the client sent, so that nothing the server
+  // or a webhook adds later belongs to a manager); mutating admission; the
+  // kind's preparation (uid, times, generation, generated selectors, the write
+  // hooks' allocations); validation; validating admission; the store. The
+  // preparation is also made before mutating admission, so that webhooks see
+  // the uid and times a create will have (and the parts a write may not
+  // change as stored); what they return is prepared again. PUT,
+  // every patch type, apply, a sub-resource's update and a controller's
+  // change are one road (`write`), differing only in their change function.
 
   async create(namespace: string | undefined, body: unknown, opts: WriteOptions): Promise<KubeObject> {
     await this.convertAhead(body, opts);
     const decoded = this.decode(body, opts);
-    const created = await this.insert(namespace, decoded, opts, false);
+    const created = await this.insert(namespace, { object: decoded, tracked: false }, opts);
     // insert names the object (generateName) in place, so the name is known here.
     if (created === retry) throw errors.alreadyExists(this.qualified, decoded.metadata!.name);
     return created;
   }
 
   /**
-   * Creates a decoded object; `tracked`: its managedFields were already set
-   * (by an apply). `retry` when the name is taken.
+   * Creates a decoded object (its managed fields already worked out when an
+   * apply made it: `tracked`). `retry` when the name is taken.
    */
-  private async insert(namespace: string | undefined, decoded: KubeObject, opts: WriteOptions, tracked: boolean, urlName?: string): Promise<Attempt<KubeObject>> {
+  private async insert(namespace: string | undefined, { object: decoded, tracked }: Changed, opts: WriteOptions, urlName?: string): Promise<Attempt<KubeObject>> {
     this.owned.placeInNamespace(decoded, namespace);
+    this.omitEmpty(decoded);
     const strategy = this.kind.strategy;
+    let obj = tracked ? decoded : await trackWrite(this.kind, undefined, decoded, opts.manager ?? serverManager, undefined, this.codecOf(opts), opts.clientGroup);
+    const managedFields = obj.metadata!.managedFields;
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
-    this.owned.stampForCreate(decoded, stamp, opts.user);
-    const requested = decoded.metadata!.managedFields;
-    const request = this.admissionRequest('CREATE', decoded.metadata!.name ?? '', decoded.metadata!.namespace, opts, operationOptions('CreateOptions', opts), decoded);
+    this.owned.stampForCreate(obj, stamp, opts.user);
+    const request = admissionRequest('CREATE', this.admittedAt(opts), obj.metadata!.name ?? '', obj.metadata!.namespace, opts, operationOptions('CreateOptions', opts), obj);
     await this.admissionOf(opts).mutate(request);
     return this.orRelease(request, async () => {
+      obj = request.object!;
+      guardManagedFields(obj, managedFields, opts.warnings);
       // Whatever mutating admission returned, what the server owns is the server's again.
-      let obj = request.object!;
       if (urlName !== undefined) this.owned.placeAtName(obj, urlName);
       this.owned.placeInNamespace(obj, namespace);
       this.owned.stampForCreate(obj, stamp, opts.user);
-      obj.metadata!.managedFields = requested;
-      if (obj.metadata!.managedFields === undefined) delete obj.metadata!.managedFields;
-      if (!tracked) obj = await trackWrite(this.kind, undefined, obj, opts.manager ?? serverManager, undefined, this.codecOf(opts));
-      request.object = obj;
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun === true });
       return finishedBy(finish, async () => {
-        const meta = obj.metadata!;
+        const meta = this.omitEmpty(obj).metadata!;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
         await this.admissionOf(opts).validate(request);
@@ -368,6 +390,25 @@ export class ResourceStore {
   }
 
   /**
+   * The one road of every write to an object that may exist: `change` makes
+   * the new object from the stored one (undefined when absent: it answers
+   * the object to create, or throws NotFound), run again on the fresh
+   * object whenever another writer got in first.
+   */
+  private write(namespace: string | undefined, name: string, change: Change, opts: WriteOptions, options: OperationOptions, target: WriteTarget): Promise<{ object: KubeObject; created: boolean }> {
+    return this.updateLoop(this.key(namespace, name), name, async (current) => {
+      if (!current) {
+        const created = await this.insert(namespace, await change(undefined), opts, name);
+        return created === retry ? retry : { object: created, created: true };
+      }
+      const live = this.liveObject(current); // read-only: a change works on a copy
+      const { object: next, finish } = await this.prepareUpdate(await change(live), live, target, opts, options);
+      const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
+      return written === retry ? retry : { object: written, created: false };
+    });
+  }
+
+  /**
    * PUT: replaces the object (200), or creates it when absent and the kind
    * allows that (201). Through a sub-resource only what it owns changes.
    */
@@ -381,20 +422,15 @@ export class ResourceStore {
     if (Number.isNaN(pinned)) {
       throw this.invalid(obj, [new FieldError('FieldValueInvalid', 'metadata.resourceVersion', 'must be a decimal number', meta.resourceVersion)]);
     }
-    return this.updateLoop(this.key(meta.namespace, name), name, async (current) => {
-      if (!current) {
+    return this.write(meta.namespace, name, async (live) => {
+      if (!live) {
         // Only kinds whose strategy allows it create on PUT, as upstream; the rest answer 404.
         if (target.subresource || !this.kind.createOnUpdate || (pinned !== undefined && pinned !== 0)) throw errors.notFound(this.qualified, name);
-        const created = await this.insert(namespace, clone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), opts, false, name);
-        return created === retry ? retry : { object: created, created: true };
+        return { object: clone({ ...obj, metadata: { ...meta, resourceVersion: undefined } }), tracked: false };
       }
-      if (pinned !== undefined && pinned !== current.modRevision) throw errors.staleObject(this.qualified, name);
-      // Read-only here (a cached value's decoding is shared); the new object is built from the request.
-      const old = this.liveObject(current);
-      const { object: next, finish } = await this.prepareUpdate(clone(obj), old, target, opts, operationOptions('UpdateOptions', opts));
-      const written = await finishedBy(finish, () => this.commit(current.key, next, current, opts));
-      return written === retry ? retry : { object: written, created: false };
-    });
+      if (pinned !== undefined && String(pinned) !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+      return { object: clone(obj), tracked: false };
+    }, opts, operationOptions('UpdateOptions', opts), target);
   }
 
   /**
@@ -403,37 +439,73 @@ export class ResourceStore {
    * object and answers the object to store.
    */
   async updateWith(namespace: string | undefined, name: string, change: (live: KubeObject) => KubeObject | Promise<KubeObject>, opts: WriteOptions, target: WriteTarget = {}): Promise<KubeObject> {
-    return this.updateLoop(this.key(namespace, name), name, async (current) => {
-      if (!current) throw errors.notFound(this.qualified, name);
-      const live = this.liveObject(current); // read-only: `change` gets a copy
+    const written = await this.write(namespace, name, async (live) => {
+      if (!live) throw errors.notFound(this.qualified, name);
       const changed = await change(clone(live));
       this.owned.placeAtName(changed, name);
       this.owned.placeInNamespace(changed, namespace);
-      const { object: next, finish } = await this.prepareUpdate(changed, live, target, opts, operationOptions('UpdateOptions', opts));
-      return finishedBy(finish, () => this.commit(current.key, next, current, opts));
-    });
+      return { object: changed, tracked: false };
+    }, opts, operationOptions('UpdateOptions', opts), target);
+    return written.object;
   }
 
   /**
-   * Merges server-owned fields from the old object, keeps what belongs to
-   * other writers (sub-resources own their fields), records field ownership
-   * (unless an apply already did: `tracked`), admits and validates the result.
+   * PATCH: json, merge and strategic patches change the live object; an
+   * apply merges `patch` by field ownership and creates the object when
+   * absent (`created`). A lost compare-and-swap applies the patch again to
+   * the fresh object, unless the client pinned a resourceVersion.
    */
-  private async prepareUpdate(obj: KubeObject, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions, tracked = false): Promise<{ object: KubeObject; finish?: FinishWrite }> {
+  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
+    const manager = opts.manager ?? serverManager;
+    const force = patchOpts.force ?? false;
+    const codec = this.codecOf(opts);
+    const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts, codec) : undefined;
+    return this.write(namespace, name, async (live) => {
+      if (config) {
+        if (!live && target.subresource) throw errors.notFound(this.qualified, name);
+        const pinned = config.metadata?.resourceVersion;
+        if (live && pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+        return { object: await trackApply(this.kind, live, config, manager, force, target.subresource, codec, opts.clientGroup), tracked: true };
+      }
+      if (!live) throw errors.notFound(this.qualified, name);
+      const base = codec ? (await codec.fromStoredAll([live]))[0]! : clone(live);
+      const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
+      const pinned = patchPrecondition(type, patch, live, patched);
+      if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
+      await this.convertAhead(patched, opts);
+      const next = this.decode(patched, opts);
+      this.owned.placeAtName(next, name);
+      if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
+        throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      }
+      return { object: next, tracked: false };
+    }, opts, operationOptions('PatchOptions', opts, force ? { force } : {}), target);
+  }
+
+  /**
+   * An update's steps between its change and the store: managed fields (an
+   * apply's change made them), what the writer may not change put back,
+   * mutating admission, the kind's preparation, validation and validating
+   * admission.
+   */
+  private async prepareUpdate({ object: changed, tracked }: Changed, old: KubeObject, target: WriteTarget, opts: WriteOptions, options: OperationOptions): Promise<{ object: KubeObject; finish?: FinishWrite }> {
     const oldMeta = old.metadata!;
     const part = target.subresource !== undefined ? this.kind.subresources[target.subresource] : undefined;
     const ownPart = part && !isViewSubresource(part) ? part : undefined;
-    let next = this.owned.keepServerOwned(obj, old, target.subresource, ownPart);
-    const requested = next.metadata!.managedFields;
-    const request = this.admissionRequest('UPDATE', next.metadata!.name, next.metadata!.namespace, opts, options, next, old, target.subresource);
+    this.omitEmpty(changed);
+    const track = (obj: KubeObject) => trackWrite(this.kind, old, obj, opts.manager ?? serverManager, target.subresource, this.codecOf(opts), opts.clientGroup);
+    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), obj.metadata!.managedFields);
+    // Through a part sub-resource the writer changes only that part: its fields are worked out on what is kept of the request.
+    let next = tracked ? keep(changed) : ownPart ? await track(keep(changed)) : keep(await track(changed));
+    const managedFields = next.metadata!.managedFields;
+    const request = admissionRequest('UPDATE', this.admittedAt(opts, target.subresource), next.metadata!.name, next.metadata!.namespace, opts, options, next, old);
     await this.admissionOf(opts).mutate(request);
+    const admitted = request.object!;
+    guardManagedFields(admitted, managedFields, opts.warnings);
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
-    this.owned.placeAtName(request.object!, oldMeta.name);
-    this.owned.placeInNamespace(request.object!, oldMeta.namespace);
-    next = this.owned.keepServerOwned(request.object!, old, target.subresource, ownPart);
-    next.metadata!.managedFields = requested;
-    if (requested === undefined) delete next.metadata!.managedFields;
-    if (!tracked) next = await trackWrite(this.kind, old, next, opts.manager ?? serverManager, target.subresource, this.codecOf(opts));
+    this.owned.placeAtName(admitted, oldMeta.name);
+    this.owned.placeInNamespace(admitted, oldMeta.namespace);
+    next = this.withManagedFields(this.owned.keepServerOwned(admitted, old, target.subresource, ownPart), admitted.metadata!.managedFields);
     request.object = next;
     const finish = await this.hooks.beginUpdate?.(next, old, { dryRun: opts.dryRun === true });
     try {
@@ -443,6 +515,13 @@ export class ResourceStore {
       throw e;
     }
     return { object: next, finish };
+  }
+
+  /** `obj` with `managedFields` (a sub-resource's write starts from the stored object, whose entries it must not keep). */
+  private withManagedFields(obj: KubeObject, managedFields: unknown): KubeObject {
+    if (managedFields === undefined) delete obj.metadata!.managedFields;
+    else obj.metadata!.managedFields = managedFields;
+    return obj;
   }
 
   /** The last steps of an update before it is stored: generation, validation, validating admission, warnings. */
@@ -468,49 +547,6 @@ export class ResourceStore {
     }
     await this.admissionOf(opts).validate(request);
     opts.warnings.push(...(strategy.warnings?.(next, old) ?? []));
-  }
-
-  /**
-   * PATCH: json, merge and strategic patches change the live object; an
-   * apply merges `patch` by field ownership and creates the object when
-   * absent (`created`). A lost compare-and-swap applies the patch again to
-   * the fresh object, unless the client pinned a resourceVersion.
-   */
-  async patch(namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions = {}, target: WriteTarget = {}): Promise<{ object: KubeObject; created: boolean }> {
-    const manager = opts.manager ?? serverManager;
-    const force = patchOpts.force ?? false;
-    const codec = this.codecOf(opts);
-    const config = type === 'apply' ? this.decodeApplyConfig(patch, name, namespace, opts, codec) : undefined;
-    const options = operationOptions('PatchOptions', opts, force ? { force } : {});
-    return this.updateLoop(this.key(namespace, name), name, async (current) => {
-      if (!current) {
-        if (!config || target.subresource) throw errors.notFound(this.qualified, name);
-        const applied = await trackApply(this.kind, undefined, config, manager, force, undefined, codec);
-        const created = await this.insert(namespace, applied, opts, true, name);
-        return created === retry ? retry : { object: created, created: true };
-      }
-      const live = this.liveObject(current); // read-only: patches apply to a copy
-      let next: KubeObject;
-      if (config) {
-        const pinned = config.metadata?.resourceVersion;
-        if (pinned && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        next = await trackApply(this.kind, live, config, manager, force, target.subresource, codec);
-      } else {
-        const base = codec ? (await codec.fromStoredAll([live]))[0]! : clone(live);
-        const patched = applyPatch(type as Exclude<PatchType, 'apply'>, codec?.served ?? this.kind, base, patch);
-        const pinned = patchPrecondition(type, patch, live, patched);
-        if (pinned !== undefined && pinned !== live.metadata!.resourceVersion) throw errors.staleObject(this.qualified, name);
-        await this.convertAhead(patched, opts);
-        next = this.decode(patched, opts);
-        this.owned.placeAtName(next, name);
-        if (this.namespaced && (next.metadata?.namespace ?? namespace) !== namespace) {
-          throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
-        }
-      }
-      const prepared = await this.prepareUpdate(next, live, target, opts, options, config !== undefined);
-      const written = await finishedBy(prepared.finish, () => this.commit(current.key, prepared.object, current, opts));
-      return written === retry ? retry : { object: written, created: false };
-    });
   }
 
   /** An apply configuration in the version it was sent in: its apiVersion and kind, its name, pruned per fieldValidation; no defaults. */
@@ -539,7 +575,7 @@ export class ResourceStore {
       if (!current) throw errors.notFound(this.qualified, name);
       const obj = this.reader.decodeStored(current);
       this.checkPreconditions(obj, options);
-      const request = this.admissionRequest('DELETE', name, namespace, opts, admissionOptions, undefined, obj);
+      const request = admissionRequest('DELETE', this.admittedAt(opts), name, namespace, opts, admissionOptions, undefined, obj);
       await this.admissionOf(opts).mutate(request);
       await this.admissionOf(opts).validate(request);
       const meta = obj.metadata!;

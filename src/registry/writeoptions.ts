@@ -17,6 +17,12 @@ export interface WriteOptions extends DecodeOptions {
   manager?: string;
   /** The request's audit annotations, when it is audited: admission plugins add theirs to it. */
   auditAnnotations?: Map<string, AuditAnnotation>;
+  /**
+   * The upstream name the request gave the kind's group (apiextensions.k8s.io
+   * for apiextensions.plat.io), when it used one: managed fields record the
+   * write's apiVersion, and apply conflicts name it, as the client named it.
+   */
+  clientGroup?: string;
   /** The kind at the version the request named, when not the stored one (admission reviews name it). */
   requestedAs?: KindDefinition;
   /**

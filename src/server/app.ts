@@ -14,7 +14,7 @@ import type { RequestInfo } from './requestinfo.js';
 import { productGroupForUpstream } from '../machinery/vocabulary.js';
 import { aggregatedFormAsked, Discovery, versionInfo } from './discovery.js';
 import type { Health } from './health.js';
-import { negotiate, plainJson, respond, respondError } from './representation.js';
+import { negotiate, plainJson, respond, respondError, sendBytes } from './representation.js';
 import { serveResource } from './handlers/resources.js';
 import { queryBool } from './params.js';
 import { InflightGate, markLongRunning, requestTimeout } from './inflight.js';
@@ -103,7 +103,11 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
       if (doc === undefined) throw errors.noSuchResource();
       respond(res, 200, doc as KubeObject, negotiate(req.headers.accept, { protobuf: false, views: false }), { pretty });
     };
-    if (path === '/version' || path === '/version/') return readOnly(versionInfo(parts.packageVersion));
+    if (path === '/version' || path === '/version/') {
+      if (method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
+      // Upstream writes the version indented, whatever was asked, and with no newline after it (not its object encoder).
+      return sendBytes(res, 200, Buffer.from(JSON.stringify(versionInfo(parts.packageVersion), null, 2)), 'application/json');
+    }
     const root = path === '/api' || path === '/api/' ? 'api' : path === '/apis' || path === '/apis/' ? 'apis' : undefined;
     if (root !== undefined) {
       const aggregated = aggregatedFormAsked(req.headers.accept);

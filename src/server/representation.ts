@@ -136,8 +136,12 @@ export function encodeIn(obj: KubeObject, format: WireFormat, opts: RespondOptio
     if (!opts.kind) throw errors.internal('no protobuf schema for this answer');
     return encodeProtobufObject(obj, opts.kind.schema);
   }
-  return Buffer.from(opts.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj));
+  // As upstream's JSON encoder, every JSON body ends with a newline (clients compare error texts whole).
+  return Buffer.from(opts.pretty ? JSON.stringify(obj, null, 2) + '\n' : JSON.stringify(obj) + '\n');
 }
+
+/** The newline upstream's JSON encoder ends a body with, after the pieces of a JSON answer. */
+const endOfJson = Buffer.from('\n');
 
 export function sendBytes(res: ServerResponse, code: number, body: Buffer | Buffer[], contentType: string, opts: RespondOptions = {}): void {
   if (res.headersSent) return;
@@ -188,7 +192,7 @@ export function respond(res: ServerResponse, code: number, obj: KubeObject, rep:
   if (obj.kind === 'Status' || rep.view === 'object') {
     // An object a write just stored goes out as the bytes stored, not encoded again.
     const stored = rep.format === 'json' && rep.view === 'object' && !opts.pretty ? storedFormOf(obj) : undefined;
-    if (stored) return sendBytes(res, code, encodedWithVersionParts(stored), contentType, opts);
+    if (stored) return sendBytes(res, code, [...encodedWithVersionParts(stored), endOfJson], contentType, opts);
     if (rep.view !== 'object') contentType = 'application/json';
   } else if (rep.view === 'Table') {
     out = toTable(obj, opts.kind!, rep.viewApiVersion, opts.include ?? 'Metadata');
@@ -209,8 +213,8 @@ export function respondError(res: ServerResponse, err: ApiError, rep: Representa
  */
 export function respondStored(res: ServerResponse, code: number, value: StoredObject | StoredList, rep: Representation, opts: RespondOptions & { include?: IncludeObject } = {}): void {
   if (rep.format === 'json' && rep.view === 'object' && !opts.pretty) {
-    const body = value instanceof StoredObject ? value.json() : encodeListJsonParts(value);
-    sendBytes(res, code, body, rep.contentType, opts);
+    const body = value instanceof StoredObject ? value.jsonParts() : encodeListJsonParts(value);
+    sendBytes(res, code, [...body, endOfJson], rep.contentType, opts);
     return;
   }
   respond(res, code, value instanceof StoredObject ? value.object : materializeList(value), rep, opts);

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
-import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { upstreamCompat, vocabulary } from '../../src/machinery/vocabulary.js';
 import { platServiceName } from '../../src/controllers/platservice.js';
 
 let s: TestServer;
@@ -148,7 +148,7 @@ test('a Service without selector and the product\'s own Service are left alone; 
   assert.equal((await slicesOf('external')).length, 0);
   // The product's Service has one slice, the API server's own (platslice.ts), never the controller's.
   const platSlices = await slicesOf(platServiceName);
-  assert.deepEqual(platSlices.map((x) => [x.metadata.name, x.metadata.labels]), [[platServiceName, { [vocabulary.serviceNameLabel]: platServiceName }]]);
+  assert.deepEqual(platSlices.map((x) => [x.metadata.name, x.metadata.labels]), [[platServiceName, { [vocabulary.serviceNameLabel]: platServiceName, [upstreamCompat.serviceNameLabel]: platServiceName }]]);
   const placeholder = (await slicesOf('marker'))[0];
   assert.deepEqual([placeholder.endpoints, placeholder.ports ?? []], [[], []]);
 

@@ -134,7 +134,10 @@ const mapOf = (value: (n: string) => string) => Object.fromEntries(names.map((n)
 /** The client's labels: a namespace also carries one with its own name, set by the server. */
 function clientLabels(o: any): Record<string, string> {
   const labels = { ...o.metadata.labels };
-  if (o.kind === 'Namespace') delete labels[vocabulary.namespaceNameLabel];
+  if (o.kind === 'Namespace') {
+    delete labels[vocabulary.namespaceNameLabel];
+    delete labels[upstreamCompat.namespaceNameLabel];
+  }
   return labels;
 }
 

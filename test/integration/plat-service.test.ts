@@ -11,7 +11,7 @@ import { eventually } from '../support/eventually.js';
 import { InProcessClient } from '../../src/server/inprocess.js';
 import { PlatServiceController } from '../../src/controllers/platservice.js';
 import { StoredServerLeases } from '../../src/registry/masterleases.js';
-import { product, vocabulary } from '../../src/machinery/vocabulary.js';
+import { product, upstreamCompat, vocabulary } from '../../src/machinery/vocabulary.js';
 import { sliceFromEndpoints } from '../../src/controllers/platslice.js';
 
 let s: TestServer;
@@ -33,7 +33,7 @@ test('the Service is made at the range\'s first address, 443 to the secure port,
   await eventually('the EndpointSlice lists this server', async () => (await slice()).endpoints?.length === 1);
   const made = await slice();
   assert.deepEqual([made.metadata.labels, made.addressType, made.endpoints, made.ports], [
-    { [vocabulary.serviceNameLabel]: product.name }, 'IPv4', [{ addresses: ['192.0.2.10'], conditions: { ready: true } }], [{ name: 'https', port: s.port, protocol: 'TCP' }],
+    { [vocabulary.serviceNameLabel]: product.name, [upstreamCompat.serviceNameLabel]: product.name }, 'IPv4', [{ addresses: ['192.0.2.10'], conditions: { ready: true } }], [{ name: 'https', port: s.port, protocol: 'TCP' }],
   ]);
   assert.equal(made.metadata.ownerReferences, undefined);
   // kubectl shows it as upstream's kubernetes Service.

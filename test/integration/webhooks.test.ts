@@ -66,7 +66,11 @@ test('a mutating webhook configured with kubectl adds a label with a JSON patch;
   assert.equal(update.operation, 'UPDATE');
   assert.equal(update.options.kind, 'PatchOptions');
   assert.equal(update.oldObject.metadata.labels.stamped, 'create');
-  assert.equal((await suite.server.client.get(`${cms(ns)}/cm1`)).json.metadata.labels.stamped, 'update');
+  const stored = (await suite.server.client.get(`${cms(ns)}/cm1`)).json;
+  assert.equal(stored.metadata.labels.stamped, 'update');
+  // As upstream, managed fields are worked out before mutating admission: what the webhook adds belongs to no manager.
+  const owners = stored.metadata.managedFields.filter((e: any) => e.fieldsV1?.['f:metadata']?.['f:labels']);
+  assert.deepEqual(owners.map((e: any) => Object.keys(e.fieldsV1['f:metadata']['f:labels']).sort()), [['.', 'f:mine'], ['f:more']]);
   await unconfigure('mutating', 'stamper');
 });
 

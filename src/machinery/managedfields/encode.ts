@@ -4,13 +4,43 @@
 // write that stores one, though the text never changes.
 
 import { isObject } from '../patch/json.js';
+import { setOwn } from '../ownkeys.js';
 import { keptFieldsV1Text } from './template.js';
 
-/** JSON.stringify(metadata), the same text, cheaper when its managedFields hold a kept FieldsV1. */
+/** ObjectMeta's members in the order of upstream's Go type (and so of its JSON). */
+const metadataOrder = [
+  'name', 'generateName', 'namespace', 'selfLink', 'uid', 'resourceVersion', 'generation', 'creationTimestamp',
+  'deletionTimestamp', 'deletionGracePeriodSeconds', 'labels', 'annotations', 'ownerReferences', 'finalizers', 'managedFields',
+];
+const metadataRank = new Map(metadataOrder.map((k, i) => [k, i]));
+
+/** Whether the members are in upstream's order already (unknown ones last): then nothing is reordered. */
+function inOrder(keys: string[]): boolean {
+  let last = -1;
+  for (const k of keys) {
+    const rank = metadataRank.get(k) ?? metadataOrder.length;
+    if (rank < last) return false;
+    last = rank;
+  }
+  return true;
+}
+
+/** The members of `metadata` in upstream's order; the object itself when they are already. */
+function ordered(metadata: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(metadata);
+  if (inOrder(keys)) return metadata;
+  const out: Record<string, unknown> = {};
+  const rank = (k: string) => metadataRank.get(k) ?? metadataOrder.length;
+  for (const k of keys.sort((a, b) => rank(a) - rank(b))) setOwn(out, k, metadata[k]);
+  return out;
+}
+
+/** JSON.stringify(metadata) in upstream's member order, cheaper when its managedFields hold a kept FieldsV1. */
 export function metadataJson(metadata: Record<string, unknown>): string {
-  const entries = metadata.managedFields;
-  if (!Array.isArray(entries) || !entries.some((e) => isObject(e) && keptFieldsV1Text(e.fieldsV1) !== undefined)) return JSON.stringify(metadata);
-  return objectJson(metadata, (key, value) => (key === 'managedFields' ? `[${entries.map(entryJson).join(',')}]` : JSON.stringify(value)));
+  const meta = ordered(metadata);
+  const entries = meta.managedFields;
+  if (!Array.isArray(entries) || !entries.some((e) => isObject(e) && keptFieldsV1Text(e.fieldsV1) !== undefined)) return JSON.stringify(meta);
+  return objectJson(meta, (key, value) => (key === 'managedFields' ? `[${entries.map(entryJson).join(',')}]` : JSON.stringify(value)));
 }
 
 function entryJson(entry: unknown): string {

@@ -33,7 +33,11 @@ export function writeOptions(scope: RequestContext, optionsKind: string): WriteO
     if (errs.length) throw errors.invalidOptions(optionsKind, errs);
   }
   const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager, auditAnnotations: scope.auditAnnotations };
+  const clientGroup = scope.info?.clientGroup;
+  return {
+    dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager, auditAnnotations: scope.auditAnnotations,
+    ...(clientGroup !== undefined ? { clientGroup } : {}),
+  };
 }
 
 export function listOptions(query: URLSearchParams): ListOptions {

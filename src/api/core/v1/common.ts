@@ -25,7 +25,8 @@ export const EventSource = define(core('EventSource'), t.object({
 }, 'Who reported an event.'));
 
 export const LocalObjectReference = define(core('LocalObjectReference'), t.object({
-  name: p(1, t.string('Name of the referent in the same namespace.')),
+  // Upstream declares "" as its default (server-side apply keys imagePullSecrets by it).
+  name: p(1, t.string('Name of the referent in the same namespace.', { default: '' })),
 }, 'Names another object in the same namespace.', { mapType: 'atomic' }));
 
 /** The schema of a top-level kind: apiVersion, kind, metadata plus its own fields. */

@@ -26,7 +26,7 @@ export const ContainerPort = define(core('ContainerPort'), t.object({
   name: p(1, t.string('An IANA_SVC_NAME, unique within the pod, that services can refer to.')),
   hostPort: p(2, t.int32('Port to expose on the host (1-65535); most containers do not need one.')),
   containerPort: p(3, t.int32('Port on the pod\'s IP address (1-65535).'), 'always'),
-  protocol: p(4, t.string('UDP, TCP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'] })),
+  protocol: p(4, t.string('UDP, TCP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'], default: 'TCP' })),
   hostIP: p(5, t.string('Host IP to bind the host port to.')),
 }, 'A network port of one container.', { required: ['containerPort'] }));
 

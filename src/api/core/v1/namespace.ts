@@ -2,7 +2,7 @@ import { define, p, t } from '../../schema.js';
 import { allVerbs, defineKind, KubeObject, statusSubresource } from '../../kind.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { isDns1123Label, isQualifiedName, checkName, fieldPath } from '../../../machinery/validation.js';
-import { vocabulary } from '../../../machinery/vocabulary.js';
+import { upstreamCompat, vocabulary } from '../../../machinery/vocabulary.js';
 import { Time } from '../../meta/v1.js';
 import { core, kindSchema, nameColumn, ageColumn } from './common.js';
 
@@ -42,11 +42,15 @@ function validateFinalizers(ns: KubeObject): FieldError[] {
   return errs;
 }
 
-/** Every namespace carries a label with its own name, so selectors can pick namespaces by name. */
+/**
+ * Every namespace carries a label with its own name, so selectors can pick
+ * namespaces by name: ours, and upstream's for selectors written for it.
+ */
 function labelWithName(ns: KubeObject): void {
   if (!ns.metadata?.name) return;
   ns.metadata.labels ??= {};
   ns.metadata.labels[vocabulary.namespaceNameLabel] = ns.metadata.name;
+  ns.metadata.labels[upstreamCompat.namespaceNameLabel] = ns.metadata.name;
 }
 
 export const namespaces = defineKind({

@@ -21,7 +21,7 @@ type Obj = Record<string, any>;
 
 const ServicePort = define(core('ServicePort'), t.object({
   name: p(1, s('Name of the port (a DNS label), unique within the service; required with more than one port.')),
-  protocol: p(2, s('TCP, UDP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'] })),
+  protocol: p(2, s('TCP, UDP or SCTP; TCP when unset.', { enum: ['SCTP', 'TCP', 'UDP'], default: 'TCP' })),
   appProtocol: p(6, s('Application protocol of the port.')),
   port: p(3, t.int32('Port the service exposes.'), 'always'),
   targetPort: p(4, t.intOrString('Port number or name on the pods; the port when unset.'), 'always'),

@@ -1,0 +1,135 @@
+// What the write road in upstream's order costs (managed fields before
+// mutating admission, one road for every write, empty collections dropped):
+// this build and the commit before it (extracted with git archive into a
+// temporary folder and built there), started side by side on fresh SQLite
+// data dirs and driven by the same load in alternated rounds. Per round and
+// build: ConfigMap and Deployment creates (POST), server-side applies that
+// create, and server-side applies that change a label. Each cell is the
+// median of the rounds' server CPU per request.
+
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
+import { LoadGenerator } from './load.js';
+import type { PhaseSpec } from './load-protocol.js';
+import { Row, target } from './table.js';
+import { fmtInt, median } from './stats.js';
+
+/** The last commit before the reordered write road (issue 40). */
+export const writeRoadBaselineCommit = 'e6652da';
+
+export interface WriteRoadBenchOptions {
+  quick: boolean;
+  progress: (msg: string) => void;
+  baseline?: string;
+}
+
+const CONCURRENCY = 16;
+const PHASE_TIMEOUT_MS = 300_000;
+const BYTES = 1024;
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `commit`'s tree built in a temporary folder (no worktree is registered); its CLI and a clean-up. */
+function buildBaseline(commit: string, progress: (m: string) => void): { cliPath: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'plat-bench-writeroad-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  progress(`write road: building ${commit} in ${dir}…`);
+  try {
+    execFileSync('sh', ['-c', `git -C "${repoRoot}" archive ${commit} | tar -x -C "${dir}"`], { stdio: 'ignore' });
+    symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
+    execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], { stdio: 'ignore' });
+  } catch (e) {
+    remove();
+    throw e;
+  }
+  return { cliPath: join(dir, 'dist/src/cli/main.js'), remove };
+}
+
+type RowName = 'createCm' | 'createDeployment' | 'applyCm' | 'applyDeployment' | 'reapplyCm' | 'reapplyDeployment';
+
+interface Side {
+  name: string;
+  server: BenchServer;
+  load: LoadGenerator;
+  cpu: Record<RowName, number[]>;
+}
+
+export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]> {
+  const { quick, progress } = opts;
+  const COUNT = quick ? 300 : 1_000;
+  const ROUNDS = quick ? 3 : 7;
+  const commit = opts.baseline ?? writeRoadBaselineCommit;
+  const baseline = buildBaseline(commit, progress);
+  const dirs: string[] = [];
+  const sides: Side[] = [];
+  try {
+    for (const [name, cliPath] of [['this build', undefined], [commit, baseline.cliPath]] as const) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-writeroad-data-'));
+      dirs.push(dataDir);
+      const server = await startBenchServer({ dataDir, entry: cliPath });
+      const load = new LoadGenerator({ url: server.url, creds: server.creds, concurrency: CONCURRENCY });
+      sides.push({ name, server, load, cpu: { createCm: [], createDeployment: [], applyCm: [], applyDeployment: [], reapplyCm: [], reapplyDeployment: [] } });
+      await load.run({ kind: 'namespaces', names: ['road'] }, PHASE_TIMEOUT_MS);
+    }
+    const phases = (round: number): Record<RowName, PhaseSpec> => ({
+      createCm: { kind: 'create-cm', namespace: 'road', prefix: `c${round}-`, count: COUNT, bytes: BYTES },
+      createDeployment: { kind: 'create-deployment', namespace: 'road', prefix: `d${round}-`, count: COUNT },
+      applyCm: { kind: 'apply', what: 'cm', namespace: 'road', prefix: `ac${round}-`, count: COUNT, bytes: BYTES, round },
+      applyDeployment: { kind: 'apply', what: 'deployment', namespace: 'road', prefix: `ad${round}-`, count: COUNT, bytes: BYTES, round },
+      reapplyCm: { kind: 'apply', what: 'cm', namespace: 'road', prefix: `ac${round}-`, count: COUNT, bytes: BYTES, round: round + 1000 },
+      reapplyDeployment: { kind: 'apply', what: 'deployment', namespace: 'road', prefix: `ad${round}-`, count: COUNT, bytes: BYTES, round: round + 1000 },
+    });
+    // An untimed round first (JIT, sockets, caches).
+    for (const s of sides) for (const spec of Object.values(phases(-1))) await s.load.run(spec, PHASE_TIMEOUT_MS);
+    progress(`write road: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} creates, applies and re-applies of ConfigMaps and Deployments on both builds…`);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [row, spec] of Object.entries(phases(round)) as [RowName, PhaseSpec][]) {
+        // Alternate which build goes first, so neither always meets the other's leftovers.
+        for (const s of round % 2 ? [...sides].reverse() : sides) {
+          await settle(s.server.pid);
+          const cpu0 = cpuMsPrecise(s.server.pid);
+          const r = await s.load.run(spec, PHASE_TIMEOUT_MS);
+          // Writes are charged the controller and watch work they leave (a Deployment's ReplicaSet).
+          await settle(s.server.pid);
+          s.cpu[row].push((cpuMsPrecise(s.server.pid) - cpu0) / r.requests);
+        }
+      }
+    }
+    const [now, before] = sides as [Side, Side];
+    const ms = (v: number) => `${v.toFixed(3)} ms`;
+    const row = (metric: string, name: RowName): Row => {
+      const [a, b] = [median(now.cpu[name]), median(before.cpu[name])];
+      return {
+        metric: `write road: ${metric}, ${fmtInt(COUNT)} per round (median of ${ROUNDS} alternated rounds, server CPU per request)`,
+        result: `${ms(a)} this build · ${ms(b)} ${commit} · ${(a / b).toFixed(2)}×`,
+        target: target(`within 5 % of ${commit}`, a <= b * 1.05),
+      };
+    };
+    return [
+      row('create ConfigMap of 1 KiB (POST)', 'createCm'),
+      row('create Deployment (POST)', 'createDeployment'),
+      row('server-side apply creating a ConfigMap of 1 KiB', 'applyCm'),
+      row('server-side apply creating a Deployment', 'applyDeployment'),
+      row('server-side apply changing a ConfigMap\'s label', 'reapplyCm'),
+      row('server-side apply changing a Deployment\'s label', 'reapplyDeployment'),
+    ];
+  } finally {
+    for (const s of sides) {
+      await s.load.close().catch(() => {});
+      await s.server.stop(2000).catch(() => {});
+    }
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    baseline.remove();
+  }
+}
+
+// Alone: node dist/bench/writeroad.js [--quick] [--baseline <commit>]
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  const at = process.argv.indexOf('--baseline');
+  const rows = await benchWriteRoad({ quick, baseline: at > 0 ? process.argv[at + 1] : undefined, progress: (m) => process.stderr.write(`${m}\n`) });
+  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
+}

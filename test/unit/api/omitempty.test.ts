@@ -1,0 +1,38 @@
+// Empty maps and lists of built-in kinds are left out, as upstream's typed encoding omits them.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { dropEmptyCollections } from '../../../src/api/omitempty.js';
+import { builtinKinds } from '../../../src/api/catalog.js';
+import { vocabulary } from '../../../src/machinery/vocabulary.js';
+
+const kind = (group: string, name: string) => builtinKinds.find((k) => k.group === group && k.kind === name)!;
+
+test('optional empty maps and lists go, at every depth; structs, required lists and non-empty ones stay', () => {
+  const pod = {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'p', labels: {}, annotations: { a: 'b' }, finalizers: [] },
+    spec: {
+      containers: [{ name: 'c', image: 'x', args: [], env: [], resources: {}, ports: [{ containerPort: 80 }] }],
+      nodeSelector: {}, securityContext: {}, tolerations: [],
+    },
+  };
+  dropEmptyCollections(pod, kind('', 'Pod').schema);
+  assert.deepEqual(pod, {
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name: 'p', annotations: { a: 'b' } },
+    spec: { containers: [{ name: 'c', image: 'x', resources: {}, ports: [{ containerPort: 80 }] }], securityContext: {} },
+  });
+  const slice = { addressType: 'IPv4', endpoints: [], ports: [], metadata: { name: 's' } };
+  dropEmptyCollections(slice, kind(vocabulary.endpointDiscoveryGroup, 'EndpointSlice').schema);
+  assert.deepEqual(slice, { addressType: 'IPv4', endpoints: [], metadata: { name: 's' } }, 'endpoints is required: it stays');
+});
+
+test('keys named like Object.prototype members are ordinary keys', () => {
+  const cm = JSON.parse('{"metadata":{"name":"c","labels":{"__proto__":"x","constructor":"y"}},"data":{"__proto__":"z"},"binaryData":{}}');
+  dropEmptyCollections(cm, kind('', 'ConfigMap').schema);
+  assert.deepEqual(Object.keys(cm.metadata.labels), ['__proto__', 'constructor']);
+  assert.deepEqual(Object.keys(cm.data), ['__proto__']);
+  assert.ok(!('binaryData' in cm));
+  assert.equal(Object.getPrototypeOf(cm.data), Object.prototype);
+});
