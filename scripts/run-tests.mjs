@@ -24,7 +24,7 @@ function collect(dir) {
  * alphabetical order; a name here that no longer exists is passed over.
  */
 const slowestFirst = [
-  'e2e/cli-start', 'e2e/workloads', 'e2e/services', 'e2e/etcd', 'unit/storage/etcd', 'e2e/certificates',
+  'e2e/operators', 'e2e/manifests', 'e2e/package', 'e2e/cli-start', 'e2e/workloads', 'e2e/services', 'e2e/etcd', 'unit/storage/etcd', 'e2e/certificates',
   'integration/restart', 'e2e/leader', 'e2e/apply', 'integration/watch', 'integration/feature-gates-metrics',
   'e2e/etcd-faults', 'e2e/disruption', 'integration/runtime-config', 'e2e/kubectl', 'e2e/nodes-controllers',
 ].map((name) => join('dist/test', `${name}.test.js`));
