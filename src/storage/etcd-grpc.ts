@@ -63,6 +63,11 @@ export class EtcdGrpc {
     }));
   }
 
+  /** How many members calls are spread over. */
+  get memberCount(): number {
+    return this.members.length;
+  }
+
   async range(req: RangeRequest, deadline: number): Promise<RangeResponse> {
     return decodeRange(await this.unary('/etcdserverpb.KV/Range', encodeRange(req), deadline, true));
   }

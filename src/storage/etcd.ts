@@ -305,11 +305,17 @@ export class EtcdBackend implements Backend {
   async check(): Promise<void> {
     this.ensureOpen();
     const deadline = Date.now() + Math.min(healthTimeoutMs, this.requestTimeoutMs);
-    try {
-      // No retries: a health check answers for this moment.
-      await this.grpc.range({ key: this.codec.key(probeKey), countOnly: true }, deadline);
-    } catch (err) {
-      throw callFailure(err);
+    // No pauses: a health check answers for this moment. But a member that cannot be reached, or whose
+    // connection drops, says only that about itself (the failed call marks it skipped), so the next
+    // member is asked at once, as upstream's client balances past a dead endpoint: one member down of
+    // three is a healthy cluster. The probe is a read, so asking again changes nothing.
+    for (let asked = 1; ; asked++) {
+      try {
+        await this.grpc.range({ key: this.codec.key(probeKey), countOnly: true }, deadline);
+        return;
+      } catch (err) {
+        if (failureKind(err) === 'final' || asked >= this.grpc.memberCount || Date.now() >= deadline) throw callFailure(err);
+      }
     }
   }
 

@@ -43,6 +43,17 @@ describe('etcd backend beyond the shared suite', () => {
     await etcd.stop();
   });
 
+  test('the health check asks the next member when one cannot be reached: one member down is a healthy cluster', async () => {
+    // A port nothing listens on, beside the live member: each check picks at random, so ten checks meet the dead one.
+    const dead = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => { const { port } = probe.address() as AddressInfo; probe.close(() => resolve(port)); });
+    });
+    const b = backend({ endpoints: [`http://127.0.0.1:${dead}`, ...etcd.endpoints.split(',')] });
+    for (let i = 0; i < 10; i++) await b.check();
+    const down = backend({ endpoints: [`http://127.0.0.1:${dead}`] });
+    await rejectsWith(down.check(), 'Unavailable');
+  });
+
   test('a value etcd itself refuses (our limit set above its own) fails as our limit does', async () => {
     const b = backend({ maxValueBytes: 4 * 1024 * 1024 });
     const before = await b.currentRevision();
