@@ -121,9 +121,20 @@ describe('etcd backend beyond the shared suite', () => {
     const b = backend();
     await b.currentRevision();
     // Each line a connection sends asks for the head, as a consistent GET does once read off its socket.
+    // The turns of the loop in which requests were read are counted: all 16 usually come in one, but a
+    // loaded machine may hand some sockets' data to the next turn, and each turn may read the head once.
+    let turns = 0;
+    let turnCounted = false;
     const server = createServer((socket) => {
       socket.setEncoding('utf8');
-      socket.on('data', () => { void b.currentRevision().then((revision) => socket.write(`${revision}\n`)); });
+      socket.on('data', () => {
+        if (!turnCounted) {
+          turnCounted = true;
+          turns++;
+          setImmediate(() => { turnCounted = false; }); // after this turn's reads from sockets
+        }
+        void b.currentRevision().then((revision) => socket.write(`${revision}\n`));
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
@@ -132,18 +143,23 @@ describe('etcd backend beyond the shared suite', () => {
       c.setNoDelay(true);
       c.setEncoding('utf8');
     })));
+    const readsPerRound: number[] = [];
     try {
       for (let round = 0; round < 5; round++) {
         const made = await a.create(`/burst/${round}`, buf('1'));
         const answers = clients.map((c) => new Promise<number>((resolve) => c.once('data', (line: string) => resolve(Number(line)))));
         const before = b.revisionReads;
+        const turnsBefore = turns;
         // One synchronous loop: every request is in its socket before the server's side polls them.
         for (const c of clients) c.write('head?\n');
         const revisions = await Promise.all(answers);
-        assert.equal(b.revisionReads - before, 1, `one read for the 16 requests of round ${round}`);
+        const roundTurns = turns - turnsBefore;
+        assert.ok(b.revisionReads - before <= roundTurns, `one read per turn for the 16 requests of round ${round}: ${b.revisionReads - before} reads in ${roundTurns} turns`);
+        readsPerRound.push(b.revisionReads - before);
         assert.equal(new Set(revisions).size, 1);
         assert.ok(revisions[0]! >= made.modRevision, 'the shared read sees the write finished before the requests');
       }
+      assert.ok(readsPerRound.some((reads) => reads < clients.length), `requests share reads: ${readsPerRound.join(', ')} reads per round of ${clients.length}`);
     } finally {
       for (const c of clients) c.destroy();
       await new Promise((resolve) => server.close(resolve));
