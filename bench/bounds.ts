@@ -1,6 +1,6 @@
 // What the bounds against hostile input (issue 38) cost on the request path:
-// this build beside the last commit before them (built in a second git
-// worktree), both loaded in this one process and measured in alternated
+// this build beside the last commit before them (built in a temporary
+// folder), both loaded in this one process and measured in alternated
 // rounds, so the machine's load falls on both alike. Per round and build:
 // raw store writes (creates, then updates of 2 KiB values with a watcher
 // open, on SQLite and in memory: the stored-size check and the watch hub's

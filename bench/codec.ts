@@ -1,5 +1,5 @@
 // What versioned kinds and the one codec cost at the stored version: this
-// build and the last commit before them (built in a second git worktree),
+// build and the last commit before them (built from git archive in a temporary folder),
 // started side by side on fresh SQLite data dirs and driven by the same load
 // in alternated rounds. Per round and build: random gets and unpaged lists of
 // ConfigMaps, creates in a namespace nobody watches, and creates in one that
@@ -35,15 +35,17 @@ const LIST_ITEMS = 100;
 const WATCHERS = 100;
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** Checks out and builds `commit` in a temporary worktree; answers its folder, its CLI and a clean-up. */
+/**
+ * `commit`'s tree built in a temporary folder (extracted with git archive, so
+ * no worktree stays registered if a run is killed); its folder, its CLI and a
+ * clean-up. Every bench that compares with an earlier build uses this one.
+ */
 export function buildBaseline(commit: string, progress: (m: string) => void): { dir: string; cliPath: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'plat-bench-baseline-'));
+  const remove = () => rmSync(dir, { recursive: true, force: true });
   progress(`building ${commit} in ${dir}…`);
-  execFileSync('git', ['-C', repoRoot, 'worktree', 'add', '--force', '--detach', dir, commit], { stdio: 'ignore' });
-  const remove = () => {
-    try { execFileSync('git', ['-C', repoRoot, 'worktree', 'remove', '--force', dir], { stdio: 'ignore' }); } catch { rmSync(dir, { recursive: true, force: true }); }
-  };
   try {
+    execFileSync('sh', ['-c', `git -C "${repoRoot}" archive ${commit} | tar -x -C "${dir}"`], { stdio: 'ignore' });
     symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
     execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], { stdio: 'ignore' });
   } catch (e) {

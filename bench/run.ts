@@ -20,7 +20,7 @@
 // Then gets at a converted version beside the stored one (bench/versions.ts),
 // at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
-// commit before versioned kinds, built in a second worktree (bench/codec.ts),
+// commit before versioned kinds, built in a temporary folder (bench/codec.ts),
 // the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
 // and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts),
@@ -422,9 +422,9 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./namedgroups.js')).benchNamedGroups({ quick, progress })));
   rows.push(...(await (await import('./deployments.js')).benchDeployments({ quick, progress })));
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
-  // Beside the last commit before versioned kinds, built in a second worktree (not in quick runs: it builds).
+  // Beside the last commit before versioned kinds, built in a temporary folder (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
-  // Beside the last commit before the bounds against hostile input, in-process, built in a second worktree (not in quick runs).
+  // Beside the last commit before the bounds against hostile input, in-process, built in a temporary folder (not in quick runs).
   if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
   if (!quick) rows.push(...(await (await import('./writeroad.js')).benchWriteRoad({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));

@@ -7,11 +7,11 @@
 // create, and server-side applies that change a label. Each cell is the
 // median of the rounds' server CPU per request.
 
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { buildBaseline } from './codec.js';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
@@ -30,23 +30,7 @@ export interface WriteRoadBenchOptions {
 const CONCURRENCY = 16;
 const PHASE_TIMEOUT_MS = 300_000;
 const BYTES = 1024;
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `commit`'s tree built in a temporary folder (no worktree is registered); its CLI and a clean-up. */
-function buildBaseline(commit: string, progress: (m: string) => void): { cliPath: string; remove: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), 'plat-bench-writeroad-'));
-  const remove = () => rmSync(dir, { recursive: true, force: true });
-  progress(`write road: building ${commit} in ${dir}…`);
-  try {
-    execFileSync('sh', ['-c', `git -C "${repoRoot}" archive ${commit} | tar -x -C "${dir}"`], { stdio: 'ignore' });
-    symlinkSync(join(repoRoot, 'node_modules'), join(dir, 'node_modules'));
-    execFileSync(process.execPath, [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', dir], { stdio: 'ignore' });
-  } catch (e) {
-    remove();
-    throw e;
-  }
-  return { cliPath: join(dir, 'dist/src/cli/main.js'), remove };
-}
 
 type RowName = 'createCm' | 'createDeployment' | 'applyCm' | 'applyDeployment' | 'reapplyCm' | 'reapplyDeployment';
 

@@ -8,14 +8,14 @@ import { spawn } from 'node:child_process';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { isAbsolute, resolve, sep } from 'node:path';
 import { setOwn } from '../machinery/ownkeys.js';
-import { vocabulary } from '../machinery/vocabulary.js';
+import { productGroup, vocabulary } from '../machinery/vocabulary.js';
 import type { ClientConfig, ExecConfig } from './kubeconfig.js';
 
 /** The versions of ExecCredential a plugin may speak; the upstream group name is the same API. */
-const execGroups = ['client.authentication.plat.io', 'client.authentication.k8s.io'];
+const execGroups = [productGroup('client.authentication'), 'client.authentication.k8s.io'];
 const execVersions = ['v1', 'v1beta1'];
 
-/** `client.authentication.k8s.io/v1` → `client.authentication.plat.io/v1`; undefined for versions no plugin speaks. */
+/** `client.authentication.k8s.io/v1` → our group's `v1`; undefined for versions no plugin speaks. */
 function canonicalExecVersion(apiVersion: unknown): string | undefined {
   if (typeof apiVersion !== 'string') return undefined;
   const slash = apiVersion.indexOf('/');

@@ -11,7 +11,7 @@ import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import YAML from 'yaml';
 import type { RemoteEndpoint } from '../machinery/endpoint.js';
 import { ownValue } from '../machinery/ownkeys.js';
-import { product } from '../machinery/vocabulary.js';
+import { product, productGroup } from '../machinery/vocabulary.js';
 
 
 type Entry = { name?: unknown; cluster?: Record<string, unknown>; user?: Record<string, unknown>; context?: Record<string, unknown> };
@@ -224,7 +224,7 @@ export interface ClientConfig extends RemoteEndpoint {
   exec?: ExecConfig;
   /** The cluster's `certificate-authority-data` as written (base64), for exec plugins that ask for the cluster. */
   caData?: string;
-  /** The cluster's extension for exec plugins (`extensions` entry named client.authentication.plat.io/exec). */
+  /** The cluster's extension for exec plugins (the `extensions` entry named `<our client.authentication group>/exec`). */
   execClusterConfig?: unknown;
   disableCompression?: boolean;
 }
@@ -237,7 +237,7 @@ export interface ContextOverrides {
 }
 
 /** Names the exec extension of a cluster may go by (ours, and upstream's that plugins written for it read). */
-const execExtensionNames = ['client.authentication.plat.io/exec', 'client.authentication.k8s.io/exec'];
+const execExtensionNames = [`${productGroup('client.authentication')}/exec`, 'client.authentication.k8s.io/exec'];
 
 function execConfig(value: unknown, dir: string): ExecConfig {
   if (!isObject(value)) throw new KubeconfigError('exec must be a mapping');

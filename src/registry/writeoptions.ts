@@ -19,7 +19,7 @@ export interface WriteOptions extends DecodeOptions {
   auditAnnotations?: Map<string, AuditAnnotation>;
   /**
    * The upstream name the request gave the kind's group (apiextensions.k8s.io
-   * for apiextensions.plat.io), when it used one: managed fields record the
+   * for our apiextensions group), when it used one: managed fields record the
    * write's apiVersion, and apply conflicts name it, as the client named it.
    */
   clientGroup?: string;
