@@ -8,6 +8,7 @@ import { readAdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { enabledPluginNames } from './plugin-names.js';
 import type { AdmissionPlugin } from './types.js';
+import type { KubeObject } from '../api/kind.js';
 import { AlwaysAdmit } from './plugins/alwaysadmit.js';
 import { AlwaysDeny } from './plugins/alwaysdeny.js';
 import { NamespaceAutoProvision, type NamespaceCreator } from './plugins/namespaceautoprovision.js';
@@ -18,10 +19,12 @@ import { CertificateSigning } from './plugins/certificatesigning.js';
 import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestriction.js';
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
-import { WebhookClient, webhookPlugin, type ConfigurationFeed } from './webhook/index.js';
+import { WebhookClient, webhookPlugin } from './webhook/index.js';
+import { resources } from '../client/resources.js';
+import type { AdmissionListers } from './listers.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
-export type { ConfigurationFeed } from './webhook/index.js';
+export { AdmissionListers, type Lister } from './listers.js';
 
 export interface AdmissionLog {
   warn(message: string, extra?: object): void;
@@ -38,8 +41,14 @@ export interface AdmissionContext {
   createNamespace: NamespaceCreator;
   log: AdmissionLog;
   metrics?: AdmissionMetrics;
-  /** The stored webhook configurations of each kind (informer-fed); none means no webhooks. */
-  webhookConfigurations?: { mutating: ConfigurationFeed; validating: ConfigurationFeed };
+  /** Informer-fed listers of what plugins read per request (the webhook configurations among them); the server starts them before it serves. */
+  listers: AdmissionListers;
+  /**
+   * One object read live, from the watch cache and from the store when the
+   * cache does not hold it yet (an object created a moment ago), as upstream's
+   * plugins fall back to a live read when their lister misses.
+   */
+  getObject?(group: string, version: string, resource: string, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers, match conditions' `authorizer`); without it they refuse. */
   authorize?: Authorize;
   /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
@@ -58,11 +67,9 @@ type Factory = (context: AdmissionContext, config: Record<string, unknown> | und
 
 const noPods: PodGetter = async () => undefined;
 
-const noConfigurations: ConfigurationFeed = { list: () => [], onChange: () => {} };
-
 function webhookFactory(mutating: boolean): Factory {
   return (c, config, client) => webhookPlugin(mutating, config, {
-    feed: (mutating ? c.webhookConfigurations?.mutating : c.webhookConfigurations?.validating) ?? noConfigurations,
+    feed: c.listers.lister(mutating ? resources.mutatingWebhookConfigurations : resources.validatingWebhookConfigurations),
     getNamespace: c.getNamespace, client, metrics: c.metrics, warn: (m, extra) => c.log.warn(m, extra), serves: c.serves, authorize: c.authorize,
   });
 }

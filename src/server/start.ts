@@ -16,11 +16,10 @@ import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend 
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
-import { buildAdmission, type ConfigurationFeed } from '../admission/index.js';
+import { AdmissionListers, buildAdmission } from '../admission/index.js';
 import { enabledPluginNames } from '../admission/plugin-names.js';
 import { AdmissionMetrics } from '../admission/metrics.js';
-import { InformerFactory, type InformerSubscription } from '../client/informer.js';
-import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
+import { InformerFactory } from '../client/informer.js';
 import { WorkQueue } from '../client/workqueue.js';
 import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
 import { Metrics } from './metrics.js';
@@ -92,22 +91,6 @@ export async function packageVersion(): Promise<string> {
 /** The server's own identity for writes it makes itself (upstream's loopback user). */
 const apiserverUser: UserInfo = { username: 'system:apiserver', groups: [systemGroups.masters, systemGroups.authenticated] };
 
-/** The stored objects of a kind, as the shared informer holds them, for admission plugins; `start` subscribes. */
-function informerFeed(handle: ResourceHandle): { feed: ConfigurationFeed; start(informers: InformerFactory, registry: Registry): Promise<void>; stop(): void } {
-  const listeners = new Set<() => void>();
-  const changed = () => { for (const listener of listeners) listener(); };
-  let subscription: InformerSubscription | undefined;
-  return {
-    feed: { list: () => subscription?.list() ?? [], onChange: (listener) => listeners.add(listener) },
-    start(informers, registry) {
-      const type = resourceType(new InProcessClient(registry, `${product.name}-apiserver`), handle);
-      subscription = informers.subscribe(type, { onAdd: changed, onUpdate: changed, onDelete: changed });
-      return subscription.start();
-    },
-    stop: () => subscription?.stop(),
-  };
-}
-
 /** Creates the reserved namespaces that do not exist yet. */
 async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   const namespaces = registry.namespaces();
@@ -138,10 +121,10 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const auditor = await Auditor.create(options, metrics.registry, log);
   const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
   let rawBackend: Backend | undefined;
-  let namespaceLookup: ObjectLookup | undefined;
+  let objectLookup: ObjectLookup | undefined;
   const requestMetrics = new RequestMetrics(metrics.registry, () => registry, gate, () => rawBackend);
   const lifecycle = new Lifecycle(options, requestMetrics);
-  const webhookFeeds = { mutating: informerFeed(resources.mutatingWebhookConfigurations), validating: informerFeed(resources.validatingWebhookConfigurations) };
+  const admissionListers = new AdmissionListers();
   const admission = await buildAdmission(
     {
       enable: options.enableAdmissionPlugins, disable: options.disableAdmissionPlugins, configFile: options.admissionControlConfigFile,
@@ -150,12 +133,13 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     },
     {
       // From the cache without waiting for it (the store on a miss), as upstream's lister; live after a deletion.
-      getNamespace: (name, live) => (live ? registry!.findNamespace(name) : namespaceLookup!.get('', 'v1', 'namespaces', undefined, name)),
+      getNamespace: (name, live) => (live ? registry!.findNamespace(name) : objectLookup!.get('', 'v1', 'namespaces', undefined, name)),
       getPod: async (namespace, name) => registry!.store('', 'v1', 'pods')?.find(namespace, name),
       createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
       metrics: new AdmissionMetrics(metrics.registry),
-      webhookConfigurations: { mutating: webhookFeeds.mutating.feed, validating: webhookFeeds.validating.feed },
+      listers: admissionListers,
+      getObject: (group, version, resource, namespace, name) => objectLookup!.get(group, version, resource, namespace, name),
       authorize: (attributes) => authorizer.authorize(attributes),
       serves: (group, version, resource) => enablement.serves(group, version, resource),
     },
@@ -186,8 +170,8 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   // index, the webhook configurations and every controller read from it.
   const informers = new InformerFactory(new InProcessClient(registry, `${product.name}-apiserver`));
   const workQueueMetrics = new PromWorkQueueMetrics(metrics.registry);
-  // Webhook configurations are known before the first request is served.
-  await Promise.all([webhookFeeds.mutating.start(informers, registry), webhookFeeds.validating.start(informers, registry)]);
+  // What admission plugins read (webhook configurations among it) is known before the first request is served.
+  await admissionListers.start(informers, new InProcessClient(registry, `${product.name}-apiserver`));
   // Custom resources are served (by every server on the store) before the first request.
   const conversionWebhooks = new ConversionWebhooks();
   const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg),
@@ -215,7 +199,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   health.add({ name: 'shutdown', check: () => { if (shuttingDown || lifecycle.shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
   await authorization.start(registry, informers);
-  const lookup = namespaceLookup = new ObjectLookup(registry, caches);
+  const lookup = objectLookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
     authorizationModes: options.authorizationMode,
     serviceAccountPublicKeyPems: keys.serviceAccountPublicKeyPems,
@@ -357,8 +341,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     await platService.stop();
     await controllerManager.stop();
     await postStart.shutDown();
-    webhookFeeds.mutating.stop();
-    webhookFeeds.validating.stop();
+    admissionListers.stop();
     await customResources.stop();
     conversionWebhooks.close();
     admission.close();

@@ -9,7 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enabledPluginNames, defaultOnPlugins, orderedPluginNames, AdmissionConfigError } from '../../../src/admission/plugin-names.js';
 import { readAdmissionConfiguration } from '../../../src/admission/config.js';
-import { buildAdmission } from '../../../src/admission/index.js';
+import { AdmissionListers, buildAdmission } from '../../../src/admission/index.js';
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { tempDir } from '../../support/server.js';
 
@@ -110,7 +110,7 @@ describe('admission configuration file', () => {
     const path = file('unused.yaml', `apiVersion: ${configVersion}\nkind: AdmissionConfiguration\nplugins:\n- name: AlwaysDeny\n  configuration: {}\n`);
     const warnings: string[] = [];
     const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'], configFile: path }, {
-      getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} },
+      getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} }, listers: new AdmissionListers(),
     });
     assert.deepEqual(built.running, ['NamespaceLifecycle', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
     assert.deepEqual(warnings, ['the admission configuration configures plugin AlwaysDeny, which is not enabled; its configuration is ignored']);
