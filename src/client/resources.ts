@@ -35,6 +35,8 @@ export const resources = {
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },
   priorityClasses: { group: vocabulary.schedulingGroup, resource: 'priorityclasses', version: 'v1' },
+  persistentVolumes: { group: '', resource: 'persistentvolumes' },
+  volumeAttachments: { group: vocabulary.storageGroup, resource: 'volumeattachments', version: 'v1' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */

@@ -13,8 +13,7 @@ export const builtinSigners: readonly string[] = [
   vocabulary.legacyUnknownSigner,
 ];
 
-export const nodesGroup = 'system:nodes';
-export const nodeUserPrefix = 'system:node:';
+import { nodesGroup, nodeUserPrefix } from '../machinery/nodeidentity.js';
 
 /** Usages a node agent's certificates must have exactly; keys that cannot encipher (EC) may leave key encipherment out, as upstream. */
 const nodeClientUsages = ['client auth', 'digital signature', 'key encipherment'];

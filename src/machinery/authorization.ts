@@ -18,6 +18,13 @@ export interface Attributes {
   subresource?: string;
   namespace?: string;
   name?: string;
+  /**
+   * The raw selectors of a list, watch or deletecollection, as upstream
+   * hands them to authorizers (the Node authorizer lets a node agent list
+   * only its own pods by `spec.nodeName`).
+   */
+  fieldSelector?: string;
+  labelSelector?: string;
 }
 
 export type DecisionKind = 'allow' | 'deny' | 'no-opinion';

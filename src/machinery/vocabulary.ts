@@ -69,6 +69,12 @@ export const vocabulary = {
   /** Label naming the kind of server an identity lease stands for (upstream apiserver.kubernetes.io/identity). */
   apiserverIdentityLabel: `apiserver.${product.domain}/identity`,
   hostnameLabel: productKey('hostname'),
+  /** The namespace of the node agents' Leases (upstream kube-node-lease). */
+  nodeLeaseNamespace: `${product.name}-node-lease`,
+  /** The annotation of a pod a node agent created from its own files (upstream kubernetes.io/config.mirror). */
+  mirrorPodAnnotation: productKey('config.mirror'),
+  /** Labels under this domain (and its subdomains) a node agent may never set on its Node (upstream node-restriction.kubernetes.io). */
+  nodeRestrictionLabelDomain: `node-restriction.${product.domain}`,
   /** Prefix of the labels that give a Node a role (upstream node-role.kubernetes.io/<role>): the printer's ROLES column. */
   nodeRoleLabelPrefix: `node-role.${product.domain}/`,
   /** The taint that lets the pod garbage collector remove the terminating pods of a node that is down (upstream node.kubernetes.io/out-of-service). */

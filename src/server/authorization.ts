@@ -15,6 +15,8 @@ import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupsAuthorizer
 import { authorizationOptionsProblem, type AuthorizationMode } from '../auth/authz/modes.js';
 import { RbacIndex } from '../auth/authz/rbacindex.js';
 import { RbacAuthorizer } from '../auth/authz/rbac.js';
+import { NodeAuthorizer } from '../auth/authz/node.js';
+import { NodeGraph } from '../auth/authz/nodegraph.js';
 import { AbacAuthorizer, parsePolicyFile, PolicyFileError, type AbacPolicy } from '../auth/authz/abac.js';
 import { WebhookAuthorizer, type WebhookAuthorizerOptions } from '../auth/authz/webhook.js';
 import { readKubeconfigEndpoint } from '../client/kubeconfig.js';
@@ -98,6 +100,22 @@ function feedRbacIndex(informers: InformerFactory, client: ApiClient, index: Rba
   ];
 }
 
+/** Pods, volumes and attachments feed the Node authorizer's graph (only when the mode is on: every pod is held). */
+function feedNodeGraph(informers: InformerFactory, client: ApiClient, graph: NodeGraph): InformerSubscription[] {
+  const name = (o: ApiObject) => String(o.metadata?.name ?? '');
+  return [
+    informers.subscribe(resourceType(client, resources.pods), {
+      onAdd: (o) => graph.setPod(o), onUpdate: (_old, o) => graph.setPod(o), onDelete: (o) => graph.removePod(String(o.metadata?.namespace ?? ''), name(o)),
+    }),
+    informers.subscribe(resourceType(client, resources.persistentVolumes), {
+      onAdd: (o) => graph.setVolume(o), onUpdate: (_old, o) => graph.setVolume(o), onDelete: (o) => graph.removeVolume(name(o)),
+    }),
+    informers.subscribe(resourceType(client, resources.volumeAttachments), {
+      onAdd: (o) => graph.setAttachment(o), onUpdate: (_old, o) => graph.setAttachment(o), onDelete: (o) => graph.removeAttachment(name(o)),
+    }),
+  ];
+}
+
 const rbacKinds = new Set(['Role', 'ClusterRole', 'RoleBinding', 'ClusterRoleBinding']);
 
 /** Escalation prevention on writes of RBAC objects, as upstream's RBAC storage does it before the write. */
@@ -125,11 +143,13 @@ export function buildAuthorization(files: AuthorizationFiles, log?: (message: st
   const index = new RbacIndex();
   const rbac = new RbacAuthorizer(index);
   const modules: Authorizer[] = [new PrivilegedGroupsAuthorizer()];
+  const nodeGraph = files.modes.includes('Node') ? new NodeGraph() : undefined;
   for (const mode of files.modes) {
     switch (mode) {
       case 'AlwaysAllow': modules.push(new AlwaysAllowAuthorizer()); break;
       case 'AlwaysDeny': modules.push(new AlwaysDenyAuthorizer()); break;
       case 'RBAC': modules.push(rbac); break;
+      case 'Node': modules.push(new NodeAuthorizer(nodeGraph!)); break;
       case 'ABAC': modules.push(new AbacAuthorizer(files.abac!)); break;
       case 'Webhook': modules.push(new WebhookAuthorizer({ ...files.webhook!, log })); break;
     }
@@ -141,7 +161,9 @@ export function buildAuthorization(files: AuthorizationFiles, log?: (message: st
     escalation: escalationPlugin(new EscalationCheck(authorizer, rbac, index)),
     async start(registry, informers) {
       for (const rest of accessReviewRests(authorizer)) registry.addRest(rest);
-      subscriptions = feedRbacIndex(informers, new InProcessClient(registry, `${product.name}-apiserver`), index);
+      const client = new InProcessClient(registry, `${product.name}-apiserver`);
+      subscriptions = feedRbacIndex(informers, client, index);
+      if (nodeGraph) subscriptions.push(...feedNodeGraph(informers, client, nodeGraph));
       await Promise.all(subscriptions.map((s) => s.start()));
     },
     stop: () => { for (const s of subscriptions) s.stop(); },

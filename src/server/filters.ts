@@ -169,8 +169,10 @@ export function authorization(authorizer: Authorizer): Filter {
     const attrs: Attributes = {
       user: ctx.user!, verb: info.verb, isResourceRequest: info.isResourceRequest, path: info.path,
       apiGroup: info.apiGroup, apiVersion: info.apiVersion, resource: info.resource,
-      subresource: info.subresource, namespace: info.namespace, name: info.name,
+      subresource: info.subresource, namespace: info.namespace, name: info.name ?? info.selectedName,
     };
+    if (info.fieldSelector !== undefined) attrs.fieldSelector = info.fieldSelector;
+    if (info.labelSelector !== undefined) attrs.labelSelector = info.labelSelector;
     await authorize(authorizer, attrs, ctx.auditAnnotations);
     ctx.authorizeVerb = (verb) => authorizer.authorize({ ...attrs, verb });
     await next();

@@ -20,6 +20,29 @@ export interface RequestInfo {
   parts: string[];
   /** The group the path named when it is an upstream name for `apiGroup` (a typed upstream client): answers go back in it. */
   clientGroup?: string;
+  /**
+   * A list or watch of one object by `fieldSelector=metadata.name=<name>`:
+   * authorization sees that name, as upstream's request info gives it (the
+   * routes keep `name` for the path's own).
+   */
+  selectedName?: string;
+  /** The raw selectors of a list, watch or deletecollection (not of the deprecated /watch/ paths), for authorization. */
+  fieldSelector?: string;
+  labelSelector?: string;
+}
+
+/** A name that can stand as one path segment, as upstream's IsPathSegmentName asks. */
+function isPathSegmentName(name: string): boolean {
+  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
+}
+
+/** The name `metadata.name=<name>` (or `==`) requires in a field selector, if a term does; unescaped as selectors are. */
+function exactNameOf(fieldSelector: string): string | undefined {
+  for (const term of fieldSelector.split(/(?<!\\),/)) {
+    const match = /^\s*metadata\.name\s*={1,2}(.*)$/.exec(term);
+    if (match) return match[1]!.trim().replace(/\\(.)/g, '$1');
+  }
+  return undefined;
 }
 
 /**
@@ -73,6 +96,16 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
     case 'PATCH': info.verb = 'patch'; break;
     case 'DELETE': info.verb = hasName ? 'delete' : 'deletecollection'; break;
     default: info.verb = method.toLowerCase();
+  }
+  if (!verbFromWatchPath && (info.verb === 'list' || info.verb === 'watch' || info.verb === 'deletecollection')) {
+    const fieldSelector = query.get('fieldSelector');
+    const labelSelector = query.get('labelSelector');
+    if (fieldSelector !== null) info.fieldSelector = fieldSelector;
+    if (labelSelector !== null) info.labelSelector = labelSelector;
+  }
+  if (info.verb === 'list' || info.verb === 'watch') {
+    const selected = exactNameOf(query.get('fieldSelector') ?? '');
+    if (selected !== undefined && isPathSegmentName(selected)) info.selectedName = selected;
   }
   return info;
 }

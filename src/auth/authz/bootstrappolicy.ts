@@ -53,6 +53,44 @@ function clusterRole(name: string, rules: Obj[], extra: { labels?: Record<string
   return role;
 }
 
+/**
+ * What every node agent may do, as upstream's node rules: the Node
+ * authorizer grants them (narrowed by its graph and by NodeRestriction), and
+ * the `system:node` ClusterRole holds them, unbound, as upstream.
+ */
+export function nodeRules(): Obj[] {
+  const storage = vocabulary.storageGroup;
+  return [
+    // Checking API access; these creates change nothing.
+    rule(['create'], [authn], ['tokenreviews']),
+    rule(['create'], [authz], ['subjectaccessreviews', 'localsubjectaccessreviews']),
+    // Services for the environment variables of containers.
+    rule(read, [core], ['services']),
+    // Registering its Node and reporting its status.
+    rule(['create', 'get', 'list', 'watch'], [core], ['nodes']),
+    rule(['update', 'patch'], [core], ['nodes/status']),
+    rule(['update', 'patch'], [core], ['nodes']),
+    rule(['create', 'update', 'patch'], [core], ['events']),
+    rule(read, [core], ['pods']),
+    // Mirror pods, the status of its pods and their evictions.
+    rule(['create', 'delete'], [core], ['pods']),
+    rule(['update', 'patch'], [core], ['pods/status']),
+    rule(['create'], [core], ['pods/eviction']),
+    // What its pods mount and read (the graph narrows these to its own pods').
+    rule(read, [core], ['configmaps', 'secrets']),
+    rule(['get'], [core], ['persistentvolumeclaims', 'persistentvolumes']),
+    rule(['get'], [core], ['endpoints']),
+    rule(['create', 'get', 'list', 'watch'], [certificates], ['certificatesigningrequests']),
+    rule(['get', 'create', 'update', 'patch', 'delete'], [vocabulary.coordinationGroup], ['leases']),
+    rule(['get'], [storage], ['volumeattachments']),
+    rule(['get', 'update', 'patch'], [core], ['persistentvolumeclaims/status']),
+    rule(['create'], [core], ['serviceaccounts/token']),
+    rule(['get', 'watch', 'list'], [storage], ['csidrivers']),
+    rule(['get', 'create', 'update', 'patch', 'delete'], [storage], ['csinodes']),
+    rule(read, [vocabulary.nodeGroup], ['runtimeclasses']),
+  ];
+}
+
 const approver = (signer: string) => `system:${certificates}:${signer.slice(signer.indexOf('/') + 1)}-approver`;
 
 export function defaultClusterRoles(): Obj[] {
@@ -113,6 +151,7 @@ export function defaultClusterRoles(): Obj[] {
     clusterRole('system:service-account-issuer-discovery', [
       urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/']),
     ]),
+    clusterRole('system:node', nodeRules()),
     // Bootstrap tokens: a node agent asks for its client certificate, and approvers of its requests.
     clusterRole('system:node-bootstrapper', [rule(['create', 'get', 'list', 'watch'], [certificates], ['certificatesigningrequests'])]),
     clusterRole(`system:${certificates}:certificatesigningrequests:nodeclient`, [rule(['create'], [certificates], ['certificatesigningrequests/nodeclient'])]),

@@ -1,19 +1,12 @@
 // The names of --authorization-mode and the rules for combining them with
 // their files, with upstream's messages.
 
-export const authorizationModeNames = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'RBAC', 'Webhook'] as const;
+export const authorizationModeNames = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Node', 'RBAC', 'Webhook'] as const;
 export type AuthorizationMode = (typeof authorizationModeNames)[number];
-
-/** Modes upstream has that this server does not serve yet, with why. */
-const notYet: Readonly<Record<string, string>> = {
-  Node: 'the Node authorizer comes with the node agent; it is not available yet',
-};
 
 /** Why one entry of --authorization-mode is not a mode; undefined for a good one. */
 export function badAuthorizationMode(mode: string): string | undefined {
   if ((authorizationModeNames as readonly string[]).includes(mode)) return undefined;
-  const why = Object.prototype.hasOwnProperty.call(notYet, mode) ? notYet[mode] : undefined;
-  if (why) return `authorization-mode ${JSON.stringify(mode)}: ${why}`;
   return `authorization-mode ${JSON.stringify(mode)} is not a valid mode (valid: ${authorizationModeNames.join(', ')})`;
 }
 

@@ -57,10 +57,10 @@ test('rules: AlwaysAllow lists everything, AlwaysDeny nothing, the union adds th
   assert.equal(rules.incomplete, false);
 });
 
-test('modes: unknown, not yet served, repeated, and files without their mode are refused', () => {
+test('modes: unknown, repeated, and files without their mode are refused', () => {
   assert.equal(badAuthorizationMode('RBAC'), undefined);
   assert.match(badAuthorizationMode('Magic')!, /authorization-mode "Magic" is not a valid mode/);
-  assert.match(badAuthorizationMode('Node')!, /authorization-mode "Node": the Node authorizer comes with the node agent/);
+  assert.equal(badAuthorizationMode('Node'), undefined);
   assert.equal(authorizationOptionsProblem({ modes: ['RBAC', 'RBAC'] }), 'authorization-mode "RBAC,RBAC" has mode specified more than once');
   assert.equal(authorizationOptionsProblem({ modes: ['ABAC'] }), 'authorization-mode ABAC\'s authorization policy file not passed');
   assert.equal(authorizationOptionsProblem({ modes: ['RBAC'], policyFile: 'p' }), 'cannot specify --authorization-policy-file without mode ABAC');
@@ -70,9 +70,12 @@ test('modes: unknown, not yet served, repeated, and files without their mode are
   assert.equal(authorizationOptionsProblem({ modes: ['Webhook', 'ABAC'], policyFile: 'p', webhookConfigFile: 'w' }), undefined);
 });
 
-test('--authorization-mode takes a comma-separated list and refuses Node with a clear message', () => {
+test('--authorization-mode takes a comma-separated list, Node among them', () => {
   const parsed = parseFlags(['--authorization-mode', 'Webhook,RBAC']);
   assert.ok('options' in parsed);
   assert.deepEqual(parsed.options.authorizationMode, ['Webhook', 'RBAC']);
-  assert.throws(() => parseFlags(['--authorization-mode=Node,RBAC']), (e: unknown) => e instanceof FlagError && /Node authorizer comes with the node agent/.test(e.message));
+  const withNode = parseFlags(['--authorization-mode=Node,RBAC']);
+  assert.ok('options' in withNode);
+  assert.deepEqual(withNode.options.authorizationMode, ['Node', 'RBAC']);
+  assert.throws(() => parseFlags(['--authorization-mode=Nodes,RBAC']), (e: unknown) => e instanceof FlagError && /"Nodes" is not a valid mode/.test(e.message));
 });
