@@ -16,7 +16,6 @@ type Ref = string;
 const ref = (type: NodeReachableType, namespace: string, name: string): Ref => `${type}/${namespace}/${name}`;
 
 type Obj = Record<string, any>;
-const list = (value: unknown): Obj[] => (Array.isArray(value) ? value.filter((v): v is Obj => typeof v === 'object' && v !== null) : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
 /** The secrets a volume names, each with its namespace (a volume is cluster-scoped; its references say where). */

@@ -26,6 +26,21 @@ test('request info from paths', () => {
   assert.equal(info('GET', '/api/v1').isResourceRequest, false);
 });
 
+test('authorization sees the selectors of collection reads and the name a metadata.name field selector picks, as upstream', () => {
+  const one = info('GET', '/api/v1/namespaces/a/secrets', 'fieldSelector=metadata.name%3Ds1');
+  assert.equal(one.verb, 'list');
+  assert.equal(one.name, undefined, 'the route stays a list');
+  assert.equal(one.selectedName, 's1');
+  assert.equal(one.fieldSelector, 'metadata.name=s1');
+  assert.equal(info('GET', '/api/v1/namespaces/a/secrets', 'watch=1&fieldSelector=type%3Dx,metadata.name%3D%3Ds%5C,2').selectedName, 's,2');
+  assert.equal(info('GET', '/api/v1/namespaces/a/secrets', 'fieldSelector=metadata.name!%3Ds1').selectedName, undefined);
+  assert.equal(info('GET', '/api/v1/namespaces/a/secrets', 'fieldSelector=metadata.name%3D..').selectedName, undefined, 'not a path segment name');
+  assert.equal(info('GET', '/api/v1/pods', 'labelSelector=app%3Dweb').labelSelector, 'app=web');
+  assert.equal(info('DELETE', '/api/v1/namespaces/a/pods', 'fieldSelector=spec.nodeName%3Dn').fieldSelector, 'spec.nodeName=n');
+  assert.equal(info('GET', '/api/v1/watch/namespaces/a/pods', 'fieldSelector=spec.nodeName%3Dn').fieldSelector, undefined, 'not for the deprecated watch paths');
+  assert.equal(info('GET', '/api/v1/namespaces/a/pods/p', 'fieldSelector=spec.nodeName%3Dn').fieldSelector, undefined, 'not for a get');
+});
+
 test('continue tokens round-trip and refuse keys outside the collection', () => {
   const token = encodeContinue(42, '/registry/secrets/a/b');
   assert.deepEqual(decodeContinue(token, '/registry/secrets/'), { revision: 42, startKey: '/registry/secrets/a/b' });
