@@ -17,6 +17,8 @@ export interface AlternatingGets {
   namespace: string;
   /** ServiceAccounts `sa-00000`… that the gets pick from. */
   population: number;
+  /** Another collection whose objects `sa-00000`… the gets read (a namespace's secrets). */
+  collectionPath?: string;
   /** Gets per timed round. */
   count: number;
   rounds: number;
@@ -28,7 +30,7 @@ export interface AlternatingGets {
 /** The best timed round of each generator, alternating them round by round. */
 export async function bestOfAlternatingGets<K extends string>(generators: Record<K, LoadGenerator>, o: AlternatingGets): Promise<Record<K, Measured>> {
   let seed = 1;
-  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++ });
+  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++, ...(o.collectionPath ? { collectionPath: o.collectionPath } : {}) });
   const entries = Object.entries(generators) as [K, LoadGenerator][];
   for (const [, g] of entries) await g.run(get(o.count / 10), o.timeoutMs);
   o.afterWarmUp?.();
@@ -92,7 +94,7 @@ export async function medianOfAlternating<K extends string>(gen: LoadGenerator, 
  */
 export async function pairedMedianGets(first: LoadGenerator, second: LoadGenerator, o: AlternatingGets): Promise<{ first: Measured; second: Measured; ratio: number; ratios: number[] }> {
   let seed = 1;
-  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++ });
+  const get = (n: number): PhaseSpec => ({ kind: 'get', namespace: o.namespace, prefix: 'sa-', population: o.population, count: n, seed: seed++, ...(o.collectionPath ? { collectionPath: o.collectionPath } : {}) });
   for (const g of [first, second]) await g.run(get(o.count / 10), o.timeoutMs);
   o.afterWarmUp?.();
   const measure = async (g: LoadGenerator): Promise<Measured> => {

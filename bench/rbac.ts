@@ -33,7 +33,7 @@ const adminToken = 'bench-admin-token';
 const userToken = 'bench-user-token';
 
 /** Writes `count` objects with the admin certificate, 16 at a time. */
-async function createAll(server: BenchServer, path: string, bodies: unknown[]): Promise<void> {
+export async function createAll(server: BenchServer, path: string, bodies: unknown[]): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: 16, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
   try {
     for (let i = 0; i < bodies.length; i += 16) {

@@ -391,6 +391,7 @@ async function main(): Promise<void> {
     rows.push(...writes.rows);
     rows.push(...(await benchBearerTokens(tokensDir, { quick, concurrency: CONCURRENCY, progress })));
     rows.push(...(await (await import('./rbac.js')).benchRbac({ quick, concurrency: CONCURRENCY, progress, keep })));
+    rows.push(...(await (await import('./nodeauthz.js')).benchNodeAuthorizer({ quick, concurrency: CONCURRENCY, progress, keep })));
     rows.push(...(await (await import('./authn-external.js')).benchExternalAuthn({ quick, concurrency: CONCURRENCY, progress })));
     if (onEtcd) {
       rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
