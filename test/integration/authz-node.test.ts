@@ -233,6 +233,10 @@ test('a node agent whose certificate came through a CertificateSigningRequest re
     const refused = await node.get(`/api/v1/namespaces/${ns}/secrets/mine`);
     assert.equal(refused.status, 403);
     assert.match(refused.json.message, /User "system:node:n2" cannot get resource "secrets".*: no relationship found between node 'n2' and this object$/);
+    const status = await node.send('PATCH', '/api/v1/nodes/n2/status', { headers: { 'Content-Type': 'application/merge-patch+json' }, body: { status: { conditions: [{ type: 'Ready', status: 'True' }] } } });
+    assert.equal(status.status, 200, status.text);
+    const deleted = await node.delete('/api/v1/nodes/n2');
+    assert.equal(deleted.status, 403, deleted.text);
   } finally {
     node.close();
   }
