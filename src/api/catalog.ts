@@ -13,10 +13,11 @@ import { namedGroupKinds } from './namedgroups.js';
 import { appsV1Kinds } from './apps/v1/index.js';
 import { batchV1Kinds } from './batch/v1/index.js';
 import { autoscalingKinds } from './autoscaling/index.js';
+import { apiregistrationV1Kinds } from './apiregistration/v1/apiservice.js';
 
 /** Kinds whose objects are stored: each gets a store and REST objects of its own. */
 export const builtinKinds: KindDefinition[] = [...coreV1Kinds, ...coordinationV1Kinds, ...admissionRegistrationV1Kinds, ...rbacV1Kinds, ...certificatesV1Kinds, ...policyV1Kinds, ...apiextensionsV1Kinds,
-  ...appsV1Kinds, ...batchV1Kinds, ...autoscalingKinds, ...namedGroupKinds];
+  ...appsV1Kinds, ...batchV1Kinds, ...autoscalingKinds, ...namedGroupKinds, ...apiregistrationV1Kinds];
 
 /** Kinds that are only ever answered (reviews, token requests): REST objects of the registry serve them. */
 export const builtinAnsweredKinds: KindDefinition[] = [...authenticationV1Kinds, ...authorizationV1Kinds];

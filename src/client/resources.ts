@@ -35,6 +35,7 @@ export const resources = {
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },
   priorityClasses: { group: vocabulary.schedulingGroup, resource: 'priorityclasses', version: 'v1' },
+  apiServices: { group: vocabulary.apiregistrationGroup, resource: 'apiservices', version: 'v1' },
   persistentVolumes: { group: '', resource: 'persistentvolumes' },
   volumeAttachments: { group: vocabulary.storageGroup, resource: 'volumeattachments', version: 'v1' },
 } as const satisfies Record<string, ResourceHandle>;

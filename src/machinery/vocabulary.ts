@@ -39,6 +39,12 @@ export const vocabulary = {
   certificatesGroup: productGroup('certificates'),
   admissionRegistrationGroup: productGroup('admissionregistration'),
   apiextensionsGroup: productGroup('apiextensions'),
+  /** APIServices: which server answers a group version (upstream apiregistration.k8s.io). */
+  apiregistrationGroup: productGroup('apiregistration'),
+  /** Label of the local APIServices the server keeps itself (upstream kube-aggregator.kubernetes.io/automanaged). */
+  apiServiceAutomanagedLabel: `kube-aggregator.${product.domain}/automanaged`,
+  /** The ConfigMap in the system namespace telling aggregated servers how to trust this one's proxy (same name upstream). */
+  extensionApiserverAuthentication: 'extension-apiserver-authentication',
   /** The approval a definition in a protected group needs (upstream api-approved.kubernetes.io). */
   apiApprovedAnnotation: `api-approved.${product.domain}`,
   eventsGroup: productGroup('events'),
@@ -169,7 +175,7 @@ export const upstreamCompat = {
    */
   discoveredGroupPrefixes: [
     'authentication', 'authorization', 'certificates', 'rbac.authorization', 'admissionregistration', 'coordination', 'events',
-    'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node',
+    'apiextensions', 'networking', 'discovery', 'storage', 'scheduling', 'node', 'apiregistration',
   ] as readonly string[],
 } as const;
 

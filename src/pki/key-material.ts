@@ -22,6 +22,9 @@ export interface KeyMaterialOptions {
   serviceAccountKeyFiles: readonly string[];
   /** Private key that signs service-account tokens instead of the generated one. */
   serviceAccountSigningKeyFile?: string;
+  /** The client certificate the aggregator presents to aggregated servers, instead of the generated one; needs proxyClientKeyFile. */
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
 }
 
 /** All PEM text. */
@@ -41,6 +44,11 @@ export interface KeyMaterial {
   serviceAccountSigningKeyPem: string;
   /** SPKI PEMs that verify service-account tokens: the signing key's own first, then the flag files'. */
   serviceAccountPublicKeyPems: string[];
+  /** The aggregator's client certificate (from the flags, else `front-proxy-client`, issued by the front-proxy CA). */
+  proxyClientCertPem: string;
+  proxyClientKeyPem: string;
+  /** The generated front-proxy CA: the request-header CA aggregated servers trust the proxy by. */
+  frontProxyCaCertPem: string;
   /** Files written by this call (empty on a plain restart). */
   generated: string[];
 }
@@ -62,6 +70,10 @@ export function keyMaterialPaths(dataDir: string) {
     adminKey: join(dir, 'admin.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPublicKey: join(dir, 'sa.pub'),
+    frontProxyCaCert: join(dir, 'front-proxy-ca.crt'),
+    frontProxyCaKey: join(dir, 'front-proxy-ca.key'),
+    frontProxyClientCert: join(dir, 'front-proxy-client.crt'),
+    frontProxyClientKey: join(dir, 'front-proxy-client.key'),
   };
 }
 
@@ -88,10 +100,12 @@ export async function ensureKeyMaterial(dataDir: string, options: KeyMaterialOpt
 
   // The RSA key (the slow part) generates while the CA signs. Both branches
   // are awaited even when one fails, so no write outlives this call.
-  const [certificates, serviceAccount] = await settleAll([
+  const [certificates, serviceAccount, frontProxy] = await settleAll([
     ensureCertificates(paths, writer, given.serving === undefined),
     ensureServiceAccountKeys(paths, writer, given.serviceAccountSigningKey, given.serviceAccountPublicKeys),
+    ensureFrontProxy(paths, writer),
   ]);
+  const proxyClient = given.proxyClient ?? frontProxy.client;
   const serving = given.serving ?? certificates.serving!;
 
   const clientCas = [...given.clientCas];
@@ -107,6 +121,9 @@ export async function ensureKeyMaterial(dataDir: string, options: KeyMaterialOpt
     adminKeyPem: certificates.admin.key,
     serviceAccountSigningKeyPem: serviceAccount.signingKey,
     serviceAccountPublicKeyPems: serviceAccount.publicKeys,
+    proxyClientCertPem: proxyClient.cert,
+    proxyClientKeyPem: proxyClient.key,
+    frontProxyCaCertPem: frontProxy.ca.cert,
     generated,
   };
 }
@@ -124,13 +141,17 @@ async function readGivenFiles(options: KeyMaterialOptions) {
   if ((options.tlsCertFile === undefined) !== (options.tlsPrivateKeyFile === undefined)) {
     throw new KeyMaterialError('--tls-cert-file and --tls-private-key-file must be given together');
   }
-  const [serving, clientCas, serviceAccountSigningKey, serviceAccountPublicKeys] = await settleAll([
+  if ((options.proxyClientCertFile === undefined) !== (options.proxyClientKeyFile === undefined)) {
+    throw new KeyMaterialError('--proxy-client-cert-file and --proxy-client-key-file must be given together');
+  }
+  const [serving, clientCas, serviceAccountSigningKey, serviceAccountPublicKeys, proxyClient] = await settleAll([
     options.tlsCertFile !== undefined ? readServingPair(options.tlsCertFile, options.tlsPrivateKeyFile!) : undefined,
     options.clientCaFile !== undefined ? readClientCaBundle(options.clientCaFile) : [],
     options.serviceAccountSigningKeyFile !== undefined ? readSigningKey(options.serviceAccountSigningKeyFile) : undefined,
     Promise.all(options.serviceAccountKeyFiles.map(readVerifyingKeys)).then((lists) => lists.flat()),
+    options.proxyClientCertFile !== undefined ? readCertificatePair(options.proxyClientCertFile, options.proxyClientKeyFile!, ['--proxy-client-cert-file', '--proxy-client-key-file']) : undefined,
   ]);
-  return { serving, clientCas, serviceAccountSigningKey, serviceAccountPublicKeys };
+  return { serving, clientCas, serviceAccountSigningKey, serviceAccountPublicKeys, proxyClient };
 }
 
 interface Pair {
@@ -165,10 +186,10 @@ async function ensureCertificates(paths: Paths, writer: PairWriter, needServing:
   return { ca: issuer, serving: servingPair, admin: adminPair };
 }
 
-async function createCa(): Promise<Pair> {
+async function createCa(commonName = `${product.name}-ca`): Promise<Pair> {
   const keys = await generateEcKeyPair();
   const cert = await issueCertificate({
-    commonName: `${product.name}-ca`,
+    commonName,
     usages: ['digital signature', 'cert sign', 'crl sign'],
     isCA: true,
     lifetimeDays: caLifetimeDays,
@@ -193,11 +214,15 @@ async function issueServing(ca: Pair): Promise<Pair> {
   return { cert, key: keys.privateKeyPem };
 }
 
-async function issueAdmin(ca: Pair): Promise<Pair> {
+function issueAdmin(ca: Pair): Promise<Pair> {
+  return issueClient(ca, 'admin', ['system:masters']);
+}
+
+async function issueClient(ca: Pair, commonName: string, organizations: string[] = []): Promise<Pair> {
   const keys = await generateEcKeyPair();
   const cert = await issueCertificate({
-    commonName: 'admin',
-    organizations: ['system:masters'],
+    commonName,
+    ...(organizations.length ? { organizations } : {}),
     usages: ['digital signature', 'key encipherment', 'client auth'],
     lifetimeDays: leafLifetimeDays,
     publicKey: keys.publicKeyPem,
@@ -206,6 +231,27 @@ async function issueAdmin(ca: Pair): Promise<Pair> {
   });
   return { cert, key: keys.privateKeyPem };
 }
+
+/**
+ * The front-proxy CA and the aggregator's client certificate it issues
+ * (`front-proxy-client`, as kubeadm names them): aggregated servers trust
+ * this CA's client certificates to carry the user in request headers.
+ */
+async function ensureFrontProxy(paths: Paths, writer: PairWriter): Promise<{ ca: Pair; client: Pair }> {
+  const [ca, client] = await Promise.all([
+    readPair(paths.frontProxyCaCert, paths.frontProxyCaKey),
+    readPair(paths.frontProxyClientCert, paths.frontProxyClientKey),
+  ]);
+  if (!ca && client) {
+    throw new KeyMaterialError(`${paths.frontProxyCaCert} is missing but ${paths.frontProxyClientCert} exists; restore the CA, or delete the certificate and its key to regenerate them`);
+  }
+  const caPair = ca ?? await writer.write(paths.frontProxyCaCert, paths.frontProxyCaKey, createCa(`${product.name}-front-proxy-ca`));
+  const clientPair = client ?? await writer.write(paths.frontProxyClientCert, paths.frontProxyClientKey, issueClient(caPair, frontProxyClientName));
+  return { ca: caPair, client: clientPair };
+}
+
+/** The common name of the generated proxy client certificate (what aggregated servers allow, as kubeadm's). */
+export const frontProxyClientName = 'front-proxy-client';
 
 /** The signing key (given, or `sa.key`) and every key that verifies tokens. */
 async function ensureServiceAccountKeys(
@@ -257,20 +303,20 @@ function asKeyMaterialError<T>(action: () => T): T {
   }
 }
 
-async function readServingPair(certFile: string, keyFile: string): Promise<Pair> {
-  const [cert, key] = await Promise.all([
-    readFlagFile('--tls-cert-file', certFile),
-    readFlagFile('--tls-private-key-file', keyFile),
-  ]);
+function readServingPair(certFile: string, keyFile: string): Promise<Pair> {
+  return readCertificatePair(certFile, keyFile, ['--tls-cert-file', '--tls-private-key-file']);
+}
+
+/** A certificate and its key from the files two flags name, checked to belong together. */
+async function readCertificatePair(certFile: string, keyFile: string, [certFlag, keyFlag]: [string, string]): Promise<Pair> {
+  const [cert, key] = await Promise.all([readFlagFile(certFlag, certFile), readFlagFile(keyFlag, keyFile)]);
   let matches: boolean;
   try {
     matches = new NodeCertificate(cert).checkPrivateKey(createPrivateKey(key));
   } catch (error) {
-    throw new KeyMaterialError(`--tls-cert-file ${certFile} / --tls-private-key-file ${keyFile}: ${(error as Error).message}`);
+    throw new KeyMaterialError(`${certFlag} ${certFile} / ${keyFlag} ${keyFile}: ${(error as Error).message}`);
   }
-  if (!matches) {
-    throw new KeyMaterialError(`--tls-private-key-file ${keyFile} does not match the certificate in --tls-cert-file ${certFile}`);
-  }
+  if (!matches) throw new KeyMaterialError(`${keyFlag} ${keyFile} does not match the certificate in ${certFlag} ${certFile}`);
   return { cert, key };
 }
 

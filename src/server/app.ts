@@ -26,6 +26,7 @@ import { nowMicros } from '../machinery/time.js';
 import type { IssuerDiscoveryHandler } from './issuerdiscovery.js';
 import type { DeprecatedApis } from './deprecation.js';
 import type { FeatureGates } from '../machinery/featuregates.js';
+import type { Aggregator } from './aggregator/index.js';
 
 export interface AppParts {
   registry: Registry;
@@ -55,6 +56,8 @@ export interface AppParts {
   features?: FeatureGates;
   /** Signals requests to deprecated versions (Warning, audit annotations, gauge). */
   deprecatedApis?: DeprecatedApis;
+  /** Group versions other servers answer (APIServices): proxied after authorization, listed in discovery. */
+  aggregator?: Aggregator;
 }
 
 /**
@@ -80,7 +83,7 @@ export function splitTarget(target: string): { path: string; query: URLSearchPar
 
 export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerResponse) => void {
   const registry = parts.registry;
-  const discovery = new Discovery(registry, { storageVersionHash: parts.features?.enabled('StorageVersionHash') ?? true });
+  const discovery = new Discovery(registry, { storageVersionHash: parts.features?.enabled('StorageVersionHash') ?? true }, parts.aggregator);
   let namespaceSubresources = { generation: -1, names: new Set<string>() };
   const namespaceSubresourcesNow = () => {
     if (namespaceSubresources.generation !== registry.generation) {
@@ -116,6 +119,11 @@ export function createApp(parts: AppParts): (req: IncomingMessage, res: ServerRe
         return respond(res, 200, discovery.aggregated(root, aggregated.apiVersion), { ...plainJson, contentType: aggregated.contentType }, { pretty });
       }
       return readOnly(root === 'api' ? discovery.apiVersions(parts.serverAddress()) : discovery.apiGroupList());
+    }
+    // An aggregated group version: its server answers, for the user authenticated and authorized here.
+    if (parts.aggregator && info.apiPrefix === 'apis' && info.apiVersion) {
+      const remote = parts.aggregator.remoteFor(info.apiGroup, info.apiVersion);
+      if (remote) return parts.aggregator.serve(req, res, remote, ctx.user!);
     }
     const segments = path.split('/').filter(Boolean);
     if (segments[0] === 'apis' && segments.length === 2) return readOnly(discovery.apiGroup(segments[1]));

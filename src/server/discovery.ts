@@ -58,9 +58,21 @@ export function aggregatedFormAsked(accept: string | undefined): AggregatedForm 
   return undefined;
 }
 
+/** The groups other servers answer through the aggregator (see aggregator/index.ts). */
+export interface RemoteDiscovery {
+  /** Each aggregated group with its versions, highest priority first. */
+  groups(): { name: string; versions: string[] }[];
+  /** A backend's resource list of one group version as last fetched, and whether that fetch is out of date. */
+  resourcesOf(group: string, version: string): { list: Record<string, any>; stale: boolean } | undefined;
+}
+
 export class Discovery {
   /** `storageVersionHash`: resource lists carry it (the StorageVersionHash feature gate, on by default). */
-  constructor(private readonly registry: Registry, private readonly opts: { storageVersionHash: boolean } = { storageVersionHash: true }) {}
+  constructor(
+    private readonly registry: Registry,
+    private readonly opts: { storageVersionHash: boolean } = { storageVersionHash: true },
+    private readonly remote?: RemoteDiscovery,
+  ) {}
 
   apiVersions(serverAddress: string) {
     return {
@@ -89,6 +101,11 @@ export class Discovery {
       // A custom resource may serve a new version of such a group under its upstream name: both lists are one group.
       const listed = groups.get(group);
       groups.set(group, listed ? [...new Set([...listed, ...versions])].sort(compareVersionPriority) : versions);
+    }
+    // Aggregated groups after ours, in their APIServices' priority order.
+    for (const { name, versions } of this.remote?.groups() ?? []) {
+      const listed = groups.get(name);
+      groups.set(name, listed ? [...new Set([...listed, ...versions])] : versions);
     }
     return groups;
   }
@@ -148,11 +165,37 @@ export class Discovery {
       metadata: { ...(name ? { name } : {}), creationTimestamp: null },
       versions: versions.flatMap((version) => {
         const listed = this.listedResources(name, version);
-        return listed ? [{ version, resources: discoveredResources(listed.rests, listed.shortNames), freshness: 'Current' }] : [];
+        if (listed) return [{ version, resources: discoveredResources(listed.rests, listed.shortNames), freshness: 'Current' }];
+        // An aggregated group version: what its backend last said, marked stale when that is out of date; nothing before it first answered.
+        const remote = name ? this.remote?.resourcesOf(name, version) : undefined;
+        return remote ? [{ version, resources: aggregatedFromResourceList(remote.list), freshness: remote.stale ? 'Stale' : 'Current' }] : [];
       }),
-    }));
+    })).filter((item) => item.versions.length > 0);
     return { kind: 'APIGroupDiscoveryList', apiVersion, metadata: {}, items };
   }
+}
+
+/** A backend's APIResourceList in the aggregated form: one entry per resource, its sub-resources inside. */
+function aggregatedFromResourceList(list: Record<string, any>): Record<string, unknown>[] {
+  const entries = new Map<string, Record<string, unknown>>();
+  const [group, version] = String(list.groupVersion ?? '').includes('/') ? String(list.groupVersion).split('/') as [string, string] : ['', String(list.groupVersion ?? '')];
+  const resources: Record<string, any>[] = Array.isArray(list.resources) ? list.resources : [];
+  const kindOf = (r: Record<string, any>) => ({ group: r.group ?? group, version: r.version ?? version, kind: r.kind ?? '' });
+  for (const r of resources.filter((r) => typeof r?.name === 'string' && !r.name.includes('/'))) {
+    const entry: Record<string, unknown> = {
+      resource: r.name, responseKind: kindOf(r), scope: r.namespaced ? 'Namespaced' : 'Cluster', singularResource: r.singularName ?? '', verbs: Array.isArray(r.verbs) ? r.verbs : [],
+    };
+    if (Array.isArray(r.shortNames) && r.shortNames.length) entry.shortNames = r.shortNames;
+    if (Array.isArray(r.categories) && r.categories.length) entry.categories = r.categories;
+    entries.set(r.name, entry);
+  }
+  for (const r of resources.filter((r) => typeof r?.name === 'string' && r.name.includes('/'))) {
+    const [parent, subresource] = r.name.split('/', 2) as [string, string];
+    const entry = entries.get(parent);
+    if (!entry) continue;
+    ((entry.subresources ??= []) as Record<string, unknown>[]).push({ subresource, responseKind: kindOf(r), verbs: Array.isArray(r.verbs) ? r.verbs : [] });
+  }
+  return [...entries.values()];
 }
 
 /** The aggregated form of a group version's REST objects: one entry per resource, its sub-resources inside. */

@@ -30,6 +30,11 @@ export interface ServerOptions extends ExternalIdentityOptions {
   serviceAccountKeyFiles: string[];
   /** Private key (PEM) that signs service-account tokens. */
   serviceAccountSigningKeyFile?: string;
+  /** The client certificate and key (PEM files) the aggregator presents to aggregated servers; generated under dataDir when absent. */
+  proxyClientCertFile?: string;
+  proxyClientKeyFile?: string;
+  /** Reach aggregated servers through their Service's endpoints rather than its address, as upstream's flag. */
+  enableAggregatorRouting?: boolean;
   serviceAccountIssuer: string[];
   /** jwks_uri of the issuer discovery document; https://<address>/openid/v1/jwks when absent. */
   serviceAccountJwksUri?: string;

@@ -49,6 +49,10 @@ import { CustomResourceServing } from './customresources.js';
 import { ConversionWebhooks } from './conversionwebhook.js';
 import { startControllerManager, ControllerManager } from '../controllers/index.js';
 import { ensureClusterInfo } from './clusterinfo.js';
+import { Aggregator, probeApiService } from './aggregator/index.js';
+import { ensureExtensionAuthentication, proxyHeaderDefaults } from './aggregator/authconfigmap.js';
+import { ApiServiceAvailability, ApiServiceRegistration } from '../controllers/apiservices.js';
+import { frontProxyClientName } from '../pki/key-material.js';
 import { ensureSystemPriorityClasses } from './priorityclasses.js';
 import { Health } from './health.js';
 import { servedApiVersions } from './apiversions.js';
@@ -177,6 +181,15 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg),
     (crd) => conversionWebhooks.conversionFor(crd));
   await customResources.start(informers);
+  // Group versions APIServices hand to other servers: known before the first request too.
+  const servedHere = (group: string, version: string) => registry!.restObjectsOf(group, version).length > 0;
+  const aggregator = new Aggregator({
+    identity: { certPem: keys.proxyClientCertPem, keyPem: keys.proxyClientKeyPem },
+    routeToEndpoints: options.enableAggregatorRouting ?? false,
+    servedHere,
+    log: (msg, extra) => log.warn(extra ?? {}, msg),
+  });
+  await aggregator.start(informers, new InProcessClient(registry, `${product.name}-aggregator`));
 
   let reservedReady = false;
   let shuttingDown = false;
@@ -214,13 +227,14 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const stopServiceRepairs = await serveServices(registry,
     serviceAllocation(timed, parseServiceIPRanges(options.serviceClusterIpRange), parseNodePortRange(options.serviceNodePortRange), validateClusterIPs), log);
   const version = await packageVersion();
-  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion });
+  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion, remoteV3: { get generation() { return aggregator.generation; }, documents: () => aggregator.openapiV3() } });
   let address = '';
   // As upstream: a bad issuer for discovery is a warning, not a failed start.
   const discoveryProblem = issuerDiscoveryProblem(options.serviceAccountIssuer[0]!, options.serviceAccountJwksUri);
   if (discoveryProblem) log.warn(`service account issuer discovery is not served: ${discoveryProblem}`);
   let discoveryHandler: IssuerDiscoveryHandler | undefined;
   const app = createApp({
+    aggregator,
     registry, health, authenticator, authorizer, log,
     packageVersion: version,
     openapi: (req, res, path, query) => openapi.handle(req, res, path, query),
@@ -280,6 +294,18 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       run: async () => { await ensureSystemPriorityClasses(new InProcessClient(registry!, `${product.name}-apiserver`)); priorityClassesReady = true; },
     },
     // Not a readiness condition: bootstrap clients find it once it is there.
+    // How aggregated servers trust this one's proxy (and its clients), as upstream publishes it.
+    'extension-apiserver-authentication': {
+      failure: 'could not write the extension-apiserver-authentication ConfigMap; trying again',
+      run: () => ensureExtensionAuthentication(new InProcessClient(registry!, `${product.name}-apiserver`), {
+        clientCaPem: keys.clientCaPem,
+        requestHeaderCaPem: joinPem([keys.frontProxyCaCertPem, ...(identityFiles.requestHeaderCaPem ? [identityFiles.requestHeaderCaPem] : [])]),
+        allowedNames: options.requestheaderAllowedNames?.length ? options.requestheaderAllowedNames : (options.proxyClientCertFile ? [] : [frontProxyClientName]),
+        usernameHeaders: options.requestheaderUsernameHeaders?.length ? options.requestheaderUsernameHeaders : proxyHeaderDefaults.usernameHeaders,
+        groupHeaders: options.requestheaderGroupHeaders?.length ? options.requestheaderGroupHeaders : proxyHeaderDefaults.groupHeaders,
+        extraHeaderPrefixes: options.requestheaderExtraHeadersPrefix?.length ? options.requestheaderExtraHeadersPrefix : proxyHeaderDefaults.extraHeaderPrefixes,
+      }),
+    },
     'cluster-info': {
       failure: 'could not create the cluster-info ConfigMap; trying again',
       run: () => ensureClusterInfo(new InProcessClient(registry!, `${product.name}-apiserver`), url, trustedPem),
@@ -333,12 +359,21 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     log: (msg, extra) => log.warn(extra ?? {}, msg),
   });
   platService.start();
+  // The APIService controllers run on every server, as upstream's aggregator runs them in each API server.
+  const apiServiceControllers = [
+    new ApiServiceRegistration(new InProcessClient(registry, `${product.name}-aggregator`), (msg, extra) => log.warn(extra ?? {}, msg), { informers, metrics: workQueueMetrics }),
+    new ApiServiceAvailability(new InProcessClient(registry, `${product.name}-aggregator`), (msg, extra) => log.warn(extra ?? {}, msg), { informers, metrics: workQueueMetrics },
+      (apiService) => probeApiService(aggregator, apiService)),
+  ];
+  await Promise.all(apiServiceControllers.map((c) => c.start()));
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
 
   const stop = async () => {
     shuttingDown = true;
     await platService.stop();
+    await Promise.all(apiServiceControllers.map((c) => c.stop()));
+    aggregator.stop();
     await controllerManager.stop();
     await postStart.shutDown();
     admissionListers.stop();

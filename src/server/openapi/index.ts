@@ -20,6 +20,8 @@ export interface OpenApiOptions {
   title?: string;
   /** `info.version`: the server's version, e.g. v1.32.0. */
   version?: string;
+  /** The v3 documents of aggregated group versions, as their servers answered them, by index key; `generation` moves when they change. */
+  remoteV3?: { readonly generation: number; documents(): Map<string, Buffer> };
 }
 
 /** What the documents describe: the REST objects served now, and a number that moves when they change. */
@@ -45,13 +47,19 @@ export class OpenApiService {
   private v2?: V2Cache;
   private v3?: V3Cache;
 
+  private builtRemote = -1;
+  private readonly remoteV3?: OpenApiOptions['remoteV3'];
+
   constructor(private readonly source: OpenApiSource, options: OpenApiOptions = {}) {
     this.info = { title: options.title ?? documentTitle, version: options.version ?? 'unversioned' };
+    this.remoteV3 = options.remoteV3;
   }
 
   /** Drops the documents when what is served changed since they were built; they are rebuilt on the next request. */
   private refresh(): void {
-    if (this.built === this.source.generation) return;
+    const remote = this.remoteV3?.generation ?? -1;
+    if (this.built === this.source.generation && this.builtRemote === remote) return;
+    this.builtRemote = remote;
     this.built = this.source.generation;
     this.rests = this.source.restObjects();
     // Every kind a REST object takes or answers with has its definition in the documents.
@@ -93,6 +101,13 @@ export class OpenApiService {
       const index: Record<string, { serverRelativeURL: string }> = {};
       for (const [key, doc] of buildV3(this.kinds, allRoutes(this.rests), this.info)) {
         const rep = new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json);
+        docs.set(key, rep);
+        index[key] = { serverRelativeURL: hashedUrl(key, rep.hash) };
+      }
+      // Aggregated group versions, as their servers described them (ours win a name both have).
+      for (const [key, bytes] of this.remoteV3?.documents() ?? []) {
+        if (docs.has(key)) continue;
+        const rep = new Representation(bytes, mediaTypes.json);
         docs.set(key, rep);
         index[key] = { serverRelativeURL: hashedUrl(key, rep.hash) };
       }
