@@ -162,11 +162,9 @@ export class ApiServiceAvailability extends BaseController {
     await super.stop();
   }
 
-  /** Probes the backend again now (a Service or Endpoints it names changed). */
-  recheck(namespace: string, name: string): void {
-    for (const o of this.apiServices.list()) {
-      if (o.spec?.service?.namespace === namespace && o.spec?.service?.name === name) this.queue.add(String(o.metadata?.name));
-    }
+  /** Probes an APIService's backend again now (the proxy could not reach it). */
+  recheck(apiServiceName: string): void {
+    this.queue.add(apiServiceName);
   }
 
   private async sync(name: string): Promise<void> {

@@ -365,6 +365,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     new ApiServiceAvailability(new InProcessClient(registry, `${product.name}-aggregator`), (msg, extra) => log.warn(extra ?? {}, msg), { informers, metrics: workQueueMetrics },
       (apiService) => probeApiService(aggregator, apiService)),
   ];
+  aggregator.recheck = (apiService) => (apiServiceControllers[1] as ApiServiceAvailability).recheck(String(apiService.metadata?.name));
   await Promise.all(apiServiceControllers.map((c) => c.start()));
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');

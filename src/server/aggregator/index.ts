@@ -46,6 +46,7 @@ export interface AggregatorOptions {
   log: (message: string, extra?: object) => void;
 }
 
+
 export class Aggregator {
   private readonly remotes = new Map<string, Remote>();
   private readonly proxy: AggregatorProxy;
@@ -55,6 +56,8 @@ export class Aggregator {
   /** Moves when the remote group versions change (discovery and OpenAPI caches key on it). */
   generation = 0;
   private stopped = false;
+  /** Told of a backend the proxy could not reach, or whose Service changed, so that its availability is checked again at once. */
+  recheck?: (apiService: KubeObject) => void;
 
   constructor(private readonly options: AggregatorOptions) {
     this.proxy = new AggregatorProxy(options.identity);
@@ -118,7 +121,9 @@ export class Aggregator {
   private serviceChanged(namespace: string, name: string): void {
     for (const remote of this.remotes.values()) {
       const ref = remote.apiService.spec?.service ?? {};
-      if (ref.namespace === namespace && ref.name === name) void this.refresh(remote);
+      if (ref.namespace !== namespace || ref.name !== name) continue;
+      void this.refresh(remote);
+      this.recheck?.(remote.apiService);
     }
   }
 
@@ -185,7 +190,12 @@ export class Aggregator {
       if (e instanceof BackendUnavailable) throw errors.serviceUnavailable(`service unavailable: ${e.reason}: ${e.message}`);
       throw e;
     }
-    await this.proxy.forward(req, res, apiService, target, user);
+    try {
+      await this.proxy.forward(req, res, apiService, target, user);
+    } catch (e) {
+      this.recheck?.(apiService);
+      throw e;
+    }
   }
 
   /** Remote groups by name, each with its versions by upstream's priorities (highest first), for discovery. */
