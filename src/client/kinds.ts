@@ -4463,6 +4463,68 @@ export interface Scheduling {
   tolerations?: Toleration[];
 }
 
+/** Which server answers an API group version: this one, or an aggregated server behind a Service. */
+export interface APIService {
+  /** Schema version of this representation; the server converts to its own. */
+  apiVersion?: "apiregistration.plat.io/v1";
+  /** REST resource this object represents; CamelCase. */
+  kind?: "APIService";
+  /** Standard object metadata. */
+  metadata?: ObjectMeta;
+  /** Which group version, and the server that answers it. */
+  spec?: APIServiceSpec;
+  /** Whether the group version is available. */
+  status?: APIServiceStatus;
+}
+
+/** Which server answers a group version, and how it is reached. */
+export interface APIServiceSpec {
+  /** The Service of the aggregated server; none for a group version this server answers itself. */
+  service?: ServiceReferenceApiregistrationV1;
+  /** The API group this APIService serves. */
+  group?: string;
+  /** The API version this APIService serves. */
+  version?: string;
+  /** Do not verify the aggregated server's certificate (strongly discouraged: use caBundle). */
+  insecureSkipTLSVerify?: boolean;
+  /** PEM CA bundle that verifies the aggregated server's serving certificate. */
+  caBundle?: string;
+  /** Priority of the group among groups (higher first); the highest of its APIServices counts. */
+  groupPriorityMinimum: number;
+  /** Priority of this version within its group (higher first). */
+  versionPriority: number;
+}
+
+/** The Service in front of an aggregated server. */
+export interface ServiceReferenceApiregistrationV1 {
+  /** Namespace of the Service. */
+  namespace?: string;
+  /** Name of the Service. */
+  name?: string;
+  /** Port of the Service the aggregated server listens behind; 443 when unset. */
+  port?: number;
+}
+
+/** The observed state of an APIService. */
+export interface APIServiceStatus {
+  /** The current state: Available. */
+  conditions?: APIServiceCondition[];
+}
+
+/** One aspect of an APIService's state. */
+export interface APIServiceCondition {
+  /** Type of the condition: Available. */
+  type: string;
+  /** True, False or Unknown. */
+  status: string;
+  /** When the condition last changed status. */
+  lastTransitionTime?: string;
+  /** Why the condition last changed, in CamelCase. */
+  reason?: string;
+  /** Details of the last change. */
+  message?: string;
+}
+
 /** Requests a token for a service account. */
 export interface TokenRequestAuthenticationV1 {
   /** Schema version of this representation; the server converts to its own. */
@@ -4773,6 +4835,7 @@ export const kinds = {
   CSIStorageCapacity: { group: "storage.plat.io", version: "v1", resource: "csistoragecapacities", kind: "CSIStorageCapacity", namespaced: true, verbs: [] },
   PriorityClass: { group: "scheduling.plat.io", version: "v1", resource: "priorityclasses", kind: "PriorityClass", namespaced: false, verbs: [] },
   RuntimeClass: { group: "node.plat.io", version: "v1", resource: "runtimeclasses", kind: "RuntimeClass", namespaced: false, verbs: [] },
+  APIService: { group: "apiregistration.plat.io", version: "v1", resource: "apiservices", kind: "APIService", namespaced: false, verbs: [] },
   TokenRequest: { group: "authentication.plat.io", version: "v1", resource: "tokenrequests", kind: "TokenRequest", namespaced: true, verbs: [] },
   TokenReview: { group: "authentication.plat.io", version: "v1", resource: "tokenreviews", kind: "TokenReview", namespaced: false, verbs: [] },
   SelfSubjectReview: { group: "authentication.plat.io", version: "v1", resource: "selfsubjectreviews", kind: "SelfSubjectReview", namespaced: false, verbs: [] },
@@ -4828,6 +4891,7 @@ export interface KindTypes {
   CSIStorageCapacity: CSIStorageCapacity;
   PriorityClass: PriorityClass;
   RuntimeClass: RuntimeClass;
+  APIService: APIService;
   TokenRequest: TokenRequestAuthenticationV1;
   TokenReview: TokenReview;
   SelfSubjectReview: SelfSubjectReview;
