@@ -18,6 +18,7 @@ import { startTestServer, tempDir, tokenFile, type TestServer } from '../support
 import { eventually } from '../support/eventually.js';
 import { startAggregatedServer, wardle, type TestAggregatedServer } from '../support/aggregated.js';
 import { newCa } from '../support/certs.js';
+import { widgetCrd, widgetGroup } from '../support/crds.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 const apiServices = '/apis/apiregistration.k8s.io/v1/apiservices';
@@ -87,6 +88,17 @@ test('every group version served here has a local APIService, always available',
   assert.equal(remote.status.conditions[0].reason, 'Passed');
   const table = await s.kubectlOk(['get', 'apiservices', `${wardle.version}.${wardle.group}`]);
   assert.match(table, /v1alpha1\.wardle\.example\.com\s+wardle\/api\s+True/);
+});
+
+test('a custom resource\'s group version gets a local APIService while it is served, and loses it after', async () => {
+  const crd = widgetCrd();
+  await created('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd);
+  const name = `v1.${widgetGroup}`;
+  const local = await eventually('the local APIService of the definition', async () => { const r = await s.client.get(`${apiServices}/${name}`); return r.status === 200 ? r.json : undefined; });
+  assert.equal(local.spec.groupPriorityMinimum, 1000);
+  assert.equal(local.metadata.labels[vocabulary.apiServiceAutomanagedLabel], 'onstart');
+  assert.equal((await s.client.delete(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`)).status, 200);
+  await eventually('the local APIService goes with the definition', async () => (await s.client.get(`${apiServices}/${name}`)).status === 404);
 });
 
 test('kubectl reaches the aggregated group: discovery, api-resources, list and get, with the user in the proxy headers', async () => {
