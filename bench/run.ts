@@ -393,6 +393,7 @@ async function main(): Promise<void> {
     rows.push(...(await (await import('./rbac.js')).benchRbac({ quick, concurrency: CONCURRENCY, progress, keep })));
     rows.push(...(await (await import('./nodeauthz.js')).benchNodeAuthorizer({ quick, concurrency: CONCURRENCY, progress, keep })));
     rows.push(...(await (await import('./authn-external.js')).benchExternalAuthn({ quick, concurrency: CONCURRENCY, progress })));
+    rows.push(...(await (await import('./aggregator.js')).benchAggregator({ quick, concurrency: CONCURRENCY, progress, keep })));
     if (onEtcd) {
       rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
     }

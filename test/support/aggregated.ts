@@ -53,7 +53,7 @@ export async function startAggregatedServer(serviceName: string, namespace: stri
   const ca = await newCa('aggregated server CA');
   const keys = await generateEcKeyPair();
   const cert = await issueCertificate({
-    commonName: `${serviceName}.${namespace}.svc`, dnsNames: [`${serviceName}.${namespace}.svc`],
+    commonName: `${serviceName}.${namespace}.svc`, dnsNames: [`${serviceName}.${namespace}.svc`], ipAddresses: ['127.0.0.1'],
     usages: ['digital signature', 'key encipherment', 'server auth'],
     publicKey: keys.publicKeyPem, issuerKeyPem: ca.key, issuerCertPem: ca.cert,
   });

@@ -36,6 +36,8 @@ export function userHeaders(user: UserInfo): Record<string, string | string[]> {
   return headers;
 }
 
+const maxAgents = 64;
+
 export class AggregatorProxy {
   private readonly agents = new Map<string, Agent>();
 
@@ -48,6 +50,12 @@ export class AggregatorProxy {
     const key = createHash('sha256').update(JSON.stringify([target.host, target.port, target.serverName, caBundle, insecure])).digest('hex');
     let agent = this.agents.get(key);
     if (!agent) {
+      // One agent per backend setting; settings that changed leave theirs behind, so the oldest go past a bound.
+      if (this.agents.size >= maxAgents) {
+        const [oldest, old] = this.agents.entries().next().value as [string, Agent];
+        this.agents.delete(oldest);
+        old.destroy();
+      }
       agent = new Agent({
         keepAlive: true, maxSockets: 64,
         cert: this.identity.certPem, key: this.identity.keyPem,
