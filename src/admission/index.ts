@@ -19,6 +19,7 @@ import { CertificateSigning } from './plugins/certificatesigning.js';
 import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestriction.js';
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
+import { makePodSecurity } from './plugins/podsecurity/index.js';
 import { WebhookClient, webhookPlugin } from './webhook/index.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
@@ -85,6 +86,7 @@ const factories = new Map<string, Factory>([
   ['CertificateSubjectRestriction', () => new CertificateSubjectRestriction()],
   ['DenyEscalatingExec', (c) => new DenyExec('DenyEscalatingExec', c.getPod ?? noPods)],
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
+  ['PodSecurity', (c, config) => makePodSecurity(c, config)],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);
