@@ -80,6 +80,12 @@ test('enforce=restricted refuses a privileged pod with upstream\'s message and a
   // An update that leaves the images alone is not judged again; one that changes an image is.
   const relabelled = await s.client.send('PATCH', '/api/v1/namespaces/locked/pods/ok', { body: { metadata: { labels: { a: 'b' } } }, headers: { 'Content-Type': 'application/merge-patch+json' } });
   assert.equal(relabelled.status, 200, relabelled.text);
+  // A privileged ephemeral container added through its sub-resource is refused too.
+  const debugged = relabelled.json;
+  debugged.spec.ephemeralContainers = [{ name: 'debug', image: 'busybox', securityContext: { privileged: true } }];
+  const ephemeral = await s.client.put('/api/v1/namespaces/locked/pods/ok/ephemeralcontainers', debugged);
+  assertStatus(ephemeral, 403, 'Forbidden');
+  assert.match(ephemeral.json.message, /^pods "ok" is forbidden: violates PodSecurity "restricted:latest": privileged \(container "debug" must not set securityContext.privileged=true\), allowPrivilegeEscalation != false \(container "debug"/);
 });
 
 test('upstream\'s label names work too, and warn answers with upstream\'s warning', async () => {
