@@ -11,6 +11,7 @@
 
 import { goQuote } from '../../../machinery/goquote.js';
 import { ownValue } from '../../../machinery/ownkeys.js';
+import { productGroup } from '../../../machinery/vocabulary.js';
 
 type Obj = Record<string, any>;
 
@@ -156,7 +157,7 @@ function capabilitiesBaseline({ spec }: PodParts): Violation | undefined {
 }
 
 // AppArmor: the beta annotations (upstream's and ours) and the 1.30 fields.
-const appArmorAnnotationPrefixes = ['container.apparmor.security.beta.kubernetes.io/', 'container.apparmor.security.beta.plat.io/'];
+const appArmorAnnotationPrefixes = ['container.apparmor.security.beta.kubernetes.io/', `${productGroup('container.apparmor.security.beta')}/`];
 
 function allowedAppArmorAnnotation(value: string): boolean {
   return value === '' || value === 'runtime/default' || value.startsWith('localhost/');
