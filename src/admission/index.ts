@@ -20,6 +20,7 @@ import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestr
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
 import { NodeRestriction } from './plugins/noderestriction.js';
+import { makePodSecurity } from './plugins/podsecurity/index.js';
 import { WebhookClient, webhookPlugin } from './webhook/index.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
@@ -87,6 +88,7 @@ const factories = new Map<string, Factory>([
   ['DenyEscalatingExec', (c) => new DenyExec('DenyEscalatingExec', c.getPod ?? noPods)],
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
   ['NodeRestriction', (c) => new NodeRestriction(c.listers.lister(resources.pods), c.listers.lister(resources.nodes), c.getObject)],
+  ['PodSecurity', (c, config) => makePodSecurity(c, config)],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);

@@ -112,7 +112,7 @@ describe('admission configuration file', () => {
     const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'], configFile: path }, {
       getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} }, listers: new AdmissionListers(),
     });
-    assert.deepEqual(built.running, ['NamespaceLifecycle', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
+    assert.deepEqual(built.running, ['NamespaceLifecycle', 'PodSecurity', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
     assert.deepEqual(warnings, ['the admission configuration configures plugin AlwaysDeny, which is not enabled; its configuration is ignored']);
   });
 });
