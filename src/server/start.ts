@@ -227,7 +227,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const stopServiceRepairs = await serveServices(registry,
     serviceAllocation(timed, parseServiceIPRanges(options.serviceClusterIpRange), parseNodePortRange(options.serviceNodePortRange), validateClusterIPs), log);
   const version = await packageVersion();
-  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion, remoteV3: { get generation() { return aggregator.generation; }, documents: () => aggregator.openapiV3() } });
+  const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion, remote: { get generation() { return aggregator.generation; }, documents: () => aggregator.openapiV3(), v2: () => aggregator.openapiV2() } });
   let address = '';
   // As upstream: a bad issuer for discovery is a warning, not a failed start.
   const discoveryProblem = issuerDiscoveryProblem(options.serviceAccountIssuer[0]!, options.serviceAccountJwksUri);

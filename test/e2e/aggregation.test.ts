@@ -124,6 +124,12 @@ test('kubectl reaches the aggregated group: discovery, api-resources, list and g
   assert.equal(item.versions[0].freshness, 'Current');
   const index = (await s.client.get('/openapi/v3')).json.paths;
   assert.ok(index[`apis/${wardle.group}/${wardle.version}`], 'the aggregated OpenAPI document is listed');
+  const v2 = (await s.client.get('/openapi/v2')).json;
+  assert.ok(v2.paths[`/apis/${wardle.group}/${wardle.version}/namespaces/{namespace}/flunders`], 'the aggregated v2 paths are merged');
+  assert.ok(v2.definitions['com.example.wardle.v1alpha1.Flunder'], 'and its definitions');
+  assert.ok(v2.definitions['io.k8s.api.core.v1.Pod'] ?? Object.keys(v2.definitions).some((d) => d.endsWith('.core.v1.Pod')), 'ours stay');
+  const proto = await s.client.send('GET', '/openapi/v2', { headers: { Accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' } });
+  assert.equal(proto.status, 200, 'the protobuf form still encodes');
 });
 
 test('a watch is streamed through the proxy, events as they come', async () => {

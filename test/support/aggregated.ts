@@ -94,6 +94,13 @@ export async function startAggregatedServer(serviceName: string, namespace: stri
         { name: 'flunders', singularName: 'flunder', namespaced: true, kind: 'Flunder', verbs: ['get', 'list', 'watch', 'create'], shortNames: ['fl'] },
       ]));
     }
+    if (path === '/openapi/v2') {
+      return send(res, 200, {
+        swagger: '2.0', info: { title: 'wardle', version: 'v0' },
+        paths: { [`/apis/${wardle.group}/${wardle.version}/namespaces/{namespace}/flunders`]: { get: { operationId: 'listFlunders', responses: { 200: { description: 'OK' } } } } },
+        definitions: { 'com.example.wardle.v1alpha1.Flunder': { type: 'object', properties: { spec: { type: 'object' } }, 'x-kubernetes-group-version-kind': [{ group: wardle.group, version: wardle.version, kind: 'Flunder' }] } },
+      });
+    }
     if (path === `/openapi/v3/apis/${wardle.group}/${wardle.version}`) {
       return send(res, 200, { openapi: '3.0.0', info: { title: 'wardle', version: 'v0' }, paths: {}, components: { schemas: {} } });
     }

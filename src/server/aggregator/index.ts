@@ -34,6 +34,8 @@ interface Remote {
   stale: boolean;
   /** The backend's OpenAPI v3 document of the group version, once fetched. */
   openapiV3?: Buffer;
+  /** The backend's OpenAPI v2 document (all it serves), once fetched. */
+  openapiV2?: Record<string, any>;
   timer?: NodeJS.Timeout;
 }
 
@@ -102,6 +104,7 @@ export class Aggregator {
     if (old && JSON.stringify(old.apiService.spec) === JSON.stringify(apiService.spec)) {
       remote.resources = old.resources;
       remote.openapiV3 = old.openapiV3;
+      remote.openapiV2 = old.openapiV2;
       remote.stale = old.stale;
     }
     this.remotes.set(key, remote);
@@ -139,6 +142,10 @@ export class Aggregator {
       remote.stale = false;
       const openapi = await this.proxy.fetch(remote.apiService, target, `/openapi/v3${path}`, fetchTimeoutMs, aggregatorUser).catch(() => undefined);
       if (openapi?.status === 200) remote.openapiV3 = openapi.body;
+      const v2 = await this.proxy.fetch(remote.apiService, target, '/openapi/v2', fetchTimeoutMs, aggregatorUser).catch(() => undefined);
+      if (v2?.status === 200) {
+        try { remote.openapiV2 = JSON.parse(v2.body.toString('utf8')); } catch { /* a backend without a v2 document in JSON: none merged */ }
+      }
       this.generation++;
     } catch (e) {
       if (!remote.stale) this.generation++;
@@ -218,6 +225,23 @@ export class Aggregator {
   resourcesOf(group: string, version: string): { list: KubeObject; stale: boolean } | undefined {
     const remote = this.remotes.get(`${version}.${group}`);
     return remote?.resources ? { list: remote.resources, stale: remote.stale } : undefined;
+  }
+
+  /**
+   * What the backends' OpenAPI v2 documents say of their own group versions:
+   * the paths under `/apis/<group>/<version>` and every definition, to merge
+   * into ours (ours win a name both have), as upstream's aggregator merges them.
+   */
+  openapiV2(): { paths: Record<string, unknown>; definitions: Record<string, unknown> } {
+    const paths: Record<string, unknown> = Object.create(null);
+    const definitions: Record<string, unknown> = Object.create(null);
+    for (const r of this.remotes.values()) {
+      if (!r.openapiV2 || this.options.servedHere(r.group, r.version)) continue;
+      const prefix = `/apis/${r.group}/${r.version}`;
+      for (const [path, item] of Object.entries(r.openapiV2.paths ?? {})) if (path === prefix || path.startsWith(`${prefix}/`)) paths[path] = item;
+      for (const [name, schema] of Object.entries(r.openapiV2.definitions ?? {})) definitions[name] ??= schema;
+    }
+    return { paths, definitions };
   }
 
   /** The backends' OpenAPI v3 documents, by their index key (`apis/<group>/<version>`). */

@@ -20,8 +20,14 @@ export interface OpenApiOptions {
   title?: string;
   /** `info.version`: the server's version, e.g. v1.32.0. */
   version?: string;
-  /** The v3 documents of aggregated group versions, as their servers answered them, by index key; `generation` moves when they change. */
-  remoteV3?: { readonly generation: number; documents(): Map<string, Buffer> };
+  /** The documents of aggregated group versions, as their servers answered them; `generation` moves when they change. */
+  remote?: {
+    readonly generation: number;
+    /** v3 documents by index key. */
+    documents(): Map<string, Buffer>;
+    /** v2 paths and definitions to merge into ours. */
+    v2(): { paths: Record<string, unknown>; definitions: Record<string, unknown> };
+  };
 }
 
 /** What the documents describe: the REST objects served now, and a number that moves when they change. */
@@ -48,16 +54,16 @@ export class OpenApiService {
   private v3?: V3Cache;
 
   private builtRemote = -1;
-  private readonly remoteV3?: OpenApiOptions['remoteV3'];
+  private readonly remote?: OpenApiOptions['remote'];
 
   constructor(private readonly source: OpenApiSource, options: OpenApiOptions = {}) {
     this.info = { title: options.title ?? documentTitle, version: options.version ?? 'unversioned' };
-    this.remoteV3 = options.remoteV3;
+    this.remote = options.remote;
   }
 
   /** Drops the documents when what is served changed since they were built; they are rebuilt on the next request. */
   private refresh(): void {
-    const remote = this.remoteV3?.generation ?? -1;
+    const remote = this.remote?.generation ?? -1;
     if (this.built === this.source.generation && this.builtRemote === remote) return;
     this.builtRemote = remote;
     this.built = this.source.generation;
@@ -88,6 +94,7 @@ export class OpenApiService {
     this.refresh();
     if (!this.v2) {
       const doc = buildV2(this.kinds, allRoutes(this.rests), this.info);
+      mergeRemoteV2(doc, this.remote?.v2());
       this.v2 = { doc, json: new Representation(Buffer.from(JSON.stringify(doc)), mediaTypes.json) };
     }
     return this.v2;
@@ -105,7 +112,7 @@ export class OpenApiService {
         index[key] = { serverRelativeURL: hashedUrl(key, rep.hash) };
       }
       // Aggregated group versions, as their servers described them (ours win a name both have).
-      for (const [key, bytes] of this.remoteV3?.documents() ?? []) {
+      for (const [key, bytes] of this.remote?.documents() ?? []) {
         if (docs.has(key)) continue;
         const rep = new Representation(bytes, mediaTypes.json);
         docs.set(key, rep);
@@ -148,6 +155,15 @@ export class OpenApiService {
     }
     sendRepresentation(req, res, rep, hash ? { ...immutableCache, Expires: oneYearFromNow() } : revalidate);
   }
+}
+
+/** Aggregated servers' paths and definitions added to our v2 document; a name we have keeps ours. */
+function mergeRemoteV2(doc: Record<string, any>, remote: { paths: Record<string, unknown>; definitions: Record<string, unknown> } | undefined): void {
+  if (!remote) return;
+  const paths = (doc.paths ??= {}) as Record<string, unknown>;
+  const definitions = (doc.definitions ??= {}) as Record<string, unknown>;
+  for (const [path, item] of Object.entries(remote.paths)) if (!Object.hasOwn(paths, path)) paths[path] = item;
+  for (const [name, schema] of Object.entries(remote.definitions)) if (!Object.hasOwn(definitions, name)) definitions[name] = schema;
 }
 
 function hashedUrl(key: string, hash: string): string {
