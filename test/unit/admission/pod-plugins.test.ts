@@ -1,0 +1,93 @@
+// The pod and service plugins one request at a time, for what a server
+// cannot be brought to show: updates of services that had external IPs
+// before DenyServiceExternalIPs was on, AlwaysPullImages refusing a policy a
+// later mutation turned back, and upstream's toleration merge and whitelist
+// tables.
+
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DenyServiceExternalIPs } from '../../../src/admission/plugins/denyserviceexternalips.js';
+import { AlwaysPullImages } from '../../../src/admission/plugins/alwayspullimages.js';
+import { isExtendedResourceName } from '../../../src/admission/plugins/extendedresourcetoleration.js';
+import { mergeTolerations, selectorMap, tolerationsWhitelisted } from '../../../src/admission/plugins/pods.js';
+import { pods, services } from '../../../src/api/core/v1/index.js';
+import { admissionRequest, rejection } from '../../support/admission.js';
+
+describe('DenyServiceExternalIPs', () => {
+  const plugin = new DenyServiceExternalIPs();
+  const svc = (externalIPs?: string[]) => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'n' }, spec: { ...(externalIPs ? { externalIPs } : {}) } });
+  const update = (from: string[] | undefined, to: string[] | undefined) => admissionRequest('UPDATE', services, 's', { namespace: 'n', object: svc(to), oldObject: svc(from) });
+
+  test('an update may keep or remove existing external IPs, not add one', async () => {
+    plugin.validate(update(['192.0.2.1', '192.0.2.2'], ['192.0.2.2', '192.0.2.1']));
+    plugin.validate(update(['192.0.2.1', '192.0.2.2'], ['192.0.2.2']));
+    plugin.validate(update(['192.0.2.1'], undefined));
+    const added = await rejection(() => plugin.validate(update(['192.0.2.1'], ['192.0.2.1', '192.0.2.3'])));
+    assert.equal(added.code, 403);
+    assert.equal(added.message, 'services "s" is forbidden: Use of external IPs is denied by admission control');
+  });
+
+  test('status and other sub-resources are not checked', () => {
+    plugin.validate(admissionRequest('UPDATE', services, 's', { namespace: 'n', subresource: 'status', object: svc(['192.0.2.9']), oldObject: svc() }));
+  });
+});
+
+describe('AlwaysPullImages', () => {
+  const plugin = new AlwaysPullImages();
+  const pod = (containers: Record<string, unknown>[]) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'n' }, spec: { containers } });
+
+  test('the validating phase refuses a container a later mutation set to another policy, naming each', async () => {
+    const r = admissionRequest('CREATE', pods, 'p', { namespace: 'n', object: pod([{ name: 'a', image: 'x', imagePullPolicy: 'Never' }, { name: 'b', image: 'y', imagePullPolicy: 'IfNotPresent' }]) });
+    const err = await rejection(() => plugin.validate(r));
+    assert.equal(err.code, 403);
+    assert.equal(err.message, 'pods "p" is forbidden: [spec.containers[0].imagePullPolicy: Unsupported value: "Never": supported values: "Always", spec.containers[1].imagePullPolicy: Unsupported value: "IfNotPresent": supported values: "Always"]');
+  });
+
+  test('an update that brings no new image is left alone', () => {
+    const old = pod([{ name: 'a', image: 'x', imagePullPolicy: 'IfNotPresent' }]);
+    const same = admissionRequest('UPDATE', pods, 'p', { namespace: 'n', object: structuredClone(old), oldObject: old });
+    plugin.mutate(same);
+    plugin.validate(same);
+    assert.equal(same.object!.spec.containers[0].imagePullPolicy, 'IfNotPresent');
+    const changed = admissionRequest('UPDATE', pods, 'p', { namespace: 'n', object: pod([{ name: 'a', image: 'x2', imagePullPolicy: 'IfNotPresent' }]), oldObject: old });
+    plugin.mutate(changed);
+    assert.equal(changed.object!.spec.containers[0].imagePullPolicy, 'Always');
+  });
+});
+
+describe('toleration and selector helpers (upstream tables)', () => {
+  test('merge keeps the wider of two tolerations, and the first of two equal ones', () => {
+    const exists = { key: 'k', operator: 'Exists' };
+    const equal = { key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule' };
+    assert.deepEqual(mergeTolerations([equal], [exists]), [exists]);
+    assert.deepEqual(mergeTolerations([exists], [equal]), [exists]);
+    assert.deepEqual(mergeTolerations([equal], [{ ...equal }]), [equal]);
+    const short = { key: 'n', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 10 };
+    const long = { key: 'n', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 60 };
+    assert.deepEqual(mergeTolerations([short], [long]), [long]);
+    const everything = { operator: 'Exists' };
+    assert.deepEqual(mergeTolerations([equal, short], [everything]), [everything]);
+  });
+
+  test('whitelist: each toleration covered by one entry; an empty whitelist allows all', () => {
+    const wl = [{ key: 'k', operator: 'Exists', effect: 'NoSchedule' }];
+    assert.equal(tolerationsWhitelisted([{ key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule' }], wl), true);
+    assert.equal(tolerationsWhitelisted([{ key: 'k', operator: 'Equal', value: 'v', effect: 'NoExecute' }], wl), false);
+    assert.equal(tolerationsWhitelisted([{ key: 'other', operator: 'Exists' }], []), true);
+  });
+
+  test('node selectors are k=v pairs; anything else is refused with upstream text', () => {
+    assert.deepEqual([...selectorMap(' env = prod ,tier=web')], [['env', 'prod'], ['tier', 'web']]);
+    assert.deepEqual([...selectorMap('')], []);
+    assert.throws(() => selectorMap('env'), /invalid selector: \[env\]/);
+    assert.throws(() => selectorMap('a=b=c'), /invalid selector: \[a b c\]/);
+    assert.throws(() => selectorMap('bad key=x'), /Invalid value: "bad key"/);
+  });
+
+  test('extended resources: prefixed outside the native domains', () => {
+    assert.equal(isExtendedResourceName('example.com/gpu'), true);
+    assert.equal(isExtendedResourceName('cpu'), false);
+    assert.equal(isExtendedResourceName('kubernetes.io/thing'), false);
+    assert.equal(isExtendedResourceName('requests.example.com/gpu'), false);
+  });
+});
