@@ -25,6 +25,8 @@ import { LimitPodHardAntiAffinityTopology } from './plugins/antiaffinity.js';
 import { DenyServiceExternalIPs } from './plugins/denyserviceexternalips.js';
 import { SecurityContextDeny } from './plugins/securitycontextdeny.js';
 import { ExtendedResourceToleration } from './plugins/extendedresourcetoleration.js';
+import { PodNodeSelector, nodeSelectorConfig } from './plugins/podnodeselector.js';
+import { PodTolerationRestriction, tolerationRestrictionConfig } from './plugins/podtolerationrestriction.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -97,6 +99,8 @@ const factories = new Map<string, Factory>([
   ['DenyServiceExternalIPs', () => new DenyServiceExternalIPs()],
   ['SecurityContextDeny', () => new SecurityContextDeny()],
   ['ExtendedResourceToleration', () => new ExtendedResourceToleration()],
+  ['PodNodeSelector', (c, config) => new PodNodeSelector(c.getNamespace, nodeSelectorConfig(config))],
+  ['PodTolerationRestriction', (c, config) => new PodTolerationRestriction(c.getNamespace, tolerationRestrictionConfig(config))],
 ]);
 
 /**

@@ -3,15 +3,41 @@
 // set (they are off there, so the same requests pass unchanged).
 // AlwaysPullImages, LimitPodHardAntiAffinityTopology, SecurityContextDeny,
 // ExtendedResourceToleration and DenyServiceExternalIPs have no
-// configuration.
+// configuration; PodNodeSelector and PodTolerationRestriction read theirs
+// from --admission-control-config-file (one inline, one in a file of its
+// own), and namespace annotations. The namespace `pods` sets empty
+// annotations, so that the scheduling plugins leave its pods alone.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
-import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { product, vocabulary } from '../../src/machinery/vocabulary.js';
+import { AdmissionConfigError } from '../../src/admission/index.js';
 
-const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs'];
+const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs', 'PodNodeSelector', 'PodTolerationRestriction'];
+const scheduler = `scheduler.alpha.${product.domain}`;
+const memoryPressure = { key: `node.${product.domain}/memory-pressure`, operator: 'Exists', effect: 'NoSchedule' };
+const dedicated = { key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' };
+
+/** An admission configuration file: PodTolerationRestriction inline, PodNodeSelector's in `nodeselector.yaml` beside it (`nodeSelectors` its entries). */
+function admissionConfig(nodeSelectors: Record<string, string>, tolerations: Record<string, unknown>): string {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'nodeselector.yaml'), YAML.stringify({ podNodeSelectorPluginConfig: nodeSelectors }));
+  const path = join(dir, 'admission.yaml');
+  writeFileSync(path, YAML.stringify({
+    apiVersion: `${vocabulary.apiserverConfigGroup}/v1`, kind: 'AdmissionConfiguration',
+    plugins: [
+      { name: 'PodNodeSelector', path: 'nodeselector.yaml' },
+      { name: 'PodTolerationRestriction', configuration: { apiVersion: `podtolerationrestriction.admission.${product.domain}/v1alpha1`, kind: 'Configuration', ...tolerations } },
+    ],
+  }));
+  return path;
+}
+const goodConfig = () => admissionConfig({ clusterDefaultNodeSelector: 'zone=z1', scoped: 'env=prod,tier=web' }, { default: [dedicated], whitelist: [dedicated, memoryPressure] });
 // The ServiceAccount plugin (default-on) is not what these tests are about: no account has to exist first.
 const common = { disableAdmissionPlugins: ['ServiceAccount'] };
 
@@ -19,8 +45,22 @@ let on: TestServer;
 let off: TestServer;
 
 before(async () => {
-  [on, off] = await Promise.all([startTestServer({ ...common, enableAdmissionPlugins: plugins }), startTestServer(common)]);
-  for (const s of [on, off]) assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name: 'pods' } })).status, 201);
+  [on, off] = await Promise.all([startTestServer({ ...common, enableAdmissionPlugins: plugins, admissionControlConfigFile: goodConfig() }), startTestServer(common)]);
+  const namespaces: [string, Record<string, string>][] = [
+    ['pods', { [`${scheduler}/node-selector`]: '', [`${scheduler}/defaultTolerations`]: '', [`${scheduler}/tolerationsWhitelist`]: '' }],
+    // Neither annotation: the configuration's cluster defaults and whitelist.
+    ['plain', {}],
+    ['scoped', {
+      [`${scheduler}/node-selector`]: 'env=prod',
+      [`${scheduler}/defaultTolerations`]: JSON.stringify([{ key: 'team', operator: 'Equal', value: 'a', effect: 'NoSchedule' }]),
+      [`${scheduler}/tolerationsWhitelist`]: JSON.stringify([{ key: 'team', operator: 'Exists' }, memoryPressure]),
+    }],
+    // Upstream's annotation names are read too.
+    ['upstream-named', { 'scheduler.alpha.kubernetes.io/node-selector': 'disk=ssd', 'scheduler.alpha.kubernetes.io/tolerationsWhitelist': '' }],
+  ];
+  for (const s of [on, off]) {
+    for (const [name, annotations] of namespaces) assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name, annotations } })).status, 201);
+  }
 });
 
 after(async () => {
@@ -31,7 +71,7 @@ const pods = '/api/v1/namespaces/pods/pods';
 const pod = (name: string, spec: Record<string, unknown> = {}, containers: Record<string, unknown>[] = [{ name: 'c', image: 'busybox' }]) =>
   ({ metadata: { name }, spec: { containers, ...spec } });
 
-test('AlwaysPullImages sets every container to pull Always on create, and on an update that brings a new image', async () => {
+test('AlwaysPullImages sets every container, init ones too, to pull Always on create', async () => {
   const body = pod('pull', { initContainers: [{ name: 'init', image: 'alpine', imagePullPolicy: 'Never' }] }, [{ name: 'c', image: 'busybox:1', imagePullPolicy: 'IfNotPresent' }]);
   const created = await on.client.post(pods, body);
   assert.equal(created.status, 201, created.text);
@@ -79,6 +119,7 @@ test('ExtendedResourceToleration adds a NoSchedule toleration per extended resou
   assert.equal(created.status, 201, created.text);
   assert.deepEqual(created.json.spec.tolerations, [
     { key: 'example.com/gpu', operator: 'Exists', effect: 'NoSchedule' },
+    memoryPressure, // PodTolerationRestriction's, for a pod that requests CPU
     { key: 'example.com/fpga', operator: 'Exists', effect: 'NoSchedule' },
   ]);
   const plain = await off.client.post(pods, body);
@@ -95,4 +136,65 @@ test('DenyServiceExternalIPs refuses external IPs on a new service and added to 
   const added = { ...plain.json, spec: { ...plain.json.spec, externalIPs: ['192.0.2.9'] } };
   assertStatus(await on.client.put(`${services}/plain`, added), 403, 'Forbidden', 'services "plain" is forbidden: Use of external IPs is denied by admission control');
   // Keeping or removing existing ones is in test/unit/admission/pod-plugins.test.ts (no service here can have any).
+});
+
+/** Upstream answers a plugin's plain (non-Status) error with 500, its text, and no reason. */
+function assertPlainFailure(r: { status: number; json: any }, message: string): void {
+  assert.equal(r.status, 500, JSON.stringify(r.json));
+  assert.deepEqual({ kind: r.json.kind, code: r.json.code, reason: r.json.reason, message: r.json.message }, { kind: 'Status', code: 500, reason: undefined, message });
+}
+
+const podsIn = (namespace: string) => `/api/v1/namespaces/${namespace}/pods`;
+
+test('PodNodeSelector merges the namespace selector (annotation, else the cluster default) and checks the namespace whitelist', async () => {
+  const plain = await on.client.post(podsIn('plain'), pod('default-zone'));
+  assert.equal(plain.status, 201, plain.text);
+  assert.deepEqual(plain.json.spec.nodeSelector, { zone: 'z1' });
+  const merged = await on.client.post(podsIn('scoped'), pod('web', { nodeSelector: { tier: 'web' } }));
+  assert.equal(merged.status, 201, merged.text);
+  assert.deepEqual(merged.json.spec.nodeSelector, { env: 'prod', tier: 'web' });
+  assertStatus(await on.client.post(podsIn('scoped'), pod('dev', { nodeSelector: { env: 'dev' } })), 403, 'Forbidden',
+    'pods "dev" is forbidden: pod node label selector conflicts with its namespace node label selector');
+  assertStatus(await on.client.post(podsIn('scoped'), pod('ssd', { nodeSelector: { disk: 'ssd' } })), 403, 'Forbidden',
+    'pods "ssd" is forbidden: pod node label selector labels conflict with its namespace whitelist');
+  const upstreamNamed = await on.client.post(podsIn('upstream-named'), pod('aliased'));
+  assert.deepEqual(upstreamNamed.json.spec.nodeSelector, { disk: 'ssd' });
+  // Off by default: nothing merged, nothing refused.
+  const offPlain = await off.client.post(podsIn('plain'), pod('default-zone'));
+  assert.equal(offPlain.json.spec.nodeSelector, undefined);
+  assert.equal((await off.client.post(podsIn('scoped'), pod('dev', { nodeSelector: { env: 'dev' } }))).status, 201);
+});
+
+test('PodTolerationRestriction merges default tolerations and refuses tolerations outside the whitelist', async () => {
+  const bestEffort = await on.client.post(podsIn('plain'), pod('be'));
+  assert.equal(bestEffort.status, 201, bestEffort.text);
+  assert.deepEqual(bestEffort.json.spec.tolerations, [dedicated]);
+  const burstable = await on.client.post(podsIn('plain'), pod('burst', {}, [{ name: 'c', image: 'busybox', resources: { requests: { memory: '10Mi' } } }]));
+  assert.equal(burstable.status, 201, burstable.text);
+  assert.deepEqual(burstable.json.spec.tolerations, [dedicated, memoryPressure]);
+  const outside = await on.client.post(podsIn('plain'), pod('outside', { tolerations: [{ key: 'gpu', operator: 'Exists' }] }));
+  assertPlainFailure(outside, 'pod tolerations (possibly merged with namespace default tolerations) conflict with its cluster whitelist');
+  const scoped = await on.client.post(podsIn('scoped'), pod('team', { nodeSelector: { tier: 'web' } }));
+  assert.equal(scoped.status, 201, scoped.text);
+  assert.deepEqual(scoped.json.spec.tolerations, [{ key: 'team', operator: 'Equal', value: 'a', effect: 'NoSchedule' }]);
+  const scopedOutside = await on.client.post(podsIn('scoped'), pod('other', { tolerations: [dedicated] }));
+  assertPlainFailure(scopedOutside, 'pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist');
+  // Off by default: nothing added, nothing refused.
+  const offPod = await off.client.post(podsIn('plain'), pod('outside', { tolerations: [{ key: 'gpu', operator: 'Exists' }] }));
+  assert.deepEqual(offPod.json.spec.tolerations, [{ key: 'gpu', operator: 'Exists' }]);
+});
+
+test('a bad configuration of either scheduling plugin stops the start, naming the file and the entry', async () => {
+  const selector = admissionConfig({ clusterDefaultNodeSelector: 'zone=z1,oops' }, {});
+  await assert.rejects(startTestServer({ ...common, enableAdmissionPlugins: ['PodNodeSelector'], admissionControlConfigFile: selector }), (e: Error) => {
+    assert.ok(e instanceof AdmissionConfigError, String(e));
+    assert.equal(e.message, `configuration file "${join(selector, '..', 'nodeselector.yaml')}" of plugin PodNodeSelector: podNodeSelectorPluginConfig.clusterDefaultNodeSelector: invalid selector: [oops]`);
+    return true;
+  });
+  const tolerations = admissionConfig({}, { whitelist: [{ key: 'k', operator: 'Exists', value: 'v' }] });
+  await assert.rejects(startTestServer({ ...common, enableAdmissionPlugins: ['PodTolerationRestriction'], admissionControlConfigFile: tolerations }), (e: Error) => {
+    assert.ok(e instanceof AdmissionConfigError, String(e));
+    assert.equal(e.message, `admission control configuration file "${tolerations}": plugins[1].configuration (PodTolerationRestriction): whitelist[0].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`);
+    return true;
+  });
 });
