@@ -27,6 +27,7 @@ import { SecurityContextDeny } from './plugins/securitycontextdeny.js';
 import { ExtendedResourceToleration } from './plugins/extendedresourcetoleration.js';
 import { PodNodeSelector, nodeSelectorConfig } from './plugins/podnodeselector.js';
 import { PodTolerationRestriction, tolerationRestrictionConfig } from './plugins/podtolerationrestriction.js';
+import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -101,6 +102,7 @@ const factories = new Map<string, Factory>([
   ['ExtendedResourceToleration', () => new ExtendedResourceToleration()],
   ['PodNodeSelector', (c, config) => new PodNodeSelector(c.getNamespace, nodeSelectorConfig(config))],
   ['PodTolerationRestriction', (c, config) => new PodTolerationRestriction(c.getNamespace, tolerationRestrictionConfig(config))],
+  ['EventRateLimit', (_c, config) => new EventRateLimit(eventLimitsConfig(config))],
 ]);
 
 /**

@@ -1,11 +1,11 @@
-// The off-by-default plugins that default and check pods and services, as a
-// user meets them: one server with them all turned on, one with the default
+// The off-by-default plugins that default and check pods, services and
+// events, as a user meets them: one server with them all turned on, one with the default
 // set (they are off there, so the same requests pass unchanged).
 // AlwaysPullImages, LimitPodHardAntiAffinityTopology, SecurityContextDeny,
 // ExtendedResourceToleration and DenyServiceExternalIPs have no
-// configuration; PodNodeSelector and PodTolerationRestriction read theirs
-// from --admission-control-config-file (one inline, one in a file of its
-// own), and namespace annotations. The namespace `pods` sets empty
+// configuration; PodNodeSelector, PodTolerationRestriction and
+// EventRateLimit read theirs from --admission-control-config-file (inline or
+// in a file of its own), the first two also namespace annotations. The namespace `pods` sets empty
 // annotations, so that the scheduling plugins leave its pods alone.
 
 import { after, before, test } from 'node:test';
@@ -18,13 +18,13 @@ import { assertStatus } from '../support/hostile.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { AdmissionConfigError } from '../../src/admission/index.js';
 
-const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs', 'PodNodeSelector', 'PodTolerationRestriction'];
+const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs', 'PodNodeSelector', 'PodTolerationRestriction', 'EventRateLimit'];
 const scheduler = `scheduler.alpha.${product.domain}`;
 const memoryPressure = { key: `node.${product.domain}/memory-pressure`, operator: 'Exists', effect: 'NoSchedule' };
 const dedicated = { key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' };
 
 /** An admission configuration file: PodTolerationRestriction inline, PodNodeSelector's in `nodeselector.yaml` beside it (`nodeSelectors` its entries). */
-function admissionConfig(nodeSelectors: Record<string, string>, tolerations: Record<string, unknown>): string {
+function admissionConfig(nodeSelectors: Record<string, string>, tolerations: Record<string, unknown>, eventLimits: unknown[] = []): string {
   const dir = tempDir();
   writeFileSync(join(dir, 'nodeselector.yaml'), YAML.stringify({ podNodeSelectorPluginConfig: nodeSelectors }));
   const path = join(dir, 'admission.yaml');
@@ -33,11 +33,14 @@ function admissionConfig(nodeSelectors: Record<string, string>, tolerations: Rec
     plugins: [
       { name: 'PodNodeSelector', path: 'nodeselector.yaml' },
       { name: 'PodTolerationRestriction', configuration: { apiVersion: `podtolerationrestriction.admission.${product.domain}/v1alpha1`, kind: 'Configuration', ...tolerations } },
+      // Upstream's group name is accepted for the configuration kinds.
+      { name: 'EventRateLimit', configuration: { apiVersion: 'eventratelimit.admission.k8s.io/v1alpha1', kind: 'Configuration', limits: eventLimits } },
     ],
   }));
   return path;
 }
-const goodConfig = () => admissionConfig({ clusterDefaultNodeSelector: 'zone=z1', scoped: 'env=prod,tier=web' }, { default: [dedicated], whitelist: [dedicated, memoryPressure] });
+const goodConfig = () => admissionConfig({ clusterDefaultNodeSelector: 'zone=z1', scoped: 'env=prod,tier=web' }, { default: [dedicated], whitelist: [dedicated, memoryPressure] },
+  [{ type: 'Namespace', qps: 1, burst: 3, cacheSize: 10 }, { type: 'User', qps: 1000, burst: 1000 }]);
 // The ServiceAccount plugin (default-on) is not what these tests are about: no account has to exist first.
 const common = { disableAdmissionPlugins: ['ServiceAccount'] };
 
@@ -195,6 +198,43 @@ test('a bad configuration of either scheduling plugin stops the start, naming th
   await assert.rejects(startTestServer({ ...common, enableAdmissionPlugins: ['PodTolerationRestriction'], admissionControlConfigFile: tolerations }), (e: Error) => {
     assert.ok(e instanceof AdmissionConfigError, String(e));
     assert.equal(e.message, `admission control configuration file "${tolerations}": plugins[1].configuration (PodTolerationRestriction): whitelist[0].operator: Invalid value: "v": value must be empty when \`operator\` is 'Exists'`);
+    return true;
+  });
+});
+
+test('EventRateLimit refuses core events past a namespace\'s burst with 429 and Retry-After; other namespaces and events.plat.io events pass', async () => {
+  const event = (namespace: string, name: string) => ({
+    metadata: { name }, involvedObject: { kind: 'Pod', name: 'p', namespace }, reason: 'Tested', message: 'm', type: 'Normal', source: { component: 'test' },
+  });
+  for (const s of [on, off]) for (const name of ['ev', 'ev2']) assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name } })).status, 201);
+  // Burst 3 at 1 per second: of 20 at once, at most a few more than 3 pass however slow the machine.
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => on.client.post('/api/v1/namespaces/ev/events', event('ev', `e${i}`))));
+  const created = answers.filter((r) => r.status === 201).length;
+  assert.ok(created >= 3, `the burst passes (${created} created)`);
+  const refused = answers.find((r) => r.status === 429);
+  assert.ok(refused, 'some are refused');
+  assertStatus(refused, 429, 'TooManyRequests', 'Too many requests: limit reached on type Namespace for key ev');
+  assert.ok(Number(refused.headers['retry-after']) >= 1, `Retry-After: ${refused.headers['retry-after']}`);
+  assert.equal((await on.client.post('/api/v1/namespaces/ev2/events', event('ev2', 'other'))).status, 201, 'another namespace has its own bucket');
+  const newer = await on.client.post(`/apis/${vocabulary.eventsGroup}/v1/namespaces/ev/events`, {
+    metadata: { name: 'newer' }, eventTime: new Date().toISOString().replace('Z', '000Z'), reportingController: 'test/c', reportingInstance: 'i', action: 'A', reason: 'R', type: 'Normal', regarding: { kind: 'Pod', name: 'p', namespace: 'ev' },
+  });
+  assert.equal(newer.status, 201, `only core Events are limited, as upstream: ${newer.text}`);
+  // Off by default: 20 at once all pass.
+  const plain = await Promise.all(Array.from({ length: 20 }, (_, i) => off.client.post('/api/v1/namespaces/ev/events', event('ev', `e${i}`))));
+  assert.deepEqual(plain.filter((r) => r.status !== 201).map((r) => r.text), []);
+});
+
+test('EventRateLimit without a configuration, or with a bad one, stops the start', async () => {
+  await assert.rejects(startTestServer({ ...common, enableAdmissionPlugins: ['EventRateLimit'] }), (e: Error) => {
+    assert.ok(e instanceof AdmissionConfigError, String(e));
+    assert.match(e.message, /^admission plugin EventRateLimit needs a configuration .*: limits: Invalid value: null: must not be empty$/);
+    return true;
+  });
+  const bad = admissionConfig({}, {}, [{ type: 'Pod', qps: 0, burst: 5 }]);
+  await assert.rejects(startTestServer({ ...common, enableAdmissionPlugins: ['EventRateLimit'], admissionControlConfigFile: bad }), (e: Error) => {
+    assert.ok(e instanceof AdmissionConfigError, String(e));
+    assert.equal(e.message, `admission control configuration file "${bad}": plugins[2].configuration (EventRateLimit): limits[0].type: Unsupported value: "Pod": supported values: "Namespace", "Server", "SourceAndObject", "User", limits[0].qps: Invalid value: 0: must be positive`);
     return true;
   });
 });

@@ -1,8 +1,8 @@
-// The pod and service plugins one request at a time, for what a server
-// cannot be brought to show: updates of services that had external IPs
-// before DenyServiceExternalIPs was on, AlwaysPullImages refusing a policy a
-// later mutation turned back, and upstream's toleration merge and whitelist
-// tables.
+// The optional pod, service and event plugins one request at a time, for
+// what a server cannot be brought to show: updates of services that had
+// external IPs before DenyServiceExternalIPs was on, AlwaysPullImages
+// refusing a policy a later mutation turned back, upstream's toleration merge
+// and whitelist tables, and EventRateLimit's buckets on a moved clock.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,8 @@ import { DenyServiceExternalIPs } from '../../../src/admission/plugins/denyservi
 import { AlwaysPullImages } from '../../../src/admission/plugins/alwayspullimages.js';
 import { isExtendedResourceName } from '../../../src/admission/plugins/extendedresourcetoleration.js';
 import { mergeTolerations, selectorMap, tolerationsWhitelisted } from '../../../src/admission/plugins/pods.js';
-import { pods, services } from '../../../src/api/core/v1/index.js';
+import { EventRateLimit } from '../../../src/admission/plugins/eventratelimit.js';
+import { events, pods, services } from '../../../src/api/core/v1/index.js';
 import { admissionRequest, rejection } from '../../support/admission.js';
 
 describe('DenyServiceExternalIPs', () => {
@@ -89,5 +90,39 @@ describe('toleration and selector helpers (upstream tables)', () => {
     assert.equal(isExtendedResourceName('cpu'), false);
     assert.equal(isExtendedResourceName('kubernetes.io/thing'), false);
     assert.equal(isExtendedResourceName('requests.example.com/gpu'), false);
+  });
+});
+
+describe('EventRateLimit on a moved clock', () => {
+  const event = (component: string, object: string) => ({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: 'n' }, source: { component }, involvedObject: { kind: 'Pod', name: object, namespace: 'n' } });
+  const create = (component: string, object: string, user = 'alice') => ({
+    ...admissionRequest('CREATE', events, 'e', { namespace: 'n', object: event(component, object) }), user: { username: user, groups: [] },
+  });
+
+  test('a bucket refills at qps; SourceAndObject and User keep a bucket per key; the last refusal is the answer', async () => {
+    let now = 0;
+    const plugin = new EventRateLimit([{ type: 'SourceAndObject', qps: 2, burst: 1, cacheSize: 0 }, { type: 'User', qps: 1, burst: 2, cacheSize: 0 }], () => now);
+    plugin.validate(create('kubelet', 'a'));
+    const same = await rejection(() => plugin.validate(create('kubelet', 'a')));
+    assert.equal(same.code, 429);
+    assert.equal(same.message, 'Too many requests: limit reached on type SourceAndObject for key kubeletPodna');
+    assert.equal(same.details?.retryAfterSeconds, 1);
+    // Another object has its own bucket, but alice's two tokens are gone (the refused request took one too).
+    const user = await rejection(() => plugin.validate(create('kubelet', 'b')));
+    assert.equal(user.message, 'Too many requests: limit reached on type User for key alice');
+    plugin.validate(create('scheduler', 'c', 'bob'));
+    now += 1000;
+    plugin.validate(create('kubelet', 'a'));
+  });
+
+  test('a bounded cache forgets the least recently used key, which starts full again', async () => {
+    let now = 0;
+    const plugin = new EventRateLimit([{ type: 'Namespace', qps: 1, burst: 1, cacheSize: 1 }], () => now);
+    const inNamespace = (namespace: string) => admissionRequest('CREATE', events, 'e', { namespace, object: { ...event('c', 'o'), metadata: { name: 'e', namespace } } });
+    plugin.validate(inNamespace('a'));
+    await rejection(() => plugin.validate(inNamespace('a')));
+    plugin.validate(inNamespace('b'));
+    plugin.validate(inNamespace('a'));
+    assert.equal(now, 0);
   });
 });
