@@ -28,6 +28,7 @@ import { ExtendedResourceToleration } from './plugins/extendedresourcetoleration
 import { PodNodeSelector, nodeSelectorConfig } from './plugins/podnodeselector.js';
 import { PodTolerationRestriction, tolerationRestrictionConfig } from './plugins/podtolerationrestriction.js';
 import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
+import { OwnerReferencesPermissionEnforcement, type KindResources } from './plugins/ownerreferences.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -59,6 +60,8 @@ export interface AdmissionContext {
   getObject?(group: string, version: string, resource: string, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   /** The server's authorizer, for plugins that ask about the requester (approve and sign on signers, match conditions' `authorizer`); without it they refuse. */
   authorize?: Authorize;
+  /** The resources a kind is served as in a group version (owner references name kinds); without it no owner can be found. */
+  kindResources?: KindResources;
   /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
   serves?: ServesVersion;
 }
@@ -103,6 +106,7 @@ const factories = new Map<string, Factory>([
   ['PodNodeSelector', (c, config) => new PodNodeSelector(c.getNamespace, nodeSelectorConfig(config))],
   ['PodTolerationRestriction', (c, config) => new PodTolerationRestriction(c.getNamespace, tolerationRestrictionConfig(config))],
   ['EventRateLimit', (_c, config) => new EventRateLimit(eventLimitsConfig(config))],
+  ['OwnerReferencesPermissionEnforcement', (c) => new OwnerReferencesPermissionEnforcement(c.authorize, c.kindResources)],
 ]);
 
 /**

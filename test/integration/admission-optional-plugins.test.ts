@@ -15,10 +15,12 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
+import { eventually } from '../support/eventually.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { AdmissionConfigError } from '../../src/admission/index.js';
 
-const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs', 'PodNodeSelector', 'PodTolerationRestriction', 'EventRateLimit'];
+const plugins = ['AlwaysPullImages', 'LimitPodHardAntiAffinityTopology', 'SecurityContextDeny', 'ExtendedResourceToleration', 'DenyServiceExternalIPs', 'PodNodeSelector', 'PodTolerationRestriction', 'EventRateLimit',
+  'OwnerReferencesPermissionEnforcement'];
 const scheduler = `scheduler.alpha.${product.domain}`;
 const memoryPressure = { key: `node.${product.domain}/memory-pressure`, operator: 'Exists', effect: 'NoSchedule' };
 const dedicated = { key: 'dedicated', operator: 'Equal', value: 'general', effect: 'NoSchedule' };
@@ -237,4 +239,45 @@ test('EventRateLimit without a configuration, or with a bad one, stops the start
     assert.equal(e.message, `admission control configuration file "${bad}": plugins[2].configuration (EventRateLimit): limits[0].type: Unsupported value: "Pod": supported values: "Namespace", "Server", "SourceAndObject", "User", limits[0].qps: Invalid value: 0: must be positive`);
     return true;
   });
+});
+
+test('OwnerReferencesPermissionEnforcement: changing owner references needs delete, a new blocking reference needs the owner\'s finalizers', async () => {
+  const asBob = { 'Impersonate-User': 'bob' };
+  const rbac = `/apis/${vocabulary.rbacGroup}/v1/namespaces/owned`;
+  for (const s of [on, off]) {
+    assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name: 'owned' } })).status, 201);
+    assert.equal((await s.client.post(`${rbac}/roles`, { metadata: { name: 'writer' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update'] }] })).status, 201);
+    assert.equal((await s.client.post(`${rbac}/rolebindings`, {
+      metadata: { name: 'writer' }, roleRef: { apiGroup: vocabulary.rbacGroup, kind: 'Role', name: 'writer' }, subjects: [{ kind: 'User', name: 'bob', apiGroup: vocabulary.rbacGroup }],
+    })).status, 201);
+  }
+  const cms = '/api/v1/namespaces/owned/configmaps';
+  const owner = (await on.client.post(cms, { metadata: { name: 'owner' } })).json;
+  const ref = (extra: Record<string, unknown> = {}) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid, ...extra });
+  // Creating with owner references is allowed to whoever may create.
+  const created = await on.client.post(cms, { metadata: { name: 'dep', ownerReferences: [ref()] } }, asBob);
+  assert.equal(created.status, 201, created.text);
+  const changed = { ...created.json, metadata: { ...created.json.metadata, ownerReferences: [ref({ controller: true })] } };
+  const refused = await on.client.put(`${cms}/dep`, changed, asBob);
+  // RBAC gives no reason, and Go prints the absent error as <nil>: upstream's text exactly.
+  assertStatus(refused, 403, 'Forbidden', 'configmaps "dep" is forbidden: cannot set an ownerRef on a resource you can\'t delete: , <nil>');
+  // Other changes of an object with owner references need nothing more.
+  const labelled = await on.client.put(`${cms}/dep`, { ...created.json, metadata: { ...created.json.metadata, labels: { a: 'b' } } }, asBob);
+  assert.equal(labelled.status, 200, labelled.text);
+  const blocking = await on.client.post(cms, { metadata: { name: 'blocker', ownerReferences: [ref({ blockOwnerDeletion: true })] } }, asBob);
+  assertStatus(blocking, 403, 'Forbidden', 'configmaps "blocker" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , <nil>');
+  const unknownKind = await on.client.post(cms, { metadata: { name: 'widgeted', ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: 'u1', blockOwnerDeletion: true }] } }, asBob);
+  assertStatus(unknownKind, 403, 'Forbidden', 'configmaps "widgeted" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for APIVersion example.com/v1 Kind Widget: no matches for kind "Widget" in version "example.com/v1"');
+  // Update rights on the owner's finalizers let the blocking reference through.
+  assert.equal((await on.client.post(`${rbac}/roles`, { metadata: { name: 'finalizer' }, rules: [{ apiGroups: [''], resources: ['configmaps/finalizers'], verbs: ['update'], resourceNames: ['owner'] }] })).status, 201);
+  assert.equal((await on.client.post(`${rbac}/rolebindings`, {
+    metadata: { name: 'finalizer' }, roleRef: { apiGroup: vocabulary.rbacGroup, kind: 'Role', name: 'finalizer' }, subjects: [{ kind: 'User', name: 'bob', apiGroup: vocabulary.rbacGroup }],
+  })).status, 201);
+  await eventually('the finalizers role reaches the authorizer', async () => (await on.client.post(cms, { metadata: { name: 'blocker', ownerReferences: [ref({ blockOwnerDeletion: true })] } }, asBob)).status === 201);
+  // Off by default: bob changes owner references he could not delete.
+  const offOwner = (await off.client.post(cms, { metadata: { name: 'owner' } })).json;
+  const offRef = { ...ref(), uid: offOwner.metadata.uid };
+  const offCreated = (await off.client.post(cms, { metadata: { name: 'dep', ownerReferences: [offRef] } }, asBob)).json;
+  const offChanged = await off.client.put(`${cms}/dep`, { ...offCreated, metadata: { ...offCreated.metadata, ownerReferences: [{ ...offRef, controller: true }] } }, asBob);
+  assert.equal(offChanged.status, 200, offChanged.text);
 });
