@@ -29,6 +29,7 @@ import { PodNodeSelector, nodeSelectorConfig } from './plugins/podnodeselector.j
 import { PodTolerationRestriction, tolerationRestrictionConfig } from './plugins/podtolerationrestriction.js';
 import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
 import { OwnerReferencesPermissionEnforcement, type KindResources } from './plugins/ownerreferences.js';
+import { ImagePolicyWebhook, imagePolicySettings } from './plugins/imagepolicywebhook.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -107,6 +108,7 @@ const factories = new Map<string, Factory>([
   ['PodTolerationRestriction', (c, config) => new PodTolerationRestriction(c.getNamespace, tolerationRestrictionConfig(config))],
   ['EventRateLimit', (_c, config) => new EventRateLimit(eventLimitsConfig(config))],
   ['OwnerReferencesPermissionEnforcement', (c) => new OwnerReferencesPermissionEnforcement(c.authorize, c.kindResources)],
+  ['ImagePolicyWebhook', async (c, config, client) => new ImagePolicyWebhook(await imagePolicySettings(config, c.serves), client)],
 ]);
 
 /**
