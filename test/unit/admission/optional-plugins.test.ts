@@ -11,6 +11,8 @@ import { AlwaysPullImages } from '../../../src/admission/plugins/alwayspullimage
 import { isExtendedResourceName } from '../../../src/admission/plugins/extendedresourcetoleration.js';
 import { mergeTolerations, selectorMap, tolerationsWhitelisted } from '../../../src/admission/plugins/pods.js';
 import { EventRateLimit } from '../../../src/admission/plugins/eventratelimit.js';
+import { AdmissionConfigError, AdmissionListers, buildAdmission, type AdmissionContext } from '../../../src/admission/index.js';
+import { enabledPluginNames, orderedPluginNames, removedPlugins } from '../../../src/admission/plugin-names.js';
 import { events, pods, services } from '../../../src/api/core/v1/index.js';
 import { admissionRequest, rejection } from '../../support/admission.js';
 
@@ -124,5 +126,49 @@ describe('EventRateLimit on a moved clock', () => {
     plugin.validate(inNamespace('b'));
     plugin.validate(inNamespace('a'));
     assert.equal(now, 0);
+  });
+});
+
+describe('plugin names', () => {
+  const context: AdmissionContext = {
+    getNamespace: async () => undefined, createNamespace: async () => ({}), listers: new AdmissionListers(),
+    log: { warn: () => {}, info: () => {} },
+  };
+
+  test('enabling PodSecurityPolicy stops the start with one line pointing to PodSecurity; disabling it is accepted', () => {
+    assert.throws(() => enabledPluginNames(['PodSecurityPolicy'], []), (e: Error) => {
+      assert.ok(e instanceof AdmissionConfigError);
+      assert.equal(e.message, removedPlugins.get('PodSecurityPolicy'));
+      assert.match(e.message, /^admission plugin "PodSecurityPolicy" was removed in v1\.25 .*use the PodSecurity admission plugin/);
+      assert.doesNotMatch(e.message, /\n/);
+      return true;
+    });
+    assert.ok(!enabledPluginNames([], ['PodSecurityPolicy']).includes('PodSecurityPolicy'));
+  });
+
+  test('every known name, enabled alone, is built or refused with a message that says why: none is accepted without effect', async () => {
+    const withoutImplementation: string[] = [];
+    for (const name of orderedPluginNames.filter((n) => !removedPlugins.has(n))) {
+      try {
+        const built = await buildAdmission({ enable: [name], disable: [] }, context);
+        assert.ok(built.running.includes(name), `${name} runs once enabled`);
+        built.close();
+      } catch (e) {
+        assert.ok(e instanceof AdmissionConfigError, `${name}: ${String(e)}`);
+        // A plugin that needs a configuration says so; one without an implementation says that, and how to start anyway.
+        if (/has no implementation/.test(e.message)) {
+          assert.equal(e.message, `admission plugin ${name} has no implementation in this server: turn it off (--disable-admission-plugins=${name})`);
+          withoutImplementation.push(name);
+        } else {
+          assert.match(e.message, /needs a configuration/, name);
+        }
+      }
+    }
+    // The default set starts whatever is still being built.
+    await buildAdmission({ enable: [], disable: [] }, context);
+    for (const name of ['AlwaysPullImages', 'DenyServiceExternalIPs', 'EventRateLimit', 'ExtendedResourceToleration', 'ImagePolicyWebhook', 'LimitPodHardAntiAffinityTopology',
+      'OwnerReferencesPermissionEnforcement', 'PodNodeSelector', 'PodTolerationRestriction', 'SecurityContextDeny']) {
+      assert.ok(!withoutImplementation.includes(name), name);
+    }
   });
 });
