@@ -162,6 +162,8 @@ test('PodNodeSelector merges the namespace selector (annotation, else the cluste
     'pods "dev" is forbidden: pod node label selector conflicts with its namespace node label selector');
   assertStatus(await on.client.post(podsIn('scoped'), pod('ssd', { nodeSelector: { disk: 'ssd' } })), 403, 'Forbidden',
     'pods "ssd" is forbidden: pod node label selector labels conflict with its namespace whitelist');
+  // An empty annotation selects nothing: no selector is added.
+  assert.equal((await on.client.post(pods, pod('anywhere'))).json.spec.nodeSelector, undefined);
   const upstreamNamed = await on.client.post(podsIn('upstream-named'), pod('aliased'));
   assert.deepEqual(upstreamNamed.json.spec.nodeSelector, { disk: 'ssd' });
   // Off by default: nothing merged, nothing refused.

@@ -59,7 +59,9 @@ export class PodNodeSelector implements AdmissionPlugin {
     // The pod's own entries win where both name a key (they agree, or the check above refused).
     const merged = new Map([...fromNamespace, ...own]);
     pod.spec ??= {};
-    pod.spec.nodeSelector = mapObject(merged);
+    // An empty selector is left out, as upstream's omitempty does.
+    if (merged.size) pod.spec.nodeSelector = mapObject(merged);
+    else delete pod.spec.nodeSelector;
     this.checkWhitelist(pod, r, merged);
   }
 
