@@ -7,12 +7,13 @@
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
+import { eventually } from '../support/eventually.js';
 import { startWebhookServer, type TestWebhookServer } from '../support/webhook.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { AdmissionConfigError } from '../../src/admission/index.js';
@@ -68,14 +69,31 @@ function decide(review: any) {
   return { status: 200, raw: JSON.stringify({ apiVersion: 'imagepolicy.k8s.io/v1alpha1', kind: 'ImageReview', status }) };
 }
 
+/** Audit at Metadata level into a log of its own: where the plugin's audit annotations are seen. */
+function audited(): { auditPolicyFile: string; auditLogPath: string } {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'policy.yaml'), YAML.stringify({ apiVersion: `audit.${product.domain}/v1`, kind: 'Policy', rules: [{ level: 'Metadata', omitStages: ['RequestReceived'] }] }));
+  return { auditPolicyFile: join(dir, 'policy.yaml'), auditLogPath: join(dir, 'audit.log') };
+}
+
+/** The annotations of the audit event of the request that answered `r`. */
+async function auditAnnotations(s: TestServer, r: { headers: Record<string, unknown> }): Promise<Record<string, string>> {
+  const path = s.options.auditLogPath!;
+  return eventually('the audit event', async () => {
+    if (!existsSync(path)) return undefined;
+    const event = readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.auditID === r.headers['audit-id'] && e.stage === 'ResponseComplete');
+    return event ? (event.annotations ?? {}) : undefined;
+  });
+}
+
 before(async () => {
   backend = await startWebhookServer();
   backend.on('/review', decide);
   const policy = { kubeConfigFile: backendKubeconfig(backend.url('/review'), backend.ca.cert), allowTTL: 60, denyTTL: 60, retryBackoff: 1 };
   const unreachable = { ...policy, kubeConfigFile: backendKubeconfig(`https://127.0.0.1:${await closedPort()}/review`, backend.ca.cert), defaultAllow: true };
   [on, failOpen, off] = await Promise.all([
-    startTestServer({ ...common, runtimeConfig, enableAdmissionPlugins: ['ImagePolicyWebhook'], admissionControlConfigFile: admissionConfig(policy) }),
-    startTestServer({ ...common, runtimeConfig, enableAdmissionPlugins: ['ImagePolicyWebhook'], admissionControlConfigFile: admissionConfig(unreachable) }),
+    startTestServer({ ...common, ...audited(), runtimeConfig, enableAdmissionPlugins: ['ImagePolicyWebhook'], admissionControlConfigFile: admissionConfig(policy) }),
+    startTestServer({ ...common, ...audited(), runtimeConfig, enableAdmissionPlugins: ['ImagePolicyWebhook'], admissionControlConfigFile: admissionConfig(unreachable) }),
     startTestServer(common),
   ]);
   for (const s of [on, failOpen, off]) assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name: 'images' } })).status, 201);
@@ -107,6 +125,8 @@ test('an allowed pod: the backend gets an ImageReview over TLS with the images, 
     spec: { containers: [{ image: 'good/app:1' }, { image: 'good/init:1' }], annotations: { 'team.image-policy.plat.io/ticket': '42' }, namespace: 'images' },
     status: { allowed: false },
   });
+  // The backend's audit annotations are recorded under the plugin's prefix.
+  assert.equal((await auditAnnotations(on, created))[`imagepolicywebhook.image-policy.${product.domain}/verdict`], 'allowed');
 });
 
 test('denials are 403 with upstream\'s messages; answers are cached for their TTL', async () => {
@@ -131,6 +151,7 @@ test('an unreachable backend with defaultAllow admits the pod and marks it as fa
   assert.equal(created.json.metadata.annotations[`alpha.image-policy.${product.domain}/failed-open`], 'true');
   const stored = await failOpen.client.get(`${pods}/open`);
   assert.equal(stored.json.metadata.annotations[`alpha.image-policy.${product.domain}/failed-open`], 'true');
+  assert.equal((await auditAnnotations(failOpen, created))[`imagepolicywebhook.image-policy.${product.domain}/failed-open`], 'true');
 });
 
 test('off by default: a denied image runs, and no review is sent', async () => {
