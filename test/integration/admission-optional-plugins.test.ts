@@ -60,6 +60,9 @@ before(async () => {
       [`${scheduler}/defaultTolerations`]: JSON.stringify([{ key: 'team', operator: 'Equal', value: 'a', effect: 'NoSchedule' }]),
       [`${scheduler}/tolerationsWhitelist`]: JSON.stringify([{ key: 'team', operator: 'Exists' }, memoryPressure]),
     }],
+    // Annotations a user got wrong: each pod created there fails, the server goes on.
+    ['garbled', { [`${scheduler}/node-selector`]: 'a=b=c' }],
+    ['garbled-tolerations', { [`${scheduler}/node-selector`]: '', [`${scheduler}/defaultTolerations`]: '{"key": ' }],
     // Upstream's annotation names are read too.
     ['upstream-named', { 'scheduler.alpha.kubernetes.io/node-selector': 'disk=ssd', 'scheduler.alpha.kubernetes.io/tolerationsWhitelist': '' }],
   ];
@@ -282,4 +285,12 @@ test('OwnerReferencesPermissionEnforcement: changing owner references needs dele
   const offCreated = (await off.client.post(cms, { metadata: { name: 'dep', ownerReferences: [offRef] } }, asBob)).json;
   const offChanged = await off.client.put(`${cms}/dep`, { ...offCreated, metadata: { ...offCreated.metadata, ownerReferences: [{ ...offRef, controller: true }] } }, asBob);
   assert.equal(offChanged.status, 200, offChanged.text);
+});
+
+test('a namespace annotation that does not parse fails its pods with upstream\'s plain error; the server goes on', async () => {
+  assertPlainFailure(await on.client.post(podsIn('garbled'), pod('p')), 'invalid selector: [a b c]');
+  const tolerations = await on.client.post(podsIn('garbled-tolerations'), pod('p'));
+  assert.equal(tolerations.status, 500, tolerations.text);
+  assert.match(tolerations.json.message, /^namespace garbled-tolerations annotation scheduler\.alpha\.[a-z.]+\/defaultTolerations: /);
+  assert.equal((await on.client.post(pods, pod('after-garbled'))).status, 201);
 });
