@@ -112,10 +112,10 @@ const factories = new Map<string, Factory>([
 ]);
 
 /**
- * Default-on plugins other work builds at the same time as this list: while
- * one has no factory, the default set still starts without it (naming it
- * in --enable-admission-plugins stops the start). Empty once they land, and
- * then removed with its use.
+ * Default-on plugins whose implementations are being built alongside: while
+ * one has no factory yet the default set starts without it, but naming it in
+ * --enable-admission-plugins stops the start. Once all have factories this
+ * set and its one use go, and every name without a factory stops the start.
  */
 const awaitingImplementation: ReadonlySet<string> = new Set([
   'DefaultIngressClass', 'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'PersistentVolumeClaimResize',
