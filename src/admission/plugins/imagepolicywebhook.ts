@@ -13,7 +13,7 @@
 // -1 turns a TTL or the backoff off. The ImageReview's group version must be
 // turned on with --runtime-config (the spec's rule); without it the start stops.
 
-import { isAbsolute } from 'node:path';
+import { resolve } from 'node:path';
 import { ownValue } from '../../machinery/ownkeys.js';
 import { product, productGroup, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
@@ -99,10 +99,10 @@ export async function imagePolicySettings(config: Record<string, unknown> | unde
   if (typeof defaultAllow !== 'boolean') throw new AdmissionConfigError(`${what}: imagePolicy.defaultAllow must be true or false`);
   const path = ownValue(p, 'kubeConfigFile');
   if (typeof path !== 'string' || path === '') throw new AdmissionConfigError(`${what}: imagePolicy.kubeConfigFile is required`);
-  if (!isAbsolute(path)) throw new AdmissionConfigError(`${what}: imagePolicy.kubeConfigFile: Invalid value: ${JSON.stringify(path)}: must be an absolute file path`);
   let remote;
   try {
-    remote = await readKubeconfigEndpoint(path);
+    // A relative path is the server's working folder's, as upstream reads it.
+    remote = await readKubeconfigEndpoint(resolve(path));
   } catch (e) {
     throw new AdmissionConfigError(`${what}: the image policy backend's kubeconfig "${path}": ${(e as Error).message}`);
   }
