@@ -52,6 +52,14 @@ export function expectKind(doc: unknown, kinds: readonly { apiVersion: string; k
   return doc;
 }
 
+/** Where each plugin configuration was read, for the messages that refuse it. */
+const sources = new WeakMap<object, string>();
+
+/** `configuration file "<path>" of plugin <name>`, or the entry of the admission configuration file that held it inline. */
+export function configSource(config: object, plugin: string): string {
+  return sources.get(config) ?? `the configuration of plugin ${plugin}`;
+}
+
 /** Reads the file; no file means no plugin has a configuration. */
 export async function readAdmissionConfiguration(path: string | undefined): Promise<PluginConfigs> {
   const configs = new Map<string, Record<string, unknown>>();
@@ -78,9 +86,11 @@ export async function readAdmissionConfiguration(path: string | undefined): Prom
       const config = parseConfigText(await readText(file, `the configuration of plugin ${name}`), `configuration file "${file}" of plugin ${name}`);
       if (!isObject(config)) throw new AdmissionConfigError(`configuration file "${file}" of plugin ${name} must hold an object`);
       configs.set(name, config);
+      sources.set(config, `configuration file "${file}" of plugin ${name}`);
     } else if (hasInline) {
       if (!isObject(entry.configuration)) throw new AdmissionConfigError(`${at}.configuration must be an object`);
       configs.set(name, entry.configuration);
+      sources.set(entry.configuration, `${at}.configuration (${name})`);
     }
   }
   return configs;

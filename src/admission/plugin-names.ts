@@ -1,8 +1,8 @@
 // Which plugins run, and in which order. Every plugin name the specification
 // lists is known here, in upstream's fixed order (the order of the flags does
-// not matter); the default set is on unless disabled. Names this server has
-// no implementation for yet act on kinds it does not serve, so they have no
-// effect; any other name stops the start-up.
+// not matter); the default set is on unless disabled. Any other name stops
+// the start-up, and so does a plugin upstream removed (PodSecurityPolicy),
+// with the one line that says what replaces it.
 
 export const orderedPluginNames: readonly string[] = [
   'AlwaysAdmit',
@@ -52,6 +52,11 @@ export const defaultOnPlugins: ReadonlySet<string> = new Set([
   'ValidatingAdmissionWebhook',
 ]);
 
+/** Plugins the spec still lists but upstream removed: enabling one stops the start with what replaces it. */
+export const removedPlugins: ReadonlyMap<string, string> = new Map([
+  ['PodSecurityPolicy', 'admission plugin "PodSecurityPolicy" was removed in v1.25 with policy/v1beta1 PodSecurityPolicy: use the PodSecurity admission plugin (on by default) and the pod security labels of namespaces instead'],
+]);
+
 /** A start-up failure of admission (flags, configuration file): the message says what to fix. */
 export class AdmissionConfigError extends Error {
   override name = 'AdmissionConfigError';
@@ -69,6 +74,7 @@ export function enabledPluginNames(enable: readonly string[], disable: readonly 
   for (const name of disable) if (!known.has(name)) problems.push(`disable-admission-plugins plugin "${name}" is unknown`);
   const both = [...new Set(enable)].filter((name) => disable.includes(name)).sort();
   if (both.length) problems.push(`[${both.join(' ')}] in enable-admission-plugins and disable-admission-plugins overlapped`);
+  for (const name of new Set(enable)) if (removedPlugins.has(name) && !disable.includes(name)) problems.push(removedPlugins.get(name)!);
   if (problems.length) throw new AdmissionConfigError(problems.join('; '));
   return orderedPluginNames.filter((name) => (defaultOnPlugins.has(name) || enable.includes(name)) && !disable.includes(name));
 }

@@ -84,6 +84,14 @@ const upstreamGroupVersions: ReadonlySet<string> = new Set([
 
 const gvText = (group: string, version: string) => (group ? `${group}/${version}` : version);
 
+/**
+ * Group versions upstream registers without serving a resource in them: the
+ * ImageReview the ImagePolicyWebhook plugin sends, which needs its version
+ * turned on by --runtime-config (as the spec says). Their keys are recorded,
+ * so that `serves` answers for them.
+ */
+const unservedGroupVersions: ReadonlySet<string> = new Set([`${g('imagepolicy')}/v1alpha1`]);
+
 /** The removal row that covers this group version (and resource, when given). */
 export function removedVersion(group: string, version: string, resource?: string): RemovedVersion | undefined {
   return removedVersions.find((r) => r.group === group && r.version === version && (resource === undefined || !r.resources || r.resources.includes(resource)));
@@ -187,6 +195,11 @@ export class ApiEnablement {
       if (removed) {
         const what = resource === undefined ? gv : `${gv}/${resource}`;
         throw new RuntimeConfigError(`--runtime-config names ${what}, which was removed in v${removed.release} (use ${removed.replacement} instead)`);
+      }
+      if (unservedGroupVersions.has(gv)) {
+        if (resource === undefined) e.versions.set(gv, enabled);
+        else e.resources.set(`${gv}/${resource}`, enabled);
+        continue;
       }
       if (!served.has(gv)) {
         if (upstreamGroupVersions.has(gv)) {

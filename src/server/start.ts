@@ -145,6 +145,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       listers: admissionListers,
       getObject: (group, version, resource, namespace, name) => objectLookup!.get(group, version, resource, namespace, name),
       authorize: (attributes) => authorizer.authorize(attributes),
+      kindResources: (group, version, kind) => registry!.restObjects().map((r) => r.describe).filter((d) => !d.subresource && d.group === group && d.version === version && d.kind.kind === kind),
       serves: (group, version, resource) => enablement.serves(group, version, resource),
     },
   );
