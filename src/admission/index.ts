@@ -20,6 +20,7 @@ import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestr
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
 import { WebhookClient, webhookPlugin } from './webhook/index.js';
+import { resourceQuotaPlugin } from './plugins/resourcequota/index.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -87,6 +88,7 @@ const factories = new Map<string, Factory>([
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
+  ['ResourceQuota', (c, config) => resourceQuotaPlugin(c.listers, config)],
 ]);
 
 export interface BuiltAdmission {

@@ -35,6 +35,7 @@ export const resources = {
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },
   priorityClasses: { group: vocabulary.schedulingGroup, resource: 'priorityclasses', version: 'v1' },
+  resourceQuotas: { group: '', resource: 'resourcequotas' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */
