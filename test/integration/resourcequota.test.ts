@@ -1,0 +1,136 @@
+// ResourceQuota end to end on one server: the quota controller fills
+// status.hard and status.used, the admission plugin refuses what would go
+// past a cap with upstream's messages and charges what it admits, a create
+// that fails after admission gives its charge back, scopes and the counts of
+// custom resources, and the controller's recount after deletions.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { eventually } from '../support/eventually.js';
+import { assertStatus } from '../support/hostile.js';
+import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
+
+let s: TestServer;
+before(async () => { s = await startTestServer(); });
+after(async () => { await s.close(); });
+
+let nsCount = 0;
+async function namespace(): Promise<string> {
+  const name = `quota-${++nsCount}`;
+  assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name } })).status, 201);
+  return name;
+}
+
+/** Creates a quota and waits for the controller to fill its status (admission refuses what a quota without use counts). */
+async function quota(ns: string, name: string, spec: Record<string, unknown>): Promise<any> {
+  const r = await s.client.post(`/api/v1/namespaces/${ns}/resourcequotas`, { metadata: { name }, spec });
+  assert.equal(r.status, 201, r.text);
+  return eventually(`quota ${ns}/${name} has its status`, async () => {
+    const q = (await s.client.get(`/api/v1/namespaces/${ns}/resourcequotas/${name}`)).json;
+    return q.status?.used && Object.keys(q.status.used).length === Object.keys(q.spec.hard).length ? q : undefined;
+  });
+}
+
+async function used(ns: string, name: string): Promise<Record<string, string>> {
+  return (await s.client.get(`/api/v1/namespaces/${ns}/resourcequotas/${name}`)).json.status.used;
+}
+
+const pod = (name: string, spec: Record<string, unknown> = {}, resources?: Record<string, unknown>) => ({
+  metadata: { name }, spec: { containers: [{ name: 'c', image: 'nginx', ...(resources ? { resources } : {}) }], ...spec },
+});
+
+test('pods=1: the status mirrors the caps, the first pod is charged, the second refused with upstream\'s message', async () => {
+  const ns = await namespace();
+  const q = await quota(ns, 'q', { hard: { pods: '1' } });
+  assert.deepEqual(q.status, { hard: { pods: '1' }, used: { pods: '0' } });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('p1'))).status, 201);
+  assert.deepEqual(await used(ns, 'q'), { pods: '1' });
+  const second = await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('p2'));
+  assertStatus(second, 403, 'Forbidden', 'pods "p2" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1');
+  assert.deepEqual(await used(ns, 'q'), { pods: '1' }, 'a refused create is not charged');
+});
+
+test('a dry run is checked but never charged', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { pods: '1' } });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods?dryRun=All`, pod('p1'))).status, 201);
+  assert.deepEqual(await used(ns, 'q'), { pods: '0' });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('p1'))).status, 201);
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/pods?dryRun=All`, pod('p2')), 403, 'Forbidden');
+});
+
+test('a create whose write fails after admission (the name is taken) gives its charge back', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { configmaps: '3', 'count/configmaps': '3' } });
+  const cm = { metadata: { name: 'same' }, data: { a: 'b' } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/configmaps`, cm)).status, 201);
+  assert.deepEqual(await used(ns, 'q'), { configmaps: '1', 'count/configmaps': '1' });
+  for (let i = 0; i < 3; i++) assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/configmaps`, cm), 409, 'AlreadyExists');
+  assert.deepEqual(await used(ns, 'q'), { configmaps: '1', 'count/configmaps': '1' }, 'each failed write gave its unit back');
+  for (const name of ['two', 'three']) assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name } })).status, 201);
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'four' } }), 403, 'Forbidden',
+    'configmaps "four" is forbidden: exceeded quota: q, requested: configmaps=1,count/configmaps=1, used: configmaps=3,count/configmaps=3, limited: configmaps=3,count/configmaps=3');
+});
+
+test('requests and limits: pods must state what is capped, and their sums are charged', async () => {
+  const ns = await namespace();
+  await quota(ns, 'compute', { hard: { 'requests.cpu': '1', 'limits.memory': '1Gi', 'requests.example.com/gpu': '2' } });
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('bare')), 403, 'Forbidden',
+    'pods "bare" is forbidden: failed quota: compute: must specify limits.memory for: c; requests.cpu for: c');
+  const sized = { requests: { cpu: '600m', 'example.com/gpu': '1' }, limits: { memory: '512Mi', 'example.com/gpu': '1' } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('a', {}, sized))).status, 201);
+  assert.deepEqual(await used(ns, 'compute'), { 'limits.memory': '512Mi', 'requests.cpu': '600m', 'requests.example.com/gpu': '1' });
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('b', {}, sized)), 403, 'Forbidden',
+    'pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1');
+  const small = { requests: { cpu: '400m', 'example.com/gpu': '1' }, limits: { memory: '512Mi', 'example.com/gpu': '1' } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('c', {}, small))).status, 201);
+  assert.deepEqual(await used(ns, 'compute'), { 'limits.memory': '1Gi', 'requests.cpu': '1', 'requests.example.com/gpu': '2' });
+});
+
+test('scopes: a BestEffort quota counts only best-effort pods; a PriorityClass selector only pods of those classes', async () => {
+  const ns = await namespace();
+  await quota(ns, 'besteffort', { hard: { pods: '1' }, scopes: ['BestEffort'] });
+  await quota(ns, 'high', { hard: { pods: '1' }, scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high'] }] } });
+  const burstable = { requests: { cpu: '10m' } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('be'))).status, 201);
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('be2')), 403, 'Forbidden',
+    'pods "be2" is forbidden: exceeded quota: besteffort, requested: pods=1, used: pods=1, limited: pods=1');
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('burst', {}, burstable))).status, 201);
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('burst2', {}, burstable))).status, 201);
+  assert.deepEqual(await used(ns, 'besteffort'), { pods: '1' });
+  assert.deepEqual(await used(ns, 'high'), { pods: '0' });
+});
+
+test('count/<resource>.<group> caps the objects of a custom resource', async () => {
+  const ns = await namespace();
+  assert.equal((await s.client.post(crdPath, widgetCrd())).status, 201);
+  const widgets = `/apis/${widgetGroup}/v1/namespaces/${ns}/widgets`;
+  await eventually('widgets served', async () => (await s.client.get(widgets)).status === 200);
+  const name = `count/widgets.${widgetGroup}`;
+  await quota(ns, 'w', { hard: { [name]: '1' } });
+  const widget = (n: string) => ({ apiVersion: `${widgetGroup}/v1`, kind: 'Widget', metadata: { name: n }, spec: {} });
+  assert.equal((await s.client.post(widgets, widget('w1'))).status, 201);
+  assertStatus(await s.client.post(widgets, widget('w2')), 403, 'Forbidden',
+    `widgets.${widgetGroup} "w2" is forbidden: exceeded quota: w, requested: ${name}=1, used: ${name}=1, limited: ${name}=1`);
+  assert.equal((await s.client.send('DELETE', `${widgets}/w1`)).status, 200);
+  await eventually('the controller recounts widgets', async () => (await used(ns, 'w'))[name] === '0');
+  assert.equal((await s.client.post(widgets, widget('w2'))).status, 201);
+});
+
+test('the controller recounts after deletions, and kubectl describe quota shows the rows', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { pods: '2', services: '1', 'services.nodeports': '1' } });
+  for (const name of ['a', 'b']) assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod(name))).status, 201);
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('c')), 403, 'Forbidden');
+  assert.equal((await s.client.send('DELETE', `/api/v1/namespaces/${ns}/pods/a?gracePeriodSeconds=0`)).status, 200);
+  await eventually('pods recounted', async () => (await used(ns, 'q')).pods === '1');
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('c'))).status, 201);
+  const svc = { metadata: { name: 's' }, spec: { type: 'NodePort', selector: { app: 'x' }, ports: [{ port: 80 }] } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/services`, svc)).status, 201);
+  const described = await s.kubectlOk(['describe', 'quota', 'q', '-n', ns]);
+  assert.match(described, /Resource\s+Used\s+Hard/);
+  assert.match(described, /pods\s+2\s+2/);
+  assert.match(described, /services\s+1\s+1/);
+  assert.match(described, /services\.nodeports\s+1\s+1/);
+});
