@@ -129,6 +129,8 @@ export class ResourceQuota implements AdmissionPlugin {
     if (request.operation === 'CREATE' && group === '' && resource === 'namespaces') return;
     const evaluator = evaluatorFor(group, resource);
     if (!evaluator || !evaluator.handles(request.operation)) return;
+    // Most namespaces have no quota: known to have none, the request waits for no batch.
+    if (this.limited.length === 0 && this.knownWithoutQuota(request.namespace)) return;
     const waiter = await new Promise<Waiter>((resolve) => {
       const w: Waiter = { request, evaluator, charged: new Map(), resolve: () => resolve(w) };
       this.enqueue(request.namespace!, w);
@@ -178,6 +180,12 @@ export class ResourceQuota implements AdmissionPlugin {
   }
 
   // ---- reading quotas -------------------------------------------------------
+
+  private knownWithoutQuota(namespace: string): boolean {
+    if (this.quotas.inNamespace(namespace).length) return false;
+    const live = this.liveLists.get(namespace);
+    return !!live && live.expires >= this.now() && live.quotas.length === 0;
+  }
 
   /** The namespace's quotas: the lister's, or a live list when it holds none, each replaced by a newer copy this server wrote. */
   private async namespaceQuotas(namespace: string): Promise<KubeObject[]> {
