@@ -6,13 +6,26 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../support/server.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startTestServer, tempDir, type TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { assertStatus } from '../support/hostile.js';
 import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
 
 let s: TestServer;
-before(async () => { s = await startTestServer(); });
+before(async () => {
+  // Claims of the bronze class need a quota that caps them (upstream's limitedResources).
+  const config = join(tempDir(), 'admission.yaml');
+  writeFileSync(config, JSON.stringify({
+    apiVersion: 'apiserver.config.plat.io/v1', kind: 'AdmissionConfiguration',
+    plugins: [{ name: 'ResourceQuota', configuration: {
+      apiVersion: 'apiserver.config.plat.io/v1', kind: 'ResourceQuotaConfiguration',
+      limitedResources: [{ resource: 'persistentvolumeclaims', matchContains: ['bronze.storageclass'] }],
+    } }],
+  }));
+  s = await startTestServer({ admissionControlConfigFile: config });
+});
 after(async () => { await s.close(); });
 
 let nsCount = 0;
@@ -133,4 +146,36 @@ test('the controller recounts after deletions, and kubectl describe quota shows 
   assert.match(described, /pods\s+2\s+2/);
   assert.match(described, /services\s+1\s+1/);
   assert.match(described, /services\.nodeports\s+1\s+1/);
+});
+
+test('services: an update that changes the type is charged the difference', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { services: '2', 'services.nodeports': '1', 'services.loadbalancers': '0' } });
+  const svc = { metadata: { name: 's' }, spec: { selector: { app: 'x' }, ports: [{ port: 80 }] } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/services`, svc)).status, 201);
+  assert.deepEqual(await used(ns, 'q'), { services: '1', 'services.loadbalancers': '0', 'services.nodeports': '0' });
+  const path = `/api/v1/namespaces/${ns}/services/s`;
+  const merge = (body: unknown) => ({ raw: JSON.stringify(body), headers: { 'Content-Type': 'application/merge-patch+json' } });
+  assertStatus(await s.client.send('PATCH', path, merge({ spec: { type: 'LoadBalancer' } })), 403, 'Forbidden',
+    'services "s" is forbidden: exceeded quota: q, requested: services.loadbalancers=1, used: services.loadbalancers=0, limited: services.loadbalancers=0');
+  assert.equal((await s.client.send('PATCH', path, merge({ spec: { type: 'NodePort' } }))).status, 200);
+  assert.deepEqual(await used(ns, 'q'), { services: '1', 'services.loadbalancers': '0', 'services.nodeports': '1' }, 'the update is not charged as a second service');
+});
+
+test('claims: storage per class, product-named, and a limited class needs a covering quota', async () => {
+  const ns = await namespace();
+  const gold = 'gold.storageclass.storage.plat.io/requests.storage';
+  await quota(ns, 'q', { hard: { 'requests.storage': '10Gi', [gold]: '3Gi', persistentvolumeclaims: '5' } });
+  const claim = (name: string, cls: string, size: string) => ({
+    metadata: { name }, spec: { storageClassName: cls, accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+  });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('a', 'gold', '2Gi'))).status, 201);
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('b', 'gold', '2Gi')), 403, 'Forbidden',
+    `persistentvolumeclaims "b" is forbidden: exceeded quota: q, requested: ${gold}=2Gi, used: ${gold}=2Gi, limited: ${gold}=3Gi`);
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('c', 'silver', '5Gi'))).status, 201);
+  assert.deepEqual(await used(ns, 'q'), { [gold]: '2Gi', persistentvolumeclaims: '2', 'requests.storage': '7Gi' });
+  assertStatus(await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('d', 'bronze', '1Gi')), 403, 'Forbidden',
+    'persistentvolumeclaims "d" is forbidden: insufficient quota to consume: bronze.storageclass.storage.plat.io/persistentvolumeclaims,bronze.storageclass.storage.plat.io/requests.storage');
+  await quota(ns, 'bronze', { hard: { 'bronze.storageclass.storage.plat.io/requests.storage': '1Gi', 'bronze.storageclass.storage.plat.io/persistentvolumeclaims': '1' } });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('d', 'bronze', '1Gi'))).status, 201);
 });
