@@ -44,6 +44,8 @@ export interface QuotaAccess {
 const conflictRetries = 10;
 /** How long a live list that found no quota in a namespace is trusted (upstream's liveTTL). */
 const liveLookupTtlMs = 30_000;
+/** How long a request waits for its batch (upstream's 10 s). */
+const evaluationTimeoutMs = 10_000;
 /** Bounds of the look-aside caches (upstream keeps 100 of each). */
 const cacheLimit = 100;
 
@@ -67,6 +69,8 @@ interface Waiter {
   /** Charges of this round, not yet written. */
   pending?: Charges;
   done?: { error?: unknown };
+  /** Its requester stopped waiting: whatever its batch charges goes back at once. */
+  timedOut?: boolean;
   resolve(): void;
 }
 
@@ -131,10 +135,19 @@ export class ResourceQuota implements AdmissionPlugin {
     if (!evaluator || !evaluator.handles(request.operation)) return;
     // Most namespaces have no quota: known to have none, the request waits for no batch.
     if (this.limited.length === 0 && this.knownWithoutQuota(request.namespace)) return;
+    let timer: NodeJS.Timeout | undefined;
     const waiter = await new Promise<Waiter>((resolve) => {
       const w: Waiter = { request, evaluator, charged: new Map(), resolve: () => resolve(w) };
       this.enqueue(request.namespace!, w);
+      // As upstream, a request does not wait for its batch for ever (a store that does not answer).
+      timer = setTimeout(() => {
+        w.timedOut = true;
+        resolve(w);
+      }, evaluationTimeoutMs);
+      timer.unref?.();
     });
+    clearTimeout(timer);
+    if (waiter.timedOut) throw errors.internal('resource quota evaluation timed out');
     if (waiter.done?.error) throw waiter.done.error;
     if (waiter.charged.size) this.charges.set(request, waiter.charged);
   }
@@ -171,6 +184,10 @@ export class ResourceQuota implements AdmissionPlugin {
         } catch (e) {
           for (const w of waiters) w.done ??= { error: e instanceof ApiError ? e : errors.internal(`resource quota evaluation failed: ${String(e)}`) };
         }
+        const unclaimed = waiters.filter((w) => w.timedOut && w.charged.size).map((w) => w.charged);
+        try {
+          if (unclaimed.length) await this.giveBack(namespace, unclaimed);
+        } catch { /* the controller's recount corrects it */ }
         for (const w of waiters) w.resolve();
       }
     } finally {
@@ -251,9 +268,10 @@ export class ResourceQuota implements AdmissionPlugin {
         try {
           await this.write(q);
         } catch (e) {
-          if (!isConflict(e)) throw e;
+          // As upstream, any failed write is read again (a quota deleted meanwhile drops out).
           failed.add(q.name);
-          lastError = errors.staleObject(quotasResource, q.name);
+          lastError = isConflict(e) ? errors.staleObject(quotasResource, q.name)
+            : e instanceof ApiError ? e : errors.internal(`unable to update the status of quota ${q.name}: ${(e as Error)?.message ?? String(e)}`);
         }
       }
       // What was written is charged for good; what touched a quota that lost its race is checked again.
