@@ -64,6 +64,17 @@ test('pods=1: the status mirrors the caps, the first pod is charged, the second 
   assert.deepEqual(await used(ns, 'q'), { pods: '1' }, 'a refused create is not charged');
 });
 
+test('20 concurrent creates for the last 3 units: exactly 3 are admitted and status.used is exact', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { pods: '4', 'requests.memory': '1Gi' } });
+  const sized = { requests: { memory: '256Mi' } };
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('first', {}, sized))).status, 201);
+  const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => s.client.post(`/api/v1/namespaces/${ns}/pods`, pod(`p${i}`, {}, sized))));
+  assert.equal(replies.filter((r) => r.status === 201).length, 3);
+  assert.equal(replies.filter((r) => r.status === 403).length, 17);
+  assert.deepEqual(await used(ns, 'q'), { pods: '4', 'requests.memory': '1Gi' });
+});
+
 test('a dry run is checked but never charged', async () => {
   const ns = await namespace();
   await quota(ns, 'q', { hard: { pods: '1' } });
