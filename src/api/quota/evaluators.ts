@@ -6,7 +6,7 @@
 
 import type { KubeObject } from '../kind.js';
 import { qosClassOf } from '../core/v1/pod.js';
-import { product, vocabulary } from '../../machinery/vocabulary.js';
+import { product, upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
 import { isQualifiedName } from '../../machinery/validation.js';
 import { add, mask, quantityOf, resourceList, zeroQuantity, type ResourceList } from './resources.js';
 
@@ -159,7 +159,8 @@ const podResources = [podCount, 'cpu', 'memory', 'ephemeral-storage', 'requests.
   'limits.cpu', 'limits.memory', 'limits.ephemeral-storage', 'pods'];
 /** Quota names a pod must request explicitly when a quota caps them (upstream calls this coupling a mistake it keeps). */
 const requiredWhenCapped = new Set(['cpu', 'memory', 'requests.cpu', 'requests.memory', 'limits.cpu', 'limits.memory']);
-const nativeDomains = [`${product.domain}/`, 'kubernetes.io/'];
+/** Resource names in these domains are the platform's own, never extended resources (upstream's `kubernetes.io/` too). */
+const nativeDomains = [product.domain, ...upstreamCompat.protectedGroupDomains].map((d) => `${d}/`);
 
 function isNativeResource(name: string): boolean {
   return !name.includes('/') || nativeDomains.some((d) => name.includes(d));
