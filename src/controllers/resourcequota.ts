@@ -34,6 +34,8 @@ export interface ResourceQuotaControllerOptions {
 interface Monitor {
   evaluator: Evaluator;
   subscription: InformerSubscription;
+  /** Its first list, started once. */
+  synced: Promise<void>;
 }
 
 export class ResourceQuotaController extends BaseController {
@@ -96,10 +98,10 @@ export class ResourceQuotaController extends BaseController {
         onUpdate: changed,
         onDelete: (obj) => this.replenish(obj.metadata?.namespace),
       });
-      m = { evaluator, subscription };
+      m = { evaluator, subscription, synced: subscription.start() };
       this.monitors.set(id, m);
     }
-    await m.subscription.start();
+    await m.synced;
     return m;
   }
 
