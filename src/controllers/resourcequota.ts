@@ -98,7 +98,13 @@ export class ResourceQuotaController extends BaseController {
         onUpdate: changed,
         onDelete: (obj) => this.replenish(obj.metadata?.namespace),
       });
-      m = { evaluator, subscription, synced: subscription.start() };
+      // A failed first list is tried again by the next sync.
+      const synced = subscription.start().catch((e: unknown) => {
+        this.monitors.delete(id);
+        subscription.stop();
+        throw e;
+      });
+      m = { evaluator, subscription, synced };
       this.monitors.set(id, m);
     }
     await m.synced;
