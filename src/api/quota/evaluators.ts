@@ -45,8 +45,8 @@ export const storageClassInfix = `.storageclass.${vocabulary.storageGroup}/`;
 /** The requirements a quota's scopes and scope selector make. */
 export function scopeRequirements(quota: KubeObject): ScopeRequirement[] {
   const out: ScopeRequirement[] = [];
-  for (const scope of (quota.spec?.scopes ?? []) as unknown[]) if (typeof scope === 'string') out.push({ scopeName: scope, operator: 'Exists' });
-  for (const req of (quota.spec?.scopeSelector?.matchExpressions ?? []) as Obj[]) {
+  for (const scope of items(quota.spec?.scopes) as unknown[]) if (typeof scope === 'string') out.push({ scopeName: scope, operator: 'Exists' });
+  for (const req of items(quota.spec?.scopeSelector?.matchExpressions)) {
     if (req && typeof req.scopeName === 'string') out.push({ scopeName: req.scopeName, operator: String(req.operator), values: Array.isArray(req.values) ? req.values.map(String) : [] });
   }
   return out;
@@ -64,6 +64,9 @@ export function quotaMatches(evaluator: Evaluator, hard: ResourceList, requireme
 }
 
 const noScope = () => false;
+
+/** A list field as a list (anything else: none), whatever a stored object holds. */
+const items = (v: unknown): Obj[] => (Array.isArray(v) ? v : []);
 
 // ---- object counts ----------------------------------------------------------
 
@@ -190,10 +193,10 @@ function max(a: ResourceList, b: ResourceList): ResourceList {
 function podTotals(pod: KubeObject, which: 'requests' | 'limits'): ResourceList {
   const of = (c: Obj) => resourceList(c?.resources?.[which]);
   let total: ResourceList = new Map();
-  for (const c of (pod.spec?.containers ?? []) as Obj[]) total = add(total, of(c));
+  for (const c of items(pod.spec?.containers)) total = add(total, of(c));
   let sidecars: ResourceList = new Map();
   let initPeak: ResourceList = new Map();
-  for (const c of (pod.spec?.initContainers ?? []) as Obj[]) {
+  for (const c of items(pod.spec?.initContainers)) {
     let running: ResourceList;
     if (c?.restartPolicy === 'Always') {
       total = add(total, of(c));
@@ -246,8 +249,8 @@ function usesCrossNamespaceAffinity(pod: KubeObject): boolean {
   const crosses = (t: Obj | undefined) => !!t && ((Array.isArray(t.namespaces) && t.namespaces.length > 0) || (t.namespaceSelector !== undefined && t.namespaceSelector !== null));
   for (const affinity of [pod.spec?.affinity?.podAffinity, pod.spec?.affinity?.podAntiAffinity] as (Obj | undefined)[]) {
     if (!affinity) continue;
-    if (((affinity.requiredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).some(crosses)) return true;
-    if (((affinity.preferredDuringSchedulingIgnoredDuringExecution ?? []) as Obj[]).some((w) => crosses(w?.podAffinityTerm))) return true;
+    if (items(affinity.requiredDuringSchedulingIgnoredDuringExecution).some(crosses)) return true;
+    if (items(affinity.preferredDuringSchedulingIgnoredDuringExecution).some((w) => crosses(w?.podAffinityTerm))) return true;
   }
   return false;
 }
@@ -297,7 +300,7 @@ class PodEvaluator implements Evaluator {
     const wanted = required.filter((r) => requiredWhenCapped.has(r));
     if (wanted.length === 0) return undefined;
     const missing = new Map<string, Set<string>>();
-    for (const c of [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])] as Obj[]) {
+    for (const c of [...items(pod.spec?.containers), ...items(pod.spec?.initContainers)]) {
       const has = computeUsage(resourceList(c?.resources?.requests), resourceList(c?.resources?.limits));
       for (const r of wanted) {
         if (has.has(r)) continue;

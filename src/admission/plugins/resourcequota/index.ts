@@ -258,7 +258,7 @@ export class ResourceQuota implements AdmissionPlugin {
             quotas = next;
           }
         } catch (e) {
-          w.done = { error: e };
+          w.done = { error: e instanceof ApiError ? e : errors.internal(`resource quota evaluation failed: ${(e as Error)?.message ?? String(e)}`) };
         }
       }
       const failed = new Set<string>();
