@@ -12,6 +12,9 @@ import { startTestServer, tempDir, type TestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js';
 import { assertStatus } from '../support/hostile.js';
 import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
+import { InProcessClient } from '../../src/server/inprocess.js';
+import { InformerFactory } from '../../src/client/informer.js';
+import { ResourceQuotaController } from '../../src/controllers/resourcequota.js';
 
 let s: TestServer;
 before(async () => {
@@ -189,4 +192,25 @@ test('claims: storage per class, product-named, and a limited class needs a cove
     'persistentvolumeclaims "d" is forbidden: insufficient quota to consume: bronze.storageclass.storage.plat.io/persistentvolumeclaims,bronze.storageclass.storage.plat.io/requests.storage');
   await quota(ns, 'bronze', { hard: { 'bronze.storageclass.storage.plat.io/requests.storage': '1Gi', 'bronze.storageclass.storage.plat.io/persistentvolumeclaims': '1' } });
   assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('d', 'bronze', '1Gi'))).status, 201);
+});
+
+test('a full resync corrects a use that no event brings back', async () => {
+  const ns = await namespace();
+  await quota(ns, 'q', { hard: { pods: '5' } });
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/pods`, pod('a'))).status, 201);
+  const client = new InProcessClient(s.registry, 'test-resourcequota');
+  const informers = new InformerFactory(client);
+  const controller = new ResourceQuotaController(client, () => undefined, informers, { resyncMs: 200 });
+  await controller.start();
+  try {
+    await eventually('the new controller counted once', async () => (await used(ns, 'q')).pods === '1');
+    // A use written by hand changes only the status: no recount, until the resync.
+    const q = (await s.client.get(`/api/v1/namespaces/${ns}/resourcequotas/q`)).json;
+    const wrong = await s.client.send('PUT', `/api/v1/namespaces/${ns}/resourcequotas/q/status`, { body: { ...q, status: { ...q.status, used: { pods: '4' } } } });
+    assert.equal(wrong.status, 200, wrong.text);
+    await eventually('the resync recounted', async () => (await used(ns, 'q')).pods === '1');
+  } finally {
+    await controller.stop();
+    informers.stopAll();
+  }
 });
