@@ -268,8 +268,9 @@ export class ResourceQuota implements AdmissionPlugin {
         try {
           await this.write(q);
         } catch (e) {
-          // As upstream, any failed write is read again (a quota deleted meanwhile drops out).
+          // As upstream, any failed write is read again (a quota deleted meanwhile drops out, and out of the live list).
           failed.add(q.name);
+          if ((e as { code?: unknown })?.code === 404) this.liveLists.delete(namespace);
           lastError = isConflict(e) ? errors.staleObject(quotasResource, q.name)
             : e instanceof ApiError ? e : errors.internal(`unable to update the status of quota ${q.name}: ${(e as Error)?.message ?? String(e)}`);
         }
