@@ -36,11 +36,11 @@ export interface QuotaAccess {
   list(namespace: string): Promise<KubeObject[]>;
   /** One quota read live (a consistent read), after a conflict. */
   get(namespace: string, name: string): Promise<KubeObject | undefined>;
-  /** Writes the quota's status if its resourceVersion is still the stored one; rejects with a 409 ApiError otherwise. */
+  /** Writes the quota's status if its resourceVersion is still the stored one; rejects with an error whose `code` is 409 otherwise. */
   updateStatus(quota: KubeObject): Promise<KubeObject>;
 }
 
-/** How often the quotas a batch charged are read again and the batch re-checked after losing a compare-and-swap. */
+/** How often the quotas a batch charged are read again and the batch re-checked after losing a compare-and-swap (upstream: 3; servers sharing a store race more). */
 const conflictRetries = 10;
 /** How long a live list that found no quota in a namespace is trusted (upstream's liveTTL). */
 const liveLookupTtlMs = 30_000;
