@@ -32,6 +32,7 @@ import { PodTolerationRestriction, tolerationRestrictionConfig } from './plugins
 import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
 import { OwnerReferencesPermissionEnforcement, type KindResources } from './plugins/ownerreferences.js';
 import { ImagePolicyWebhook, imagePolicySettings } from './plugins/imagepolicywebhook.js';
+import { resourceQuotaPlugin } from './plugins/resourcequota/index.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -113,6 +114,7 @@ const factories = new Map<string, Factory>([
   ['EventRateLimit', (_c, config) => new EventRateLimit(eventLimitsConfig(config))],
   ['OwnerReferencesPermissionEnforcement', (c) => new OwnerReferencesPermissionEnforcement(c.authorize, c.kindResources)],
   ['ImagePolicyWebhook', async (c, config, client) => new ImagePolicyWebhook(await imagePolicySettings(config, c.serves), client)],
+  ['ResourceQuota', (c, config) => resourceQuotaPlugin(c.listers, config)],
 ]);
 
 /**
@@ -123,7 +125,7 @@ const factories = new Map<string, Factory>([
  */
 const awaitingImplementation: ReadonlySet<string> = new Set([
   'DefaultIngressClass', 'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'PersistentVolumeClaimResize',
-  'PodSecurity', 'Priority', 'ResourceQuota', 'RuntimeClass', 'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition',
+  'Priority', 'RuntimeClass', 'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition',
 ]);
 
 export interface BuiltAdmission {

@@ -37,6 +37,7 @@ interface Wanted {
 export class AdmissionListers {
   private readonly wanted = new Map<string, Wanted>();
   private started = false;
+  private client?: ApiClient;
 
   /** The lister of `handle`'s resource; asked for before `start`, it fills when the server starts the listers. */
   lister(handle: ResourceHandle, indexers: Record<string, IndexFunc> = {}): Lister {
@@ -60,11 +61,18 @@ export class AdmissionListers {
   /** Subscribes every lister asked for and resolves once each has listed. */
   async start(informers: InformerFactory, client: ApiClient): Promise<void> {
     this.started = true;
+    this.client = client;
     await Promise.all([...this.wanted.values()].map((wanted) => {
       const changed = () => { for (const listener of wanted.listeners) listener(); };
       wanted.subscription = informers.subscribe(resourceType(client, wanted.handle), { onAdd: changed, onUpdate: changed, onDelete: changed }, { indexers: wanted.indexers });
       return wanted.subscription.start();
     }));
+  }
+
+  /** The server's own client the listers read through, for plugins that write what they keep (quota's use); throws before start. */
+  writer(): ApiClient {
+    if (!this.client) throw new Error('admission listers not started');
+    return this.client;
   }
 
   stop(): void {

@@ -38,6 +38,7 @@ export const resources = {
   apiServices: { group: vocabulary.apiregistrationGroup, resource: 'apiservices', version: 'v1' },
   persistentVolumes: { group: '', resource: 'persistentvolumes' },
   volumeAttachments: { group: vocabulary.storageGroup, resource: 'volumeattachments', version: 'v1' },
+  resourceQuotas: { group: '', resource: 'resourcequotas' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */

@@ -514,7 +514,12 @@ export class ResourceStore {
       await finish?.(false);
       throw e;
     }
-    return { object: next, finish };
+    // A write that fails or loses its race (and is tried again, admitted anew) gives back what admission reserved for it.
+    const release: FinishWrite = async (stored) => {
+      await finish?.(stored);
+      if (!stored) await this.admissionOf(opts).abandon?.(request);
+    };
+    return { object: next, finish: release };
   }
 
   /** `obj` with `managedFields` (a sub-resource's write starts from the stored object, whose entries it must not keep). */

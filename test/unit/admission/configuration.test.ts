@@ -109,7 +109,7 @@ describe('admission configuration file', () => {
   test('configuring a plugin that is not enabled is a warning, not an error', async () => {
     const path = file('unused.yaml', `apiVersion: ${configVersion}\nkind: AdmissionConfiguration\nplugins:\n- name: AlwaysDeny\n  configuration: {}\n`);
     const warnings: string[] = [];
-    const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'], configFile: path }, {
+    const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota'], configFile: path }, {
       getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} }, listers: new AdmissionListers(),
     });
     assert.deepEqual(built.running, ['NamespaceLifecycle', 'PodSecurity', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
