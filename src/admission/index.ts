@@ -20,8 +20,17 @@ import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestr
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
 import { WebhookClient, webhookPlugin } from './webhook/index.js';
-import { resources } from '../client/resources.js';
+import { resources, type ResourceHandle } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
+import { ServiceAccount } from './plugins/serviceaccount.js';
+import { LimitRanger } from './plugins/limitranger.js';
+import { Priority } from './plugins/priority.js';
+import { DefaultTolerationSeconds } from './plugins/defaulttolerationseconds.js';
+import { RuntimeClass } from './plugins/runtimeclass.js';
+import { DefaultIngressClass, DefaultStorageClass } from './plugins/defaultclass.js';
+import { PersistentVolumeClaimResize } from './plugins/pvcresize.js';
+import { StorageObjectInUseProtection } from './plugins/storageobjectinuseprotection.js';
+import { TaintNodesByCondition } from './plugins/taintnodesbycondition.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
 export { AdmissionListers, type Lister } from './listers.js';
@@ -53,6 +62,8 @@ export interface AdmissionContext {
   authorize?: Authorize;
   /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
   serves?: ServesVersion;
+  /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds); 300 each when absent. */
+  tolerationSeconds?: { notReady: number; unreachable: number };
 }
 
 export interface AdmissionSettings {
@@ -74,6 +85,11 @@ function webhookFactory(mutating: boolean): Factory {
   });
 }
 
+/** A live read of one object of `handle`'s resource, for a lister's miss; undefined without the server's reader. */
+function liveGetter(c: AdmissionContext, handle: ResourceHandle): (namespace: string | undefined, name: string) => Promise<KubeObject | undefined> {
+  return async (namespace, name) => c.getObject?.(handle.group, handle.version ?? 'v1', handle.resource, namespace, name);
+}
+
 const factories = new Map<string, Factory>([
   ['AlwaysAdmit', (c) => new AlwaysAdmit((m) => c.log.warn(m))],
   ['AlwaysDeny', (c) => new AlwaysDeny((m) => c.log.warn(m))],
@@ -85,6 +101,22 @@ const factories = new Map<string, Factory>([
   ['CertificateSubjectRestriction', () => new CertificateSubjectRestriction()],
   ['DenyEscalatingExec', (c) => new DenyExec('DenyEscalatingExec', c.getPod ?? noPods)],
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
+  ['ServiceAccount', (c) => new ServiceAccount(c.listers.lister(resources.serviceAccounts), liveGetter(c, resources.serviceAccounts))],
+  ['LimitRanger', (c) => new LimitRanger(c.listers.lister(resources.limitRanges))],
+  ['Priority', (c) => {
+    const live = liveGetter(c, resources.priorityClasses);
+    return new Priority(c.listers.lister(resources.priorityClasses), (name) => live(undefined, name));
+  }],
+  ['DefaultTolerationSeconds', (c) => new DefaultTolerationSeconds(c.tolerationSeconds?.notReady ?? 300, c.tolerationSeconds?.unreachable ?? 300)],
+  ['RuntimeClass', (c) => {
+    const live = liveGetter(c, resources.runtimeClasses);
+    return new RuntimeClass(c.listers.lister(resources.runtimeClasses), (name) => live(undefined, name));
+  }],
+  ['DefaultStorageClass', (c) => new DefaultStorageClass(c.listers.lister(resources.storageClasses))],
+  ['DefaultIngressClass', (c) => new DefaultIngressClass(c.listers.lister(resources.ingressClasses))],
+  ['PersistentVolumeClaimResize', (c) => new PersistentVolumeClaimResize(c.listers.lister(resources.storageClasses))],
+  ['StorageObjectInUseProtection', () => new StorageObjectInUseProtection()],
+  ['TaintNodesByCondition', () => new TaintNodesByCondition()],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);

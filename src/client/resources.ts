@@ -35,6 +35,12 @@ export const resources = {
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },
   priorityClasses: { group: vocabulary.schedulingGroup, resource: 'priorityclasses', version: 'v1' },
+  limitRanges: { group: '', resource: 'limitranges' },
+  persistentVolumeClaims: { group: '', resource: 'persistentvolumeclaims' },
+  persistentVolumes: { group: '', resource: 'persistentvolumes' },
+  runtimeClasses: { group: vocabulary.nodeGroup, resource: 'runtimeclasses', version: 'v1' },
+  storageClasses: { group: vocabulary.storageGroup, resource: 'storageclasses', version: 'v1' },
+  ingressClasses: { group: vocabulary.networkingGroup, resource: 'ingressclasses', version: 'v1' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */

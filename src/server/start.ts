@@ -142,6 +142,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       getObject: (group, version, resource, namespace, name) => objectLookup!.get(group, version, resource, namespace, name),
       authorize: (attributes) => authorizer.authorize(attributes),
       serves: (group, version, resource) => enablement.serves(group, version, resource),
+      tolerationSeconds: { notReady: options.defaultNotReadyTolerationSeconds, unreachable: options.defaultUnreachableTolerationSeconds },
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
