@@ -12,7 +12,7 @@
 // change by update), claims on create and update.
 
 import type { KubeObject } from '../../api/kind.js';
-import { parseQuantity } from '../../machinery/quantity.js';
+import { formatQuantity, parseQuantity, type Quantity } from '../../machinery/quantity.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
@@ -95,49 +95,55 @@ function ratioConstraint(type: string, resource: string, enforced: string, reque
   return exceeds ? `${resource} max limit to request ratio per ${type} is ${enforced}, but provided ratio is ${observed.toFixed(6)}` : undefined;
 }
 
-function addInto(sum: Map<string, bigint>, list: Obj | undefined): void {
-  for (const [k, v] of Object.entries(list ?? {})) sum.set(k, (sum.get(k) ?? 0n) + nanos(v));
+type Totals = Map<string, Quantity>;
+
+/** Adds quantities in; a sum keeps the format of its first term, as upstream's Add. */
+function addInto(sum: Totals, list: Obj | Totals | undefined): void {
+  const entries = list instanceof Map ? [...list] : Object.entries(list ?? {}).map(([k, v]) => [k, parsed(v)] as const);
+  for (const [k, q] of entries) {
+    if (!q) continue;
+    const had = sum.get(k);
+    sum.set(k, had ? { nanos: had.nanos + q.nanos, format: had.format } : { ...q });
+  }
 }
 
-function maxInto(top: Map<string, bigint>, list: Map<string, bigint>): void {
-  for (const [k, v] of list) if (!top.has(k) || top.get(k)! < v) top.set(k, v);
+function parsed(text: unknown): Quantity | undefined {
+  try {
+    return parseQuantity(String(text));
+  } catch {
+    return undefined;
+  }
+}
+
+function maxInto(top: Totals, list: Totals): void {
+  for (const [k, q] of list) if (!top.has(k) || top.get(k)!.nanos < q.nanos) top.set(k, { ...q });
 }
 
 /** A pod's total of requests or limits as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
 function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Resources {
   const spec = (pod.spec ?? {}) as Obj;
-  const sum = new Map<string, bigint>();
+  const sum: Totals = new Map();
   for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which]);
-  const sidecars = new Map<string, bigint>();
-  const initPeak = new Map<string, bigint>();
+  const sidecars: Totals = new Map();
+  const initPeak: Totals = new Map();
   for (const c of (spec.initContainers ?? []) as Obj[]) {
-    const own = new Map<string, bigint>();
+    const own: Totals = new Map();
     addInto(own, c?.resources?.[which]);
     if (c?.restartPolicy === 'Always') {
       // A sidecar runs beside everything after it.
-      for (const [k, v] of own) {
-        sum.set(k, (sum.get(k) ?? 0n) + v);
-        sidecars.set(k, (sidecars.get(k) ?? 0n) + v);
-      }
+      addInto(sum, own);
+      addInto(sidecars, own);
       maxInto(initPeak, sidecars);
     } else {
-      for (const [k, v] of sidecars) own.set(k, (own.get(k) ?? 0n) + v);
+      addInto(own, sidecars);
       maxInto(initPeak, own);
     }
   }
   maxInto(sum, initPeak);
   addInto(sum, spec.overhead);
-  // Back to quantity text for the messages: decimal with up to nine places, trimmed.
   const out: Resources = {};
-  for (const [k, v] of sum) out[k] = quantityText(v);
+  for (const [k, q] of sum) out[k] = formatQuantity(q);
   return out;
-}
-
-function quantityText(n: bigint): string {
-  if (n % nanosPerUnit === 0n) return String(n / nanosPerUnit);
-  if (n % nanosPerMilli === 0n) return `${n / nanosPerMilli}m`;
-  if (n % 1000n === 0n) return `${n / 1000n}u`;
-  return `${n}n`;
 }
 
 /** Error texts, flattened and without repeats, as upstream's aggregate error reads. */
