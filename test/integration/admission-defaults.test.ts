@@ -96,6 +96,10 @@ test('LimitRanger: defaults from every LimitRange of the namespace, with the ann
   const small = await s.client.post(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('small', '500Mi'));
   assertStatus(small, 403, 'Forbidden', 'persistentvolumeclaims "small" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request is 500Mi');
   await created(`/api/v1/namespaces/${ns}/persistentvolumeclaims`, claim('fits', '2Gi'));
+
+  // A Container item's max is its default limit, and the default limit its default request, as upstream defaults them.
+  const filled = await created(`/api/v1/namespaces/${ns}/limitranges`, { metadata: { name: 'disk' }, spec: { limits: [{ type: 'Container', max: { 'ephemeral-storage': '2Gi' } }] } });
+  assert.deepEqual(filled.spec.limits[0], { type: 'Container', max: { 'ephemeral-storage': '2Gi' }, default: { 'ephemeral-storage': '2Gi' }, defaultRequest: { 'ephemeral-storage': '2Gi' } });
 });
 
 /** Sets the status phase through the status sub-resource (a volume controller's write). */
