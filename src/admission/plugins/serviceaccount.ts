@@ -93,7 +93,11 @@ export class ServiceAccount implements AdmissionPlugin {
     if (!pod || r.operation !== 'CREATE') return;
     if (isMirrorPod(pod)) return this.validate(r);
     const spec = (pod.spec ??= {}) as Obj;
-    if (!spec.serviceAccountName) spec.serviceAccountName = defaultServiceAccountName;
+    if (!spec.serviceAccountName) {
+      spec.serviceAccountName = defaultServiceAccountName;
+      // The deprecated alias carries the same value, as upstream's v1 conversion writes it.
+      spec.serviceAccount = defaultServiceAccountName;
+    }
     const account = await this.account(r, spec.serviceAccountName);
     if (shouldAutomount(account, pod)) mountToken(pod);
     if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
