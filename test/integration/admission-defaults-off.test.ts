@@ -1,15 +1,13 @@
 // The default-on plugins of admission-defaults.test.ts turned off with
 // --disable-admission-plugins, on one server: pods, claims, volumes,
 // ingresses and nodes are stored as sent, and what the plugins refuse is
-// accepted. The two toleration flags are read from the command line.
+// accepted.
 
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
-import { parseFlags } from '../../src/cli/flags.js';
-import type { ServerOptions } from '../../src/server/options.js';
 
 const off = [
   'ServiceAccount', 'LimitRanger', 'Priority', 'DefaultTolerationSeconds', 'RuntimeClass', 'DefaultStorageClass', 'DefaultIngressClass',
@@ -64,14 +62,4 @@ test('with the plugins off a pod is stored as sent: no account, token volume, to
   } finally {
     await s.client.delete(`/apis/${vocabulary.schedulingGroup}/v1/priorityclasses/everyone-off`);
   }
-});
-
-test('--default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds are read, 300 each by default', () => {
-  const options = (argv: string[]) => (parseFlags(argv) as { options: ServerOptions }).options;
-  const flags = options(['--default-not-ready-toleration-seconds=30', '--default-unreachable-toleration-seconds', '45']);
-  assert.equal(flags.defaultNotReadyTolerationSeconds, 30);
-  assert.equal(flags.defaultUnreachableTolerationSeconds, 45);
-  const plain = options([]);
-  assert.equal(plain.defaultNotReadyTolerationSeconds, 300);
-  assert.equal(plain.defaultUnreachableTolerationSeconds, 300);
 });
