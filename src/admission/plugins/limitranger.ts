@@ -152,8 +152,37 @@ function aggregate(messages: readonly string[]): string {
   return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
+/** What one LimitRange asks, read once per version of it (the informer hands a new object on each change). */
+interface Compiled {
+  items: Obj[];
+  /** The Container items' defaults, merged in item order. */
+  defaultRequests: Resources;
+  defaultLimits: Resources;
+  hasDefaults: boolean;
+}
+
+const compiledRanges = new WeakMap<KubeObject, Compiled>();
+
+function compiled(lr: KubeObject): Compiled {
+  let c = compiledRanges.get(lr);
+  if (c) return c;
+  const list: Obj[] = Array.isArray(lr.spec?.limits) ? lr.spec.limits.filter((i: unknown) => i && typeof i === 'object') : [];
+  const defaultRequests: Resources = {};
+  const defaultLimits: Resources = {};
+  for (const item of list) {
+    if (item.type !== 'Container') continue;
+    for (const [k, v] of Object.entries((item.defaultRequest ?? {}) as Obj)) defaultRequests[k] = String(v);
+    for (const [k, v] of Object.entries((item.default ?? {}) as Obj)) defaultLimits[k] = String(v);
+  }
+  // Sorted once here: the annotation names resources in sorted order.
+  const sorted = (r: Resources): Resources => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  c = { items: list, defaultRequests: sorted(defaultRequests), defaultLimits: sorted(defaultLimits), hasDefaults: Object.keys(defaultRequests).length + Object.keys(defaultLimits).length > 0 };
+  compiledRanges.set(lr, c);
+  return c;
+}
+
 function items(lr: KubeObject): Obj[] {
-  return Array.isArray(lr.spec?.limits) ? lr.spec.limits.filter((i: unknown) => i && typeof i === 'object') : [];
+  return compiled(lr).items;
 }
 
 function checkContainer(item: Obj, container: Obj, errs: string[]): void {
@@ -201,14 +230,8 @@ export function claimLimitErrors(lr: KubeObject, claim: KubeObject): string[] {
 
 /** Gives the pod's containers the defaults of one LimitRange, noting what it set for the annotation. */
 export function applyDefaults(lr: KubeObject, pod: KubeObject, notes: string[]): void {
-  const requests: Resources = {};
-  const limits: Resources = {};
-  for (const item of items(lr)) {
-    if (item.type !== 'Container') continue;
-    for (const [k, v] of Object.entries((item.defaultRequest ?? {}) as Obj)) requests[k] = String(v);
-    for (const [k, v] of Object.entries((item.default ?? {}) as Obj)) limits[k] = String(v);
-  }
-  if (!Object.keys(requests).length && !Object.keys(limits).length) return;
+  const { defaultRequests: requests, defaultLimits: limits, hasDefaults } = compiled(lr);
+  if (!hasDefaults) return;
   for (const { list, container } of podContainers(pod)) {
     const what = list === 'containers' ? 'container' : 'init container';
     const resources = (container.resources && typeof container.resources === 'object') ? container.resources as Obj : (container.resources = {});
@@ -219,11 +242,11 @@ export function applyDefaults(lr: KubeObject, pod: KubeObject, notes: string[]):
   }
 }
 
-/** Adds the defaults a list lacks; returns the names added, sorted. */
+/** Adds the defaults (sorted by name) a list lacks; returns the names added. */
 function fill(resources: Obj, which: 'requests' | 'limits', defaults: Resources): string[] {
   const set: string[] = [];
   const current = (resources[which] && typeof resources[which] === 'object') ? resources[which] as Obj : undefined;
-  for (const name of Object.keys(defaults).sort()) {
+  for (const name of Object.keys(defaults)) {
     if (current && Object.prototype.hasOwnProperty.call(current, name)) continue;
     (resources[which] ??= {})[name] = defaults[name];
     set.push(name);

@@ -10,6 +10,7 @@
 
 import type { KubeObject } from '../../api/kind.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
+import type { MaybePromise } from '../../machinery/maybe-async.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
@@ -22,7 +23,7 @@ export class Priority implements AdmissionPlugin {
 
   constructor(private readonly classes: Lister, private readonly liveGet: (name: string) => Promise<KubeObject | undefined>) {}
 
-  async mutate(r: AdmissionRequest): Promise<void> {
+  mutate(r: AdmissionRequest): MaybePromise<void> {
     const pod = podOf(r);
     if (!pod) return;
     const spec = (pod.spec ??= {}) as Obj;
@@ -34,6 +35,14 @@ export class Priority implements AdmissionPlugin {
       return;
     }
     if (r.operation !== 'CREATE') return;
+    if (!spec.priorityClassName) return this.admitNew(r, spec, undefined);
+    // The cache may not hold a class created a moment ago.
+    const pc = this.classes.get(undefined, spec.priorityClassName);
+    return pc ? this.admitNew(r, spec, pc) : this.liveGet(spec.priorityClassName).then((live) => this.admitNew(r, spec, live));
+  }
+
+  /** Sets a new pod's priority and policy from its class (`pc`: the class it names, undefined when it names none or that one is missing). */
+  private admitNew(r: AdmissionRequest, spec: Obj, pc: KubeObject | undefined): void {
     let priority = 0;
     let policy: string | undefined;
     if (!spec.priorityClassName) {
@@ -46,8 +55,6 @@ export class Priority implements AdmissionPlugin {
         policy = 'PreemptLowerPriority';
       }
     } else {
-      // The cache may not hold a class created a moment ago.
-      const pc = this.classes.get(undefined, spec.priorityClassName) ?? await this.liveGet(spec.priorityClassName);
       if (!pc) throw forbiddenRequest(r, `no PriorityClass with name ${spec.priorityClassName} was found`);
       priority = pc.value ?? 0;
       policy = pc.preemptionPolicy;

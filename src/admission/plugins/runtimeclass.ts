@@ -8,6 +8,7 @@
 
 import type { KubeObject } from '../../api/kind.js';
 import { parseQuantity } from '../../machinery/quantity.js';
+import type { MaybePromise } from '../../machinery/maybe-async.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
@@ -39,10 +40,14 @@ export class RuntimeClass implements AdmissionPlugin {
 
   constructor(private readonly classes: Lister, private readonly liveGet: LiveGet) {}
 
-  async mutate(r: AdmissionRequest): Promise<void> {
+  mutate(r: AdmissionRequest): MaybePromise<void> {
     const pod = podOf(r);
-    if (!pod || r.operation !== 'CREATE') return;
-    const rc = await this.classOf(r, pod);
+    // Most pods name no class: answered at once.
+    if (!pod || r.operation !== 'CREATE' || !pod.spec?.runtimeClassName) return;
+    return this.classOf(r, pod).then((rc) => this.apply(r, pod, rc));
+  }
+
+  private apply(r: AdmissionRequest, pod: KubeObject, rc: KubeObject | undefined): void {
     if (!rc) return;
     const spec = (pod.spec ??= {}) as Obj;
     const overhead = rc.overhead?.podFixed as Obj | undefined;
@@ -68,10 +73,17 @@ export class RuntimeClass implements AdmissionPlugin {
     if (merged.length) spec.tolerations = merged;
   }
 
-  async validate(r: AdmissionRequest): Promise<void> {
+  validate(r: AdmissionRequest): MaybePromise<void> {
     const pod = podOf(r);
     if (!pod || r.operation !== 'CREATE') return;
-    const rc = await this.classOf(r, pod);
+    if (!pod.spec?.runtimeClassName) {
+      if (pod.spec?.overhead != null) throw forbiddenRequest(r, 'pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead');
+      return;
+    }
+    return this.classOf(r, pod).then((rc) => this.check(r, pod, rc));
+  }
+
+  private check(r: AdmissionRequest, pod: KubeObject, rc: KubeObject | undefined): void {
     const overhead = rc?.overhead?.podFixed as Obj | undefined;
     if (overhead) {
       if (!sameResources(overhead, pod.spec?.overhead)) throw forbiddenRequest(r, overheadMismatch);

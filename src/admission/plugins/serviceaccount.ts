@@ -13,6 +13,7 @@
 
 import type { KubeObject } from '../../api/kind.js';
 import { errors } from '../../machinery/errors.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 import { generateName } from '../../machinery/objectmeta.js';
 import { vocabulary } from '../../machinery/vocabulary.js';
 import type { Lister } from '../listers.js';
@@ -88,7 +89,8 @@ export class ServiceAccount implements AdmissionPlugin {
 
   constructor(private readonly accounts: Lister, private readonly liveGet: LiveGet) {}
 
-  async mutate(r: AdmissionRequest): Promise<void> {
+  // Both phases answer without a promise when the account is in the cache (nearly always).
+  mutate(r: AdmissionRequest): MaybePromise<void> {
     const pod = podOf(r);
     if (!pod || r.operation !== 'CREATE') return;
     if (isMirrorPod(pod)) return this.validate(r);
@@ -98,15 +100,16 @@ export class ServiceAccount implements AdmissionPlugin {
       // The deprecated alias carries the same value, as upstream's v1 conversion writes it.
       spec.serviceAccount = defaultServiceAccountName;
     }
-    const account = await this.account(r, spec.serviceAccountName);
-    if (shouldAutomount(account, pod)) mountToken(pod);
-    if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
-      const fromAccount = ((account.imagePullSecrets ?? []) as Obj[]).map((s) => ({ name: s?.name }));
-      if (fromAccount.length) spec.imagePullSecrets = fromAccount;
-    }
+    return andThen(this.account(r, spec.serviceAccountName), (account) => {
+      if (shouldAutomount(account, pod)) mountToken(pod);
+      if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
+        const fromAccount = ((account.imagePullSecrets ?? []) as Obj[]).map((s) => ({ name: s?.name }));
+        if (fromAccount.length) spec.imagePullSecrets = fromAccount;
+      }
+    });
   }
 
-  async validate(r: AdmissionRequest): Promise<void> {
+  validate(r: AdmissionRequest): MaybePromise<void> {
     const pod = podOf(r);
     if (!pod || r.operation !== 'CREATE') return;
     const spec = (pod.spec ?? {}) as Obj;
@@ -119,14 +122,17 @@ export class ServiceAccount implements AdmissionPlugin {
       return;
     }
     if (!spec.serviceAccountName) throw forbiddenRequest(r, `no service account specified for pod ${r.namespace}/${r.name}`);
-    await this.account(r, spec.serviceAccountName);
+    return andThen(this.account(r, spec.serviceAccountName), () => undefined);
   }
 
   /** The account from the cache, else live (a few times for `default`); refuses the pod when there is none. */
-  private async account(r: AdmissionRequest, name: string): Promise<KubeObject> {
+  private account(r: AdmissionRequest, name: string): MaybePromise<KubeObject> {
+    const cached = this.accounts.get(r.namespace ?? '', name);
+    return cached ?? this.liveAccount(r, name);
+  }
+
+  private async liveAccount(r: AdmissionRequest, name: string): Promise<KubeObject> {
     const namespace = r.namespace ?? '';
-    const cached = this.accounts.get(namespace, name);
-    if (cached) return cached;
     const attempts = name === defaultServiceAccountName ? defaultAccountAttempts : 1;
     const pauseMs = retryPauseMs();
     for (let i = 0; i < attempts; i++) {
