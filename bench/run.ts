@@ -421,6 +421,7 @@ async function main(): Promise<void> {
   rows.push(...(await benchAdmission({ quick, progress })), ...(await (await import('./audit.js')).benchAudit({ quick, progress })));
   rows.push(...(await (await import('./versions.js')).benchVersions({ quick, progress })));
   rows.push(...(await (await import('./pods.js')).benchPods({ quick, progress })));
+  rows.push(...(await (await import('./admission-plugins.js')).benchAdmissionPlugins({ quick, progress })));
   rows.push(...(await (await import('./namedgroups.js')).benchNamedGroups({ quick, progress })));
   rows.push(...(await (await import('./deployments.js')).benchDeployments({ quick, progress })));
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));

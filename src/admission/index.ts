@@ -33,8 +33,17 @@ import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
 import { OwnerReferencesPermissionEnforcement, type KindResources } from './plugins/ownerreferences.js';
 import { ImagePolicyWebhook, imagePolicySettings } from './plugins/imagepolicywebhook.js';
 import { resourceQuotaPlugin } from './plugins/resourcequota/index.js';
-import { resources } from '../client/resources.js';
+import { resources, type ResourceHandle } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
+import { ServiceAccount } from './plugins/serviceaccount.js';
+import { LimitRanger } from './plugins/limitranger.js';
+import { Priority } from './plugins/priority.js';
+import { DefaultTolerationSeconds } from './plugins/defaulttolerationseconds.js';
+import { RuntimeClass } from './plugins/runtimeclass.js';
+import { DefaultIngressClass, DefaultStorageClass } from './plugins/defaultclass.js';
+import { PersistentVolumeClaimResize } from './plugins/pvcresize.js';
+import { StorageObjectInUseProtection } from './plugins/storageobjectinuseprotection.js';
+import { TaintNodesByCondition } from './plugins/taintnodesbycondition.js';
 
 export { AdmissionConfigError } from './plugin-names.js';
 export { AdmissionListers, type Lister } from './listers.js';
@@ -68,6 +77,8 @@ export interface AdmissionContext {
   kindResources?: KindResources;
   /** Which versions the server serves (--runtime-config); webhooks never get an equivalent version turned off. */
   serves?: ServesVersion;
+  /** --default-not-ready-toleration-seconds and --default-unreachable-toleration-seconds (DefaultTolerationSeconds); 300 each when absent. */
+  tolerationSeconds?: { notReady: number; unreachable: number };
 }
 
 export interface AdmissionSettings {
@@ -89,6 +100,11 @@ function webhookFactory(mutating: boolean): Factory {
   });
 }
 
+/** A live read of one object of `handle`'s resource, for a lister's miss; undefined without the server's reader. */
+function liveGetter(c: AdmissionContext, handle: ResourceHandle): (namespace: string | undefined, name: string) => Promise<KubeObject | undefined> {
+  return async (namespace, name) => c.getObject?.(handle.group, handle.version ?? 'v1', handle.resource, namespace, name);
+}
+
 const factories = new Map<string, Factory>([
   ['AlwaysAdmit', (c) => new AlwaysAdmit((m) => c.log.warn(m))],
   ['AlwaysDeny', (c) => new AlwaysDeny((m) => c.log.warn(m))],
@@ -102,6 +118,22 @@ const factories = new Map<string, Factory>([
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
   ['NodeRestriction', (c) => new NodeRestriction(c.listers.lister(resources.pods), c.listers.lister(resources.nodes), c.getObject)],
   ['PodSecurity', (c, config) => makePodSecurity(c, config)],
+  ['ServiceAccount', (c) => new ServiceAccount(c.listers.lister(resources.serviceAccounts), liveGetter(c, resources.serviceAccounts))],
+  ['LimitRanger', (c) => new LimitRanger(c.listers.lister(resources.limitRanges))],
+  ['Priority', (c) => {
+    const live = liveGetter(c, resources.priorityClasses);
+    return new Priority(c.listers.lister(resources.priorityClasses), (name) => live(undefined, name));
+  }],
+  ['DefaultTolerationSeconds', (c) => new DefaultTolerationSeconds(c.tolerationSeconds?.notReady ?? 300, c.tolerationSeconds?.unreachable ?? 300)],
+  ['RuntimeClass', (c) => {
+    const live = liveGetter(c, resources.runtimeClasses);
+    return new RuntimeClass(c.listers.lister(resources.runtimeClasses), (name) => live(undefined, name));
+  }],
+  ['DefaultStorageClass', (c) => new DefaultStorageClass(c.listers.lister(resources.storageClasses))],
+  ['DefaultIngressClass', (c) => new DefaultIngressClass(c.listers.lister(resources.ingressClasses))],
+  ['PersistentVolumeClaimResize', (c) => new PersistentVolumeClaimResize(c.listers.lister(resources.storageClasses))],
+  ['StorageObjectInUseProtection', () => new StorageObjectInUseProtection()],
+  ['TaintNodesByCondition', () => new TaintNodesByCondition()],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
   ['AlwaysPullImages', () => new AlwaysPullImages()],
@@ -115,17 +147,6 @@ const factories = new Map<string, Factory>([
   ['OwnerReferencesPermissionEnforcement', (c) => new OwnerReferencesPermissionEnforcement(c.authorize, c.kindResources)],
   ['ImagePolicyWebhook', async (c, config, client) => new ImagePolicyWebhook(await imagePolicySettings(config, c.serves), client)],
   ['ResourceQuota', (c, config) => resourceQuotaPlugin(c.listers, config)],
-]);
-
-/**
- * Default-on plugins whose implementations are being built alongside: while
- * one has no factory yet the default set starts without it, but naming it in
- * --enable-admission-plugins stops the start. Once all have factories this
- * set and its one use go, and every name without a factory stops the start.
- */
-const awaitingImplementation: ReadonlySet<string> = new Set([
-  'DefaultIngressClass', 'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'PersistentVolumeClaimResize',
-  'Priority', 'RuntimeClass', 'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition',
 ]);
 
 export interface BuiltAdmission {
@@ -143,7 +164,7 @@ export async function buildAdmission(settings: AdmissionSettings, context: Admis
   for (const name of configs.keys()) {
     if (!names.includes(name)) context.log.warn(`the admission configuration configures plugin ${name}, which is not enabled; its configuration is ignored`);
   }
-  const missing = names.filter((name) => !factories.has(name) && !(awaitingImplementation.has(name) && !settings.enable.includes(name)));
+  const missing = names.filter((name) => !factories.has(name));
   if (missing.length) {
     throw new AdmissionConfigError(`admission plugin${missing.length > 1 ? 's' : ''} ${missing.join(', ')} ${missing.length > 1 ? 'have' : 'has'} no implementation in this server: turn ${missing.length > 1 ? 'them' : 'it'} off (--disable-admission-plugins=${missing.join(',')})`);
   }

@@ -157,6 +157,8 @@ export const admissionFlags: readonly Flag[] = [
   option('enable-admission-plugins', stringSliceType, 'enableAdmissionPlugins', 'Admission plugins to turn on beside the default ones (comma-separated; their order does not matter).'),
   option('disable-admission-plugins', stringSliceType, 'disableAdmissionPlugins', 'Admission plugins to turn off, default ones included (comma-separated).'),
   option('admission-control-config-file', stringType, 'admissionControlConfigFile', 'AdmissionConfiguration file (YAML or JSON) with the configuration of admission plugins.', 'none'),
+  option('default-not-ready-toleration-seconds', intType, 'defaultNotReadyTolerationSeconds', 'Seconds a pod tolerates the not-ready:NoExecute taint; DefaultTolerationSeconds adds the toleration to pods that have none.'),
+  option('default-unreachable-toleration-seconds', intType, 'defaultUnreachableTolerationSeconds', 'Seconds a pod tolerates the unreachable:NoExecute taint; DefaultTolerationSeconds adds the toleration to pods that have none.'),
 ];
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,11 @@ export const resources = {
   persistentVolumes: { group: '', resource: 'persistentvolumes' },
   volumeAttachments: { group: vocabulary.storageGroup, resource: 'volumeattachments', version: 'v1' },
   resourceQuotas: { group: '', resource: 'resourcequotas' },
+  limitRanges: { group: '', resource: 'limitranges' },
+  persistentVolumeClaims: { group: '', resource: 'persistentvolumeclaims' },
+  runtimeClasses: { group: vocabulary.nodeGroup, resource: 'runtimeclasses', version: 'v1' },
+  storageClasses: { group: vocabulary.storageGroup, resource: 'storageclasses', version: 'v1' },
+  ingressClasses: { group: vocabulary.networkingGroup, resource: 'ingressclasses', version: 'v1' },
 } as const satisfies Record<string, ResourceHandle>;
 
 /** The served type of `handle`; throws when the server serves none (a catalog without it is a bug, not a state to run in). */

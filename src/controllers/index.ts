@@ -27,6 +27,7 @@ import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslice.js';
 import { TtlAfterFinishedController } from './ttlafterfinished.js';
 import { ResourceQuotaController } from './resourcequota.js';
+import { PvcProtectionController, PvProtectionController } from './storageprotection.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -60,6 +61,8 @@ const makers: Record<ControllerName, (client: ApiClient, log: Log, kit: Controll
   endpointslice: (c, l, i) => new EndpointSliceController(c, l, i),
   'ttl-after-finished': (c, l, i) => new TtlAfterFinishedController(c, l, i),
   resourcequota: (c, l, i) => new ResourceQuotaController(c, l, i),
+  'pvc-protection': (c, l, i) => new PvcProtectionController(c, l, i),
+  'pv-protection': (c, l, i) => new PvProtectionController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),

@@ -85,6 +85,20 @@ export const vocabulary = {
   nodeRoleLabelPrefix: `node-role.${product.domain}/`,
   /** The taint that lets the pod garbage collector remove the terminating pods of a node that is down (upstream node.kubernetes.io/out-of-service). */
   outOfServiceTaint: `node.${product.domain}/out-of-service`,
+  /** The taints of a node not ready and of one unreachable (upstream node.kubernetes.io/not-ready, /unreachable). */
+  notReadyTaint: `node.${product.domain}/not-ready`,
+  unreachableTaint: `node.${product.domain}/unreachable`,
+  /** The finalizers that keep a claim in use and a bound volume (upstream kubernetes.io/pvc-protection, /pv-protection). */
+  pvcProtectionFinalizer: productKey('pvc-protection'),
+  pvProtectionFinalizer: productKey('pv-protection'),
+  /** The pod annotation saying which resources LimitRanger defaulted (upstream kubernetes.io/limit-ranger). */
+  limitRangerAnnotation: productKey('limit-ranger'),
+  /** The IngressClass chosen for ingresses that name none (upstream ingressclass.kubernetes.io/is-default-class). */
+  defaultIngressClassAnnotation: `ingressclass.${product.domain}/is-default-class`,
+  /** Where a pod's containers find their service account's token (upstream /var/run/secrets/kubernetes.io/serviceaccount). */
+  serviceAccountMountPath: `/var/run/secrets/${product.domain}/serviceaccount`,
+  /** Prefix of the projected token volume's name (upstream kube-api-access-). */
+  apiAccessVolumePrefix: `${product.name}-api-access-`,
   /** The older role label whose value is the role (upstream kubernetes.io/role). */
   legacyNodeRoleLabel: productKey('role'),
   /** AdmissionReview, the body of webhook calls. */

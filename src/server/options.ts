@@ -100,6 +100,9 @@ export interface ServerOptions extends ExternalIdentityOptions {
   disableAdmissionPlugins: string[];
   /** AdmissionConfiguration file (YAML or JSON) with per-plugin configuration. */
   admissionControlConfigFile?: string;
+  /** Seconds pods tolerate a not-ready and an unreachable node (DefaultTolerationSeconds). */
+  defaultNotReadyTolerationSeconds: number;
+  defaultUnreachableTolerationSeconds: number;
 
   // Versioning
   /** --runtime-config: `key` -> value ('' when omitted), in the order given; a later key replaced an earlier one. */
@@ -204,6 +207,8 @@ export const defaultServerOptions: ServerOptions = {
   logLevel: 'info',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
+  defaultNotReadyTolerationSeconds: 300,
+  defaultUnreachableTolerationSeconds: 300,
   runtimeConfig: [],
   featureGates: [],
   authorizationMode: ['RBAC'],

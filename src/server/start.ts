@@ -147,6 +147,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       authorize: (attributes) => authorizer.authorize(attributes),
       kindResources: (group, version, kind) => registry!.restObjects().map((r) => r.describe).filter((d) => !d.subresource && d.group === group && d.version === version && d.kind.kind === kind),
       serves: (group, version, resource) => enablement.serves(group, version, resource),
+      tolerationSeconds: { notReady: options.defaultNotReadyTolerationSeconds, unreachable: options.defaultUnreachableTolerationSeconds },
     },
   );
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });

@@ -177,3 +177,69 @@ test('ephemeral containers are added through their sub-resource only, never chan
   assert.equal(qos.status, 422);
   assert.match(qos.json.message, /Pod QOS Class may not change as a result of resizing/);
 });
+
+test('kubectl run in a namespace with a LimitRange and a default PriorityClass gives the pod upstream 1.32\'s whole spec', async () => {
+  const ns = 'admitted';
+  await ok(['create', 'namespace', ns]);
+  await ok(['apply', '-f', '-'], JSON.stringify({
+    apiVersion: 'v1', kind: 'List', items: [
+      { apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'limits', namespace: ns }, spec: { limits: [{ type: 'Container', default: { cpu: '500m', memory: '256Mi' }, defaultRequest: { cpu: '250m', memory: '128Mi' } }] } },
+      { apiVersion: 'scheduling.k8s.io/v1', kind: 'PriorityClass', metadata: { name: 'standard' }, value: 100, globalDefault: true },
+    ],
+  }));
+  try {
+    // The admission caches follow the objects just made: a server-side dry run shows when both apply.
+    for (let i = 0; ; i++) {
+      const dry = JSON.parse(await ok(['run', 'probe', '-n', ns, '--image=nginx:1.27', '--dry-run=server', '-o', 'json']));
+      if (dry.spec.priority === 100 && dry.spec.containers[0].resources?.limits) break;
+      assert.ok(i < 100, 'the LimitRange and the PriorityClass never applied');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await ok(['run', 'web', '-n', ns, '--image=nginx:1.27']);
+    const pod = JSON.parse(await ok(['get', 'pod', 'web', '-n', ns, '-o', 'json']));
+    const volume = pod.spec.volumes?.[0]?.name;
+    assert.match(volume, /^plat-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
+    // What upstream 1.32 stores for the same pod (its ServiceAccount, LimitRanger, Priority and DefaultTolerationSeconds plugins), product-named.
+    assert.deepEqual(pod.spec, {
+      containers: [{
+        image: 'nginx:1.27',
+        imagePullPolicy: 'IfNotPresent',
+        name: 'web',
+        resources: { limits: { cpu: '500m', memory: '256Mi' }, requests: { cpu: '250m', memory: '128Mi' } },
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
+        volumeMounts: [{ mountPath: '/var/run/secrets/plat.io/serviceaccount', name: volume, readOnly: true }],
+      }],
+      dnsPolicy: 'ClusterFirst',
+      enableServiceLinks: true,
+      preemptionPolicy: 'PreemptLowerPriority',
+      priority: 100,
+      priorityClassName: 'standard',
+      restartPolicy: 'Always',
+      schedulerName: 'default-scheduler',
+      securityContext: {},
+      serviceAccount: 'default',
+      serviceAccountName: 'default',
+      terminationGracePeriodSeconds: 30,
+      tolerations: [
+        { effect: 'NoExecute', key: 'node.plat.io/not-ready', operator: 'Exists', tolerationSeconds: 300 },
+        { effect: 'NoExecute', key: 'node.plat.io/unreachable', operator: 'Exists', tolerationSeconds: 300 },
+      ],
+      volumes: [{
+        name: volume,
+        projected: {
+          defaultMode: 420,
+          sources: [
+            { serviceAccountToken: { expirationSeconds: 3607, path: 'token' } },
+            { configMap: { items: [{ key: 'ca.crt', path: 'ca.crt' }], name: 'plat-root-ca.crt' } },
+            { downwardAPI: { items: [{ fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' }, path: 'namespace' }] } },
+          ],
+        },
+      }],
+    });
+    assert.equal(pod.metadata.annotations['plat.io/limit-ranger'], 'LimitRanger plugin set: cpu, memory request for container web; cpu, memory limit for container web');
+    assert.equal(pod.status.qosClass, 'Burstable');
+  } finally {
+    await ok(['delete', 'priorityclass', 'standard']);
+  }
+});

@@ -29,6 +29,8 @@ before(async () => {
   s = await startTestServer({ tokenAuthFile: tokens, authorizationMode: ['RBAC'], controllers: [] });
   bare = new TestClient({ ...s.client.creds, cert: undefined, key: undefined });
   assert.equal((await s.client.post('/api/v1/namespaces', { metadata: { name: ns } })).status, 201);
+  // Without the service account controller, the account the ServiceAccount plugin wants for pods is made here.
+  assert.equal((await s.client.post(`/api/v1/namespaces/${ns}/serviceaccounts`, { metadata: { name: 'default' } })).status, 201);
   // A node with an address, and a pod on it with an address and a declared port.
   const node = await s.client.post('/api/v1/nodes', { metadata: { name: 'n1' } });
   assert.equal(node.status, 201, node.text);

@@ -112,7 +112,10 @@ describe('admission configuration file', () => {
     const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota'], configFile: path }, {
       getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} }, listers: new AdmissionListers(),
     });
-    assert.deepEqual(built.running, ['NamespaceLifecycle', 'PodSecurity', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
+    assert.deepEqual(built.running, [
+      'NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass',
+      'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'RuntimeClass', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'DefaultIngressClass',
+    ]);
     assert.deepEqual(warnings, ['the admission configuration configures plugin AlwaysDeny, which is not enabled; its configuration is ignored']);
   });
 });

@@ -77,6 +77,8 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['feature-gates', 'A=true, B=f', { featureGates: [['A', true], ['B', false]] }],
   ['show-hidden-metrics-for-version', '1.31', { showHiddenMetricsForVersion: '1.31' }],
   ['admission-control-config-file', '/etc/admission.yaml', { admissionControlConfigFile: '/etc/admission.yaml' }],
+  ['default-not-ready-toleration-seconds', '60', { defaultNotReadyTolerationSeconds: 60 }],
+  ['default-unreachable-toleration-seconds', '120', { defaultUnreachableTolerationSeconds: 120 }],
   ['authorization-mode', 'RBAC,ABAC,Webhook', { authorizationMode: ['RBAC', 'ABAC', 'Webhook'] }],
   ['authorization-policy-file', '/etc/abac.jsonl', { authorizationPolicyFile: '/etc/abac.jsonl' }],
   ['authorization-webhook-config-file', '/etc/authz.kubeconfig', { authorizationWebhookConfigFile: '/etc/authz.kubeconfig' }],

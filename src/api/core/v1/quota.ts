@@ -32,6 +32,25 @@ function validateLimitRange(lr: KubeObject): FieldError[] {
   return errs;
 }
 
+/**
+ * A Container item's defaults as upstream fills them: the default limit from
+ * max, the default request from the default limit, else from min.
+ */
+function defaultLimitRange(lr: KubeObject): void {
+  for (const item of (Array.isArray(lr.spec?.limits) ? lr.spec.limits : []) as Obj[]) {
+    if (!item || typeof item !== 'object' || item.type !== 'Container') continue;
+    const fill = (into: 'default' | 'defaultRequest', from: Obj | undefined) => {
+      for (const [name, value] of Object.entries(from ?? {})) {
+        const target = (item[into] && typeof item[into] === 'object') ? item[into] as Obj : (item[into] = {});
+        if (!Object.prototype.hasOwnProperty.call(target, name)) target[name] = value;
+      }
+    };
+    fill('default', item.max);
+    fill('defaultRequest', item.default);
+    fill('defaultRequest', item.min);
+  }
+}
+
 export const limitRanges = defineKind({
   group: '', version: 'v1', kind: 'LimitRange', plural: 'limitranges', shortNames: ['limits'],
   protobuf: true,
@@ -49,6 +68,7 @@ export const limitRanges = defineKind({
     }, 'The limits of a LimitRange.', { required: ['limits'] })), 'The limits.'), 'always'),
   })),
   strategy: {
+    defaults: defaultLimitRange,
     validate: validateLimitRange,
     validateUpdate: (lr) => validateLimitRange(lr),
   },

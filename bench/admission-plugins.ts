@@ -1,0 +1,93 @@
+// What the default admission plugins cost a Pod create: two servers (built
+// CLI children, fresh sqlite data dirs), one with the default plugin set and
+// one with every default plugin turned off, each with one LimitRange in the
+// namespace (defaults the pods lack, bounds they meet) and no quota, the
+// same realistic pods (bodies.ts) created on each in alternated rounds. Each
+// row is the round of median server CPU per create; the target compares the
+// two, steadier than req/s on a shared machine.
+
+import { sendJson } from './http.js';
+import { cpuMsPrecise, settle } from './child.js';
+import { runAlone, withBenchServer, type BenchSession } from './session.js';
+import { medianRound, rateCell, type Measured } from './alternate.js';
+import { defaultOnPlugins } from '../src/admission/plugin-names.js';
+import { Row, target } from './table.js';
+import { fmtInt } from './stats.js';
+
+export interface AdmissionPluginsBenchOptions {
+  quick: boolean;
+  progress: (msg: string) => void;
+}
+
+const CONCURRENCY = 16;
+const PHASE_TIMEOUT_MS = 300_000;
+const namespace = 'adm-pods';
+const goalPct = 15;
+
+const limitRange = {
+  apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'limits' },
+  spec: { limits: [
+    { type: 'Container', default: { 'ephemeral-storage': '1Gi' }, defaultRequest: { 'ephemeral-storage': '512Mi' }, max: { cpu: '2', memory: '2Gi' }, min: { cpu: '10m' } },
+    { type: 'Pod', max: { cpu: '4', memory: '4Gi' } },
+  ] },
+};
+
+async function prepare(session: BenchSession): Promise<void> {
+  const send = async (method: string, path: string, body?: unknown) => {
+    const r = await sendJson(session.agent, session.server.port, method, path, body, 10_000);
+    if (r.status >= 300) throw new Error(`${method} ${path}: HTTP ${r.status} ${r.body.toString('utf8').slice(0, 300)}`);
+    return JSON.parse(r.body.toString('utf8'));
+  };
+  await send('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await send('POST', `/api/v1/namespaces/${namespace}/limitranges`, limitRange);
+  // The ServiceAccount plugin waits for the namespace's default account: let the controller make it first.
+  for (let i = 0; i < 200; i++) {
+    const r = await sendJson(session.agent, session.server.port, 'GET', `/api/v1/namespaces/${namespace}/serviceaccounts/default`, undefined, 10_000);
+    if (r.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the default service account never appeared');
+}
+
+export async function benchAdmissionPlugins(opts: AdmissionPluginsBenchOptions): Promise<Row[]> {
+  const { quick, progress } = opts;
+  const count = quick ? 300 : 2_000;
+  const rounds = quick ? 3 : 5;
+  const off = [...defaultOnPlugins].sort();
+  return withBenchServer('plat-bench-admplugins-on-', CONCURRENCY, (on) => withBenchServer('plat-bench-admplugins-off-', CONCURRENCY, async (bare) => {
+    await prepare(on);
+    await prepare(bare);
+    const sessions = { on, off: bare };
+    const results: Record<'on' | 'off', Measured[]> = { on: [], off: [] };
+    let phase = 0;
+    const creates = async (which: 'on' | 'off', n: number): Promise<Measured> => {
+      const s = sessions[which];
+      await settle(s.server.pid);
+      const cpu0 = cpuMsPrecise(s.server.pid);
+      const r = await s.load.run({ kind: 'create-pod', namespace, prefix: `p${phase++}-`, count: n }, PHASE_TIMEOUT_MS);
+      return { ...r, serverCpuMs: (cpuMsPrecise(s.server.pid) - cpu0) / r.requests };
+    };
+    progress(`admission plugins: warming both servers (${fmtInt(count / 2)} pod creates each)…`);
+    await creates('on', count / 2);
+    await creates('off', count / 2);
+    for (let round = 0; round < rounds; round++) {
+      progress(`admission plugins: round ${round + 1}/${rounds}, ${fmtInt(count)} pod creates on each server…`);
+      // Alternate which goes first, so that drift on the shared machine favours neither.
+      const order: ('on' | 'off')[] = round % 2 === 0 ? ['on', 'off'] : ['off', 'on'];
+      for (const which of order) results[which].push(await creates(which, count));
+    }
+    const withPlugins = medianRound(results.on);
+    const without = medianRound(results.off);
+    const pct = ((withPlugins.serverCpuMs - without.serverCpuMs) / withPlugins.serverCpuMs) * 100;
+    return [
+      { metric: `admission plugins: create Pod, every default plugin off (${off.length} disabled; ${rounds} × ${fmtInt(count)} POSTs, ${CONCURRENCY} clients, median round)`, result: rateCell(without), target: '—' },
+      {
+        metric: `admission plugins: create Pod, default plugin set, one LimitRange, no quota (${rounds} × ${fmtInt(count)} POSTs, median round)`,
+        result: `${rateCell(withPlugins)} (the plugins: ${pct.toFixed(1)} % of the create's server CPU)`,
+        target: target(`< ${goalPct} % of the create's server CPU`, pct < goalPct),
+      },
+    ];
+  }, { extraArgs: [`--disable-admission-plugins=${off.join(',')}`] }));
+}
+
+await runAlone(import.meta.url, benchAdmissionPlugins);
