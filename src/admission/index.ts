@@ -20,6 +20,7 @@ import { CertificateSubjectRestriction } from './plugins/certificatesubjectrestr
 import type { Authorize } from './plugins/signerauthorization.js';
 import { DenyExec, type PodGetter } from './plugins/denyexec.js';
 import { WebhookClient, webhookPlugin } from './webhook/index.js';
+import { ValidatingAdmissionPolicyPlugin } from './policy/plugin.js';
 import { resources } from '../client/resources.js';
 import type { AdmissionListers } from './listers.js';
 
@@ -86,6 +87,7 @@ const factories = new Map<string, Factory>([
   ['DenyEscalatingExec', (c) => new DenyExec('DenyEscalatingExec', c.getPod ?? noPods)],
   ['DenyExecOnPrivileged', (c) => new DenyExec('DenyExecOnPrivileged', c.getPod ?? noPods)],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
+  ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicyPlugin({ listers: c.listers, getNamespace: c.getNamespace, getObject: c.getObject, authorize: c.authorize, serves: c.serves })],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
 ]);
 

@@ -31,6 +31,8 @@ export const resources = {
   certificateSigningRequests: { group: vocabulary.certificatesGroup, resource: 'certificatesigningrequests', version: 'v1' },
   mutatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'mutatingwebhookconfigurations', version: 'v1' },
   validatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingwebhookconfigurations', version: 'v1' },
+  validatingAdmissionPolicies: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingadmissionpolicies', version: 'v1' },
+  validatingAdmissionPolicyBindings: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingadmissionpolicybindings', version: 'v1' },
   services: { group: '', resource: 'services' },
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },

@@ -29,7 +29,7 @@ describe('enabled plugins', () => {
   test('the default set runs in the fixed order', () => {
     const names = enabledPluginNames([], []);
     assert.deepEqual(names, orderedPluginNames.filter((n) => defaultOnPlugins.has(n)));
-    assert.deepEqual(names.slice(-3), ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
+    assert.deepEqual(names.slice(-4), ['MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
     assert.equal(names[0], 'NamespaceLifecycle');
   });
 
@@ -112,7 +112,7 @@ describe('admission configuration file', () => {
     const built = await buildAdmission({ enable: [], disable: ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook'], configFile: path }, {
       getNamespace: async () => undefined, createNamespace: async () => ({}), log: { warn: (m) => warnings.push(m), info: () => {} }, listers: new AdmissionListers(),
     });
-    assert.deepEqual(built.running, ['NamespaceLifecycle', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction']);
+    assert.deepEqual(built.running, ['NamespaceLifecycle', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'ValidatingAdmissionPolicy']);
     assert.deepEqual(warnings, ['the admission configuration configures plugin AlwaysDeny, which is not enabled; its configuration is ignored']);
   });
 });
