@@ -9,6 +9,7 @@ import type { KubeObject } from '../../api/kind.js';
 import { compileExpression, type Compiled } from '../../api/validation/index.js';
 import { policyVariables } from '../../api/admissionregistration/v1/policyvalidation.js';
 import { labelSelectorOf, type LabelSelector } from '../../machinery/selectors.js';
+import { discoveredUpstreamGroup, productGroupForUpstream } from '../../machinery/vocabulary.js';
 import type { Lister } from '../listers.js';
 import type { WebhookRule } from '../webhook/source.js';
 
@@ -80,9 +81,15 @@ function selector(raw: unknown): LabelSelector | Error {
   }
 }
 
+/** A rule's groups with ours beside the upstream names of our groups (`apiextensions.k8s.io` also names `apiextensions.plat.io`), as RBAC reads them. */
+function withOurGroups(groups: string[]): string[] {
+  const ours = groups.map(productGroupForUpstream).filter((g): g is string => g !== undefined && discoveredUpstreamGroup(g) !== undefined);
+  return ours.length ? [...groups, ...ours] : groups;
+}
+
 function rule(r: Json): NamedRule {
   return {
-    operations: strings(r.operations), apiGroups: strings(r.apiGroups), apiVersions: strings(r.apiVersions),
+    operations: strings(r.operations), apiGroups: withOurGroups(strings(r.apiGroups)), apiVersions: strings(r.apiVersions),
     resources: strings(r.resources), scope: typeof r.scope === 'string' ? r.scope : '*', resourceNames: strings(r.resourceNames),
   };
 }
