@@ -33,6 +33,7 @@ export const resources = {
   validatingWebhookConfigurations: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingwebhookconfigurations', version: 'v1' },
   validatingAdmissionPolicies: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingadmissionpolicies', version: 'v1' },
   validatingAdmissionPolicyBindings: { group: vocabulary.admissionRegistrationGroup, resource: 'validatingadmissionpolicybindings', version: 'v1' },
+  customResourceDefinitions: { group: vocabulary.apiextensionsGroup, resource: 'customresourcedefinitions', version: 'v1' },
   services: { group: '', resource: 'services' },
   endpoints: { group: '', resource: 'endpoints' },
   endpointSlices: { group: vocabulary.endpointDiscoveryGroup, resource: 'endpointslices', version: 'v1' },

@@ -26,6 +26,7 @@ import { PodGarbageCollector } from './podgc.js';
 import { EndpointsController } from './endpoints.js';
 import { EndpointSliceController } from './endpointslice.js';
 import { TtlAfterFinishedController } from './ttlafterfinished.js';
+import { PolicyStatusController } from './policystatus.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -58,6 +59,7 @@ const makers: Record<ControllerName, (client: ApiClient, log: Log, kit: Controll
   endpoint: (c, l, i) => new EndpointsController(c, l, i),
   endpointslice: (c, l, i) => new EndpointSliceController(c, l, i),
   'ttl-after-finished': (c, l, i) => new TtlAfterFinishedController(c, l, i),
+  'validatingadmissionpolicy-status': (c, l, i) => new PolicyStatusController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),

@@ -250,3 +250,36 @@ test('policies and bindings are validated with upstream\'s messages', async () =
     'spec.paramRef.parameterNotFoundAction: Required value',
   ]) assert.ok(bcauses.includes(expected), `${expected} in ${bcauses.join('\n')}`);
 });
+
+test('status.typeChecking: the validations are checked against the schemas of the kinds the rules name', async () => {
+  const p = await s.client.post(`${api}/validatingadmissionpolicies`, policy('typed', {
+    matchConstraints: { resourceRules: [{ apiGroups: ['apps'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['deployments', 'replicasets'] }] },
+    validations: [
+      { expression: 'object.spec.replicas > 1 && object.metadata.name != ""' },
+      { expression: 'object.spec.replicass > 1', messageExpression: "object.metadata.name + 1" },
+    ],
+  }));
+  assert.equal(p.status, 201, p.text);
+  const typed = await eventually('the type checking', async () => {
+    const r = await s.client.get(`${api}/validatingadmissionpolicies/typed`);
+    return r.json.status?.observedGeneration === r.json.metadata.generation ? r.json : undefined;
+  });
+  const undefinedField = (kind: string) => `apps/v1, Kind=${kind}: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^`;
+  const noOverload = (kind: string) => `apps/v1, Kind=${kind}: ERROR: <input>:1:22: found no matching overload for '_+_' applied to '(string, int)'\n | object.metadata.name + 1\n | .....................^`;
+  assert.deepEqual(typed.status.typeChecking, {
+    expressionWarnings: [
+      { fieldRef: 'spec.validations[1].expression', warning: `${undefinedField('Deployment')}\n${undefinedField('ReplicaSet')}` },
+      { fieldRef: 'spec.validations[1].messageExpression', warning: `${noOverload('Deployment')}\n${noOverload('ReplicaSet')}` },
+    ],
+  });
+  // A policy that checks has an empty record, for its generation.
+  const fixed = await s.client.send('PATCH', `${api}/validatingadmissionpolicies/typed`, {
+    body: { spec: { validations: [{ expression: 'object.spec.replicas > 1' }] } }, headers: { 'Content-Type': 'application/merge-patch+json' },
+  });
+  assert.equal(fixed.status, 200, fixed.text);
+  const checked = await eventually('the new generation checked', async () => {
+    const r = await s.client.get(`${api}/validatingadmissionpolicies/typed`);
+    return r.json.status?.observedGeneration === 2 ? r.json : undefined;
+  });
+  assert.deepEqual(checked.status.typeChecking, {});
+});
