@@ -118,7 +118,9 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
             continue;
           }
         }
-        const collected = await collectParams(policy, binding, request, this.parts.listers, this.parts.getObject);
+        // A live read that fails (the store unavailable) is the binding's error, under the policy's failurePolicy.
+        const collected = await collectParams(policy, binding, request, this.parts.listers, this.parts.getObject)
+          .catch((e: unknown) => ({ error: e instanceof Error ? e.message : String(e) }));
         if ('error' in collected) {
           configError(policy, binding, collected.error);
           continue;
