@@ -90,6 +90,21 @@ describe('evaluation', () => {
     assert.deepEqual(annotated.annotations, [['p/size', '1']]);
   });
 
+  test('authorizer checks, in variables and on the request\'s own resource, asked of the server\'s authorizer', async () => {
+    const policy = policyOf({
+      variables: [{ name: 'secrets', expression: "authorizer.group('').resource('secrets').namespace('a').check('get').allowed()" }],
+      validations: [{ expression: 'variables.secrets', message: 'no secrets' }, { expression: "authorizer.requestResource.check('delete').allowed()", message: 'no delete' }],
+    });
+    for (const [allowed, denied] of [['get', ['no delete']], ['delete', ['no secrets']], ['nothing', ['no secrets', 'no delete']]] as const) {
+      const request = { ...admissionRequest('CREATE', configMaps, 'cm', { namespace: 'a' }), user: { username: 'u', groups: [] } };
+      const asked: string[] = [];
+      const { denials } = await evaluatePolicy({ policy, invocation: matcher.byRules(policy.match, request)!, request, params: null, namespaceObject: null,
+        authorize: async (a) => { asked.push(`${a.verb} ${a.resource}`); return { decision: a.verb === allowed ? 'allow' : 'no-opinion', reason: '' }; } });
+      assert.deepEqual(asked, ['get secrets', 'delete configmaps']);
+      assert.deepEqual(denials.map((d) => d.message), denied);
+    }
+  });
+
   test('the expressions of one evaluation share its budget', async () => {
     const pattern = `^(${Array.from({ length: 100 }, (_, i) => `x${i}`).join('|')}|a)*$`;
     // Each costs about 900,000, under the per-call limit; twelve of them exceed the 10,000,000 of one evaluation.
