@@ -17,6 +17,8 @@ import { validatingAdmissionPolicies } from '../../../src/api/admissionregistrat
 import { checkExpression, typeOfJsonSchema, typeOfSchema } from '../../../src/api/admissionregistration/v1/typechecking.js';
 import { requestKind, requestResource } from '../../../src/admission/types.js';
 import { admissionRequest } from '../../support/admission.js';
+import { ApiEnablement } from '../../../src/api/versioning.js';
+import { builtinKinds } from '../../../src/api/catalog.js';
 
 function policyOf(spec: Record<string, unknown>) {
   const obj = { metadata: { name: 'p' }, spec: { matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['*'], resources: ['configmaps'] }] }, ...spec } };
@@ -133,5 +135,17 @@ describe('type checking', () => {
     const widget = typeOfJsonSchema({ type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' }, extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } } }, true);
     assert.equal(checkExpression('object.metadata.name != "" && object.kind == "Widget" && object.spec.extra.anything == 1', widget), undefined);
     assert.match(checkExpression('object.spec.color == "red"', widget)!, /undefined field 'color'/);
+  });
+});
+
+describe('versions', () => {
+  test('v1beta1 is served only when --runtime-config asks, and the webhook configurations\' v1beta1 stays removed', () => {
+    const group = validatingAdmissionPolicies.group;
+    const beta = validatingAdmissionPolicies.versions.find((v) => v.name === 'v1beta1')!;
+    assert.equal(ApiEnablement.fromRuntimeConfig([], builtinKinds).enablement.serves(group, beta, 'validatingadmissionpolicies'), false);
+    const asked = ApiEnablement.fromRuntimeConfig([['admissionregistration.k8s.io/v1beta1', 'true']], builtinKinds).enablement;
+    assert.equal(asked.serves(group, beta, 'validatingadmissionpolicies'), true);
+    assert.equal(asked.serves(group, { name: 'v1beta1' }, 'validatingwebhookconfigurations'), false);
+    assert.throws(() => ApiEnablement.fromRuntimeConfig([['admissionregistration.k8s.io/v1beta1/validatingwebhookconfigurations', 'true']], builtinKinds), /removed in v1\.22/);
   });
 });
