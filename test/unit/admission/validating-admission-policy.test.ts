@@ -11,6 +11,7 @@ import { PolicyMatcher } from '../../../src/admission/policy/matcher.js';
 import { compilePolicy } from '../../../src/admission/policy/source.js';
 import { evaluatePolicy } from '../../../src/admission/policy/evaluate.js';
 import { configMaps } from '../../../src/api/core/v1/index.js';
+import { horizontalPodAutoscalers } from '../../../src/api/autoscaling/v2/horizontalpodautoscaler.js';
 import { deployments } from '../../../src/api/apps/v1/deployment.js';
 import { customResourceDefinitions } from '../../../src/api/apiextensions/v1/customresourcedefinition.js';
 import { validatingAdmissionPolicies } from '../../../src/api/admissionregistration/v1/index.js';
@@ -56,6 +57,27 @@ describe('matching', () => {
     const crdRule = policyOf({ validations: [{ expression: 'true' }], matchConstraints: { resourceRules: [{ apiGroups: ['apiextensions.k8s.io'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['*'] }] } }).match;
     const request = admissionRequest('CREATE', customResourceDefinitions, 'x.example.com');
     assert.deepEqual(matcher.byRules(crdRule, request), { resource: requestResource(request), kind: requestKind(request) });
+  });
+});
+
+describe('matchPolicy', () => {
+  test('Equivalent matches a request at another version of the resource, and its expressions see the object at the version its rule names', async () => {
+    const hpa = {
+      apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler', metadata: { name: 'web', namespace: 'a' },
+      spec: { scaleTargetRef: { kind: 'Deployment', name: 'web', apiVersion: 'apps/v1' }, minReplicas: 1, maxReplicas: 5,
+        metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 90 } } }] },
+    };
+    const request = admissionRequest('CREATE', horizontalPodAutoscalers, 'web', { namespace: 'a', object: hpa });
+    const spec = (matchPolicy: string) => ({
+      matchConstraints: { matchPolicy, resourceRules: [{ apiGroups: ['autoscaling'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['horizontalpodautoscalers'] }] },
+      validations: [{ expression: 'object.spec.targetCPUUtilizationPercentage <= 80', messageExpression: "object.apiVersion + ': ' + string(object.spec.targetCPUUtilizationPercentage)" }],
+    });
+    assert.equal(matcher.byRules(policyOf(spec('Exact')).match, request), undefined);
+    const policy = policyOf(spec('Equivalent'));
+    const invocation = matcher.byRules(policy.match, request)!;
+    assert.deepEqual(invocation.resource, { group: 'autoscaling', version: 'v1', resource: 'horizontalpodautoscalers' });
+    const { denials } = await evaluatePolicy({ policy, invocation, request, params: null, namespaceObject: null });
+    assert.deepEqual(denials.map((d) => d.message), ['autoscaling/v1: 90']);
   });
 });
 
@@ -105,6 +127,21 @@ describe('evaluation', () => {
       assert.deepEqual(asked, ['get secrets', 'delete configmaps']);
       assert.deepEqual(denials.map((d) => d.message), denied);
     }
+  });
+
+  test('request, namespaceObject and params', async () => {
+    const request = { ...admissionRequest('CREATE', configMaps, 'cm', { namespace: 'a' }), user: { username: 'alice', groups: ['dev'] } };
+    const policy = policyOf({
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      validations: [
+        { expression: "request.operation == 'CREATE' && request.userInfo.username == 'alice' && request.namespace == 'a'", message: 'request' },
+        { expression: "namespaceObject.metadata.labels.team == 'blue'", message: 'namespace' },
+        { expression: "params.data.owner == request.userInfo.username", message: 'params' },
+      ],
+    });
+    const { denials } = await evaluatePolicy({ policy, invocation: matcher.byRules(policy.match, request)!, request,
+      params: { metadata: { name: 'p' }, data: { owner: 'bob' } }, namespaceObject: { metadata: { name: 'a', labels: { team: 'red' } } } });
+    assert.deepEqual(denials.map((d) => d.message), ['namespace', 'params']);
   });
 
   test('the expressions of one evaluation share its budget', async () => {
