@@ -224,8 +224,8 @@ test('policies and bindings are validated with upstream\'s messages', async () =
     spec: {
       failurePolicy: 'Sometimes',
       matchConstraints: { resourceRules: [] },
-      variables: [{ name: 'not-an-identifier', expression: 'object.(' }],
-      validations: [{ expression: 'params.x', message: 'two\nlines', reason: 'Teapot' }],
+      variables: [{ name: 'not-an-identifier', expression: 'object.(' }, { name: 'early', expression: 'variables.later' }, { name: 'later', expression: '1' }],
+      validations: [{ expression: 'params.x', message: 'two\nlines', reason: 'Teapot' }, { expression: 'variables.later == variables.typo' }],
     },
   });
   assert.equal(bad.status, 422);
@@ -238,6 +238,9 @@ test('policies and bindings are validated with upstream\'s messages', async () =
     /^spec\.validations\[0\]\.expression: Invalid value: "params\.x": compilation failed: ERROR: <input>:.*undeclared reference to 'params'/,
     /^spec\.validations\[0\]\.message: Invalid value: "two\\nlines": message must not contain line breaks$/,
     /^spec\.validations\[0\]\.reason: Unsupported value: "Teapot"/,
+    // A variable sees only those before it; an expression only declared ones.
+    /^spec\.variables\[1\]\.expression: Invalid value: "variables\.later": compilation failed: ERROR: <input>:1:10: undefined field 'later'/,
+    /^spec\.validations\[1\]\.expression: Invalid value: "variables\.later == variables\.typo": compilation failed: ERROR: <input>:1:29: undefined field 'typo'/,
   ]) assert.ok(causes.some((c: string) => expected.test(c)), `${expected} in ${causes.join('\n')}`);
   const binding = await s.client.post(`${api}/validatingadmissionpolicybindings`, {
     metadata: { name: 'bad' }, spec: { policyName: 'p', validationActions: ['Deny', 'Warn'], paramRef: { name: 'x', selector: {} } },

@@ -13,6 +13,7 @@ import { compileExpression } from '../../validation/index.js';
 import { validateConditions } from '../../meta/conditions.js';
 import type { KubeObject } from '../../kind.js';
 import { validateMatchConditions, validateRule } from './webhooks.js';
+import { checkExpression, fieldsType, type CelType } from './typechecking.js';
 
 type Json = Record<string, any>;
 
@@ -39,10 +40,20 @@ const newlines = /[\n\r]/;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const listOf = (v: unknown): Json[] => (Array.isArray(v) ? v.map((x) => (isObject(x) ? x : {})) : []);
 
-function compileError(field: string, expression: string, variables: readonly string[]): FieldError[] {
+/**
+ * Why `expression` does not compile over `variables`, if it does not; with
+ * `declared`, the policy variables it may read (upstream's composition: a
+ * variable sees those before it), a read of another is refused as upstream's
+ * checker refuses it.
+ */
+function compileError(field: string, expression: string, variables: readonly string[], declared?: ReadonlySet<string>): FieldError[] {
   const compiled = compileExpression(expression, variables);
-  return typeof compiled === 'string' ? [fieldErrors.invalid(field, expression, compiled)] : [];
+  if (typeof compiled === 'string') return [fieldErrors.invalid(field, expression, compiled)];
+  const unknown = declared && checkExpression(expression, dynType, dynType, fieldsType(declared));
+  return unknown ? [fieldErrors.invalid(field, expression, `compilation failed: ${unknown}`)] : [];
 }
+
+const dynType: CelType = { kind: 'dyn' };
 
 function validateNamedRule(field: string, rule: Json): FieldError[] {
   const errs: FieldError[] = [];
@@ -102,14 +113,15 @@ function validateParamKind(field: string, pk: Json): FieldError[] {
   return errs;
 }
 
-function validateValidation(field: string, v: Json, params: boolean, variables: boolean): FieldError[] {
+function validateValidation(field: string, v: Json, params: boolean, declared: ReadonlySet<string>): FieldError[] {
+  const variables = declared.size > 0;
   const errs: FieldError[] = [];
   const expression = typeof v.expression === 'string' ? v.expression : '';
   if (!expression.trim()) errs.push(fieldErrors.required(`${field}.expression`, 'expression is not specified'));
-  else errs.push(...compileError(`${field}.expression`, expression, policyVariables({ params, authorizer: true, variables })));
+  else errs.push(...compileError(`${field}.expression`, expression, policyVariables({ params, authorizer: true, variables }), declared));
   const messageExpression = typeof v.messageExpression === 'string' ? v.messageExpression : '';
   if (messageExpression && !messageExpression.trim()) errs.push(fieldErrors.invalid(`${field}.messageExpression`, messageExpression, 'must be non-empty if specified'));
-  else if (messageExpression.trim()) errs.push(...compileError(`${field}.messageExpression`, messageExpression, policyVariables({ params, authorizer: false, variables })));
+  else if (messageExpression.trim()) errs.push(...compileError(`${field}.messageExpression`, messageExpression, policyVariables({ params, authorizer: false, variables }), declared));
   const message = typeof v.message === 'string' ? v.message : '';
   if (message && !message.trim()) errs.push(fieldErrors.invalid(`${field}.message`, message, 'message must be non-empty if specified'));
   else if (newlines.test(message.trim())) errs.push(fieldErrors.invalid(`${field}.message`, message, 'message must not contain line breaks'));
@@ -117,7 +129,7 @@ function validateValidation(field: string, v: Json, params: boolean, variables: 
   return errs;
 }
 
-function validateAuditAnnotation(field: string, policyName: string, a: Json, params: boolean, variables: boolean): FieldError[] {
+function validateAuditAnnotation(field: string, policyName: string, a: Json, params: boolean, declared: ReadonlySet<string>): FieldError[] {
   const errs: FieldError[] = [];
   const key = typeof a.key === 'string' ? a.key : '';
   if (policyName) errs.push(...checkName(isQualifiedName, `${field}.key`, `${policyName}/${key}`));
@@ -127,20 +139,20 @@ function validateAuditAnnotation(field: string, policyName: string, a: Json, par
   else if (Buffer.byteLength(value) > maxAuditAnnotationValueExpressionLength) {
     errs.push(fieldErrors.required(`${field}.valueExpression`, `must not exceed ${maxAuditAnnotationValueExpressionLength} bytes in length`));
   } else {
-    const compiled = compileExpression(value, policyVariables({ params, authorizer: true, variables }));
-    if (typeof compiled === 'string') errs.push(fieldErrors.invalid(`${field}.valueExpression`, a.valueExpression, compiled));
+    errs.push(...compileError(`${field}.valueExpression`, value, policyVariables({ params, authorizer: true, variables: declared.size > 0 }), declared)
+      .map((e) => fieldErrors.invalid(e.field, a.valueExpression, e.detail)));
   }
   return errs;
 }
 
-function validateVariable(field: string, v: Json, params: boolean): FieldError[] {
+function validateVariable(field: string, v: Json, params: boolean, before: ReadonlySet<string>): FieldError[] {
   const errs: FieldError[] = [];
   const name = typeof v.name === 'string' ? v.name : '';
   if (!name.trim()) errs.push(fieldErrors.required(`${field}.name`, 'name is not specified'));
   else if (!celIdentifier.test(name) || celReserved.has(name)) errs.push(fieldErrors.invalid(`${field}.name`, name, 'name is not a valid CEL identifier'));
   const expression = typeof v.expression === 'string' ? v.expression : '';
   if (!expression.trim()) errs.push(fieldErrors.required(`${field}.expression`, 'expression is not specified'));
-  else errs.push(...compileError(`${field}.expression`, expression, policyVariables({ params, authorizer: true, variables: true })));
+  else errs.push(...compileError(`${field}.expression`, expression, policyVariables({ params, authorizer: true, variables: true }), before));
   return errs;
 }
 
@@ -161,8 +173,11 @@ function validatePolicySpec(policy: KubeObject, ignoreMatchConditions: boolean):
     errs.push(...validateMatchConditions('spec.matchConditions', spec.matchConditions, policyVariables({ params, authorizer: true, variables: false })));
   }
   const variables = listOf(spec.variables);
-  variables.forEach((v, i) => errs.push(...validateVariable(fieldPath('spec.variables', i), v, params)));
-  const hasVariables = variables.length > 0;
+  const declared = new Set<string>();
+  variables.forEach((v, i) => {
+    errs.push(...validateVariable(fieldPath('spec.variables', i), v, params, new Set(declared)));
+    if (typeof v.name === 'string') declared.add(v.name);
+  });
   const validations = listOf(spec.validations);
   const annotations = listOf(spec.auditAnnotations);
   if (validations.length === 0 && annotations.length === 0) {
@@ -170,14 +185,14 @@ function validatePolicySpec(policy: KubeObject, ignoreMatchConditions: boolean):
     errs.push(fieldErrors.required('spec.auditAnnotations', 'validations or auditAnnotations must contain at least one item'));
     return errs;
   }
-  validations.forEach((v, i) => errs.push(...validateValidation(fieldPath('spec.validations', i), v, params, hasVariables)));
+  validations.forEach((v, i) => errs.push(...validateValidation(fieldPath('spec.validations', i), v, params, declared)));
   if (annotations.length > maxAuditAnnotations) {
     errs.push(fieldErrors.invalid('spec.auditAnnotations', spec.auditAnnotations, `must not have more than ${maxAuditAnnotations} auditAnnotations`));
   }
   const keys = new Set<string>();
   const name = String(policy.metadata?.name ?? '');
   annotations.forEach((a, i) => {
-    errs.push(...validateAuditAnnotation(fieldPath('spec.auditAnnotations', i), name, a, params, hasVariables));
+    errs.push(...validateAuditAnnotation(fieldPath('spec.auditAnnotations', i), name, a, params, declared));
     if (keys.has(a.key)) errs.push(fieldErrors.duplicate(`${fieldPath('spec.auditAnnotations', i)}.key`, a.key));
     keys.add(a.key);
   });

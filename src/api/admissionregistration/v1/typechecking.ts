@@ -208,15 +208,24 @@ function render(source: string, issue: Issue): string {
   return `ERROR: <input>:${line}:${column}: ${issue.message}\n | ${text}\n | ${'.'.repeat(column - 1)}^`;
 }
 
-/** The issues of `expression` with `object`/`oldObject` of type `object` and `params` of type `params`; undefined when it checks (or does not parse: validation reported that). */
-export function checkExpression(expression: string, object: CelType, params: CelType = dyn): string | undefined {
+/** An object type with the given fields, each of unknown type (a policy's `variables`). */
+export function fieldsType(names: ReadonlySet<string>): CelType {
+  return { kind: 'object', field: (name) => (names.has(name) ? dyn : undefined) };
+}
+
+/**
+ * The issues of `expression` with `object`/`oldObject` of type `object`,
+ * `params` of type `params` and `variables` of type `variables`; undefined
+ * when it checks (or does not parse: validation reported that).
+ */
+export function checkExpression(expression: string, object: CelType, params: CelType = dyn, variables: CelType = dyn): string | undefined {
   let ast: Expr;
   try {
     ast = parseCel(expression);
   } catch {
     return undefined;
   }
-  const checker = new Checker(expression, new Map([['object', object], ['oldObject', object], ['params', params]]));
+  const checker = new Checker(expression, new Map([['object', object], ['oldObject', object], ['params', params], ['variables', variables]]));
   checker.type(ast, new Map());
   return checker.issues.length ? checker.issues.map((i) => render(expression, i)).join('\n') : undefined;
 }
