@@ -13,6 +13,7 @@ import type { InformerFactory, InformerSubscription, IndexFunc } from '../client
 import { namespaceIndex } from '../client/informer.js';
 import { resourceType, type ResourceHandle } from '../client/resources.js';
 import type { ApiClient, ResourceType } from '../client/types.js';
+import { discoveredUpstreamGroup, productGroupForUpstream } from '../machinery/vocabulary.js';
 
 /** The objects of one resource as the shared informer holds them (read them, never change them). */
 export interface Lister {
@@ -77,7 +78,10 @@ export class AdmissionListers {
   ofKind(apiVersion: string, kind: string): KindLister | undefined {
     if (!this.shared) return undefined;
     const slash = apiVersion.indexOf('/');
-    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const named = slash < 0 ? '' : apiVersion.slice(0, slash);
+    // Our groups answer to their upstream names too (`rbac.authorization.k8s.io/v1`).
+    const ours = productGroupForUpstream(named);
+    const group = ours !== undefined && discoveredUpstreamGroup(ours) !== undefined ? ours : named;
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     const type = this.shared.client.resources().find((r) => r.group === group && r.version === version && r.kind === kind && !r.resource.includes('/'));
     const id = `${group}/${version}/${kind}`;
