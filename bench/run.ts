@@ -433,6 +433,7 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
   rows.push(...(await (await import('./operators.js')).benchOperators({ quick, progress })));
+  rows.push(...(await (await import('./admissionpolicy.js')).benchAdmissionPolicy({ quick, progress })));
   rows.push(...(await (await import('./namespacedelete.js')).benchNamespaceDelete({ quick, progress })));
   // The TypeScript client beside @kubernetes/client-node: client CPU per get and per watch event.
   rows.push(...(await (await import('./client.js')).benchClient({ quick, progress })));

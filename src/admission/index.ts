@@ -34,6 +34,7 @@ import { OwnerReferencesPermissionEnforcement, type KindResources } from './plug
 import { ImagePolicyWebhook, imagePolicySettings } from './plugins/imagepolicywebhook.js';
 import { resourceQuotaPlugin } from './plugins/resourcequota/index.js';
 import { resources, type ResourceHandle } from '../client/resources.js';
+import { ValidatingAdmissionPolicyPlugin } from './policy/plugin.js';
 import type { AdmissionListers } from './listers.js';
 import { ServiceAccount } from './plugins/serviceaccount.js';
 import { LimitRanger } from './plugins/limitranger.js';
@@ -135,6 +136,7 @@ const factories = new Map<string, Factory>([
   ['StorageObjectInUseProtection', () => new StorageObjectInUseProtection()],
   ['TaintNodesByCondition', () => new TaintNodesByCondition()],
   ['MutatingAdmissionWebhook', webhookFactory(true)],
+  ['ValidatingAdmissionPolicy', (c) => new ValidatingAdmissionPolicyPlugin({ listers: c.listers, getNamespace: c.getNamespace, getObject: c.getObject, authorize: c.authorize, serves: c.serves })],
   ['ValidatingAdmissionWebhook', webhookFactory(false)],
   ['AlwaysPullImages', () => new AlwaysPullImages()],
   ['LimitPodHardAntiAffinityTopology', () => new LimitPodHardAntiAffinityTopology()],

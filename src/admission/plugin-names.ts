@@ -39,6 +39,7 @@ export const orderedPluginNames: readonly string[] = [
   'DenyServiceExternalIPs',
   // Webhooks, quota and AlwaysDeny come last, as upstream.
   'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
   'ValidatingAdmissionWebhook',
   'ResourceQuota',
   'AlwaysDeny',
@@ -49,7 +50,7 @@ export const defaultOnPlugins: ReadonlySet<string> = new Set([
   'DefaultStorageClass', 'DefaultTolerationSeconds', 'LimitRanger', 'MutatingAdmissionWebhook',
   'NamespaceLifecycle', 'PersistentVolumeClaimResize', 'PodSecurity', 'Priority', 'ResourceQuota',
   'RuntimeClass', 'ServiceAccount', 'StorageObjectInUseProtection', 'TaintNodesByCondition',
-  'ValidatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook',
 ]);
 
 /** Plugins the spec still lists but upstream removed: enabling one stops the start with what replaces it. */

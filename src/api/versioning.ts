@@ -47,7 +47,8 @@ export const removedVersions: readonly RemovedVersion[] = [
   row('autoscaling', 'v2beta1', '1.25', 'autoscaling/v2'),
   row('policy', 'v1beta1', '1.25', 'policy/v1', ['poddisruptionbudgets', 'podsecuritypolicies']),
   row(g('node'), 'v1beta1', '1.25', `${g('node')}/v1`, ['runtimeclasses']),
-  row(g('admissionregistration'), 'v1beta1', '1.22', `${g('admissionregistration')}/v1`),
+  // Only the webhook configurations: v1beta1 came back in 1.28 for ValidatingAdmissionPolicy (off unless --runtime-config asks).
+  row(g('admissionregistration'), 'v1beta1', '1.22', `${g('admissionregistration')}/v1`, ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']),
   row(g('apiextensions'), 'v1beta1', '1.22', `${g('apiextensions')}/v1`, ['customresourcedefinitions']),
   row(g('apiregistration'), 'v1beta1', '1.22', `${g('apiregistration')}/v1`, ['apiservices']),
   row(g('authentication'), 'v1beta1', '1.22', `${g('authentication')}/v1`, ['tokenreviews']),
@@ -72,7 +73,7 @@ export const removedVersions: readonly RemovedVersion[] = [
  * configurations start here.
  */
 const upstreamGroupVersions: ReadonlySet<string> = new Set([
-  'v1', `${g('admissionregistration')}/v1`, `${g('admissionregistration')}/v1alpha1`, `${g('internal.apiserver')}/v1alpha1`, 'apps/v1',
+  'v1', `${g('admissionregistration')}/v1`, `${g('admissionregistration')}/v1beta1`, `${g('admissionregistration')}/v1alpha1`, `${g('internal.apiserver')}/v1alpha1`, 'apps/v1',
   `${g('authentication')}/v1`, `${g('authentication')}/v1beta1`, `${g('authentication')}/v1alpha1`, `${g('authorization')}/v1`,
   'autoscaling/v1', 'autoscaling/v2', 'batch/v1', `${g('certificates')}/v1`, `${g('certificates')}/v1alpha1`,
   `${g('coordination')}/v1`, `${g('coordination')}/v1alpha2`, `${g('discovery')}/v1`, `${g('events')}/v1`,

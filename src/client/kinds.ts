@@ -2807,6 +2807,164 @@ export interface ValidatingWebhook {
   matchConditions?: MatchCondition[];
 }
 
+/** A policy of CEL checks the server runs on the requests it matches, once bound. */
+export interface ValidatingAdmissionPolicy {
+  /** Schema version of this representation; the server converts to its own. */
+  apiVersion?: "admissionregistration.plat.io/v1";
+  /** REST resource this object represents; CamelCase. */
+  kind?: "ValidatingAdmissionPolicy";
+  /** Standard object metadata. */
+  metadata?: ObjectMeta;
+  /** What the policy checks. */
+  spec?: ValidatingAdmissionPolicySpec;
+  /** What the server observed of the policy. */
+  status?: ValidatingAdmissionPolicyStatus;
+}
+
+/** What a ValidatingAdmissionPolicy checks and for which requests. */
+export interface ValidatingAdmissionPolicySpec {
+  /** The kind of the resources that parameterize this policy; absent: the policy takes no parameters. */
+  paramKind?: ParamKind;
+  /** The requests the policy may apply to; bindings narrow them (required, with at least one resource rule). */
+  matchConstraints?: MatchResources;
+  /** The CEL checks, in order; the first failure is the one reported. */
+  validations?: Validation[];
+  /** Fail (default) or Ignore: what an error (a parameter missing, an expression failing) does to the request. */
+  failurePolicy?: string;
+  /** Audit annotations added to the requests the policy matches. */
+  auditAnnotations?: AuditAnnotation[];
+  /** At most 64 CEL conditions, all of which must hold for the policy to apply. */
+  matchConditions?: MatchCondition[];
+  /** Named CEL values, computed on first use; each may read the ones before it. */
+  variables?: Variable[];
+}
+
+/** The kind of the resources that parameterize a policy. */
+export interface ParamKind {
+  /** Group and version of the parameter resource, `group/version` (`v1` for the core group). */
+  apiVersion?: string;
+  /** Kind of the parameter resource. */
+  kind?: string;
+}
+
+/** Which requests a policy or binding applies to. */
+export interface MatchResources {
+  /** Matches only objects in namespaces with matching labels (a Namespace object: its own labels); empty selects all. */
+  namespaceSelector?: LabelSelector;
+  /** Matches only when the object or the old object has matching labels; empty selects all. */
+  objectSelector?: LabelSelector;
+  /** The operations and resources that match; any one rule matching suffices. */
+  resourceRules?: NamedRuleWithOperations[];
+  /** Operations and resources never matched, whatever resourceRules say. */
+  excludeResourceRules?: NamedRuleWithOperations[];
+  /** Exact, or Equivalent (default): also match the same resource reached through another group or version. */
+  matchPolicy?: string;
+}
+
+/** The operations and resources a rule covers, optionally narrowed to named objects. */
+export interface NamedRuleWithOperations {
+  /** Names of the objects the rule applies to; empty means all. */
+  resourceNames?: string[];
+  /** CREATE, UPDATE, DELETE, CONNECT, or * for all (alone). */
+  operations?: string[];
+  /** API groups; "" is the core group, * all (alone). */
+  apiGroups?: string[];
+  /** API versions; * for all (alone). */
+  apiVersions?: string[];
+  /** Resources: `pods`, `pods/status`, `pods/*`, `* /status`, `*` or `* /*`. */
+  resources?: string[];
+  /** Cluster, Namespaced or * (default). */
+  scope?: string;
+}
+
+/** One CEL check of a policy. */
+export interface Validation {
+  /** CEL expression over object, oldObject, request, params, namespaceObject, authorizer and variables; must evaluate to bool. */
+  expression: string;
+  /** Message returned when the expression is false (a single line). */
+  message?: string;
+  /** Unauthorized, Forbidden (default), Invalid or RequestEntityTooLarge: the HTTP answer of a failure. */
+  reason?: string;
+  /** CEL expression evaluating to the message returned when the expression is false; message is used if it fails. */
+  messageExpression?: string;
+}
+
+/** An audit annotation a policy adds to the audit event of the requests it matches. */
+export interface AuditAnnotation {
+  /** Key of the annotation, `<policy name>/<key>` in the audit event; a qualified name of at most 63 bytes. */
+  key: string;
+  /** CEL expression evaluating to the annotation's value (a string), or null to add none. */
+  valueExpression: string;
+}
+
+/** A named CEL value expressions of the policy may read. */
+export interface Variable {
+  /** Name of the variable, a CEL identifier: expressions read it as `variables.<name>`. */
+  name: string;
+  /** CEL expression computing the variable. */
+  expression: string;
+}
+
+/** What the server observed of a ValidatingAdmissionPolicy. */
+export interface ValidatingAdmissionPolicyStatus {
+  /** The generation the type checking was done for. */
+  observedGeneration?: number;
+  /** The results of type-checking the expressions. */
+  typeChecking?: TypeChecking;
+  /** Conditions of the policy. */
+  conditions?: Condition[];
+}
+
+/** The results of type-checking the policy's expressions against the kinds it matches. */
+export interface TypeChecking {
+  /** The warnings, one per expression that did not check. */
+  expressionWarnings?: ExpressionWarning[];
+}
+
+/** A type-checking warning about one expression. */
+export interface ExpressionWarning {
+  /** Path of the field holding the expression, e.g. `spec.validations[0].expression`. */
+  fieldRef: string;
+  /** What type checking found. */
+  warning: string;
+}
+
+/** Applies a ValidatingAdmissionPolicy, with its parameters and actions. */
+export interface ValidatingAdmissionPolicyBinding {
+  /** Schema version of this representation; the server converts to its own. */
+  apiVersion?: "admissionregistration.plat.io/v1";
+  /** REST resource this object represents; CamelCase. */
+  kind?: "ValidatingAdmissionPolicyBinding";
+  /** Standard object metadata. */
+  metadata?: ObjectMeta;
+  /** What the binding applies. */
+  spec?: ValidatingAdmissionPolicyBindingSpec;
+}
+
+/** Which policy a binding applies, with which parameters and actions. */
+export interface ValidatingAdmissionPolicyBindingSpec {
+  /** Name of the ValidatingAdmissionPolicy bound (required). */
+  policyName?: string;
+  /** The parameter resources, for a policy with a paramKind. */
+  paramRef?: ParamRef;
+  /** Narrows the requests the policy applies to (within its matchConstraints). */
+  matchResources?: MatchResources;
+  /** What a failed validation does: Deny, Warn, Audit (at least one; not both Deny and Warn). */
+  validationActions?: string[];
+}
+
+/** How a binding finds the parameter resources of its policy. */
+export interface ParamRef {
+  /** Name of the one parameter resource; exclusive with selector. */
+  name?: string;
+  /** Namespace of the parameter resources; empty: the request's namespace (for namespaced parameters). */
+  namespace?: string;
+  /** Selects every parameter resource with matching labels; the policy runs once for each. */
+  selector?: LabelSelector;
+  /** Allow or Deny: what to do when no parameter resource is found (required). */
+  parameterNotFoundAction?: string;
+}
+
 /** A namespaced set of permissions, granted by RoleBindings in its namespace. */
 export interface Role {
   /** Schema version of this representation; the server converts to its own. */
@@ -4809,6 +4967,8 @@ export const kinds = {
   Lease: { group: "coordination.plat.io", version: "v1", resource: "leases", kind: "Lease", namespaced: true, verbs: [] },
   MutatingWebhookConfiguration: { group: "admissionregistration.plat.io", version: "v1", resource: "mutatingwebhookconfigurations", kind: "MutatingWebhookConfiguration", namespaced: false, verbs: [] },
   ValidatingWebhookConfiguration: { group: "admissionregistration.plat.io", version: "v1", resource: "validatingwebhookconfigurations", kind: "ValidatingWebhookConfiguration", namespaced: false, verbs: [] },
+  ValidatingAdmissionPolicy: { group: "admissionregistration.plat.io", version: "v1", resource: "validatingadmissionpolicies", kind: "ValidatingAdmissionPolicy", namespaced: false, verbs: [] },
+  ValidatingAdmissionPolicyBinding: { group: "admissionregistration.plat.io", version: "v1", resource: "validatingadmissionpolicybindings", kind: "ValidatingAdmissionPolicyBinding", namespaced: false, verbs: [] },
   Role: { group: "rbac.authorization.plat.io", version: "v1", resource: "roles", kind: "Role", namespaced: true, verbs: [] },
   ClusterRole: { group: "rbac.authorization.plat.io", version: "v1", resource: "clusterroles", kind: "ClusterRole", namespaced: false, verbs: [] },
   RoleBinding: { group: "rbac.authorization.plat.io", version: "v1", resource: "rolebindings", kind: "RoleBinding", namespaced: true, verbs: [] },
@@ -4865,6 +5025,8 @@ export interface KindTypes {
   Lease: Lease;
   MutatingWebhookConfiguration: MutatingWebhookConfiguration;
   ValidatingWebhookConfiguration: ValidatingWebhookConfiguration;
+  ValidatingAdmissionPolicy: ValidatingAdmissionPolicy;
+  ValidatingAdmissionPolicyBinding: ValidatingAdmissionPolicyBinding;
   Role: Role;
   ClusterRole: ClusterRole;
   RoleBinding: RoleBinding;

@@ -28,6 +28,7 @@ import { EndpointSliceController } from './endpointslice.js';
 import { TtlAfterFinishedController } from './ttlafterfinished.js';
 import { ResourceQuotaController } from './resourcequota.js';
 import { PvcProtectionController, PvProtectionController } from './storageprotection.js';
+import { PolicyStatusController } from './policystatus.js';
 
 export type { Controller, ControllerKit } from './controller.js';
 export type { LeaderElectionTiming } from './leaderelection.js';
@@ -63,6 +64,7 @@ const makers: Record<ControllerName, (client: ApiClient, log: Log, kit: Controll
   resourcequota: (c, l, i) => new ResourceQuotaController(c, l, i),
   'pvc-protection': (c, l, i) => new PvcProtectionController(c, l, i),
   'pv-protection': (c, l, i) => new PvProtectionController(c, l, i),
+  'validatingadmissionpolicy-status': (c, l, i) => new PolicyStatusController(c, l, i),
   // Bootstrap tokens: off unless named, as upstream (`--controllers=*,tokencleaner,bootstrapsigner`).
   tokencleaner: (c, l, i) => new TokenCleaner(c, l, i),
   bootstrapsigner: (c, l, i) => new BootstrapSigner(c, l, i),

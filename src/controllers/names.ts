@@ -6,7 +6,7 @@
 export const controllerNames = [
   'namespace', 'serviceaccount', 'garbagecollector', 'serviceaccount-token', 'root-ca-cert-publisher',
   'clusterrole-aggregation', 'csrsigning', 'csrapproving', 'csrcleaner', 'disruption', 'pod-garbage-collector',
-  'endpoint', 'endpointslice', 'ttl-after-finished', 'resourcequota', 'pvc-protection', 'pv-protection', 'tokencleaner', 'bootstrapsigner',
+  'endpoint', 'endpointslice', 'ttl-after-finished', 'resourcequota', 'pvc-protection', 'pv-protection', 'validatingadmissionpolicy-status', 'tokencleaner', 'bootstrapsigner',
 ] as const;
 
 export type ControllerName = (typeof controllerNames)[number];

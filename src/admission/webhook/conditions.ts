@@ -39,7 +39,7 @@ export function compileMatchConditions(raw: unknown): CompiledCondition[] {
 }
 
 /** The authorizer's decisions on one request's checks, and the checks still to ask. */
-class RequestAuthorizations implements AuthorizationAnswers {
+export class RequestAuthorizations implements AuthorizationAnswers {
   private readonly decisions = new Map<string, Decision>();
   private pending = new Map<string, Attributes>();
   constructor(private readonly authorize: Authorize | undefined) {}
@@ -78,7 +78,7 @@ class RequestAuthorizations implements AuthorizationAnswers {
 // two checks (350,000 each): a few rounds always suffice.
 const maxRounds = 8;
 
-async function evaluate(program: Compiled, vars: Record<string, unknown>, limit: number, answers: RequestAuthorizations): Promise<ReturnType<Compiled['eval']>> {
+export async function evaluate(program: Compiled, vars: Record<string, unknown>, limit: number, answers: RequestAuthorizations): Promise<ReturnType<Compiled['eval']>> {
   for (let round = 0; ; round++) {
     const result = withAuthorizationAnswers(answers, () => program.eval(vars, limit));
     if (!answers.waiting || round === maxRounds) return result;

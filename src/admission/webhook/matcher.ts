@@ -24,7 +24,7 @@ export interface EquivalentResource {
 export type ServesVersion = (group: string, version: KindVersion, resource: string) => boolean;
 
 /** The served versions of the request's resource other than the one the request named, from its kind's declaration. */
-function equivalentResources(request: AdmissionRequest, serves: ServesVersion): EquivalentResource[] {
+export function equivalentResources(request: AdmissionRequest, serves: ServesVersion): EquivalentResource[] {
   // A sub-resource whose object is of another kind (an Eviction on pods) has no equivalents to offer.
   if (request.resource) return [];
   const k = request.kind;
@@ -46,7 +46,7 @@ function listed(items: readonly string[], value: string): boolean {
   return items.some((item) => item === '*' || item === value);
 }
 
-function ruleMatches(rule: WebhookRule, request: AdmissionRequest, resource: GroupVersionResource): boolean {
+export function ruleMatches(rule: WebhookRule, request: AdmissionRequest, resource: GroupVersionResource): boolean {
   const namespaced = !isNamespaceRequest(request) && !!request.namespace;
   if (rule.scope === 'Namespaced' && !namespaced) return false;
   if (rule.scope === 'Cluster' && namespaced) return false;

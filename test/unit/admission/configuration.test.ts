@@ -29,7 +29,7 @@ describe('enabled plugins', () => {
   test('the default set runs in the fixed order', () => {
     const names = enabledPluginNames([], []);
     assert.deepEqual(names, orderedPluginNames.filter((n) => defaultOnPlugins.has(n)));
-    assert.deepEqual(names.slice(-3), ['MutatingAdmissionWebhook', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
+    assert.deepEqual(names.slice(-4), ['MutatingAdmissionWebhook', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionWebhook', 'ResourceQuota']);
     assert.equal(names[0], 'NamespaceLifecycle');
   });
 
@@ -114,7 +114,7 @@ describe('admission configuration file', () => {
     });
     assert.deepEqual(built.running, [
       'NamespaceLifecycle', 'LimitRanger', 'ServiceAccount', 'TaintNodesByCondition', 'PodSecurity', 'Priority', 'DefaultTolerationSeconds', 'DefaultStorageClass',
-      'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'RuntimeClass', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'DefaultIngressClass',
+      'StorageObjectInUseProtection', 'PersistentVolumeClaimResize', 'RuntimeClass', 'CertificateApproval', 'CertificateSigning', 'CertificateSubjectRestriction', 'DefaultIngressClass', 'ValidatingAdmissionPolicy',
     ]);
     assert.deepEqual(warnings, ['the admission configuration configures plugin AlwaysDeny, which is not enabled; its configuration is ignored']);
   });

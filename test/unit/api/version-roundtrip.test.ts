@@ -24,6 +24,24 @@ const samples: Record<string, KubeObject> = {
     eventTime: '2026-11-25T09:00:00.123456Z', series: { count: 3, lastObservedTime: '2026-11-25T09:30:00.000001Z' },
     action: 'Pull', related: { kind: 'Node', name: 'node-1', apiVersion: 'v1' }, reportingComponent: 'kubelet', reportingInstance: 'node-1',
   },
+  // v1beta1 carries the same fields (served when --runtime-config turns it on).
+  ValidatingAdmissionPolicy: {
+    apiVersion: 'admissionregistration.plat.io/v1', kind: 'ValidatingAdmissionPolicy',
+    metadata: { name: 'p', uid: 'u-3', resourceVersion: '9', generation: 2, creationTimestamp: '2026-11-25T10:00:00Z', managedFields },
+    spec: {
+      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, failurePolicy: 'Fail',
+      matchConstraints: { matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: '*' }] },
+      matchConditions: [{ name: 'c', expression: 'true' }], variables: [{ name: 'v', expression: '1' }],
+      validations: [{ expression: 'variables.v == 1', message: 'm', reason: 'Forbidden', messageExpression: "'m'" }],
+      auditAnnotations: [{ key: 'k', valueExpression: "'v'" }],
+    },
+    status: { observedGeneration: 2, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'w' }] } },
+  },
+  ValidatingAdmissionPolicyBinding: {
+    apiVersion: 'admissionregistration.plat.io/v1', kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name: 'b', uid: 'u-4', resourceVersion: '10', creationTimestamp: '2026-11-25T10:00:00Z', managedFields },
+    spec: { policyName: 'p', paramRef: { name: 'x', namespace: 'default', parameterNotFoundAction: 'Deny' }, validationActions: ['Deny', 'Audit'] },
+  },
   // Stored as autoscaling/v2; v1 keeps what it cannot say in annotations. The CPU utilization metric comes last, as v1 puts it back.
   HorizontalPodAutoscaler: {
     apiVersion: 'autoscaling/v2', kind: 'HorizontalPodAutoscaler',

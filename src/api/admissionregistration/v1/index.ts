@@ -2,6 +2,9 @@
 import type { KindDefinition } from '../../kind.js';
 import { mutatingWebhookConfigurations } from './mutatingwebhookconfiguration.js';
 import { validatingWebhookConfigurations } from './validatingwebhookconfiguration.js';
+import { validatingAdmissionPolicies, validatingAdmissionPolicyBindings } from './validatingadmissionpolicy.js';
 
-export const admissionRegistrationV1Kinds: KindDefinition[] = [mutatingWebhookConfigurations, validatingWebhookConfigurations];
-export { mutatingWebhookConfigurations, validatingWebhookConfigurations };
+export const admissionRegistrationV1Kinds: KindDefinition[] = [
+  mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings,
+];
+export { mutatingWebhookConfigurations, validatingWebhookConfigurations, validatingAdmissionPolicies, validatingAdmissionPolicyBindings };

@@ -42,7 +42,7 @@ const RuleWithOperations = define(definition('RuleWithOperations'), t.object({
   scope: t.string('Cluster, Namespaced or * (default).'),
 }, 'The operations and resources a webhook cares about; a request matches when every part matches.'));
 
-const MatchCondition = define(definition('MatchCondition'), t.object({
+export const MatchCondition = define(definition('MatchCondition'), t.object({
   name: p(1, t.string('Identifies the condition (a qualified name), unique among the webhook\'s conditions.')),
   expression: p(2, t.string('CEL expression over object, oldObject and request; must evaluate to bool.')),
 }, 'A condition a request must meet for the webhook to be called.', { required: ['name', 'expression'] }));
@@ -187,7 +187,7 @@ function validateResources(field: string, resources: string[]): FieldError[] {
   return errs;
 }
 
-function validateRule(field: string, rule: Json): FieldError[] {
+export function validateRule(field: string, rule: Json): FieldError[] {
   const errs: FieldError[] = [];
   const ops: string[] = rule.operations ?? [];
   if (ops.length === 0) errs.push(fieldErrors.required(`${field}.operations`));
@@ -262,8 +262,8 @@ function validateWebhook(field: string, hook: Json, mutating: boolean, lenient: 
 
 const maxMatchConditions = 64;
 
-/** At most 64, each named (a qualified name, unique) with an expression that compiles. */
-function validateMatchConditions(field: string, conditions: unknown): FieldError[] {
+/** At most 64, each named (a qualified name, unique) with an expression that compiles (over `variables`: a policy's may read params). */
+export function validateMatchConditions(field: string, conditions: unknown, variables: readonly string[] = matchConditionVariables): FieldError[] {
   const list = Array.isArray(conditions) ? conditions : [];
   const errs: FieldError[] = [];
   if (list.length > maxMatchConditions) errs.push(fieldErrors.tooMany(field, list.length, maxMatchConditions));
@@ -274,7 +274,7 @@ function validateMatchConditions(field: string, conditions: unknown): FieldError
     const expression = typeof c.expression === 'string' ? c.expression.trim() : '';
     if (!expression) errs.push(fieldErrors.required(`${at}.expression`));
     else {
-      const compiled = compileExpression(expression, matchConditionVariables);
+      const compiled = compileExpression(expression, variables);
       if (typeof compiled === 'string') errs.push(fieldErrors.invalid(`${at}.expression`, expression, compiled));
     }
     const name = typeof c.name === 'string' ? c.name : '';
