@@ -40,6 +40,20 @@ function writeRawStatus(socket: Duplex, err: ApiError): void {
  * serves. CONNECT goes through `app` like any request (so it is
  * authenticated, and answered 405 where nothing serves it).
  */
+/** The raw connection of a request that asked to switch protocols, for a handler that takes it over (the aggregator's proxy). */
+export interface Upgrade {
+  socket: Duplex;
+  /** Bytes the client sent after its request head. */
+  head: Buffer;
+}
+
+const upgrades = new WeakMap<IncomingMessage, Upgrade>();
+
+/** The connection of an upgrade request, undefined for a plain one. */
+export function upgradeOf(req: IncomingMessage): Upgrade | undefined {
+  return upgrades.get(req);
+}
+
 export function handleConnectionLevel(server: Server, app: (req: IncomingMessage, res: ServerResponse) => void): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset or half-written request has nobody left to answer.
@@ -52,11 +66,19 @@ export function handleConnectionLevel(server: Server, app: (req: IncomingMessage
     res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' });
     res.end(body);
   });
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+  // CONNECT and upgrade requests go through the same filters and routes as any
+  // other, answered on their connection; a handler may take an upgrade's
+  // connection over instead (upgradeOf), and then nothing is answered here.
+  const answerOnConnection = (req: IncomingMessage, socket: Duplex) => {
     const res = new ServerResponse(req);
     res.shouldKeepAlive = false;
     res.assignSocket(socket as Parameters<ServerResponse['assignSocket']>[0]);
     res.on('finish', () => { res.detachSocket(socket as Parameters<ServerResponse['detachSocket']>[0]); socket.end(); });
     app(req, res);
+  };
+  server.on('connect', (req: IncomingMessage, socket: Duplex) => answerOnConnection(req, socket));
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrades.set(req, { socket, head });
+    answerOnConnection(req, socket);
   });
 }

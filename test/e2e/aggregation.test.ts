@@ -159,6 +159,29 @@ test('a watch is streamed through the proxy, events as they come', async () => {
   assert.deepEqual(lines.map((l) => JSON.parse(l).type), ['ADDED', 'MODIFIED']);
 });
 
+test('an upgrade (an exec-style stream) is proxied: the backend\'s 101, then bytes both ways, the user in the headers', async () => {
+  const creds = s.client.creds;
+  const url = new URL(`/apis/${wardle.group}/${wardle.version}/namespaces/wardle/flunders/first/echo`, s.url);
+  const req = request(url, { ca: creds.ca, cert: creds.cert, key: creds.key, headers: { Connection: 'Upgrade', Upgrade: 'echo' } });
+  const { status, socket } = await new Promise<{ status: number; socket: import('node:stream').Duplex }>((resolve, reject) => {
+    req.on('upgrade', (res, socket) => resolve({ status: res.statusCode ?? 0, socket }));
+    req.on('response', (res) => reject(new Error(`no upgrade: HTTP ${res.statusCode}`)));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(status, 101);
+  const echoed = await new Promise<string>((resolve) => {
+    socket.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8')));
+    socket.write('ping');
+  });
+  socket.destroy();
+  assert.equal(echoed, 'ping');
+  const call = backend.calls.at(-1)!;
+  assert.match(call.path, /\/flunders\/first\/echo$/);
+  assert.equal(call.user, 'admin');
+  assert.equal(call.authorization, false);
+});
+
 test('RBAC decides here: a user allowed flunders reaches the backend as itself, one who is not never does', async () => {
   await created(`/apis/${vocabulary.rbacGroup}/v1/clusterroles`, { metadata: { name: 'flunder-reader' }, rules: [{ apiGroups: [wardle.group], resources: ['flunders'], verbs: ['list'] }] });
   await created(`/apis/${vocabulary.rbacGroup}/v1/clusterrolebindings`, {

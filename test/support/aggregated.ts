@@ -136,6 +136,15 @@ export async function startAggregatedServer(serviceName: string, namespace: stri
     }
     send(res, 404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'the server could not find the requested resource', reason: 'NotFound', code: 404 });
   });
+  // An exec-style stream: the switch to an echo protocol, for a user the proxy names.
+  server.on('upgrade', (req: IncomingMessage, socket: import('node:stream').Duplex, head: Buffer) => {
+    const call = proxiedUser(req);
+    if (!call || req.headers.upgrade !== 'echo') { socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n'); return; }
+    calls.push(call);
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n');
+    if (head.length) socket.write(head);
+    socket.pipe(socket);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,

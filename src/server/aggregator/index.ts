@@ -16,6 +16,7 @@ import { errors } from '../../machinery/errors.js';
 import { compareVersionPriority } from '../../machinery/versionpriority.js';
 import type { UserInfo } from '../../machinery/user.js';
 import { AggregatorProxy, type ProxyIdentity } from './proxy.js';
+import { upgradeOf } from '../connection.js';
 import { BackendUnavailable, resolveBackend, type BackendTarget, type ServiceObjects } from './backends.js';
 import type { ProbeResult } from '../../controllers/apiservices.js';
 
@@ -198,7 +199,9 @@ export class Aggregator {
       throw e;
     }
     try {
-      await this.proxy.forward(req, res, apiService, target, user);
+      const upgrade = req.headers.upgrade ? upgradeOf(req) : undefined;
+      if (upgrade) await this.proxy.upgrade(req, upgrade, apiService, target, user);
+      else await this.proxy.forward(req, res, apiService, target, user);
     } catch (e) {
       this.recheck?.(apiService);
       throw e;

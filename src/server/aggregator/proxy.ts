@@ -8,6 +8,8 @@
 // open as long as the client and the backend keep it.
 
 import { Agent, request, type RequestOptions } from 'node:https';
+import { connect, type ConnectionOptions } from 'node:tls';
+import type { Duplex } from 'node:stream';
 import type { IncomingMessage, ServerResponse, IncomingHttpHeaders } from 'node:http';
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '../../api/kind.js';
@@ -44,10 +46,20 @@ export class AggregatorProxy {
   constructor(private readonly identity: ProxyIdentity) {}
 
   /** The TLS settings to reach `target` for `apiService`: its CA bundle and the Service's name, or no verification when it says so. */
-  agentFor(apiService: KubeObject, target: BackendTarget): Agent {
+  private tlsOptions(apiService: KubeObject, target: BackendTarget): ConnectionOptions {
     const caBundle = typeof apiService.spec?.caBundle === 'string' ? Buffer.from(apiService.spec.caBundle, 'base64').toString('utf8') : '';
-    const insecure = apiService.spec?.insecureSkipTLSVerify === true;
-    const key = createHash('sha256').update(JSON.stringify([target.host, target.port, target.serverName, caBundle, insecure])).digest('hex');
+    return {
+      cert: this.identity.certPem, key: this.identity.keyPem,
+      // Without a caBundle the system's roots decide, as upstream (and a test server's own CA is not among them).
+      ...(caBundle ? { ca: caBundle } : {}),
+      rejectUnauthorized: apiService.spec?.insecureSkipTLSVerify !== true,
+      servername: target.serverName,
+    };
+  }
+
+  agentFor(apiService: KubeObject, target: BackendTarget): Agent {
+    const tls = this.tlsOptions(apiService, target);
+    const key = createHash('sha256').update(JSON.stringify([target.host, target.port, tls.servername, tls.ca ?? '', tls.rejectUnauthorized])).digest('hex');
     let agent = this.agents.get(key);
     if (!agent) {
       // One agent per backend setting; settings that changed leave theirs behind, so the oldest go past a bound.
@@ -56,14 +68,7 @@ export class AggregatorProxy {
         this.agents.delete(oldest);
         old.destroy();
       }
-      agent = new Agent({
-        keepAlive: true, maxSockets: 64,
-        cert: this.identity.certPem, key: this.identity.keyPem,
-        // Without a caBundle the system's roots decide, as upstream (and a test server's own CA is not among them).
-        ...(caBundle ? { ca: caBundle } : {}),
-        rejectUnauthorized: !insecure,
-        servername: target.serverName,
-      });
+      agent = new Agent({ keepAlive: true, maxSockets: 64, ...tls });
       this.agents.set(key, agent);
     }
     return agent;
@@ -119,6 +124,45 @@ export class AggregatorProxy {
         reject(errors.serviceUnavailable(`error trying to reach service: ${e.message}`));
       });
       req.pipe(upstream);
+    });
+  }
+
+  /**
+   * Takes over an upgrade request's connection (exec-style streams): the
+   * request head goes to the backend as the client sent it, as `user` and
+   * without its credentials, then bytes flow both ways untouched, the
+   * backend's answer (101 or a refusal) included. Fails, before anything is
+   * sent to the client, when the backend cannot be reached.
+   */
+  upgrade(req: IncomingMessage, client: { socket: Duplex; head: Buffer }, apiService: KubeObject, target: BackendTarget, user: UserInfo): Promise<void> {
+    const lines = [`${req.method} ${req.url} HTTP/1.1`, `Host: ${target.serverName}`];
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i]!;
+      const lower = name.toLowerCase();
+      // The switch itself is what is asked for: Connection and Upgrade go on.
+      if (lower !== 'connection' && lower !== 'upgrade' && strippedRequestHeaders(lower)) continue;
+      lines.push(`${name}: ${req.rawHeaders[i + 1]}`);
+    }
+    for (const [name, value] of Object.entries(userHeaders(user))) for (const v of [value].flat()) lines.push(`${name}: ${v}`);
+    return new Promise((resolve, reject) => {
+      const backend = connect({ host: target.host, port: target.port, ...this.tlsOptions(apiService, target) });
+      let connected = false;
+      backend.once('secureConnect', () => {
+        connected = true;
+        backend.write(`${lines.join('\r\n')}\r\n\r\n`);
+        if (client.head.length) backend.write(client.head);
+        backend.pipe(client.socket);
+        client.socket.pipe(backend);
+        const close = () => { backend.destroy(); client.socket.destroy(); };
+        backend.on('close', close);
+        client.socket.on('close', close);
+        client.socket.on('error', close);
+        resolve();
+      });
+      backend.on('error', (e) => {
+        if (connected) { client.socket.destroy(); return; }
+        reject(errors.serviceUnavailable(`error trying to reach service: ${e.message}`));
+      });
     });
   }
 
