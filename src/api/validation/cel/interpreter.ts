@@ -27,7 +27,8 @@
 
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { callCost } from './callcost.js';
+import { callCostOf } from './callcost.js';
+import { siteCall, type Overloads } from './dispatch.js';
 import { indexValue, noSuchOverload, selectField } from './access.js';
 import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
@@ -81,7 +82,7 @@ interface Planned {
 
 /** The functions a plan calls, as @bufbuild/cel's environment resolves them. */
 export interface FunctionRegistry {
-  find(name: string): { call(id: number, target: CelValue | undefined, args: CelValue[]): unknown } | undefined;
+  find(name: string): Overloads | undefined;
 }
 
 const typeNames: Record<string, CelValue> = {
@@ -262,6 +263,8 @@ export class Planner {
   private planFunction(id: number, name: string, target: Planned | undefined, args: Planned[]): Planned {
     const meter = this.meter;
     const fn = this.funcs.find(name);
+    const call = fn ? siteCall(fn, name, target !== undefined, args.length) : undefined;
+    const costOf = callCostOf(name);
     const runs = [...(target ? [target.run] : []), ...args.map((a) => a.run)];
     const hasTarget = target !== undefined;
     // Upstream evaluates both operands of a unary or binary call before it
@@ -270,6 +273,41 @@ export class Planner {
     const strictPair = runs.length <= 2;
     const listOperator = !hasTarget && (name === '_==_' || name === '_!=_' || name === '_+_');
     const typeOf = !hasTarget && name === 'type' && args.length === 1;
+    const finish = (t: CelValue | undefined, rest: CelValue[], error: unknown): unknown => {
+      // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
+      const a0 = hasTarget ? t : rest[0], a1 = hasTarget ? rest[0] : rest[1], a2 = hasTarget ? rest[1] : rest[2], a3 = hasTarget ? rest[2] : rest[3];
+      const cost = costOf(a0, a1, a2, a3, hasTarget, headroom(meter));
+      if (error !== undefined) {
+        charge(meter, cost);
+        return error;
+      }
+      if (!call) return celError(`unbound function: ${name}`, id);
+      charge(meter, cost);
+      const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
+        ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
+        ?? call(id, t, rest);
+      return result === undefined ? noSuchOverload(id) : result;
+    };
+    // One operand and two, the usual calls, without the general loop.
+    if (runs.length === 1) {
+      const r0 = runs[0]!;
+      return {
+        run: (s) => {
+          const v = r0(s) as CelValue;
+          return hasTarget ? finish(v, [], isCelError(v) ? v : undefined) : finish(undefined, [v], isCelError(v) ? v : undefined);
+        },
+      };
+    }
+    if (runs.length === 2) {
+      const r0 = runs[0]!, r1 = runs[1]!;
+      return {
+        run: (s) => {
+          const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+          const error = isCelError(v0) ? v0 : isCelError(v1) ? v1 : undefined;
+          return hasTarget ? finish(v0, [v1], error) : finish(undefined, [v0, v1], error);
+        },
+      };
+    }
     return {
       run: (s) => {
         const vals: unknown[] = [];
@@ -283,19 +321,7 @@ export class Planner {
           vals.push(v);
         }
         const t = hasTarget ? (vals[0] as CelValue) : undefined;
-        const rest = (hasTarget ? vals.slice(1) : vals) as CelValue[];
-        // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
-        const cost = callCost(name, t, rest, headroom(meter));
-        if (error !== undefined) {
-          charge(meter, cost);
-          return error;
-        }
-        if (!fn) return celError(`unbound function: ${name}`, id);
-        charge(meter, cost);
-        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
-          ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
-          ?? fn.call(id, t, rest);
-        return result === undefined ? noSuchOverload(id) : result;
+        return finish(t, (hasTarget ? vals.slice(1) : vals) as CelValue[], error);
       },
     };
   }
@@ -408,10 +434,15 @@ export class Planner {
     const inFn = this.funcs.find('@in');
     const runLhs = lhs.run;
     const values = list as CelValue;
+    // A list of strings (or of booleans) holds a value of that type exactly when a set of them does; anything else asks the library.
+    const items = [...list];
+    const kind = items.length ? typeof items[0] : undefined;
+    const set = (kind === 'string' || kind === 'boolean') && items.every((x) => typeof x === kind) ? new Set(items) : undefined;
     return {
       run: (s) => {
         const v = runLhs(s);
         if (isCelError(v)) return v;
+        if (set && typeof v === kind) return set.has(v);
         return inFn?.call(id, undefined, [v as CelValue, values]) ?? noSuchOverload(id);
       },
     };
