@@ -101,11 +101,12 @@ export class Planner {
   /** Evaluates with `vars`; throws nothing but returns an error value, or `exceeded` set on the meter. */
   program(e: Expr): (vars: Record<string, unknown>) => unknown {
     const root = this.plan(e, new Set()).run;
+    const names = [...this.variables];
     return (vars) => {
-      const values = new Map<string, unknown>();
-      for (const name of this.variables) if (Object.prototype.hasOwnProperty.call(vars, name)) values.set(name, celOfJson(vars[name]));
+      // The variables as CEL values, read by a scan (a program declares a handful).
+      const values = names.map((name) => (Object.prototype.hasOwnProperty.call(vars, name) ? celOfJson(vars[name]) : undefined));
       try {
-        return root({ lookup: (name) => values.get(name) });
+        return root({ lookup: (name) => { const i = names.indexOf(name); return i < 0 ? undefined : values[i]; } });
       } catch (err) {
         if (err instanceof CostLimitReached) return celError('operation cancelled: actual cost limit exceeded', Number(e.id));
         return celError(String((err as Error)?.message ?? err), Number(e.id));
