@@ -18,6 +18,7 @@ import { sendJson } from './http.js';
 import { cpuMsPrecise, settle, type BenchServer, type StartOptions } from './child.js';
 import { buildBaseline } from './codec.js';
 import { formatProfile } from './profile.js';
+import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
 import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, fmtMs, median } from './stats.js';
@@ -143,7 +144,7 @@ async function cpuPerCreate(agent: Agent, server: BenchServer, count: number, pa
  * size, medians of alternated rounds; `start` runs another build or adds
  * node flags (a CPU profile of the server).
  */
-async function routesBesideConfigMaps(crds: Crd[], quick: boolean, start: Omit<StartOptions, 'dataDir'> = {}): Promise<{ route: number; map: number; bytes: number }> {
+async function routesBesideConfigMaps(crds: Crd[], quick: boolean, start: Omit<StartOptions, 'dataDir'> = {}, perf = false): Promise<{ route: number; map: number; bytes: number }> {
   const COUNT = quick ? 100 : 500;
   const ROUNDS = quick ? 3 : 5;
   return withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
@@ -161,6 +162,16 @@ async function routesBesideConfigMaps(crds: Crd[], quick: boolean, start: Omit<S
       for (let round = 0; round < ROUNDS; round++) {
         r.push(await cpuPerCreate(agent, server, COUNT, routes, (i) => fullHttpRoute(`r${round}-${i}`)));
         m.push(await cpuPerCreate(agent, server, COUNT, maps, (i) => configMapOfSize(`r${round}-${i}`, size)));
+      }
+      if (perf) {
+        // One more batch of each under Linux perf: where the server's CPU went, by function, µs per create.
+        for (const [name, path, make] of [['HTTPRoute', routes, fullHttpRoute], ['ConfigMap', maps, (n: string) => configMapOfSize(n, size)]] as const) {
+          const file = join(tmpdir(), `plat-bench-operators-${server.pid}-${name}.perf.data`);
+          const stop = await perfRecord(server.pid, file);
+          try { await cpuPerCreate(agent, server, COUNT, path, (i) => make(`perf-${i}`)); } finally { await stop(); }
+          process.stderr.write(`${formatPerf(`${name} creates under perf`, summarisePerf(file, COUNT, true), 45)}\n`);
+          rmSync(file, { force: true });
+        }
       }
       return { route: median(r), map: median(m), bytes: size };
     } finally { agent.destroy(); }
@@ -196,12 +207,14 @@ export async function benchOperators(opts: { quick: boolean; progress: (m: strin
  * `--routes`: only the HTTPRoute row, on this build and, with `--baseline
  * <commit>`, on that commit built beside it; `--cpu-prof` prints where each
  * server's CPU went (wall-clock samples: on a loaded machine, read shares,
- * not microseconds).
+ * not microseconds); `--perf`, where one more batch of each kind of create
+ * spent the server's CPU (Linux perf, µs per create by function).
  */
 async function routesAlone(): Promise<void> {
   const argv = process.argv.slice(2);
   const quick = argv.includes('--quick');
   const cpuProf = argv.includes('--cpu-prof');
+  const perf = argv.includes('--perf') && perfAvailable();
   const at = argv.indexOf('--baseline');
   const commit = at >= 0 ? argv[at + 1] : undefined;
   const progress = (m: string) => process.stderr.write(`${m}\n`);
@@ -211,7 +224,7 @@ async function routesAlone(): Promise<void> {
       const profDir = mkdtempSync(join(tmpdir(), 'plat-bench-operators-prof-'));
       try {
         progress(`operators: HTTPRoute creates beside ConfigMaps on ${name}`);
-        const { route, map } = await routesBesideConfigMaps(operatorCrds(), quick, { entry, nodeArgs: cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [] });
+        const { route, map } = await routesBesideConfigMaps(operatorCrds(), quick, { entry, nodeArgs: [...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(perf ? perfNodeArgs : [])] }, perf);
         process.stdout.write(`| ${name} | HTTPRoute ${fmtCpu(route)} vs ConfigMap ${fmtCpu(map)} | ${(map / route).toFixed(2)}× |\n`);
         for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) process.stderr.write(`${formatProfile(join(profDir, f), 40)}\n`);
       } finally { rmSync(profDir, { recursive: true, force: true }); }

@@ -3,11 +3,12 @@
 // computing the type of each argument and comparing it with the overload's
 // (a list's type is a new object each time): for `!`, `==` or `contains` on
 // primitives that search is most of the call, and the rules of a kind such
-// as Gateway API's HTTPRoute make a thousand such calls an object. A site
-// here answers those primitive cases directly, exactly as the library's
-// standard overloads answer them, and otherwise tries first the overload
-// that answered it last (a site sees the same types nearly always), then
-// the library's whole search.
+// as Gateway API's HTTPRoute make a thousand such calls an object. The
+// interpreter answers those primitive cases directly (`directCall`, exactly
+// as the library's standard overloads answer them, with no array of
+// arguments made), and otherwise (`siteCall`) tries the overload the
+// library picked for the same argument types before, then the library's
+// whole search.
 
 import { isCelList, isCelMap, isCelUint, type CelValue } from '@bufbuild/cel';
 import { actualSize } from './callcost.js';
@@ -18,8 +19,12 @@ export interface Callable {
 }
 export type Overloads = Callable & Partial<Iterable<Callable>>;
 
-/** The answer of the library's standard overload for primitive operands; undefined where another overload (or none) decides. */
-type Direct = (target: unknown, args: readonly unknown[]) => unknown;
+/**
+ * The answer of the library's standard overload for primitive operands (the
+ * target first, when there is one); undefined where another overload (or
+ * none) decides.
+ */
+export type Direct = (x0: unknown, x1: unknown) => unknown;
 
 const bothOf = (a: unknown, b: unknown, type: 'string' | 'bigint' | 'number' | 'boolean'): boolean => typeof a === type && typeof b === type;
 /** Operands the standard relations compare with JavaScript's own operators. */
@@ -32,30 +37,31 @@ function sizeOf(v: unknown): unknown {
   return isCelList(v) || isCelMap(v) ? BigInt(v.size) : undefined;
 }
 
-function directCall(name: string, member: boolean, arity: number): Direct | undefined {
+/** The direct answer of function `name` with one or two operands (`member`: the first is its target), if it has one. */
+export function directCall(name: string, member: boolean, arity: number): Direct | undefined {
   if (member) {
     if (arity === 0 && name === 'size') return (t) => sizeOf(t);
     if (arity !== 1) return undefined;
     switch (name) {
-      case 'contains': return (t, [a]) => (bothOf(t, a, 'string') ? (t as string).includes(a as string) : undefined);
-      case 'startsWith': return (t, [a]) => (bothOf(t, a, 'string') ? (t as string).startsWith(a as string) : undefined);
-      case 'endsWith': return (t, [a]) => (bothOf(t, a, 'string') ? (t as string).endsWith(a as string) : undefined);
+      case 'contains': return (t, a) => (bothOf(t, a, 'string') ? (t as string).includes(a as string) : undefined);
+      case 'startsWith': return (t, a) => (bothOf(t, a, 'string') ? (t as string).startsWith(a as string) : undefined);
+      case 'endsWith': return (t, a) => (bothOf(t, a, 'string') ? (t as string).endsWith(a as string) : undefined);
       default: return undefined;
     }
   }
   if (arity === 1) {
-    if (name === '!_') return (_, [a]) => (typeof a === 'boolean' ? !a : undefined);
-    if (name === 'size') return (_, [a]) => sizeOf(a);
+    if (name === '!_') return (a) => (typeof a === 'boolean' ? !a : undefined);
+    if (name === 'size') return (a) => sizeOf(a);
     return undefined;
   }
   if (arity !== 2) return undefined;
   switch (name) {
-    case '_==_': return (_, [a, b]) => (sameScalar(a, b) ? a === b : undefined);
-    case '_!=_': return (_, [a, b]) => (sameScalar(a, b) ? a !== b : undefined);
-    case '_<_': return (_, [a, b]) => (ordered(a, b) ? (a as number) < (b as number) : undefined);
-    case '_<=_': return (_, [a, b]) => (ordered(a, b) ? (a as number) <= (b as number) : undefined);
-    case '_>_': return (_, [a, b]) => (ordered(a, b) ? (a as number) > (b as number) : undefined);
-    case '_>=_': return (_, [a, b]) => (ordered(a, b) ? (a as number) >= (b as number) : undefined);
+    case '_==_': return (a, b) => (sameScalar(a, b) ? a === b : undefined);
+    case '_!=_': return (a, b) => (sameScalar(a, b) ? a !== b : undefined);
+    case '_<_': return (a, b) => (ordered(a, b) ? (a as number) < (b as number) : undefined);
+    case '_<=_': return (a, b) => (ordered(a, b) ? (a as number) <= (b as number) : undefined);
+    case '_>_': return (a, b) => (ordered(a, b) ? (a as number) > (b as number) : undefined);
+    case '_>=_': return (a, b) => (ordered(a, b) ? (a as number) >= (b as number) : undefined);
     default: return undefined;
   }
 }
@@ -89,8 +95,7 @@ function typeCode(v: unknown): number | undefined {
  * is remembered per combination of types; values of other kinds, and an
  * overload that declines after all, take the library's whole road.
  */
-export function siteCall(fn: Overloads, name: string, member: boolean, arity: number): (id: number, target: CelValue | undefined, args: CelValue[]) => unknown {
-  const direct = directCall(name, member, arity);
+export function siteCall(fn: Overloads, arity: number): (id: number, target: CelValue | undefined, args: CelValue[]) => unknown {
   const overloads = fn[Symbol.iterator] && arity <= 3 ? [...(fn as Iterable<Callable>)] : undefined;
   const chosen = new Map<number, Callable>();
   const search = (id: number, target: CelValue | undefined, args: CelValue[]): unknown => {
@@ -108,6 +113,5 @@ export function siteCall(fn: Overloads, name: string, member: boolean, arity: nu
     }
     return undefined;
   };
-  if (!direct) return search;
-  return (id, target, args) => direct(target, args) ?? search(id, target, args);
+  return search;
 }

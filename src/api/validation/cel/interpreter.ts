@@ -28,7 +28,7 @@
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCostOf } from './callcost.js';
-import { siteCall, type Overloads } from './dispatch.js';
+import { directCall, siteCall, type Overloads } from './dispatch.js';
 import { indexValue, noSuchOverload, selectField } from './access.js';
 import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
@@ -264,7 +264,8 @@ export class Planner {
   private planFunction(id: number, name: string, target: Planned | undefined, args: Planned[]): Planned {
     const meter = this.meter;
     const fn = this.funcs.find(name);
-    const call = fn ? siteCall(fn, name, target !== undefined, args.length) : undefined;
+    const call = fn ? siteCall(fn, args.length) : undefined;
+    const direct = fn ? directCall(name, target !== undefined, args.length) : undefined;
     const costOf = callCostOf(name);
     const runs = [...(target ? [target.run] : []), ...args.map((a) => a.run)];
     const hasTarget = target !== undefined;
@@ -290,11 +291,16 @@ export class Planner {
       return result === undefined ? noSuchOverload(id) : result;
     };
     // One operand and two, the usual calls, without the general loop.
+    // A primitive answer (direct) is charged as the call and made without an array of arguments.
     if (runs.length === 1) {
       const r0 = runs[0]!;
       return {
         run: (s) => {
           const v = r0(s) as CelValue;
+          if (direct) {
+            const d = direct(v, undefined);
+            if (d !== undefined) { charge(meter, costOf(v, undefined, undefined, undefined, hasTarget, headroom(meter))); return d; }
+          }
           return hasTarget ? finish(v, [], isCelError(v) ? v : undefined) : finish(undefined, [v], isCelError(v) ? v : undefined);
         },
       };
@@ -304,6 +310,10 @@ export class Planner {
       return {
         run: (s) => {
           const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+          if (direct) {
+            const d = direct(v0, v1);
+            if (d !== undefined) { charge(meter, costOf(v0, v1, undefined, undefined, hasTarget, headroom(meter))); return d; }
+          }
           const error = isCelError(v0) ? v0 : isCelError(v1) ? v1 : undefined;
           return hasTarget ? finish(v0, [v1], error) : finish(undefined, [v0, v1], error);
         },
@@ -531,21 +541,30 @@ export class Planner {
       run: (s) => {
         const r = range(s);
         if (isCelError(r)) return r;
-        let pairs: [unknown, unknown][];
-        if (isCelMap(r)) pairs = [...r.keys()].map((k) => [k, r.get(k as string)]);
-        else if (isCelList(r)) pairs = [...r].map((v, i) => [BigInt(i), v]);
-        else return celError(`type mismatch: iterable vs ${typeof r}`, id);
+        const list = isCelList(r);
+        if (!list && !isCelMap(r)) return celError(`type mismatch: iterable vs ${typeof r}`, id);
         const accu = new Frame(accuVar, init(s), s);
         if (isCelError(accu.value)) return accu.value;
-        for (const [k, v] of pairs) {
-          // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
-          const first = new Frame(iterVar, iterVar2 ? k : isCelList(r) ? v : k, accu);
-          const frame = iterVar2 ? new Frame(iterVar2, v, first) : first;
+        // One frame per variable for the whole loop, its value set per element (nothing keeps a frame past its step).
+        const first = new Frame(iterVar, undefined, accu);
+        const frame = iterVar2 ? new Frame(iterVar2, undefined, first) : first;
+        // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
+        const visit = (k: unknown, v: unknown): boolean => {
+          first.value = iterVar2 ? k : list ? v : k;
+          if (iterVar2) (frame as Frame).value = v;
           const ok = cond(frame);
-          if (isCelError(ok)) return ok;
-          if (ok !== true) break;
+          if (ok !== true) { stop = ok; return false; }
           accu.value = step(frame);
+          return true;
+        };
+        let stop: unknown = true;
+        if (list) {
+          let i = 0;
+          for (const v of r) if (!visit(iterVar2 ? BigInt(i++) : undefined, v)) break;
+        } else {
+          for (const k of [...r.keys()]) if (!visit(k, iterVar2 ? r.get(k as string) : undefined)) break;
         }
+        if (isCelError(stop)) return stop;
         return result(accu);
       },
     };
