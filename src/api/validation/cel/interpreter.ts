@@ -17,8 +17,10 @@
 //   - a comprehension charges its range, then its condition and step per
 //     element, then its result.
 // The functions themselves (operators, conversions, the standard library
-// and ours) are @bufbuild/cel's, called through its function registry; this
-// file only walks the tree. It also gives the optional values their
+// and ours) are @bufbuild/cel's, called through its function registry
+// (dispatch.ts: the primitive cases of the standard operators answered
+// directly, the overload remembered per call site); this file only walks
+// the tree. It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
