@@ -9,12 +9,16 @@
 // defaults and its 180-odd CEL rules).
 
 import { Agent, request } from 'node:https';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { sendJson } from './http.js';
-import { cpuMsPrecise, settle, type BenchServer } from './child.js';
+import { cpuMsPrecise, settle, type BenchServer, type StartOptions } from './child.js';
+import { buildBaseline } from './codec.js';
+import { formatProfile } from './profile.js';
+import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
 import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, fmtMs, median } from './stats.js';
@@ -135,24 +139,15 @@ async function cpuPerCreate(agent: Agent, server: BenchServer, count: number, pa
   return (cpuMsPrecise(server.pid) - cpu0) / count;
 }
 
-export async function benchOperators(opts: { quick: boolean; progress: (m: string) => void }): Promise<Row[]> {
-  const { quick, progress } = opts;
-  const crds = operatorCrds();
+/**
+ * Server CPU per HTTPRoute create and per ConfigMap create of the same JSON
+ * size, medians of alternated rounds; `start` runs another build or adds
+ * node flags (a CPU profile of the server).
+ */
+async function routesBesideConfigMaps(crds: Crd[], quick: boolean, start: Omit<StartOptions, 'dataDir'> = {}, perf = false): Promise<{ route: number; map: number; bytes: number }> {
   const COUNT = quick ? 100 : 500;
   const ROUNDS = quick ? 3 : 5;
-
-  progress(`operators: installing ${crds.length} CRDs`);
-  const installMs = await withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
-    try { return await install(agent, server, crds); } finally { agent.destroy(); }
-  });
-  const smallMs = await withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
-    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
-    try { return await install(agent, server, crds.map((_, i) => smallCrd(i))); } finally { agent.destroy(); }
-  });
-
-  progress('operators: HTTPRoute creates beside ConfigMaps');
-  const { route, map, bytes } = await withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
+  return withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
     try {
       await install(agent, server, crds.filter((c) => c.name === 'httproutes.gateway.networking.k8s.io' || c.name === 'gateways.gateway.networking.k8s.io'));
@@ -168,9 +163,37 @@ export async function benchOperators(opts: { quick: boolean; progress: (m: strin
         r.push(await cpuPerCreate(agent, server, COUNT, routes, (i) => fullHttpRoute(`r${round}-${i}`)));
         m.push(await cpuPerCreate(agent, server, COUNT, maps, (i) => configMapOfSize(`r${round}-${i}`, size)));
       }
+      if (perf) {
+        // One more batch of each under Linux perf: where the server's CPU went, by function, µs per create.
+        for (const [name, path, make] of [['HTTPRoute', routes, fullHttpRoute], ['ConfigMap', maps, (n: string) => configMapOfSize(n, size)]] as const) {
+          const file = join(tmpdir(), `plat-bench-operators-${server.pid}-${name}.perf.data`);
+          const stop = await perfRecord(server.pid, file);
+          try { await cpuPerCreate(agent, server, COUNT, path, (i) => make(`perf-${i}`)); } finally { await stop(); }
+          process.stderr.write(`${formatPerf(`${name} creates under perf`, summarisePerf(file, COUNT, true), 45)}\n`);
+          rmSync(file, { force: true });
+        }
+      }
       return { route: median(r), map: median(m), bytes: size };
     } finally { agent.destroy(); }
+  }, start);
+}
+
+export async function benchOperators(opts: { quick: boolean; progress: (m: string) => void }): Promise<Row[]> {
+  const { quick, progress } = opts;
+  const crds = operatorCrds();
+
+  progress(`operators: installing ${crds.length} CRDs`);
+  const installMs = await withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+    try { return await install(agent, server, crds); } finally { agent.destroy(); }
   });
+  const smallMs = await withBenchServer('plat-bench-operators-', CONCURRENCY, async ({ server }) => {
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: server.creds.ca, cert: server.creds.cert, key: server.creds.key });
+    try { return await install(agent, server, crds.map((_, i) => smallCrd(i))); } finally { agent.destroy(); }
+  });
+
+  progress('operators: HTTPRoute creates beside ConfigMaps');
+  const { route, map, bytes } = await routesBesideConfigMaps(crds, quick);
   const ratio = map / route;
   return [
     { metric: `operator CRDs installed by server-side apply until every kind served (${crds.length} definitions, test/fixtures/operators)`,
@@ -180,4 +203,36 @@ export async function benchOperators(opts: { quick: boolean; progress: (m: strin
   ];
 }
 
-if (process.argv[1]?.endsWith("operators.js")) await runAlone(import.meta.url, benchOperators);
+/**
+ * `--routes`: only the HTTPRoute row, on this build and, with `--baseline
+ * <commit>`, on that commit built beside it; `--cpu-prof` prints where each
+ * server's CPU went (wall-clock samples: on a loaded machine, read shares,
+ * not microseconds); `--perf`, where one more batch of each kind of create
+ * spent the server's CPU (Linux perf, µs per create by function).
+ */
+async function routesAlone(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const quick = argv.includes('--quick');
+  const cpuProf = argv.includes('--cpu-prof');
+  const perf = argv.includes('--perf') && perfAvailable();
+  const at = argv.indexOf('--baseline');
+  const commit = at >= 0 ? argv[at + 1] : undefined;
+  const progress = (m: string) => process.stderr.write(`${m}\n`);
+  const baseline = commit ? buildBaseline(commit, progress) : undefined;
+  try {
+    for (const [name, entry] of [['this build', undefined], ...(baseline ? [[commit!, baseline.cliPath]] : [])] as const) {
+      const profDir = mkdtempSync(join(tmpdir(), 'plat-bench-operators-prof-'));
+      try {
+        progress(`operators: HTTPRoute creates beside ConfigMaps on ${name}`);
+        const { route, map } = await routesBesideConfigMaps(operatorCrds(), quick, { entry, nodeArgs: [...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(perf ? perfNodeArgs : [])] }, perf);
+        process.stdout.write(`| ${name} | HTTPRoute ${fmtCpu(route)} vs ConfigMap ${fmtCpu(map)} | ${(map / route).toFixed(2)}× |\n`);
+        for (const f of readdirSync(profDir).filter((n) => n.endsWith('.cpuprofile'))) process.stderr.write(`${formatProfile(join(profDir, f), 40)}\n`);
+      } finally { rmSync(profDir, { recursive: true, force: true }); }
+    }
+  } finally { baseline?.remove(); }
+}
+
+if (process.argv[1]?.endsWith('operators.js')) {
+  if (process.argv.includes('--routes')) await routesAlone();
+  else await runAlone(import.meta.url, benchOperators);
+}

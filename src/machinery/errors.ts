@@ -242,7 +242,8 @@ export class GoLiteral {
 function formatBadValue(v: unknown): string {
   if (v instanceof GoLiteral) return v.text;
   if (typeof v === 'string') return JSON.stringify(v);
-  if (v === null || v === undefined) return 'null';
+  // Go prints a nil bad value as the string "null", quoted.
+  if (v === null || v === undefined) return '"null"';
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }

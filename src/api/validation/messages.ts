@@ -30,6 +30,9 @@ export const schemaErrors = {
   /** A string that does not match its `format`. */
   format: (path: string, format: string, value: string) =>
     fieldErrors.typeInvalid(fieldOf(path), value, inBody(path, `must be of type ${format}: ${JSON.stringify(value)}`)),
+  /** A value of another type than a format's (a number, a boolean, an object): the value named is the number's Go format, else empty. */
+  formatType: (path: string, format: string, found: string) =>
+    fieldErrors.typeInvalid(fieldOf(path), found, inBody(path, `must be of type ${format}: ${JSON.stringify(found)}`)),
   required: (path: string) => fieldErrors.required(fieldOf(path)),
   /** `supported` is the node's `supportedValues` text, made once for all its errors. */
   enum: (path: string, value: unknown, supported: string) => fieldErrors.unsupported(fieldOf(path), value, supported),

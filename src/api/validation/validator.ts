@@ -15,8 +15,12 @@ import { formatCheck } from './formats.js';
 import { fieldOf, schemaErrors, supportedValues } from './messages.js';
 import { JSONSchemaProps, markersOf } from './structural.js';
 
-/** Checks one value at `path`, adding what fails to `errs`. */
-export type NodeCheck = (value: unknown, path: string, errs: FieldError[]) => void;
+/**
+ * Checks one value at `path`, adding what fails to `errs`; answers how many
+ * checks applied to it (upstream's match count, by which a combinator picks
+ * the failing alternative whose errors it reports: the one that got furthest).
+ */
+export type NodeCheck = (value: unknown, path: string, errs: FieldError[]) => number;
 
 type JsonType = 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object';
 
@@ -36,9 +40,29 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 
 const childPath = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
 
-/** Compiles `schema` into one check for values of it. */
+/** Compiles `schema` into one check for values of it; an error upstream's validator reports twice at one place is reported once. */
 export function compileValidator(schema: JSONSchemaProps): NodeCheck {
-  return compileNode(schema);
+  const check = compileNode(schema);
+  return (v, path, errs) => {
+    const before = errs.length;
+    const count = check(v, path, errs);
+    if (errs.length - before > 1) dropRepeated(errs, before);
+    return count;
+  };
+}
+
+/** Upstream's validator keeps one error per message; alternatives of an allOf, say, may each report the same one. */
+function dropRepeated(errs: FieldError[], from: number): void {
+  const seen = new Set<string>();
+  let kept = from;
+  for (let i = from; i < errs.length; i++) {
+    const e = errs[i]!;
+    const key = `${e.type}\0${e.field}\0${e.detail}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    errs[kept++] = e;
+  }
+  errs.length = kept;
 }
 
 /** Answers a pattern (or a format) keeps, at most: values repeat across a kind's objects (images, sizes, names' shapes). */
@@ -62,161 +86,204 @@ function rememberedPattern(re: { test(v: string): boolean }): { test(v: string):
   };
 }
 
+/** What the type check calls a number's format (Go decodes JSON integers to int64, the rest to float64); other values have none. */
+function dataFormat(v: unknown): string {
+  if (typeof v === 'bigint') return 'int64';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return '';
+}
+
+/**
+ * One node, checked in the order of upstream's validators, each of which
+ * runs whatever the others found: type (and a format's type), combinators,
+ * string bounds and pattern (the first that fails), format, numbers,
+ * arrays, enum, objects. A validator that applies counts one match, and the
+ * type, number and array validators one more of their own.
+ */
 function compileNode(s: JSONSchemaProps): NodeCheck {
   const m = markersOf(s);
-  const checks: NodeCheck[] = [];
   const types = m.intOrString ? ['integer', 'string'] : s.type ? [s.type] : [];
-  const typeName = types.join(',');
+  // A format upstream does not support is stripped from the schema before it validates anything.
+  const formatTest = s.format ? formatCheck(s.format) : undefined;
+  const format = formatTest ? s.format! : '';
+  const typeCheck = types.length || format ? compileTypeCheck(types, format, s.nullable === true) : undefined;
+  const combinators = compileCombinators(s);
+  const stringCheck = compileString(s, formatTest, format);
+  const numberCheck = compileNumber(s);
+  const arrayCheck = compileArray(s, m.listType, m.listMapKeys ?? []);
+  const enumCheck = compileEnum(s);
+  const objectCheck = compileObject(s, m.embeddedResource);
 
-  // Scalars.
-  if (s.enum) {
-    const allowed = s.enum;
-    // Scalars (nearly every enum) are found in a set; an object or a list by its canonical text, never compared one by one.
-    const scalars = new Set(allowed.filter((a) => typeof a !== 'object' || a === null));
-    const containers = new Set(allowed.filter((a) => typeof a === 'object' && a !== null).map(canonicalKey));
-    const isAllowed = (v: unknown) => (typeof v !== 'object' || v === null ? scalars.has(v) : containers.size > 0 && containers.has(canonicalKey(v)));
-    // The list of supported values is written once, at the first failure, and shared by every error of this node.
-    let supported: string | undefined;
-    checks.push((v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v, (supported ??= supportedValues(allowed)))); });
-  }
-  if (s.maxLength !== undefined || s.minLength !== undefined || s.pattern !== undefined || s.format) {
-    const { maxLength, minLength } = s;
-    const re = s.pattern !== undefined ? rememberedPattern(RE2JS.compile(s.pattern)) : undefined;
-    const pattern = s.pattern ?? '';
-    const formatTest = s.format && (types.length === 0 || types.includes('string')) ? formatCheck(s.format) : undefined;
-    const format = formatTest && rememberedPattern({ test: formatTest });
-    const formatName = s.format ?? '';
-    checks.push((v, path, errs) => {
-      if (typeof v !== 'string') return;
-      // A string has at least half as many runes as UTF-16 units, and at most as many: most need no count.
-      if ((maxLength !== undefined && v.length > maxLength) || (minLength !== undefined && v.length >> 1 < minLength)) {
-        const runes = countRunes(v);
-        if (maxLength !== undefined && runes > maxLength) errs.push(schemaErrors.tooLong(path, maxLength));
-        if (minLength !== undefined && runes < minLength) errs.push(schemaErrors.tooShort(path, v, minLength));
-      }
-      if (re && !re.test(v)) errs.push(schemaErrors.pattern(path, v, pattern));
-      if (format && !format.test(v)) errs.push(schemaErrors.format(path, formatName, v));
-    });
-  }
-  if (s.multipleOf !== undefined || s.maximum !== undefined || s.minimum !== undefined) {
-    const { multipleOf, maximum, minimum } = s;
-    const exMax = s.exclusiveMaximum === true, exMin = s.exclusiveMinimum === true;
-    checks.push((v, path, errs) => {
-      if (typeof v !== 'number') return;
-      if (multipleOf !== undefined && !isMultiple(v, multipleOf)) errs.push(schemaErrors.multipleOf(path, v, multipleOf));
-      if (maximum !== undefined && (exMax ? v >= maximum : v > maximum)) errs.push(schemaErrors.maximum(path, v, maximum, exMax));
-      if (minimum !== undefined && (exMin ? v <= minimum : v < minimum)) errs.push(schemaErrors.minimum(path, v, minimum, exMin));
-    });
-  }
-
-  // Objects.
-  if (s.properties || s.additionalProperties !== undefined || s.required || s.minProperties !== undefined || s.maxProperties !== undefined || m.embeddedResource) {
-    checks.push(compileObject(s, m.embeddedResource));
-  }
-
-  // Arrays.
-  if (s.items || s.minItems !== undefined || s.maxItems !== undefined || s.uniqueItems || m.listType === 'set' || m.listType === 'map') {
-    checks.push(compileArray(s, m.listType, m.listMapKeys ?? []));
-  }
-
-  // Combinators.
-  const allOf = (s.allOf ?? []).map(compileNode);
-  const anyOf = (s.anyOf ?? []).map(compileNode);
-  const oneOf = (s.oneOf ?? []).map(compileNode);
-  const not = s.not ? compileNode(s.not) : undefined;
-  if (anyOf.length) {
-    checks.push((v, path, errs) => {
-      let best: FieldError[] | undefined;
-      for (const alt of anyOf) {
-        const mine: FieldError[] = [];
-        alt(v, path, mine);
-        if (mine.length === 0) return;
-        if (!best || mine.length < best.length) best = mine;
-      }
-      errs.push(schemaErrors.anyOf(path), ...best!);
-    });
-  }
-  if (oneOf.length) {
-    checks.push((v, path, errs) => {
-      let valid = 0;
-      let best: FieldError[] | undefined;
-      for (const alt of oneOf) {
-        const mine: FieldError[] = [];
-        alt(v, path, mine);
-        if (mine.length === 0) valid++;
-        else if (!best || mine.length < best.length) best = mine;
-      }
-      if (valid === 1) return;
-      errs.push(schemaErrors.oneOf(path, valid));
-      if (valid === 0 && best) errs.push(...best);
-    });
-  }
-  if (allOf.length) {
-    checks.push((v, path, errs) => {
-      let valid = 0;
-      for (const alt of allOf) {
-        const before = errs.length;
-        alt(v, path, errs);
-        if (errs.length === before) valid++;
-      }
-      if (valid !== allOf.length) errs.push(schemaErrors.allOf(path, valid === 0));
-    });
-  }
-  if (not) {
-    checks.push((v, path, errs) => {
-      const mine: FieldError[] = [];
-      not(v, path, mine);
-      if (mine.length === 0) errs.push(schemaErrors.not(path));
-    });
-  }
-
-  const nullable = s.nullable === true;
-  const body: NodeCheck = checks.length === 1 ? checks[0]! : (v, path, errs) => { for (const c of checks) c(v, path, errs); };
-  const typed = typeTest(types);
   return (v, path, errs) => {
     if (v === null || v === undefined) {
-      if (types.length && !nullable) errs.push(schemaErrors.type(path, typeName, 'null'));
-      return;
+      // Only the type and the enum look at a null; the type check counts one match when it passes.
+      const typeOk = typeCheck ? typeCheck(v, path, errs) : true;
+      enumCheck?.(v, path, errs);
+      return typeOk ? 1 : 0;
     }
-    if (typed && !typed(v)) {
-      errs.push(schemaErrors.type(path, typeName, jsonTypeOf(v)));
-      return;
-    }
-    if (checks.length) body(v, path, errs);
+    let count = 1;
+    if (typeCheck) count += typeCheck(v, path, errs) ? 2 : 1;
+    count += 1 + (combinators ? combinators(v, path, errs) : 1);
+    if (typeof v === 'string') count += stringCheck(v, path, errs);
+    else if (typeof v === 'number' || typeof v === 'bigint') count += numberCheck ? numberCheck(v, path, errs) : 2;
+    else if (Array.isArray(v)) count += 2 + arrayCheck(v, path, errs);
+    count += 1;
+    enumCheck?.(v, path, errs);
+    if (isObject(v)) count += 1 + objectCheck(v, path, errs);
+    return count;
   };
 }
 
 /**
- * Whether a value (not null) is of one of `types`, undefined when any is:
- * an integer is a number, a float with an integral value counts as an
- * integer (JSON has one number type). One test per node, no type name made.
+ * Upstream's type check: a value of none of the types is reported by its
+ * type; with a format, a number of another type (or a boolean, an object) is
+ * reported as not of the format's type, while any string or array passes
+ * the type check (the format's own check then looks at strings).
  */
-function typeTest(types: string[]): ((v: unknown) => boolean) | undefined {
-  if (!types.length) return undefined;
-  const one = (t: string): ((v: unknown) => boolean) => {
-    switch (t) {
-      case 'string': return (v) => typeof v === 'string';
-      case 'boolean': return (v) => typeof v === 'boolean';
-      case 'integer': return (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
-      case 'number': return (v) => typeof v === 'number' || typeof v === 'bigint';
-      case 'array': return Array.isArray;
-      case 'object': return isObject;
-      default: return (v) => jsonTypeOf(v) === t;
+function compileTypeCheck(types: string[], format: string, nullable: boolean): (v: unknown, path: string, errs: FieldError[]) => boolean {
+  const typeName = types.join(',');
+  const has = (t: string) => types.includes(t);
+  const numeric = has('integer') || has('number');
+  return (v, path, errs) => {
+    if (v === null || v === undefined) {
+      if (types.length && !nullable) { errs.push(schemaErrors.type(path, typeName, 'null')); return false; }
+      return true;
     }
+    const found = jsonTypeOf(v);
+    // An integral value passes as a number, and (JSON has one number type) a number with an integral value as an integer.
+    const matches = has(found) || (found === 'integer' && has('number'));
+    if (format && typeof v !== 'string' && !Array.isArray(v) && !matches) {
+      errs.push(schemaErrors.formatType(path, format, dataFormat(v)));
+      return false;
+    }
+    if (format && !numeric && (typeof v === 'string' || Array.isArray(v))) return true;
+    if (!matches) {
+      errs.push(schemaErrors.type(path, typeName, found));
+      return false;
+    }
+    return true;
   };
-  if (types.length === 1) return one(types[0]!);
-  const tests = types.map(one);
-  return (v) => tests.some((test) => test(v));
 }
 
-function compileObject(s: JSONSchemaProps, embedded: boolean): NodeCheck {
+/** The string validator (the first of maxLength, minLength, pattern that fails) and the format's check; the matches they count. */
+function compileString(s: JSONSchemaProps, formatTest: ((v: string) => boolean) | undefined, formatName: string): (v: string, path: string, errs: FieldError[]) => number {
+  const { maxLength, minLength } = s;
+  const re = s.pattern !== undefined ? rememberedPattern(RE2JS.compile(s.pattern)) : undefined;
+  const pattern = s.pattern ?? '';
+  const format = formatTest && rememberedPattern({ test: formatTest });
+  const matches = format ? 2 : 1;
+  if (maxLength === undefined && minLength === undefined && !re && !format) return () => matches;
+  return (v, path, errs) => {
+    // A string has at least half as many runes as UTF-16 units, and at most as many: most need no count.
+    const runes = (maxLength !== undefined && v.length > maxLength) || (minLength !== undefined && v.length >> 1 < minLength) ? countRunes(v) : -1;
+    if (runes >= 0 && maxLength !== undefined && runes > maxLength) errs.push(schemaErrors.tooLong(path, maxLength));
+    else if (runes >= 0 && minLength !== undefined && runes < minLength) errs.push(schemaErrors.tooShort(path, v, minLength));
+    else if (re && !re.test(v)) errs.push(schemaErrors.pattern(path, v, pattern));
+    if (format && !format.test(v)) errs.push(schemaErrors.format(path, formatName, v));
+    return matches;
+  };
+}
+
+/** multipleOf, minimum, maximum, in upstream's order; two matches. */
+function compileNumber(s: JSONSchemaProps): ((v: number | bigint, path: string, errs: FieldError[]) => number) | undefined {
+  if (s.multipleOf === undefined && s.maximum === undefined && s.minimum === undefined) return undefined;
+  const { multipleOf, maximum, minimum } = s;
+  const exMax = s.exclusiveMaximum === true, exMin = s.exclusiveMinimum === true;
+  return (value, path, errs) => {
+    const v = Number(value);
+    if (multipleOf !== undefined && !isMultiple(v, multipleOf)) errs.push(schemaErrors.multipleOf(path, v, multipleOf));
+    if (minimum !== undefined && (exMin ? v <= minimum : v < minimum)) errs.push(schemaErrors.minimum(path, v, minimum, exMin));
+    if (maximum !== undefined && (exMax ? v >= maximum : v > maximum)) errs.push(schemaErrors.maximum(path, v, maximum, exMax));
+    return 2;
+  };
+}
+
+function compileEnum(s: JSONSchemaProps): ((v: unknown, path: string, errs: FieldError[]) => void) | undefined {
+  if (!s.enum) return undefined;
+  const allowed = s.enum;
+  // Scalars (nearly every enum) are found in a set; an object or a list by its canonical text, never compared one by one.
+  const scalars = new Set(allowed.filter((a) => typeof a !== 'object' || a === null));
+  const containers = new Set(allowed.filter((a) => typeof a === 'object' && a !== null).map(canonicalKey));
+  // Upstream compares a value with each allowed one of a type it converts to; a null is of none, so it is never allowed.
+  const isAllowed = (v: unknown) => (v === null || v === undefined ? false : typeof v !== 'object' ? scalars.has(v) : containers.size > 0 && containers.has(canonicalKey(v)));
+  // The list of supported values is written once, at the first failure, and shared by every error of this node.
+  let supported: string | undefined;
+  return (v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v ?? null, (supported ??= supportedValues(allowed)))); };
+}
+
+/**
+ * allOf, anyOf, oneOf and not as upstream's validator runs them: anyOf
+ * stops at the first alternative that passes; a failed anyOf or oneOf
+ * reports, after its own complaint, the errors of the failing alternative
+ * that counted the most matches (the first of equals); allOf reports every
+ * alternative's errors, then its complaint. Answers the matches counted.
+ */
+function compileCombinators(s: JSONSchemaProps): NodeCheck | undefined {
+  const allOf = (s.allOf ?? []).map(compileNode);
+  const anyOf = (s.anyOf ?? []).map(compileNode);
+  const oneOf = (s.oneOf ?? []).map(compileNode);
+  const not = s.not ? compileNode(s.not) : undefined;
+  if (!allOf.length && !anyOf.length && !oneOf.length && !not) return undefined;
+  return (v, path, errs) => {
+    let count = 1;
+    if (anyOf.length) {
+      let best: { errs: FieldError[]; count: number } | undefined;
+      let passed = false;
+      for (const alt of anyOf) {
+        const mine: FieldError[] = [];
+        const n = alt(v, path, mine);
+        if (mine.length === 0) { count += n; passed = true; break; }
+        if (!best || n > best.count) best = { errs: mine, count: n };
+      }
+      if (!passed) {
+        errs.push(schemaErrors.anyOf(path), ...best!.errs);
+        count += best!.count;
+      }
+    }
+    if (oneOf.length) {
+      let valid = 0, firstValid = 0;
+      let best: { errs: FieldError[]; count: number } | undefined;
+      for (const alt of oneOf) {
+        const mine: FieldError[] = [];
+        const n = alt(v, path, mine);
+        if (mine.length === 0) {
+          if (valid++ === 0) firstValid = n;
+          best = undefined;
+        } else if (valid === 0 && (!best || n > best.count)) best = { errs: mine, count: n };
+      }
+      if (valid === 1) count += firstValid;
+      else {
+        errs.push(schemaErrors.oneOf(path, valid));
+        if (best) { errs.push(...best.errs); count += best.count; }
+      }
+    }
+    if (allOf.length) {
+      let valid = 0;
+      for (const alt of allOf) {
+        const before = errs.length;
+        count += alt(v, path, errs);
+        if (errs.length === before) valid++;
+      }
+      if (valid !== allOf.length) errs.push(schemaErrors.allOf(path, valid === 0));
+    }
+    if (not) {
+      const mine: FieldError[] = [];
+      not(v, path, mine);
+      if (mine.length === 0) errs.push(schemaErrors.not(path));
+    }
+    return count;
+  };
+}
+
+/** Properties, bounds on their number, required ones; the matches the properties' checks count. */
+function compileObject(s: JSONSchemaProps, embedded: boolean): (v: Record<string, unknown>, path: string, errs: FieldError[]) => number {
   const props = new Map<string, NodeCheck>();
   for (const [name, p] of Object.entries(s.properties ?? {})) props.set(name, compileNode(p));
   const extra = typeof s.additionalProperties === 'object' ? compileNode(s.additionalProperties) : undefined;
   const required = s.required ?? [];
   const { minProperties, maxProperties } = s;
   return (v, path, errs) => {
-    if (!isObject(v)) return;
+    let count = 0;
     if (minProperties !== undefined || maxProperties !== undefined) {
       const n = Object.keys(v).length;
       if (minProperties !== undefined && n < minProperties) errs.push(schemaErrors.tooFewProperties(path, n, minProperties));
@@ -224,26 +291,29 @@ function compileObject(s: JSONSchemaProps, embedded: boolean): NodeCheck {
     }
     if (embedded) checkEmbedded(v, path, errs);
     for (const key of Object.keys(v)) {
-      if (errs.length > maxListedErrors) return;
+      if (errs.length > maxListedErrors) return count;
       const check = props.get(key) ?? extra;
-      if (check) check(v[key], childPath(path, key), errs);
+      if (check) count += check(v[key], childPath(path, key), errs);
     }
     for (const name of required) if (!hasOwn(v, name)) errs.push(schemaErrors.required(childPath(path, name)));
+    return count;
   };
 }
 
-function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys: string[]): NodeCheck {
+/** Items, then minItems, maxItems, uniqueness and the list type's own rules; the matches the items' checks count. */
+function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys: string[]): (v: unknown[], path: string, errs: FieldError[]) => number {
   const items = s.items ? compileNode(s.items) : undefined;
   const { minItems, maxItems } = s;
   const unique = s.uniqueItems === true;
   return (v, path, errs) => {
-    if (!Array.isArray(v)) return;
-    if (items) for (let i = 0; i < v.length && errs.length <= maxListedErrors; i++) items(v[i], `${path}[${i}]`, errs);
+    let count = 0;
+    if (items) for (let i = 0; i < v.length && errs.length <= maxListedErrors; i++) count += items(v[i], `${path}[${i}]`, errs);
     if (minItems !== undefined && v.length < minItems) errs.push(schemaErrors.tooFewItems(path, v.length, minItems));
     if (maxItems !== undefined && v.length > maxItems) errs.push(schemaErrors.tooManyItems(path, v.length, maxItems));
     if (unique && hasDuplicates(v)) errs.push(schemaErrors.duplicateItems(path));
     if (listType === 'set') checkSet(v, path, errs);
     else if (listType === 'map') checkListMap(v, path, mapKeys, errs);
+    return count;
   };
 }
 

@@ -171,6 +171,83 @@ const nominal = new Set(['serviceAccount', 'path', 'group', 'resource', 'subreso
 /** The fixed cost of one authorization check: two per expression fit the per-call limit. */
 export const authorizationCheckCost = 350_000;
 
+/** What one call costs from its operands (the target first, when there is one) and the budget left. */
+export type CallCost = (a0: unknown, a1: unknown, a2: unknown, a3: unknown, member: boolean, budget: number) => number;
+
+const one: CallCost = () => 1;
+const checkCost: CallCost = () => authorizationCheckCost;
+const sizeOfFirst: CallCost = (a0) => scaled(actualSize(a0));
+
+/** The cost rule of function `name`, chosen once per call site (most names cost a constant). */
+export function callCostOf(name: string): CallCost {
+  if (name === 'check') return checkCost;
+  if (nominal.has(name)) return one;
+  switch (name) {
+    case 'isSorted': case 'sum': case 'max': case 'min': case 'indexOf': case 'lastIndexOf':
+      return (a0, _a1, _a2, _a3, _m, budget) => (a0 === undefined ? 0 : traversalCost(a0, budget));
+    case 'url': case 'lowerAscii': case 'upperAscii': case 'substring': case 'trim':
+    case 'cidr': case 'isIP': case 'isCIDR': case 'quantity': case 'isQuantity':
+      return sizeOfFirst;
+    case 'ip':
+      // A CIDR's ip() reads a field; ip(string) parses.
+      return (a0, _a1, _a2, _a3, member) => (member ? 1 : scaled(actualSize(a0)));
+    case 'replace':
+      return (a0, a1, a2, a3) => growth(scaled(actualSize(a0) * 2), replacedSize(a0, a1, a2, a3));
+    case 'split':
+      return (a0) => scaled(actualSize(a0) * 2);
+    case 'join':
+      return (a0, a1, _a2, _a3, _m, budget) => scaled(joinedSize(a0, a1, sizeCap(budget)) * 2);
+    case 'format':
+      return (a0, a1, _a2, _a3, _m, budget) => growth(1, formattedSize(a0, a1, sizeCap(budget)));
+    case 'strings.quote':
+      return (a0) => growth(1, quotedSize(a0));
+    case 'find': case 'findAll':
+      return (a0, a1) => scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
+    case 'containsIP': case 'containsCIDR':
+      return (a0, a1) => {
+        const cidr = actualSize(a0);
+        let cost = scaled(cidr * 2);
+        if (name === 'containsCIDR') cost += scaled(cidr) + 1;
+        if (typeof a1 === 'string') cost += scaled(actualSize(a1));
+        return cost;
+      };
+    case 'sets.contains': case 'sets.intersects':
+      return (a0, a1) => 1 + actualSize(a0) * actualSize(a1);
+    case 'sets.equivalent':
+      return (a0, a1) => 1 + 2 * actualSize(a0) * actualSize(a1);
+    // cel-go's standard functions.
+    case 'startsWith': case 'endsWith':
+      return sizeOfFirst;
+    case 'bytes': case 'string':
+      return (a0) => ((typeof a0 === 'string' && name === 'bytes') || (a0 instanceof Uint8Array && name === 'string') ? scaled(actualSize(a0)) : 1);
+    case '@in':
+      return (_a0, a1) => (isCelList(a1) ? actualSize(a1) : 1);
+    case '_==_': case '_!=_':
+      return (a0, a1) => scaled(Math.min(actualSize(a0), actualSize(a1)));
+    case '_<_': case '_<=_': case '_>_': case '_>=_':
+      return (a0, a1) => ((typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)
+        ? scaled(Math.min(actualSize(a0), actualSize(a1))) : 1);
+    case '_+_':
+      return (a0, a1) => {
+        if ((typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)) return scaled(actualSize(a0) + actualSize(a1));
+        // Appending one list to another adds the smaller one's size at least: what a doubling adds (a comprehension's one element costs 1).
+        return isCelList(a0) && isCelList(a1) ? growth(1, Math.min(a0.size, a1.size)) : 1;
+      };
+    case 'validate':
+      // A format's check is costed as a regex of upstream's size for it.
+      return (a0, a1) => {
+        const regexSize = formatRegexSize(a0);
+        return regexSize === undefined ? 1 : scaled(1 + actualSize(a1)) * scaled(regexSize, regexFactor);
+      };
+    case 'matches':
+      return (a0, a1) => scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
+    case 'contains':
+      return (a0, a1) => (typeof a0 === 'string' ? scaled(actualSize(a0)) * scaled(actualSize(a1)) : 1);
+    default:
+      return one;
+  }
+}
+
 /**
  * The cost of calling `name` on `target` (a member call) with `args`, before
  * the call runs; `budget` is what is left to spend (sizes beyond what it
@@ -178,68 +255,6 @@ export const authorizationCheckCost = 350_000;
  * argument.
  */
 export function callCost(name: string, target: CelValue | undefined, args: readonly CelValue[], budget = Infinity): number {
-  const a0 = target === undefined ? args[0] : target, a1 = target === undefined ? args[1] : args[0];
-  const a2 = target === undefined ? args[2] : args[1], a3 = target === undefined ? args[3] : args[2];
-  if (name === 'check') return authorizationCheckCost;
-  if (nominal.has(name)) return 1;
-  switch (name) {
-    case 'isSorted': case 'sum': case 'max': case 'min': case 'indexOf': case 'lastIndexOf':
-      return a0 === undefined ? 0 : traversalCost(a0, budget);
-    case 'url': case 'lowerAscii': case 'upperAscii': case 'substring': case 'trim':
-    case 'cidr': case 'isIP': case 'isCIDR': case 'quantity': case 'isQuantity':
-      return scaled(actualSize(a0));
-    case 'ip':
-      // A CIDR's ip() reads a field; ip(string) parses.
-      return target !== undefined ? 1 : scaled(actualSize(a0));
-    case 'replace':
-      return growth(scaled(actualSize(a0) * 2), replacedSize(a0, a1, a2, a3));
-    case 'split':
-      return scaled(actualSize(a0) * 2);
-    case 'join':
-      return scaled(joinedSize(a0, a1, sizeCap(budget)) * 2);
-    case 'format':
-      return growth(1, formattedSize(a0, a1, sizeCap(budget)));
-    case 'strings.quote':
-      return growth(1, quotedSize(a0));
-    case 'find': case 'findAll':
-      return scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
-    case 'containsIP': case 'containsCIDR': {
-      const cidr = actualSize(a0);
-      let cost = scaled(cidr * 2);
-      if (name === 'containsCIDR') cost += scaled(cidr) + 1;
-      if (typeof a1 === 'string') cost += scaled(actualSize(a1));
-      return cost;
-    }
-    case 'sets.contains': case 'sets.intersects':
-      return 1 + actualSize(a0) * actualSize(a1);
-    case 'sets.equivalent':
-      return 1 + 2 * actualSize(a0) * actualSize(a1);
-    // cel-go's standard functions.
-    case 'startsWith': case 'endsWith':
-      return scaled(actualSize(a0));
-    case 'bytes': case 'string':
-      return (typeof a0 === 'string' && name === 'bytes') || (a0 instanceof Uint8Array && name === 'string') ? scaled(actualSize(a0)) : 1;
-    case '@in':
-      return isCelList(a1) ? actualSize(a1) : 1;
-    case '_==_': case '_!=_':
-      return scaled(Math.min(actualSize(a0), actualSize(a1)));
-    case '_<_': case '_<=_': case '_>_': case '_>=_':
-      return (typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)
-        ? scaled(Math.min(actualSize(a0), actualSize(a1))) : 1;
-    case '_+_':
-      if ((typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)) return scaled(actualSize(a0) + actualSize(a1));
-      // Appending one list to another adds the smaller one's size at least: what a doubling adds (a comprehension's one element costs 1).
-      return isCelList(a0) && isCelList(a1) ? growth(1, Math.min(a0.size, a1.size)) : 1;
-    case 'validate': {
-      // A format's check is costed as a regex of upstream's size for it.
-      const regexSize = formatRegexSize(a0);
-      return regexSize === undefined ? 1 : scaled(1 + actualSize(a1)) * scaled(regexSize, regexFactor);
-    }
-    case 'matches':
-      return scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
-    case 'contains':
-      return typeof a0 === 'string' ? scaled(actualSize(a0)) * scaled(actualSize(a1)) : 1;
-    default:
-      return 1;
-  }
+  const member = target !== undefined;
+  return callCostOf(name)(member ? target : args[0], member ? args[0] : args[1], member ? args[1] : args[2], member ? args[2] : args[3], member, budget);
 }

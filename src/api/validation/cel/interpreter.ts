@@ -17,8 +17,10 @@
 //   - a comprehension charges its range, then its condition and step per
 //     element, then its result.
 // The functions themselves (operators, conversions, the standard library
-// and ours) are @bufbuild/cel's, called through its function registry; this
-// file only walks the tree. It also gives the optional values their
+// and ours) are @bufbuild/cel's, called through its function registry
+// (dispatch.ts: the primitive cases of the standard operators answered
+// directly, the overload remembered per call site); this file only walks
+// the tree. It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
@@ -27,7 +29,8 @@
 
 import { celError, celList, celMap, CelScalar, celUint, isCelError, isCelList, isCelMap, isCelUint, listType, mapType, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { callCost } from './callcost.js';
+import { callCostOf } from './callcost.js';
+import { directCall, siteCall, type Overloads } from './dispatch.js';
 import { indexValue, noSuchOverload, selectField } from './access.js';
 import { celOfJson } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
@@ -81,7 +84,7 @@ interface Planned {
 
 /** The functions a plan calls, as @bufbuild/cel's environment resolves them. */
 export interface FunctionRegistry {
-  find(name: string): { call(id: number, target: CelValue | undefined, args: CelValue[]): unknown } | undefined;
+  find(name: string): Overloads | undefined;
 }
 
 const typeNames: Record<string, CelValue> = {
@@ -100,11 +103,12 @@ export class Planner {
   /** Evaluates with `vars`; throws nothing but returns an error value, or `exceeded` set on the meter. */
   program(e: Expr): (vars: Record<string, unknown>) => unknown {
     const root = this.plan(e, new Set()).run;
+    const names = [...this.variables];
     return (vars) => {
-      const values = new Map<string, unknown>();
-      for (const name of this.variables) if (Object.prototype.hasOwnProperty.call(vars, name)) values.set(name, celOfJson(vars[name]));
+      // The variables as CEL values, read by a scan (a program declares a handful).
+      const values = names.map((name) => (Object.prototype.hasOwnProperty.call(vars, name) ? celOfJson(vars[name]) : undefined));
       try {
-        return root({ lookup: (name) => values.get(name) });
+        return root({ lookup: (name) => { const i = names.indexOf(name); return i < 0 ? undefined : values[i]; } });
       } catch (err) {
         if (err instanceof CostLimitReached) return celError('operation cancelled: actual cost limit exceeded', Number(e.id));
         return celError(String((err as Error)?.message ?? err), Number(e.id));
@@ -262,6 +266,9 @@ export class Planner {
   private planFunction(id: number, name: string, target: Planned | undefined, args: Planned[]): Planned {
     const meter = this.meter;
     const fn = this.funcs.find(name);
+    const call = fn ? siteCall(fn, args.length) : undefined;
+    const direct = fn ? directCall(name, target !== undefined, args.length) : undefined;
+    const costOf = callCostOf(name);
     const runs = [...(target ? [target.run] : []), ...args.map((a) => a.run)];
     const hasTarget = target !== undefined;
     // Upstream evaluates both operands of a unary or binary call before it
@@ -270,6 +277,50 @@ export class Planner {
     const strictPair = runs.length <= 2;
     const listOperator = !hasTarget && (name === '_==_' || name === '_!=_' || name === '_+_');
     const typeOf = !hasTarget && name === 'type' && args.length === 1;
+    const finish = (t: CelValue | undefined, rest: CelValue[], error: unknown): unknown => {
+      // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
+      const a0 = hasTarget ? t : rest[0], a1 = hasTarget ? rest[0] : rest[1], a2 = hasTarget ? rest[1] : rest[2], a3 = hasTarget ? rest[2] : rest[3];
+      const cost = costOf(a0, a1, a2, a3, hasTarget, headroom(meter));
+      if (error !== undefined) {
+        charge(meter, cost);
+        return error;
+      }
+      if (!call) return celError(`unbound function: ${name}`, id);
+      charge(meter, cost);
+      const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
+        ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
+        ?? call(id, t, rest);
+      return result === undefined ? noSuchOverload(id) : result;
+    };
+    // One operand and two, the usual calls, without the general loop.
+    // A primitive answer (direct) is charged as the call and made without an array of arguments.
+    if (runs.length === 1) {
+      const r0 = runs[0]!;
+      return {
+        run: (s) => {
+          const v = r0(s) as CelValue;
+          if (direct) {
+            const d = direct(v, undefined);
+            if (d !== undefined) { charge(meter, costOf(v, undefined, undefined, undefined, hasTarget, headroom(meter))); return d; }
+          }
+          return hasTarget ? finish(v, [], isCelError(v) ? v : undefined) : finish(undefined, [v], isCelError(v) ? v : undefined);
+        },
+      };
+    }
+    if (runs.length === 2) {
+      const r0 = runs[0]!, r1 = runs[1]!;
+      return {
+        run: (s) => {
+          const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+          if (direct) {
+            const d = direct(v0, v1);
+            if (d !== undefined) { charge(meter, costOf(v0, v1, undefined, undefined, hasTarget, headroom(meter))); return d; }
+          }
+          const error = isCelError(v0) ? v0 : isCelError(v1) ? v1 : undefined;
+          return hasTarget ? finish(v0, [v1], error) : finish(undefined, [v0, v1], error);
+        },
+      };
+    }
     return {
       run: (s) => {
         const vals: unknown[] = [];
@@ -283,19 +334,7 @@ export class Planner {
           vals.push(v);
         }
         const t = hasTarget ? (vals[0] as CelValue) : undefined;
-        const rest = (hasTarget ? vals.slice(1) : vals) as CelValue[];
-        // Charged from the operands before the call runs: a result the budget cannot pay for is never built.
-        const cost = callCost(name, t, rest, headroom(meter));
-        if (error !== undefined) {
-          charge(meter, cost);
-          return error;
-        }
-        if (!fn) return celError(`unbound function: ${name}`, id);
-        charge(meter, cost);
-        const result = (listOperator ? this.typedListCall(id, name, rest) : undefined)
-          ?? (typeOf && optionalValue(rest[0]) !== undefined ? typeNames.optional_type : undefined)
-          ?? fn.call(id, t, rest);
-        return result === undefined ? noSuchOverload(id) : result;
+        return finish(t, (hasTarget ? vals.slice(1) : vals) as CelValue[], error);
       },
     };
   }
@@ -408,10 +447,15 @@ export class Planner {
     const inFn = this.funcs.find('@in');
     const runLhs = lhs.run;
     const values = list as CelValue;
+    // A list of strings (or of booleans) holds a value of that type exactly when a set of them does; anything else asks the library.
+    const items = [...list];
+    const kind = items.length ? typeof items[0] : undefined;
+    const set = (kind === 'string' || kind === 'boolean') && items.every((x) => typeof x === kind) ? new Set(items) : undefined;
     return {
       run: (s) => {
         const v = runLhs(s);
         if (isCelError(v)) return v;
+        if (set && typeof v === kind) return set.has(v);
         return inFn?.call(id, undefined, [v as CelValue, values]) ?? noSuchOverload(id);
       },
     };
@@ -499,21 +543,30 @@ export class Planner {
       run: (s) => {
         const r = range(s);
         if (isCelError(r)) return r;
-        let pairs: [unknown, unknown][];
-        if (isCelMap(r)) pairs = [...r.keys()].map((k) => [k, r.get(k as string)]);
-        else if (isCelList(r)) pairs = [...r].map((v, i) => [BigInt(i), v]);
-        else return celError(`type mismatch: iterable vs ${typeof r}`, id);
+        const list = isCelList(r);
+        if (!list && !isCelMap(r)) return celError(`type mismatch: iterable vs ${typeof r}`, id);
         const accu = new Frame(accuVar, init(s), s);
         if (isCelError(accu.value)) return accu.value;
-        for (const [k, v] of pairs) {
-          // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
-          const first = new Frame(iterVar, iterVar2 ? k : isCelList(r) ? v : k, accu);
-          const frame = iterVar2 ? new Frame(iterVar2, v, first) : first;
+        // One frame per variable for the whole loop, its value set per element (nothing keeps a frame past its step).
+        const first = new Frame(iterVar, undefined, accu);
+        const frame = iterVar2 ? new Frame(iterVar2, undefined, first) : first;
+        // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
+        const visit = (k: unknown, v: unknown): boolean => {
+          first.value = iterVar2 ? k : list ? v : k;
+          if (iterVar2) (frame as Frame).value = v;
           const ok = cond(frame);
-          if (isCelError(ok)) return ok;
-          if (ok !== true) break;
+          if (ok !== true) { stop = ok; return false; }
           accu.value = step(frame);
+          return true;
+        };
+        let stop: unknown = true;
+        if (list) {
+          let i = 0;
+          for (const v of r) if (!visit(iterVar2 ? BigInt(i++) : undefined, v)) break;
+        } else {
+          for (const k of [...r.keys()]) if (!visit(k, iterVar2 ? r.get(k as string) : undefined)) break;
         }
+        if (isCelError(stop)) return stop;
         return result(accu);
       },
     };

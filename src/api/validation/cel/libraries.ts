@@ -21,7 +21,7 @@ import { authorizationLib } from './authz.js';
 import { optionalLib } from './optional.js';
 import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
-import { compileRegex, find, findAll } from './regex.js';
+import { compileRegex, find, findAll, test } from './regex.js';
 import { insertEntry } from './append.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
@@ -88,8 +88,8 @@ const regexLib: CelFunc[] = [
     // Go's int of the limit: anything below zero means all.
     return celList(findAll(compiled('findAll', pattern), this, limit < 0n ? -1 : Number(limit > 2n ** 31n ? 2n ** 31n : limit)));
   }),
-  celMethod('matches', STRING, [STRING], BOOL, function (pattern) { return compiled('matches', pattern).test(this); }),
-  celFunc('matches', [STRING, STRING], BOOL, (s, pattern) => compiled('matches', pattern).test(s)),
+  celMethod('matches', STRING, [STRING], BOOL, function (pattern) { return test(compiled('matches', pattern), this); }),
+  celFunc('matches', [STRING, STRING], BOOL, (s, pattern) => test(compiled('matches', pattern), s)),
 ];
 
 function parseUrl(s: string): URL | undefined {

@@ -76,10 +76,15 @@ export function compileExpression(source: string, variables: readonly string[]):
     eval(vars, limit) {
       meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
       const unset = evalContext.setEvalContext(registryContext);
+      // A CEL error is a value (an absent field read beside a has() that excuses it, say), never a stack
+      // a user sees: errors made while evaluating skip capturing one, the dearest part of making them.
+      const stackTraceLimit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
       let result: unknown;
       try {
         result = run(vars);
       } finally {
+        Error.stackTraceLimit = stackTraceLimit;
         unset();
       }
       // One shape for every answer (a spread of a shared part made each a new shape to look up).

@@ -30,6 +30,27 @@ export function compileRegex(pattern: string): RE2JS {
   return re;
 }
 
+// A pattern's recent answers: the values a rule tests repeat across objects
+// and across the items of one (header names, path prefixes), and a map
+// lookup costs far less than a run of the engine. Bounded in entries and in
+// the length of the values kept, so memory stays small whatever is sent.
+const remembered = new WeakMap<RE2JS, Map<string, boolean>>();
+const rememberedAnswers = 256;
+const rememberedLength = 256;
+
+/** Whether `re` matches somewhere in `s` (CEL's `matches`, a partial match). */
+export function test(re: RE2JS, s: string): boolean {
+  if (s.length > rememberedLength) return re.test(s);
+  let answers = remembered.get(re);
+  if (!answers) remembered.set(re, (answers = new Map()));
+  let answer = answers.get(s);
+  if (answer === undefined) {
+    if (answers.size >= rememberedAnswers) answers.clear();
+    answers.set(s, (answer = re.test(s)));
+  }
+  return answer;
+}
+
 /** Go's FindAllString: successive non-overlapping matches, at most `limit` (all when negative); an empty match right after a match is skipped. */
 export function findAll(re: RE2JS, s: string, limit: number): string[] {
   const out: string[] = [];

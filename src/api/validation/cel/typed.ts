@@ -69,6 +69,8 @@ function escapedNames(declared: ReadonlySet<string>): PropertyNames {
   return {
     name: (p) => (declared.has(p) ? escapePropertyName(p) ?? p : p),
     property: (n) => {
+      // Without a double underscore a name escapes nothing: it is its own property (the common case, without a regex).
+      if (!n.includes('__')) return n;
       const p = unescapePropertyName(n);
       return p !== undefined && declared.has(p) ? p : declared.has(n) ? undefined : n;
     },

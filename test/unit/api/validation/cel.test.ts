@@ -108,12 +108,12 @@ describe('CEL rules', () => {
     const schema = spec(rules({ rule: 'self.replicas > 0' }));
     assert.deepEqual(describeAll(schema, { spec: { replicas: 'many' } }), [
       'spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string"',
-      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
     const withRequired = obj({ spec: obj({ replicas: { type: 'integer' } }, { required: ['replicas'], ...rules({ rule: 'self.replicas > 0' }) }) });
     assert.deepEqual(describeAll(withRequired, { spec: {} }), [
       'spec.replicas: Required value',
-      '<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
+      '<nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation',
     ]);
   });
 });
