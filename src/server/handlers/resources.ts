@@ -6,7 +6,7 @@
 import { errors, fieldErrors } from '../../machinery/errors.js';
 import type { KindDefinition, KubeObject, Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
-import type { ListOptions, RequestScope, Sent, WriteOptions } from '../../registry/store.js';
+import type { ListOptions, Sent, WriteOptions } from '../../registry/store.js';
 import { capabilityOf, type Capabilities, type RestDescription, type RestObject, type RestPath } from '../../registry/rest.js';
 import { materializeList, StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
