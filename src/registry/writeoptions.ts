@@ -69,9 +69,6 @@ export interface SentPatch extends Sent {
   type: PatchType;
 }
 
-/** A value the server writes itself (the in-process client, a controller), with nothing its text could tell. */
-export const sentValue = (value: unknown): Sent => ({ value });
-
 /** How a sent body is decoded for this request: the operation's fieldValidation, the scope's warnings. */
 export function decodeOptions(body: Sent, opts: WriteOptions, scope: RequestScope): DecodeOptions {
   return { fieldValidation: opts.fieldValidation, warnings: scope.warnings, duplicates: body.duplicates, numberText: body.numberText };
