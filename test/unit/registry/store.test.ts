@@ -199,3 +199,33 @@ test('admission reservations are given back when the write fails after admission
   assert.deepEqual(abandoned, ['CREATE w', 'CREATE Bad_Name']);
   assert.deepEqual((await store.list(undefined, {})).items.map((i: any) => i.metadata.name), ['w']);
 });
+
+test('a write that loses its race runs its change, the field manager and mutating admission again on the fresh object', async () => {
+  const backend = new MemoryBackend();
+  const mutated: string[] = [];
+  const admission: Admission = {
+    mutate: async (r) => { if (r.operation === 'UPDATE') mutated.push(r.object!.metadata!.labels?.other ?? '-'); },
+    validate: async () => {},
+  };
+  const store = new ResourceStore(widgets, backend, admission);
+  await store.create(undefined, sent({ metadata: { name: 'w' }, spec: { size: 1 } }), opts(), scope());
+  // Another writer gets in between this write's read and its compare-and-swap, once.
+  const update = backend.update.bind(backend);
+  let raced = false;
+  backend.update = async (key, value, expected) => {
+    if (!raced) {
+      raced = true;
+      const stored = (await backend.get(key))!;
+      const other = JSON.parse(stored.value.toString());
+      other.metadata.labels = { other: 'yes' };
+      await update(key, Buffer.from(JSON.stringify(other)), stored.modRevision);
+    }
+    return update(key, value, expected);
+  };
+  const { object } = await store.patch(undefined, 'w', { type: 'merge', value: { spec: { size: 2 } } }, { ...opts(), manager: 'resizer' }, scope());
+  assert.deepEqual(object.spec, { size: 2 });
+  assert.deepEqual(object.metadata!.labels, { other: 'yes' }, 'the patch was made again on top of the other write');
+  assert.deepEqual(mutated, ['-', 'yes'], 'mutating admission saw the first try and the fresh object');
+  const resizer = (object.metadata!.managedFields as Array<{ manager: string; fieldsV1: Record<string, unknown> }>).find((e) => e.manager === 'resizer');
+  assert.deepEqual(resizer?.fieldsV1, { 'f:spec': { 'f:size': {} } }, 'the field manager worked on the fresh object: the other writer\'s label is not the patch\'s');
+});
