@@ -710,13 +710,13 @@ export interface AzureDiskVolumeSource {
   diskName: string;
   /** URI of the disk. */
   diskURI: string;
-  /** None, ReadOnly or ReadWrite. */
+  /** None, ReadOnly or ReadWrite; ReadWrite when unset. */
   cachingMode?: string;
-  /** Filesystem type to mount (ext4, xfs, ntfs). */
+  /** Filesystem type to mount; ext4 when unset. */
   fsType?: string;
   /** Mounts the volume read-only. */
   readOnly?: boolean;
-  /** Shared, Dedicated or Managed. */
+  /** Shared, Dedicated or Managed; Shared when unset. */
   kind?: string;
 }
 
@@ -842,11 +842,11 @@ export interface ScaleIOVolumeSource {
   protectionDomain?: string;
   /** Storage pool. */
   storagePool?: string;
-  /** ThickProvisioned or ThinProvisioned. */
+  /** ThickProvisioned or ThinProvisioned; ThinProvisioned when unset. */
   storageMode?: string;
   /** Name of the volume. */
   volumeName?: string;
-  /** Filesystem type to mount (ext4, xfs, ntfs). */
+  /** Filesystem type to mount; xfs when unset. */
   fsType?: string;
   /** Mounts the volume read-only. */
   readOnly?: boolean;
@@ -2449,7 +2449,7 @@ export interface ScaleIOPersistentVolumeSource {
   storageMode?: string;
   /** Name of an existing volume. */
   volumeName?: string;
-  /** Filesystem type to mount (ext4, xfs, ntfs). */
+  /** Filesystem type to mount; xfs when unset. */
   fsType?: string;
   /** Mounts the volume read-only. */
   readOnly?: boolean;

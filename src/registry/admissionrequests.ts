@@ -9,7 +9,7 @@ import type { KindDefinition, KubeObject } from '../api/kind.js';
 import type { AdmissionRequest, GroupVersionResource, Operation, OperationOptions } from '../admission/types.js';
 import { decodeManagedFields } from '../machinery/managedfields/index.js';
 import { vocabulary } from '../machinery/vocabulary.js';
-import type { WriteOptions } from './writeoptions.js';
+import type { RequestScope } from './writeoptions.js';
 
 /** Where a request acts: the kind written and, when the URL names another resource or a sub-resource, those. */
 export interface AdmittedAt {
@@ -22,16 +22,19 @@ export interface AdmittedAt {
   namespaced: boolean;
 }
 
-/** The request admission plugins see for `operation` on `name` with the new `object` and the stored `oldObject`. */
-export function admissionRequest(operation: Operation, at: AdmittedAt, name: string, namespace: string | undefined, opts: WriteOptions,
+/**
+ * The request admission plugins see for `operation` on `name` with the new
+ * `object` and the stored `oldObject`; a dry run when its options say so.
+ */
+export function admissionRequest(operation: Operation, at: AdmittedAt, name: string, namespace: string | undefined, scope: RequestScope,
   options: OperationOptions, object?: KubeObject, oldObject?: KubeObject): AdmissionRequest {
   return {
     uid: randomUUID(), operation, kind: at.kind, ...(at.requestedAs ? { requestedAs: at.requestedAs } : {}),
     ...(at.resource ? { resource: at.resource } : {}), subresource: at.subresource,
     name, namespace: at.namespaced ? namespace : undefined,
-    object, oldObject, user: opts.user, dryRun: opts.dryRun === true, options,
+    object, oldObject, user: scope.user, dryRun: (options.dryRun?.length ?? 0) > 0, options,
     // Warnings from plugins (webhooks) reach the client with the store's own; annotations reach the audit event.
-    warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
+    warnings: scope.warnings, auditAnnotations: scope.auditAnnotations,
   };
 }
 

@@ -25,11 +25,12 @@ function answersInClientVersion(kind: KindDefinition, rest: RestObject): RestObj
   const ours = apiVersionOf(kind);
   return {
     ...rest,
-    create: async (path, body, opts) => {
-      const sent = typeof body === 'object' && body !== null ? (body as KubeObject).apiVersion : undefined;
-      if (typeof sent !== 'string' || productApiVersionForUpstream(sent) !== ours) return create(path, body, opts);
+    create: async (path, body, opts, scope) => {
+      const value = body.value;
+      const sent = typeof value === 'object' && value !== null ? (value as KubeObject).apiVersion : undefined;
+      if (typeof sent !== 'string' || productApiVersionForUpstream(sent) !== ours) return create(path, body, opts, scope);
       const name = new UpstreamName(sent, ours);
-      return name.answerAsTheirs(await create(path, name.bodyAsOurs(body), opts));
+      return name.answerAsTheirs(await create(path, { ...body, value: name.bodyAsOurs(value) }, opts, scope));
     },
   };
 }
@@ -83,7 +84,7 @@ export function tokenRequestRest(registry: Registry, issuing: TokenIssuing): Res
   const invalid = (name: string, field: string, value: unknown, detail: string) =>
     errors.invalid(tokenRequests.group, tokenRequests.kind, name, [fieldErrors.invalid(field, value, detail)]);
 
-  const rest = createSubresource(accounts, 'token', tokenRequests, async (account, request, opts) => {
+  const rest = createSubresource(accounts, 'token', tokenRequests, async (account, request, scope) => {
     const name: string = account.metadata!.name;
     const namespace: string = account.metadata!.namespace;
     const meta = request.metadata!;
@@ -121,7 +122,7 @@ export function tokenRequestRest(registry: Registry, issuing: TokenIssuing): Res
       maxSeconds: issuing.maxExpirationSeconds, extend: issuing.extendExpiration, podBound: pod !== undefined,
       forApiOnly: audiences.every((a) => issuing.apiAudiences.includes(a)),
     });
-    if (lifetime.warning) opts.warnings.push(lifetime.warning);
+    if (lifetime.warning) scope.warnings.push(lifetime.warning);
     spec.expirationSeconds = lifetime.reported;
     const token = await issuing.signer.sign(boundTokenClaims({
       namespace, account: { name, uid: account.metadata!.uid }, audiences, lifetimeSeconds: lifetime.seconds,

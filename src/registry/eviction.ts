@@ -13,7 +13,8 @@ import { budgetSelects, evictions, podDisruptionBudgets, podHealthy, setDisrupti
 import { decodeObject } from '../api/decode.js';
 import type { Registry } from './registry.js';
 import { answeredAs, type RestDescription, type RestObject } from './rest.js';
-import type { DeleteOptions, ResourceStore, WriteOptions } from './store.js';
+import type { DeleteOptions, RequestScope, ResourceStore, WriteOptions } from './store.js';
+import { decodeOptions } from './writeoptions.js';
 
 const violates = "Cannot evict pod as it would violate the pod's disruption budget.";
 /** Upstream bounds the evictions a budget holds unconfirmed. */
@@ -39,13 +40,16 @@ export function evictionRest(registry: Registry): RestObject | undefined {
   const describe: RestDescription = { group: '', version: 'v1', resource: 'pods', subresource: 'eviction', namespaced: true, kind: evictions, parentKind: pods, deleteAnswersObject: false, stored: false };
   return {
     describe,
-    create: async (path, body, opts) => {
-      const sent = decodeObject(evictions, body, opts);
+    create: async (path, body, opts, scope) => {
+      const sent = decodeObject(evictions, body.value, decodeOptions(body, opts, scope));
       if (sent.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Eviction object');
-      const eviction = await podStore.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts);
-      const deleteOptions: DeleteOptions = { ...(eviction.deleteOptions ?? {}) };
+      const eviction = await podStore.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts, scope);
       const dryRun = opts.dryRun || (eviction.deleteOptions?.dryRun ?? []).includes('All');
-      const writeOpts: WriteOptions = { ...opts, dryRun, admitted: true };
+      const deleteOptions: DeleteOptions = { ...(eviction.deleteOptions ?? {}), dryRun };
+      const writeOpts: WriteOptions = { ...opts, dryRun };
+      // The writes the eviction makes were admitted with it; their own warnings are not the client's.
+      const writeScope: RequestScope = { ...scope, admitted: true };
+      const quiet: RequestScope = { ...writeScope, warnings: [] };
       const namespace = path.namespace;
       const name = path.name!;
       const pod = await podStore.get(namespace, name);
@@ -53,8 +57,8 @@ export function evictionRest(registry: Registry): RestObject | undefined {
       const finished = phase === 'Succeeded' || phase === 'Failed';
       // Finished pods go without a word; any other says why it goes (as upstream).
       const remove = async () => {
-        const options = dryRun || finished ? deleteOptions : await markDisruptionTarget(podStore, namespace, name, deleteOptions, writeOpts);
-        await podStore.delete(namespace, name, options, writeOpts);
+        const options = dryRun || finished ? deleteOptions : await markDisruptionTarget(podStore, namespace, name, deleteOptions, writeOpts, quiet);
+        await podStore.delete(namespace, name, options, writeScope);
         return success();
       };
       // Done, not yet running, or already going: nothing a budget protects.
@@ -86,7 +90,7 @@ export function evictionRest(registry: Registry): RestObject | undefined {
         status.disruptedPods ??= {};
         setOwn(status.disruptedPods, name, rfc3339Now());
         return live;
-      }, { ...writeOpts, warnings: [] }, { subresource: 'status' });
+      }, writeOpts, quiet, { subresource: 'status' });
       return remove();
     },
   };
@@ -98,7 +102,7 @@ export function evictionRest(registry: Registry): RestObject | undefined {
  * status, on the pod the preconditions name. Answers the delete's options,
  * its resourceVersion precondition moved to the version this write made.
  */
-async function markDisruptionTarget(podStore: ResourceStore, namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions): Promise<DeleteOptions> {
+async function markDisruptionTarget(podStore: ResourceStore, namespace: string | undefined, name: string, options: DeleteOptions, opts: WriteOptions, scope: RequestScope): Promise<DeleteOptions> {
   const marked = await podStore.updateWith(namespace, name, (live) => {
     const { uid, resourceVersion } = options.preconditions ?? {};
     const precondition = (what: string) => errors.conflict({ group: '', resource: 'Pod' }, name, `${what}. The object might have been ${what.startsWith('the UID') ? 'deleted and then recreated' : 'modified'}`);
@@ -112,7 +116,7 @@ async function markDisruptionTarget(podStore: ResourceStore, namespace: string |
     const condition = { type: 'DisruptionTarget', status: 'True', lastProbeTime: null, lastTransitionTime: previous?.status === 'True' ? previous.lastTransitionTime : rfc3339Now(), reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' };
     status.conditions = previous ? conditions.map((c) => (c === previous ? condition : c)) : [...conditions, condition];
     return live;
-  }, { ...opts, warnings: [] }, { subresource: 'status' });
+  }, opts, scope, { subresource: 'status' });
   if (!options.preconditions?.resourceVersion) return options;
   return { ...options, preconditions: { ...options.preconditions, resourceVersion: marked.metadata!.resourceVersion } };
 }

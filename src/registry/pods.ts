@@ -18,7 +18,8 @@ import { pods } from '../api/core/v1/pod.js';
 import { decodeObject } from '../api/decode.js';
 import { podAttachOptions, podExecOptions, podPortForwardOptions, podProxyOptions, type ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import type { Registry } from './registry.js';
-import type { ResourceStore, WriteOptions } from './store.js';
+import type { RequestScope, ResourceStore, WriteOptions } from './store.js';
+import { decodeOptions } from './writeoptions.js';
 import { answeredAs, type RestDescription, type RestObject, type RestPath } from './rest.js';
 
 type Obj = Record<string, any>;
@@ -26,7 +27,7 @@ type Obj = Record<string, any>;
 const bindingResource: Qualified = { group: '', resource: 'pods/binding' };
 
 /** Sets the pod's node, as upstream's binding does; refusals are conflicts on pods/binding. */
-async function bind(store: ResourceStore, namespace: string | undefined, binding: KubeObject, opts: WriteOptions): Promise<void> {
+async function bind(store: ResourceStore, namespace: string | undefined, binding: KubeObject, opts: WriteOptions, scope: RequestScope): Promise<void> {
   const name: string = binding.metadata?.name ?? '';
   const node: string = binding.target.name;
   await store.updateWith(namespace, name, (pod) => {
@@ -45,7 +46,7 @@ async function bind(store: ResourceStore, namespace: string | undefined, binding
     else if (scheduled.status !== 'True') Object.assign(scheduled, { status: 'True', lastTransitionTime: rfc3339Now() });
     pod.status.conditions = conditions;
     return pod;
-  }, opts, { subresource: 'binding' });
+  }, opts, scope, { subresource: 'binding' });
 }
 
 
@@ -57,11 +58,11 @@ function podBindingRest(store: ResourceStore): RestObject {
   const describe: RestDescription = { group: '', version: 'v1', resource: 'pods', subresource: 'binding', namespaced: true, kind: bindings, parentKind: pods, deleteAnswersObject: false, stored: false };
   return {
     describe,
-    create: async (path, body, opts) => {
-      const sent = decodeObject(bindings, body, opts);
+    create: async (path, body, opts, scope) => {
+      const sent = decodeObject(bindings, body.value, decodeOptions(body, opts, scope));
       if (sent.metadata?.name !== path.name) throw errors.badRequest('name in URL does not match name in Binding object');
-      const binding = await store.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts);
-      await bind(store, path.namespace, binding, { ...opts, admitted: true });
+      const binding = await store.admitAnswered(answeredAs(describe), path.name!, path.namespace, sent, opts, scope);
+      await bind(store, path.namespace, binding, opts, { ...scope, admitted: true });
       return success();
     },
   };
@@ -72,13 +73,13 @@ function bindingsRest(store: ResourceStore): RestObject {
   const describe: RestDescription = { group: '', version: 'v1', resource: 'bindings', namespaced: true, kind: bindings, parentKind: bindings, deleteAnswersObject: false, stored: false };
   return {
     describe,
-    create: async (path, body, opts) => {
-      const sent = decodeObject(bindings, body, opts);
+    create: async (path, body, opts, scope) => {
+      const sent = decodeObject(bindings, body.value, decodeOptions(body, opts, scope));
       if (sent.metadata?.namespace && sent.metadata.namespace !== path.namespace) {
         throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
       }
-      const binding = await store.admitAnswered(answeredAs(describe), sent.metadata?.name ?? '', path.namespace, sent, opts);
-      await bind(store, path.namespace, binding, { ...opts, admitted: true });
+      const binding = await store.admitAnswered(answeredAs(describe), sent.metadata?.name ?? '', path.namespace, sent, opts, scope);
+      await bind(store, path.namespace, binding, opts, { ...scope, admitted: true });
       return success();
     },
   };

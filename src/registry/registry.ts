@@ -10,13 +10,13 @@ import { declaredVersion, isViewSubresource, type KindDefinition, type KubeObjec
 import { ApiEnablement } from '../api/versioning.js';
 import type { Backend } from '../storage/backend.js';
 import type { CacheSet } from '../storage/cache/index.js';
-import type { Admission, AdmissionRequest } from '../admission/types.js';
-import { randomUUID } from 'node:crypto';
+import type { Admission } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
 import { ResourceStore } from './store.js';
 import { codecsOf, type VersionCodec } from '../api/codec.js';
 import { idOf, partSubresource, restId, storedResource, viewSubresource, type RestObject, type RestPath } from './rest.js';
-import type { WriteOptions } from './store.js';
+import type { RequestScope } from './store.js';
+import { admissionRequest, connectOptions } from './admissionrequests.js';
 import { builtinAnsweredKinds } from '../api/catalog.js';
 import { productGroupForUpstream } from '../machinery/vocabulary.js';
 
@@ -214,16 +214,11 @@ export class Registry {
    * connect handler: after authorization, before the sub-resource does
    * anything (even looks its object up); the object is the request's options.
    */
-  async admitConnect(rest: RestObject, path: RestPath, opts: WriteOptions): Promise<void> {
+  async admitConnect(rest: RestObject, path: RestPath, scope: RequestScope): Promise<void> {
     const options = rest.connector?.admitted;
     if (!options) return;
-    const request: AdmissionRequest = {
-      uid: randomUUID(), operation: 'CONNECT', kind: options.kind, subresource: rest.describe.subresource,
-      name: path.name ?? '', namespace: rest.describe.namespaced ? path.namespace : undefined,
-      object: options.fromQuery(path.query), user: opts.user, dryRun: false,
-      options: { kind: 'CreateOptions', apiVersion: 'meta.k8s.io/v1' }, // never sent: a CONNECT review carries no options
-      warnings: opts.warnings, auditAnnotations: opts.auditAnnotations,
-    };
+    const at = { kind: options.kind, subresource: rest.describe.subresource, namespaced: rest.describe.namespaced };
+    const request = admissionRequest('CONNECT', at, path.name ?? '', path.namespace, scope, connectOptions, options.fromQuery(path.query));
     await this.admission.mutate(request);
     await this.admission.validate(request);
   }

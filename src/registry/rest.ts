@@ -11,14 +11,16 @@
 import { errors } from '../machinery/errors.js';
 import type { UserInfo } from '../machinery/user.js';
 import { allVerbs, apiVersionOf, type KindDefinition, type KubeObject, type PartSubresource, type Verb, type ViewSubresource } from '../api/kind.js';
-import type { AnsweredCreate, DeleteOptions, DeleteResult, ListOptions, PatchOptions, ResourceStore, WriteOptions } from './store.js';
+import type { AnsweredCreate, DeleteOptions, DeleteResult, ListOptions, RequestScope, ResourceStore, Sent, SentPatch, WriteOptions, Written } from './store.js';
+import { decodeOptions } from './writeoptions.js';
+import { computed } from './changes.js';
 import type { StoredList, StoredObject } from './objects.js';
 import type { ActiveWatch, WatchSink } from './watch.js';
 import { decodeObject } from '../api/decode.js';
 import type { VersionCodec } from '../api/codec.js';
 import type { ConnectOptionsKind } from '../api/core/v1/connectoptions.js';
 import { materializeList } from './objects.js';
-import { applyPatch, patchPrecondition, type PatchType } from './patch.js';
+import { applyPatch, patchPrecondition } from './patch.js';
 
 /** Where a request points: the namespace and name of the path (sub-resources: the parent's name). */
 export interface RestPath {
@@ -52,18 +54,18 @@ export interface RestDescription {
   codec?: VersionCodec;
 }
 
-export interface Written { object: KubeObject; created: boolean }
+export type { Written } from './store.js';
 
 export interface Capabilities {
   get(path: RestPath, resourceVersion: string | null): Promise<StoredObject | KubeObject>;
   /** Stored lists go out from their stored bytes; a list converted to another version is an object. */
   list(path: RestPath, opts: ListOptions): Promise<StoredList | KubeObject>;
   watch(path: RestPath, opts: ListOptions & { maxBuffered?: number }, sink: WatchSink): Promise<ActiveWatch>;
-  create(path: RestPath, body: unknown, opts: WriteOptions): Promise<KubeObject>;
-  update(path: RestPath, body: unknown, opts: WriteOptions): Promise<Written>;
-  patch(path: RestPath, type: PatchType, patch: unknown, opts: WriteOptions, patchOpts: PatchOptions): Promise<Written>;
-  delete(path: RestPath, options: DeleteOptions, opts: WriteOptions): Promise<DeleteResult>;
-  deleteCollection(path: RestPath, listOpts: ListOptions, options: DeleteOptions, opts: WriteOptions): Promise<KubeObject>;
+  create(path: RestPath, body: Sent, opts: WriteOptions, scope: RequestScope): Promise<KubeObject>;
+  update(path: RestPath, body: Sent, opts: WriteOptions, scope: RequestScope): Promise<Written>;
+  patch(path: RestPath, patch: SentPatch, opts: WriteOptions, scope: RequestScope): Promise<Written>;
+  delete(path: RestPath, options: DeleteOptions, scope: RequestScope): Promise<DeleteResult>;
+  deleteCollection(path: RestPath, listOpts: ListOptions, options: DeleteOptions, scope: RequestScope): Promise<KubeObject>;
 }
 
 /**
@@ -134,9 +136,6 @@ async function servedListAt(codec: VersionCodec, list: KubeObject): Promise<Kube
 /** A write's answer in the codec's version. */
 const convertedWritten = (codec: VersionCodec) => async (w: Written): Promise<Written> => ({ object: await codec.fromStoredOne(w.object), created: w.created });
 
-/** Write options naming the codec's version, so that admission reviews name the version the request named. */
-const requestedAt = (codec: VersionCodec) => (opts: WriteOptions): WriteOptions => ({ ...opts, requestedAs: codec.served });
-
 /** Keeps only the capabilities whose verbs are listed. */
 function only(verbs: readonly Verb[], all: Partial<Capabilities>): Partial<Capabilities> {
   const kept: Partial<Capabilities> = {};
@@ -162,16 +161,16 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
         get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
         list: (p, opts) => store.listStored(p.namespace, opts),
         watch: (p, opts, sink) => store.watch(p.namespace, opts, sink),
-        create: (p, body, opts) => store.create(p.namespace, body, opts),
-        update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts),
-        patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts),
-        delete: (p, options, opts) => store.delete(p.namespace, p.name!, options, opts),
-        deleteCollection: (p, listOpts, options, opts) => store.deleteCollection(p.namespace, listOpts, options, opts),
+        create: (p, body, opts, scope) => store.create(p.namespace, body, opts, scope),
+        update: (p, body, opts, scope) => store.update(p.namespace, p.name!, body, opts, scope),
+        patch: (p, patch, opts, scope) => store.patch(p.namespace, p.name!, patch, opts, scope),
+        delete: (p, options, scope) => store.delete(p.namespace, p.name!, options, scope),
+        deleteCollection: (p, listOpts, options, scope) => store.deleteCollection(p.namespace, listOpts, options, scope),
       }),
     };
   }
   const out = convertedWritten(codec);
-  const at = requestedAt(codec);
+  const at = { codec };
   return {
     describe,
     ...only(store.kind.verbs, {
@@ -180,73 +179,63 @@ export function storedResource(store: ResourceStore, codec?: VersionCodec): Rest
       list: async (p, opts) => servedListAt(codec, materializeList(await store.listStored(p.namespace, { ...opts, version: codec }))),
       // Events go out converted by the watch encoder, once per version for every watcher of it.
       watch: (p, opts, sink) => store.watch(p.namespace, { ...opts, version: codec }, sink),
-      create: async (p, body, opts) => codec.fromStoredOne(await store.create(p.namespace, body, at(opts))),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts))),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts)),
-      delete: async (p, options, opts) => {
-        const r = await store.delete(p.namespace, p.name!, options, at(opts));
+      create: async (p, body, opts, scope) => codec.fromStoredOne(await store.create(p.namespace, body, opts, scope, at)),
+      update: async (p, body, opts, scope) => out(await store.update(p.namespace, p.name!, body, opts, scope, at)),
+      patch: async (p, patch, opts, scope) => out(await store.patch(p.namespace, p.name!, patch, opts, scope, at)),
+      delete: async (p, options, scope) => {
+        const r = await store.delete(p.namespace, p.name!, options, scope, at);
         return { ...r, object: await codec.fromStoredOne(r.object) };
       },
-      deleteCollection: async (p, listOpts, options, opts) => servedListAt(codec, await store.deleteCollection(p.namespace, { ...listOpts, version: codec }, options, at(opts))),
+      deleteCollection: async (p, listOpts, options, scope) => servedListAt(codec, await store.deleteCollection(p.namespace, { ...listOpts, version: codec }, options, scope, at)),
     }),
   };
 }
 
 /** A sub-resource that is part of the parent (status, finalize): writes change only what it owns. */
 export function partSubresource(store: ResourceStore, name: string, declaration: PartSubresource, codec?: VersionCodec): RestObject {
-  const target = { subresource: name };
+  const target = { subresource: name, ...(codec ? { codec } : {}) };
   const describe = describeKind(codec?.served ?? store.kind, { subresource: name, deleteAnswersObject: false, codec });
-  if (!codec) {
-    return {
-      describe,
-      ...only(declaration.verbs, {
-        get: (p, rv) => store.getStored(p.namespace, p.name!, rv),
-        update: (p, body, opts) => store.update(p.namespace, p.name!, body, opts, target),
-        patch: (p, type, patch, opts, patchOpts) => store.patch(p.namespace, p.name!, type, patch, opts, patchOpts, target),
-      }),
-    };
-  }
-  const out = convertedWritten(codec);
-  const at = requestedAt(codec);
+  // Answers go out in the version the path names.
+  const out = codec ? convertedWritten(codec) : async (w: Written) => w;
+  const read = codec ? async (p: RestPath, rv: string | null) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object)
+    : (p: RestPath, rv: string | null) => store.getStored(p.namespace, p.name!, rv);
   return {
     describe,
     ...only(declaration.verbs, {
-      get: async (p, rv) => codec.fromStoredOne((await store.getStored(p.namespace, p.name!, rv)).object),
-      update: async (p, body, opts) => out(await store.update(p.namespace, p.name!, body, at(opts), target)),
-      patch: async (p, type, patch, opts, patchOpts) => out(await store.patch(p.namespace, p.name!, type, patch, at(opts), patchOpts, target)),
+      get: read,
+      update: async (p, body, opts, scope) => out(await store.update(p.namespace, p.name!, body, opts, scope, target)),
+      patch: async (p, patch, opts, scope) => out(await store.patch(p.namespace, p.name!, patch, opts, scope, target)),
     }),
   };
 }
 
-/** A sub-resource that shows the parent as another kind (scale): writes go back through `applyView`. */
+/** A sub-resource that shows the parent as another kind (scale): writes go back through `applyView`, pinned to the version the view carried. */
 export function viewSubresource(store: ResourceStore, name: string, declaration: ViewSubresource, codec?: VersionCodec): RestObject {
   const target = { subresource: name };
   const viewKind = declaration.kind;
-  const decodeView = (body: unknown, opts: WriteOptions) => decodeObject(viewKind, body, opts);
+  const decodeView = (body: Sent, opts: WriteOptions, scope: RequestScope) => decodeObject(viewKind, body.value, decodeOptions(body, opts, scope));
+  const answer = (written: Written) => ({ object: declaration.view(written.object), created: false });
   return {
     // The view is made from the stored object whatever version the path names.
     describe: describeKind(codec?.served ?? store.kind, { subresource: name, kind: viewKind, deleteAnswersObject: false }),
     ...only(declaration.verbs, {
       get: async (p, rv) => declaration.view(await store.get(p.namespace, p.name!, rv)),
-      update: async (p, body, opts) => {
-        const sent = decodeView(body, opts);
-        const pinned = sent.metadata?.resourceVersion;
-        const written = await store.updateWith(p.namespace, p.name!, (live) => {
-          if (pinned && pinned !== live.metadata?.resourceVersion) throw errors.staleObject(store.qualified, p.name!);
-          return declaration.applyView(live, sent);
-        }, opts, target);
-        return { object: declaration.view(written), created: false };
+      update: async (p, body, opts, scope) => {
+        const sent = decodeView(body, opts, scope);
+        return answer(await store.change(p.namespace, p.name!, computed((live) => declaration.applyView(live, sent), sent.metadata?.resourceVersion), opts, scope, target));
       },
-      patch: async (p, type, patch, opts) => {
-        if (type === 'apply') throw errors.unsupportedMediaType('application/apply-patch+yaml', ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
-        const written = await store.updateWith(p.namespace, p.name!, (live) => {
-          const view = declaration.view(live);
-          const patched = decodeView(applyPatch(type, viewKind, structuredClone(view), patch), opts);
-          const pinned = patchPrecondition(type, patch, view, patched);
-          if (pinned !== undefined && pinned !== live.metadata?.resourceVersion) throw errors.staleObject(store.qualified, p.name!);
-          return declaration.applyView(live, patched);
-        }, opts, target);
-        return { object: declaration.view(written), created: false };
+      patch: async (p, patch, opts, scope) => {
+        if (patch.type === 'apply') throw errors.unsupportedMediaType('application/apply-patch+yaml', ['application/json-patch+json', 'application/merge-patch+json', 'application/strategic-merge-patch+json']);
+        const type = patch.type;
+        return answer(await store.change(p.namespace, p.name!, {
+          creates: false,
+          make: async (live) => {
+            const view = declaration.view(live!);
+            const patched = decodeView({ ...patch, value: applyPatch(type, viewKind, structuredClone(view), patch.value) }, opts, scope);
+            const pinned = patchPrecondition(type, patch.value, view, patched);
+            return { object: declaration.applyView(structuredClone(live!), patched), tracked: false, ...(pinned !== undefined ? { pinned } : {}) };
+          },
+        }, opts, scope, target));
       },
     }),
   };
@@ -263,8 +252,8 @@ export type Reviewer = (review: KubeObject, user: UserInfo | undefined, path: Re
 export function reviewResource(kind: KindDefinition, reviewer: Reviewer): RestObject {
   return {
     describe: describeKind(kind, { stored: false }),
-    create: async (path, body, opts) => {
-      const review = decodeObject(kind, body, opts);
+    create: async (path, body, opts, scope) => {
+      const review = decodeObject(kind, body.value, decodeOptions(body, opts, scope));
       const errs = kind.strategy.validate?.(review) ?? [];
       if (errs.length) throw errors.invalid(kind.group, kind.kind, review.metadata?.name ?? '', errs);
       if (kind.scope === 'Namespaced') {
@@ -273,24 +262,24 @@ export function reviewResource(kind: KindDefinition, reviewer: Reviewer): RestOb
         }
         review.metadata!.namespace = path.namespace;
       }
-      review.status = await reviewer(review, opts.user, path);
+      review.status = await reviewer(review, scope.user, path);
       return review;
     },
   };
 }
 
 /** Answers a create sub-resource (a token request): an object of `kind`, made for the parent named in the path. */
-export type SubresourceCreator = (parent: KubeObject, request: KubeObject, opts: WriteOptions) => Promise<KubeObject> | KubeObject;
+export type SubresourceCreator = (parent: KubeObject, request: KubeObject, scope: RequestScope) => Promise<KubeObject> | KubeObject;
 
 /** A sub-resource whose POST takes and answers another kind than its parent's, and stores nothing itself. */
 export function createSubresource(store: ResourceStore, name: string, kind: KindDefinition, creator: SubresourceCreator): RestObject {
   const describe = describeKind(store.kind, { subresource: name, kind, deleteAnswersObject: false, stored: false });
   return {
     describe,
-    create: async (p, body, opts) => {
-      const request = await store.admitAnswered(answeredAs(describe), p.name!, p.namespace, decodeObject(kind, body, opts), opts);
+    create: async (p, body, opts, scope) => {
+      const request = await store.admitAnswered(answeredAs(describe), p.name!, p.namespace, decodeObject(kind, body.value, decodeOptions(body, opts, scope)), opts, scope);
       const parent = await store.get(p.namespace, p.name!);
-      const answer = await creator(parent, request, opts);
+      const answer = await creator(parent, request, scope);
       answer.apiVersion ??= apiVersionOf(kind);
       answer.kind ??= kind.kind;
       return answer;

@@ -260,13 +260,12 @@ export class CustomResourceServing {
     const served = this.served.get(crd.metadata!.name);
     if (served) {
       const store = this.registry.store(served.kind.group, served.kind.version, served.kind.plural)!;
-      const opts = { dryRun: false, fieldValidation: 'Ignore' as const, warnings: [] };
       const list = await store.list(undefined, {});
       const items: KubeObject[] = list.items ?? [];
       for (const item of items) {
         if (item.metadata?.deletionTimestamp) continue;
         try {
-          await store.delete(item.metadata?.namespace, item.metadata!.name, {}, opts);
+          await store.delete(item.metadata?.namespace, item.metadata!.name, {}, { warnings: [] });
         } catch (e) {
           if (!(e instanceof ApiError && e.code === 404)) throw e;
         }

@@ -9,7 +9,7 @@ import type { UserInfo } from '../machinery/user.js';
 import { systemGroups } from '../machinery/user.js';
 import { codecFor, type VersionCodec } from '../api/codec.js';
 import type { Registry } from '../registry/registry.js';
-import type { ResourceStore, WriteOptions } from '../registry/store.js';
+import type { RequestScope, ResourceStore, WriteOptions } from '../registry/store.js';
 import type { StoredObject } from '../registry/objects.js';
 import type { ObjectEvent } from '../registry/watch.js';
 import { yieldToEventLoop } from '../client/informer.js';
@@ -74,8 +74,13 @@ export class InProcessClient implements ApiClient {
     return this.target(type).store;
   }
 
-  private opts(codec?: VersionCodec): WriteOptions {
-    return { dryRun: false, fieldValidation: 'Ignore', warnings: [], user: this.user, manager: this.manager, ...(codec ? { requestedAs: codec.served } : {}) };
+  /** The in-process client's writes: never dry, its objects taken as they are, under its manager. */
+  private get opts(): WriteOptions {
+    return { dryRun: false, fieldValidation: 'Ignore', manager: this.manager };
+  }
+
+  private scope(): RequestScope {
+    return { user: this.user, warnings: [] };
   }
 
   async get(type: ResourceType, namespace: string | undefined, name: string): Promise<ApiObject | undefined> {
@@ -106,26 +111,26 @@ export class InProcessClient implements ApiClient {
 
   async create(type: ResourceType, namespace: string | undefined, object: ApiObject): Promise<ApiObject> {
     const { store, codec } = this.target(type);
-    const created = await call(() => store.create(namespace, object, this.opts(codec)));
+    const created = await call(() => store.create(namespace, { value: object }, this.opts, this.scope(), { codec }));
     return codec ? await call(() => codec.fromStoredOne(created)) : created;
   }
 
   async update(type: ResourceType, namespace: string | undefined, object: ApiObject, subresource?: string): Promise<ApiObject> {
     const { store, codec } = this.target(type);
-    const { object: updated } = await call(() => store.update(namespace, object.metadata?.name, object, this.opts(codec), { subresource }));
+    const { object: updated } = await call(() => store.update(namespace, object.metadata?.name, { value: object }, this.opts, this.scope(), { subresource, codec }));
     return codec ? await call(() => codec.fromStoredOne(updated)) : updated;
   }
 
   async patch(type: ResourceType, namespace: string | undefined, name: string, patchType: PatchType, patch: unknown): Promise<ApiObject> {
     const { store, codec } = this.target(type);
-    const { object: patched } = await call(() => store.patch(namespace, name, patchType, patch, this.opts(codec)));
+    const { object: patched } = await call(() => store.patch(namespace, name, { type: patchType, value: patch }, this.opts, this.scope(), { codec }));
     return codec ? await call(() => codec.fromStoredOne(patched)) : patched;
   }
 
   async delete(type: ResourceType, namespace: string | undefined, name: string, options: DeleteOptions = {}): Promise<boolean> {
     const store = this.store(type);
     try {
-      await call(() => store.delete(namespace, name, options, this.opts()));
+      await call(() => store.delete(namespace, name, options, this.scope()));
       return true;
     } catch (e) {
       if (e instanceof ApiCallError && e.code === 404) return false;

@@ -101,7 +101,7 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
   for (const name of reservedNamespaces) {
     if (await namespaces.find(undefined, name)) continue;
     try {
-      await namespaces.create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [] });
+      await namespaces.create(undefined, { value: { metadata: { name } } }, { dryRun: false, fieldValidation: 'Strict' }, { warnings: [] });
     } catch (e) {
       if (!(e instanceof ApiError && e.reason === 'AlreadyExists')) throw e;
     }
@@ -139,7 +139,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       // From the cache without waiting for it (the store on a miss), as upstream's lister; live after a deletion.
       getNamespace: (name, live) => (live ? registry!.findNamespace(name) : objectLookup!.get('', 'v1', 'namespaces', undefined, name)),
       getPod: async (namespace, name) => registry!.store('', 'v1', 'pods')?.find(namespace, name),
-      createNamespace: (name) => registry!.namespaces().create(undefined, { metadata: { name } }, { dryRun: false, fieldValidation: 'Strict', warnings: [], user: apiserverUser }),
+      createNamespace: (name) => registry!.namespaces().create(undefined, { value: { metadata: { name } } }, { dryRun: false, fieldValidation: 'Strict' }, { warnings: [], user: apiserverUser }),
       log: { warn: (msg, extra) => log.warn(extra ?? {}, msg), info: (msg, extra) => log.info(extra ?? {}, msg) },
       metrics: new AdmissionMetrics(metrics.registry),
       listers: admissionListers,

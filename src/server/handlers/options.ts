@@ -6,7 +6,7 @@ import { errors, fieldErrors, type FieldError } from '../../machinery/errors.js'
 import { managerFromUserAgent, validateFieldManager } from '../../machinery/managedfields/index.js';
 import { DeleteOptions as DeleteOptionsSchema } from '../../api/meta/v1.js';
 import { pruneObject } from '../../api/prune.js';
-import type { DeleteOptions, FieldValidation, ListOptions, WriteOptions } from '../../registry/store.js';
+import type { DeleteOptions, FieldValidation, ListOptions, RequestScope, WriteOptions } from '../../registry/store.js';
 import { bodyFormat, readBody } from '../negotiation.js';
 import { decodeBody } from '../../api/wire.js';
 import type { SchemaLookup } from '../../api/protobuf/index.js';
@@ -33,11 +33,13 @@ export function writeOptions(scope: RequestContext, optionsKind: string): WriteO
     if (errs.length) throw errors.invalidOptions(optionsKind, errs);
   }
   const manager = fieldManager ?? managerFromUserAgent(scope.req.headers['user-agent']);
+  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, manager };
+}
+
+/** What every write of the request shares: who asks, the warnings it gathers, its audit annotations, the group name it used. */
+export function requestScope(scope: RequestContext): RequestScope {
   const clientGroup = scope.info?.clientGroup;
-  return {
-    dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, warnings: [], user: scope.user, manager, auditAnnotations: scope.auditAnnotations,
-    ...(clientGroup !== undefined ? { clientGroup } : {}),
-  };
+  return { user: scope.user, warnings: [], auditAnnotations: scope.auditAnnotations, ...(clientGroup !== undefined ? { clientGroup } : {}) };
 }
 
 export function listOptions(query: URLSearchParams): ListOptions {
@@ -59,7 +61,7 @@ const propagationPolicies = ['Foreground', 'Background', 'Orphan'];
  * belongs is a 400, another kind is a 400) and the query (which wins), then
  * validated as upstream (422 Invalid DeleteOptions).
  */
-export async function deleteOptions(scope: RequestContext, protobufSchemas: SchemaLookup): Promise<DeleteOptions & { dryRun: string[] }> {
+export async function deleteOptions(scope: RequestContext, protobufSchemas: SchemaLookup): Promise<DeleteOptions> {
   const raw = await readBody(scope.req);
   let body: Record<string, any> = {};
   if (raw.length > 0) {
@@ -90,5 +92,5 @@ export async function deleteOptions(scope: RequestContext, protobufSchemas: Sche
   }
   errs.push(...dryRunErrors(dryRun));
   if (errs.length) throw errors.invalidOptions('DeleteOptions', errs);
-  return { gracePeriodSeconds: grace, preconditions: body.preconditions, propagationPolicy: policy, orphanDependents: orphan, dryRun };
+  return { gracePeriodSeconds: grace, preconditions: body.preconditions, propagationPolicy: policy, orphanDependents: orphan, dryRun: dryRun.length > 0 };
 }

@@ -6,7 +6,7 @@
 import { errors, fieldErrors } from '../../machinery/errors.js';
 import type { KindDefinition, KubeObject, Verb } from '../../api/kind.js';
 import type { Registry } from '../../registry/registry.js';
-import type { ListOptions, WriteOptions } from '../../registry/store.js';
+import type { ListOptions, Sent, WriteOptions } from '../../registry/store.js';
 import { capabilityOf, type Capabilities, type RestDescription, type RestObject, type RestPath } from '../../registry/rest.js';
 import { materializeList, StoredObject, type StoredList } from '../../registry/objects.js';
 import type { WatchSink } from '../../registry/watch.js';
@@ -19,7 +19,7 @@ import { negotiate, parseIncludeObject, respond, respondStored } from '../repres
 import type { RequestContext } from '../filters.js';
 import { serveWatch } from './watch.js';
 import { integerParam, queryBool } from '../params.js';
-import { deleteOptions, listOptions, writeOptions } from './options.js';
+import { deleteOptions, listOptions, requestScope, writeOptions } from './options.js';
 import { storedAsTheirs, upstreamNameOf } from './clientversion.js';
 import type { UpstreamName } from '../../api/codec.js';
 
@@ -42,6 +42,7 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
   const type = patchTypeOf(scope.req.headers['content-type']);
   const opts = writeOptions(scope, 'PatchOptions');
   const force = query.get('force');
+  if (queryBool(query, 'force')) opts.force = true;
   if (type === 'apply') {
     if (!query.get('fieldManager')) {
       throw errors.invalidOptions('PatchOptions', [fieldErrors.required('fieldManager', 'is required for apply patch')]);
@@ -55,11 +56,11 @@ async function servePatch(scope: RequestContext, rest: RestObject, path: RestPat
   const findDuplicates = type !== 'json' && opts.fieldValidation !== 'Ignore';
   const body = type === 'apply' ? readYaml(text, findDuplicates) : readJson(text, findDuplicates);
   scope.audit?.keepRequestObject(body.value);
-  opts.duplicates = body.duplicates;
   // An apply configuration (or a merge patch) that names the client's version is one in ours.
-  const patch = client ? client.bodyAsOurs(body.value) : body.value;
-  const result = await rest.patch!(path, type, patch, opts, { force: queryBool(query, 'force') ?? false });
-  return { ...result, warnings: opts.warnings };
+  const value = client ? client.bodyAsOurs(body.value) : body.value;
+  const request = requestScope(scope);
+  const result = await rest.patch!(path, { type, value, duplicates: body.duplicates }, opts, request);
+  return { ...result, warnings: request.warnings };
 }
 
 /**
@@ -89,15 +90,13 @@ function protobufSchemas(registry: Registry): SchemaLookup {
 /** Per registry (several servers may run in one process), rebuilt when its generation moves. */
 const schemaCaches = new WeakMap<Registry, { generation: number; lookup: SchemaLookup }>();
 
-async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: UpstreamName): Promise<unknown> {
+async function readObjectBody(scope: RequestContext, registry: Registry, kind: KindDefinition, opts: WriteOptions, client?: UpstreamName): Promise<Sent> {
   const raw = await readBody(scope.req);
   const format = bodyFormat(scope.req.headers['content-type']);
   // Repeated keys matter unless fieldValidation=Ignore: looked for only then.
   const body = parseBody(raw, format, kind.protobuf ? protobufSchemas(registry) : undefined, opts.fieldValidation !== 'Ignore');
   scope.audit?.keepRequestObject(body.value);
-  opts.duplicates = body.duplicates;
-  opts.numberText = body.numberText;
-  return client ? client.bodyAsOurs(body.value) : body.value;
+  return client ? { ...body, value: client.bodyAsOurs(body.value) } : body;
 }
 
 /** Node's timers hold at most 2^31-1 ms (about 24.8 days); longer asks wait that long, never zero. */
@@ -159,7 +158,7 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
 
   if (rest.connector) {
     if (!rest.connector.verbs.includes(verb)) throw errors.methodNotAllowed();
-    await registry.admitConnect(rest, { ...path, query }, writeOptions(scope, 'CreateOptions'));
+    await registry.admitConnect(rest, { ...path, query }, requestScope(scope));
     // After admission and before the sub-resource does anything, as upstream's Connect.
     if (rest.connector.requiresCreate && verb !== 'create') await authorizedToCreate(scope);
     const answer = await rest.connector.connect({ ...path, query }, verb);
@@ -208,14 +207,16 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
       // A POST names an object only when it goes to a sub-resource (a token request).
       if (info.name !== undefined && d.subresource === undefined) throw errors.methodNotAllowed();
       const opts = writeOptions(scope, 'CreateOptions');
-      const obj = await create(path, await readObjectBody(scope, registry, d.kind, opts, client), opts);
-      return reply(201, obj, opts.warnings);
+      const request = requestScope(scope);
+      const obj = await create(path, await readObjectBody(scope, registry, d.kind, opts, client), opts, request);
+      return reply(201, obj, request.warnings);
     }
     case 'update': {
       const update = capability(rest, 'update');
       const opts = writeOptions(scope, 'UpdateOptions');
-      const { object, created } = await update(path, await readObjectBody(scope, registry, d.kind, opts, client), opts);
-      return reply(created ? 201 : 200, object, opts.warnings);
+      const request = requestScope(scope);
+      const { object, created } = await update(path, await readObjectBody(scope, registry, d.kind, opts, client), opts, request);
+      return reply(created ? 201 : 200, object, request.warnings);
     }
     case 'patch': {
       capability(rest, 'patch');
@@ -226,21 +227,21 @@ export async function serveResource(registry: Registry, scope: RequestContext, f
     case 'delete': {
       const del = capability(rest, 'delete');
       const options = await deleteOptions(scope, protobufSchemas(registry));
-      const opts = writeOptions(scope, 'DeleteOptions');
-      opts.dryRun = options.dryRun.length > 0;
-      const { object, removed } = await del(path, options, opts);
+      writeOptions(scope, 'DeleteOptions'); // the query's options are checked as for any write
+      const request = requestScope(scope);
+      const { object, removed } = await del(path, options, request);
       // 202 when the object stays for its dependents and the client asked for them to go (as upstream).
-      if (!removed) return reply(options.orphanDependents === false ? 202 : 200, object, opts.warnings);
-      if (d.deleteAnswersObject) return reply(200, object, opts.warnings);
-      return reply(200, successStatus(d, object.metadata?.name, object.metadata?.uid), opts.warnings);
+      if (!removed) return reply(options.orphanDependents === false ? 202 : 200, object, request.warnings);
+      if (d.deleteAnswersObject) return reply(200, object, request.warnings);
+      return reply(200, successStatus(d, object.metadata?.name, object.metadata?.uid), request.warnings);
     }
     case 'deletecollection': {
       const deleteCollection = capability(rest, 'deleteCollection');
       const options = await deleteOptions(scope, protobufSchemas(registry));
-      const opts = writeOptions(scope, 'DeleteOptions');
-      opts.dryRun = options.dryRun.length > 0;
+      writeOptions(scope, 'DeleteOptions'); // the query's options are checked as for any write
+      const request = requestScope(scope);
       // The answer is the list of what was deleted, as upstream.
-      return reply(200, await deleteCollection(path, listOptions(query), options, opts), opts.warnings);
+      return reply(200, await deleteCollection(path, listOptions(query), options, request), request.warnings);
     }
     default:
       throw errors.methodNotAllowed();

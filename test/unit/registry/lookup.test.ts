@@ -17,7 +17,7 @@ test('find answers from the started watch cache without a promise, and from the 
   const registry = new Registry(builtinKinds, backend, undefined, caches);
   const lookup = new ObjectLookup(registry, caches);
   try {
-    const created = await registry.store('', 'v1', 'serviceaccounts')!.create('ns', { metadata: { name: 'robot' } }, { dryRun: false, fieldValidation: 'Strict', warnings: [] });
+    const created = await registry.store('', 'v1', 'serviceaccounts')!.create('ns', { value: { metadata: { name: 'robot' } } }, { dryRun: false, fieldValidation: 'Strict' }, { warnings: [] });
     const root = registry.store('', 'v1', 'serviceaccounts')!.reader.keyRoot;
     assert.equal(caches.startedCache(root), undefined, 'no cache before anyone asked for one');
     const fromStore = lookup.find('', 'v1', 'serviceaccounts', 'ns', 'robot');

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { defineKind } from '../../../src/api/kind.js';
 import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
-import { ResourceStore, type WriteOptions } from '../../../src/registry/store.js';
+import { ResourceStore } from '../../../src/registry/store.js';
+import type { RequestScope, WriteOptions } from '../../../src/registry/writeoptions.js';
 import { MemoryBackend } from '../../../src/storage/memory.js';
 import type { Admission } from '../../../src/admission/types.js';
 
@@ -17,7 +18,8 @@ const gadgets = defineKind({
   schema: define('test.example.v1.Gadget', kindSchema('A test kind.', { spec: t.object({ size: t.int32('How big.') }) })),
 });
 
-const opts = (dryRun = false): WriteOptions => ({ dryRun, fieldValidation: 'Strict', warnings: [] });
+const opts = (dryRun = false): WriteOptions => ({ dryRun, fieldValidation: 'Strict' });
+const scope = (): RequestScope => ({ warnings: [] });
 
 test('an update that loses its race gives back what its first admission reserved, once; a dry run gives nothing', async () => {
   const backend = new MemoryBackend();
@@ -37,13 +39,13 @@ test('an update that loses its race gives back what its first admission reserved
     abandon: async (r) => { log.push(`abandon ${r.operation} size=${r.object?.spec?.size}`); },
   };
   const store = new ResourceStore(gadgets, backend, admission);
-  await store.create(undefined, { metadata: { name: 'g' }, spec: { size: 1 } }, opts());
+  await store.create(undefined, { value: { metadata: { name: 'g' }, spec: { size: 1 } } }, opts(), scope());
   log.length = 0;
   interfere = true;
-  const updated = await store.update(undefined, 'g', { metadata: { name: 'g' }, spec: { size: 2 } }, opts());
+  const updated = await store.update(undefined, 'g', { value: { metadata: { name: 'g' }, spec: { size: 2 } } }, opts(), scope());
   assert.deepEqual(updated.object.spec, { size: 2 });
   assert.deepEqual(log, ['validate UPDATE size=2', 'abandon UPDATE size=2', 'validate UPDATE size=2']);
   log.length = 0;
-  await store.update(undefined, 'g', { metadata: { name: 'g' }, spec: { size: 3 } }, opts(true));
+  await store.update(undefined, 'g', { value: { metadata: { name: 'g' }, spec: { size: 3 } } }, opts(true), scope());
   assert.deepEqual(log, ['validate UPDATE size=3']);
 });

@@ -23,7 +23,7 @@ const StatefulSetSpec = define(apps('StatefulSetSpec'), t.object({
   selector: p(2, t.ref(LabelSelector, 'Label selector of the pods; must match the template\'s labels.')),
   template: p(3, t.ref(PodTemplateSpec, 'The pods to make.'), 'always'),
   volumeClaimTemplates: p(4, t.array(t.ref(persistentVolumeClaims.schema), 'Claims each pod is given, mounted by name.', { listType: 'atomic' })),
-  serviceName: p(5, s('Service governing the set\'s network identity.')),
+  serviceName: p(5, s('Service governing the set\'s network identity.', { default: '' })),
   podManagementPolicy: p(6, s('OrderedReady or Parallel: how pods are created and deleted; OrderedReady when unset.', { enum: ['OrderedReady', 'Parallel'] })),
   updateStrategy: p(7, t.ref(define(apps('StatefulSetUpdateStrategy'), t.object({
     type: p(1, s('RollingUpdate or OnDelete; RollingUpdate when unset.', { enum: ['OnDelete', 'RollingUpdate'] })),
@@ -39,7 +39,7 @@ const StatefulSetSpec = define(apps('StatefulSetSpec'), t.object({
     whenScaled: p(2, s('Retain or Delete: what happens to the claims when the set is scaled down; Retain when unset.')),
   }, 'The lifecycle of the claims made from volumeClaimTemplates.')), 'The lifecycle of the claims made from volumeClaimTemplates.')),
   ordinals: p(11, t.ref(define(apps('StatefulSetOrdinals'), t.object({
-    start: p(1, t.int32('First ordinal of the pods\' names.'), 'always'),
+    start: p(1, { ...t.int32('First ordinal of the pods\' names.'), default: 0 }, 'always'),
   }, 'Numbering of the pods of a stateful set.')), 'Numbering of the pods.')),
 }, 'Desired state of a stateful set.', { required: ['selector', 'template'] }));
 
@@ -53,7 +53,7 @@ const StatefulSetStatus = define(apps('StatefulSetStatus'), t.object({
   updateRevision: p(7, s('Revision the pods are being updated to.')),
   collisionCount: p(9, t.int32('Hash collisions met when naming revisions.')),
   conditions: p(10, conditionsOf(apps('StatefulSetCondition'), 'stateful set')),
-  availableReplicas: p(11, t.int32('Pods ready for at least minReadySeconds.'), 'always'),
+  availableReplicas: p(11, { ...t.int32('Pods ready for at least minReadySeconds.'), default: 0 }, 'always'),
 }, 'Most recently observed status of a stateful set.', { required: ['replicas'] }));
 
 const retention = ['Retain', 'Delete'];

@@ -35,7 +35,7 @@ const PodFailurePolicy = define(batch('PodFailurePolicy'), t.object({
       values: p(3, t.array(t.int32(), 'Exit codes, at most 255, sorted, without repeats.', { listType: 'set' })),
     }, 'Exit codes of a failed pod\'s containers.', { required: ['operator', 'values'] })), 'Requirement on the containers\' exit codes.')),
     onPodConditions: p(3, atomic(t.ref(define(batch('PodFailurePolicyOnPodConditionsPattern'), t.object({
-      type: p(1, s('Pod condition type.')), status: p(2, s('Condition status; True when unset.')),
+      type: p(1, s('Pod condition type.')), status: p(2, s('Condition status; True when unset.', { default: '' })),
     }, 'A pod condition a failed pod must have.', { required: ['type'] }))), 'Pod conditions a failed pod must have.')),
   }, 'A rule of a pod failure policy.', { required: ['action'] }))), 'Rules, checked in order; the first match decides.')),
 }, 'How failed pods count against the job\'s backoffLimit.', { required: ['rules'] }));

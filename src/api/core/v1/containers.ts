@@ -43,7 +43,7 @@ export const ResourceFieldSelector = define(core('ResourceFieldSelector'), t.obj
 
 /** A LocalObjectReference embedded in another selector: `name` in JSON, a nested message on the wire. */
 const embedsReference = { protoInline: [{ proto: 1, schema: LocalObjectReference }] };
-const referenceName = { name: t.string('Name of the referent in the pod\'s namespace.') };
+const referenceName = { name: t.string('Name of the referent in the pod\'s namespace.', { default: '' }) };
 
 export const ConfigMapKeySelector = define(core('ConfigMapKeySelector'), t.object({
   ...referenceName,
@@ -136,7 +136,7 @@ const TCPSocketAction = define(core('TCPSocketAction'), t.object({
 
 const GRPCAction = define(core('GRPCAction'), t.object({
   port: p(1, t.int32('Port number of the gRPC service (1-65535).'), 'always'),
-  service: p(2, t.string('Service name for the gRPC health check; the default behaviour when unset.')),
+  service: p(2, t.string('Service name for the gRPC health check; the default behaviour when unset.', { default: '' })),
 }, 'A gRPC health check.', { required: ['port'] }));
 
 const SleepAction = define(core('SleepAction'), t.object({

@@ -24,8 +24,8 @@ const schema = kindSchema('A report of something that happened somewhere in the 
   series: p(11, t.ref(EventSeries, 'Data about the series this event belongs to, if any.')),
   action: p(12, t.string('What action was taken or failed regarding the object.')),
   related: p(13, t.ref(ObjectReference, 'A second object involved, if any.')),
-  reportingComponent: p(14, t.string('Name of the controller that emitted the event.')),
-  reportingInstance: p(15, t.string('ID of the controller instance.')),
+  reportingComponent: p(14, t.string('Name of the controller that emitted the event.', { default: '' })),
+  reportingInstance: p(15, t.string('ID of the controller instance.', { default: '' })),
 }, ['metadata', 'involvedObject']);
 
 function validateEvent(e: KubeObject): FieldError[] {

@@ -84,7 +84,7 @@ const NodeStatus = define(core('NodeStatus'), t.object({
     lastKnownGood: p(3, t.ref(NodeConfigSource, 'Last known good config.')), error: p(4, s('Error of the config.')),
   }, 'Deprecated: status of the node\'s configuration.')), 'Deprecated.')),
   runtimeHandlers: p(12, t.array(t.ref(define(core('NodeRuntimeHandler'), t.object({
-    name: p(1, s('Name of the handler; empty for the default.')),
+    name: p(1, s('Name of the handler; empty for the default.', { default: '' })),
     features: p(2, t.ref(define(core('NodeRuntimeHandlerFeatures'), t.object({
       recursiveReadOnlyMounts: p(1, t.bool('Recursive read-only mounts supported.')), userNamespaces: p(2, t.bool('User namespaces supported.')),
     }, 'Features of a runtime handler.')), 'Features of the handler.')),

@@ -34,12 +34,13 @@ export const persistentSources = {
   nfs: sourceAt('nfs', 5),
   rbd: pvSource(6, 'RBDPersistentVolumeSource', 'A Rados Block Device (deprecated).', {
     monitors: p(1, t.array(s(), 'Ceph monitors.', { listType: 'atomic' })), image: p(2, s('Rados image name.')), fsType: fsType(3),
-    pool: p(4, s('Rados pool; rbd when unset.')), user: p(5, s('Rados user; admin when unset.')), keyring: p(6, s('Keyring path; /etc/ceph/keyring when unset.')),
+    pool: p(4, s('Rados pool; rbd when unset.', { default: 'rbd' })), user: p(5, s('Rados user; admin when unset.', { default: 'admin' })),
+    keyring: p(6, s('Keyring path; /etc/ceph/keyring when unset.', { default: '/etc/ceph/keyring' })),
     secretRef: secretRef(7), readOnly: readOnly(8),
   }, ['monitors', 'image']),
   iscsi: pvSource(7, 'ISCSIPersistentVolumeSource', 'An iSCSI disk.', {
     targetPortal: p(1, s('Target portal, IP or ip_addr:port.')), iqn: p(2, s('Target iSCSI Qualified Name.')), lun: p(3, t.int32('Target LUN number.')),
-    iscsiInterface: p(4, s('Interface name; default (tcp) when unset.')), fsType: fsType(5), readOnly: readOnly(6),
+    iscsiInterface: p(4, s('Interface name; default (tcp) when unset.', { default: 'default' })), fsType: fsType(5), readOnly: readOnly(6),
     portals: p(7, t.array(s(), 'More target portals.', { listType: 'atomic' })),
     chapAuthDiscovery: p(8, t.bool('iSCSI discovery CHAP authentication.')), chapAuthSession: p(11, t.bool('iSCSI session CHAP authentication.')),
     secretRef: secretRef(10), initiatorName: p(12, s('Custom iSCSI initiator name.')),
@@ -70,8 +71,8 @@ export const persistentSources = {
   scaleIO: pvSource(19, 'ScaleIOPersistentVolumeSource', 'A ScaleIO volume (deprecated).', {
     gateway: p(1, s('Host address of the ScaleIO API gateway.')), system: p(2, s('Name of the storage system.')), secretRef: secretRef(3),
     sslEnabled: p(4, t.bool('Whether the gateway is reached over SSL.')), protectionDomain: p(5, s('Protection domain.')),
-    storagePool: p(6, s('Storage pool.')), storageMode: p(7, s('ThickProvisioned or ThinProvisioned; ThinProvisioned when unset.')),
-    volumeName: p(8, s('Name of an existing volume.')), fsType: fsType(9), readOnly: readOnly(10),
+    storagePool: p(6, s('Storage pool.')), storageMode: p(7, s('ThickProvisioned or ThinProvisioned; ThinProvisioned when unset.', { default: 'ThinProvisioned' })),
+    volumeName: p(8, s('Name of an existing volume.')), fsType: p(9, s('Filesystem type to mount; xfs when unset.', { default: 'xfs' })), readOnly: readOnly(10),
   }, ['gateway', 'system', 'secretRef']),
   local: pvSource(20, 'LocalVolumeSource', 'A local disk, directory or partition of a node.', {
     path: p(1, s('Full path of the volume on the node.')), fsType: p(2, s('Filesystem type, for block devices.')),

@@ -25,7 +25,7 @@ const items = (n: number) => p(n, t.array(t.ref(KeyToPath), 'Keys to project, ea
 const defaultMode = (n: number) => p(n, t.int32('Mode bits of created files (0000-0777); 0644 when unset.'));
 const optional = (n: number, what: string) => p(n, t.bool(`Whether the ${what} may be missing.`));
 const embedsReference = { protoInline: [{ proto: 1, schema: LocalObjectReference }] };
-const referenceName = { name: s('Name of the referent in the pod\'s namespace.') };
+const referenceName = { name: s('Name of the referent in the pod\'s namespace.', { default: '' }) };
 
 const DownwardAPIVolumeFile = define(core('DownwardAPIVolumeFile'), t.object({
   path: p(1, s('Relative path of the file to create.')),
@@ -92,7 +92,7 @@ export const VolumeSource = define(core('VolumeSource'), t.object({
   }, ['server', 'path']), 'An NFS mount on the host.')),
   iscsi: p(8, t.ref(source('ISCSIVolumeSource', 'An iSCSI disk.', {
     targetPortal: p(1, s('iSCSI target portal (IP or ip:port).')), iqn: p(2, s('Target iSCSI qualified name.')), lun: p(3, t.int32('Target LUN number.'), 'always'),
-    iscsiInterface: p(4, s('Interface name; default (tcp) when unset.')), fsType: fsType(5), readOnly: readOnly(6),
+    iscsiInterface: p(4, s('Interface name; default (tcp) when unset.', { default: 'default' })), fsType: fsType(5), readOnly: readOnly(6),
     portals: p(7, strings('More target portals.')), chapAuthDiscovery: p(8, t.bool('iSCSI discovery CHAP authentication.')),
     chapAuthSession: p(11, t.bool('iSCSI session CHAP authentication.')), secretRef: secretRef(10), initiatorName: p(12, s('Custom initiator name.')),
   }, ['targetPortal', 'iqn', 'lun']), 'An iSCSI disk.')),
@@ -103,8 +103,8 @@ export const VolumeSource = define(core('VolumeSource'), t.object({
     claimName: p(1, s('Name of the claim.')), readOnly: readOnly(2),
   }, ['claimName']), 'A PersistentVolumeClaim in the pod\'s namespace.')),
   rbd: p(11, t.ref(source('RBDVolumeSource', 'A Rados Block Device.', {
-    monitors: p(1, strings('Ceph monitors.')), image: p(2, s('Rados image name.')), fsType: fsType(3), pool: p(4, s('Rados pool; rbd when unset.')),
-    user: p(5, s('Rados user; admin when unset.')), keyring: p(6, s('Keyring path; /etc/ceph/keyring when unset.')), secretRef: secretRef(7), readOnly: readOnly(8),
+    monitors: p(1, strings('Ceph monitors.')), image: p(2, s('Rados image name.')), fsType: fsType(3), pool: p(4, s('Rados pool; rbd when unset.', { default: 'rbd' })),
+    user: p(5, s('Rados user; admin when unset.', { default: 'admin' })), keyring: p(6, s('Keyring path; /etc/ceph/keyring when unset.', { default: '/etc/ceph/keyring' })), secretRef: secretRef(7), readOnly: readOnly(8),
   }, ['monitors', 'image']), 'Deprecated: a Rados Block Device.')),
   flexVolume: p(12, t.ref(source('FlexVolumeSource', 'A volume of an exec-based plugin.', {
     driver: p(1, s('Name of the driver.')), fsType: fsType(2), secretRef: secretRef(3), readOnly: readOnly(4),
@@ -141,8 +141,9 @@ export const VolumeSource = define(core('VolumeSource'), t.object({
     user: p(4, s('User to map access to.')), group: p(5, s('Group to map access to.')), tenant: p(6, s('Tenant owning the volume.')),
   }, ['registry', 'volume']), 'Deprecated: a Quobyte mount.')),
   azureDisk: p(22, t.ref(source('AzureDiskVolumeSource', 'An Azure data disk.', {
-    diskName: p(1, s('Name of the disk.')), diskURI: p(2, s('URI of the disk.')), cachingMode: p(3, s('None, ReadOnly or ReadWrite.')),
-    fsType: fsType(4), readOnly: readOnly(5), kind: p(6, s('Shared, Dedicated or Managed.')),
+    diskName: p(1, s('Name of the disk.')), diskURI: p(2, s('URI of the disk.')), cachingMode: p(3, s('None, ReadOnly or ReadWrite; ReadWrite when unset.', { default: 'ReadWrite' })),
+    fsType: p(4, s('Filesystem type to mount; ext4 when unset.', { default: 'ext4' })), readOnly: p(5, { ...t.bool('Mounts the volume read-only.'), default: false }),
+    kind: p(6, s('Shared, Dedicated or Managed; Shared when unset.', { default: 'Shared' })),
   }, ['diskName', 'diskURI']), 'Deprecated: an Azure data disk.')),
   photonPersistentDisk: p(23, t.ref(source('PhotonPersistentDiskVolumeSource', 'A Photon controller disk.', {
     pdID: p(1, s('ID of the disk.')), fsType: fsType(2),
@@ -174,8 +175,8 @@ export const VolumeSource = define(core('VolumeSource'), t.object({
   }, ['volumeID']), 'Deprecated: a Portworx volume.')),
   scaleIO: p(25, t.ref(source('ScaleIOVolumeSource', 'A ScaleIO volume.', {
     gateway: p(1, s('Gateway host.')), system: p(2, s('Storage system name.')), secretRef: secretRef(3), sslEnabled: p(4, t.bool('Whether SSL is used.')),
-    protectionDomain: p(5, s('Protection domain.')), storagePool: p(6, s('Storage pool.')), storageMode: p(7, s('ThickProvisioned or ThinProvisioned.')),
-    volumeName: p(8, s('Name of the volume.')), fsType: fsType(9), readOnly: readOnly(10),
+    protectionDomain: p(5, s('Protection domain.')), storagePool: p(6, s('Storage pool.')), storageMode: p(7, s('ThickProvisioned or ThinProvisioned; ThinProvisioned when unset.', { default: 'ThinProvisioned' })),
+    volumeName: p(8, s('Name of the volume.')), fsType: p(9, s('Filesystem type to mount; xfs when unset.', { default: 'xfs' })), readOnly: readOnly(10),
   }, ['gateway', 'system', 'secretRef']), 'Deprecated: a ScaleIO volume.')),
   storageos: p(27, t.ref(source('StorageOSVolumeSource', 'A StorageOS volume.', {
     volumeName: p(1, s('Name of the volume.')), volumeNamespace: p(2, s('StorageOS namespace.')), fsType: fsType(3), readOnly: readOnly(4), secretRef: secretRef(5),

@@ -17,7 +17,7 @@ import { EventSource, kindSchema, ObjectReference } from '../../core/v1/common.j
 const named = (name: string) => `${definitionPrefix}.api.events.v1.${name}`;
 
 const EventSeries = define(named('EventSeries'), t.object({
-  count: p(1, t.int32('Occurrences in this series up to the last heartbeat.'), 'always'),
+  count: p(1, { ...t.int32('Occurrences in this series up to the last heartbeat.'), default: 0 }, 'always'),
   lastObservedTime: p(2, t.ref(MicroTime, 'When the last occurrence was seen before the last heartbeat.'), 'always'),
 }, 'A series of repeated events.'));
 

@@ -1,0 +1,69 @@
+// The update loop every write to an existing object runs in, as upstream's
+// GuaranteedUpdate: read the stored value, let an attempt compute and
+// compare-and-swap the new one, and when another writer got in first, run
+// the attempt again on the fresh value. An attempt answers `retry` for a
+// lost race; anything else ends the loop.
+
+import { errors, type Qualified } from '../machinery/errors.js';
+import type { Backend, KeyValue } from '../storage/backend.js';
+import type { CollectionReader } from './reader.js';
+import { storageFailure } from './storage-errors.js';
+import type { FinishWrite } from './hooks.js';
+
+/**
+ * A lost compare-and-swap means another writer got in first, so every round
+ * makes progress somewhere: writes without a precondition retry until they
+ * win. The bound only stops a broken backend from looping forever; N
+ * concurrent writers need up to N rounds.
+ */
+const maxUpdateRetries = 10_000;
+
+/** What an attempt answers when it lost the race and must run again. */
+export const retry = Symbol('retry');
+export type Attempt<T> = T | typeof retry;
+
+/**
+ * Runs `attempt` on the stored value of `key` (undefined when absent) until
+ * it answers something other than `retry`. The first round starts from the
+ * watch cache's copy when it has one, as upstream does with a cached object:
+ * no read, and often no decoding. That copy may be a little behind, so
+ * whatever the round concludes from it, a failure as well as a lost race, is
+ * concluded again from the store.
+ */
+export async function updateLoop<T>(reader: CollectionReader, backend: Backend, qualified: Qualified, key: string, name: string,
+  attempt: (current: KeyValue | undefined) => Promise<Attempt<T>>): Promise<T> {
+  let current = reader.cachedValue(key);
+  let fresh = current === undefined;
+  if (fresh) current = await backend.get(key).catch(storageFailure);
+  for (let round = 0; round < maxUpdateRetries; round++) {
+    let result: Attempt<T>;
+    try {
+      result = await attempt(current);
+    } catch (e) {
+      if (fresh) throw e;
+      result = retry;
+    }
+    if (result !== retry) return result;
+    current = await backend.get(key).catch(storageFailure);
+    fresh = true;
+  }
+  throw errors.staleObject(qualified, name);
+}
+
+/**
+ * Runs `work`, the rest of a write something reserved for (a hook, an
+ * admission plugin), and tells it whether the write stored (a failure or a
+ * lost race: not).
+ */
+export async function finishedBy<T>(finish: FinishWrite | undefined, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+  if (!finish) return work();
+  let result: Attempt<T>;
+  try {
+    result = await work();
+  } catch (e) {
+    await finish(false);
+    throw e;
+  }
+  await finish(result !== retry);
+  return result;
+}
