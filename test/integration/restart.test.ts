@@ -1,9 +1,11 @@
 // Objects survive a clean stop and a kill -9 of the server process; a
-// restart reuses the key material and the kubeconfig keeps working.
+// server's first start in an empty folder generates its key material (the
+// suite's one start that does: the others copy a fixture), a restart reuses
+// it and the kubeconfig keeps working.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { startChildServer, tempDir } from '../support/server.js';
@@ -12,8 +14,13 @@ import { TestClient } from '../support/client.js';
 test('objects survive stop, restart and kill -9 with the sqlite store', async () => {
   const dataDir = tempDir('plat-restart-');
   try {
-    const first = await startChildServer([], dataDir);
+    const first = await startChildServer([], dataDir, [], { keyMaterial: 'generate' });
     const caBefore = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+    const pki = join(dataDir, 'pki');
+    assert.deepEqual(readdirSync(pki).sort(), ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'sa.key', 'sa.pub']);
+    for (const name of readdirSync(pki)) {
+      assert.equal(statSync(join(pki, name)).mode & 0o777, name.endsWith('.key') ? 0o600 : 0o644, `${name}'s mode`);
+    }
     let client = TestClient.fromKubeconfig(first.kubeconfigPath);
     assert.equal((await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'keep' } })).status, 201);
     const created = await client.post('/api/v1/namespaces/keep/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } });
