@@ -21,7 +21,6 @@
 // at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a temporary folder (bench/codec.ts),
-// the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
 // and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts),
 // custom resources beside ConfigMaps (bench/customresources.ts), the
@@ -425,8 +424,6 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a temporary folder (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
-  // Beside the last commit before the bounds against hostile input, in-process, built in a temporary folder (not in quick runs).
-  if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
   if (!quick) rows.push(...(await (await import('./writeroad.js')).benchWriteRoad({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
