@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
 
 test('objects survive stop, restart and kill -9 with the sqlite store', async () => {
   const dataDir = tempDir('plat-restart-');
@@ -93,13 +94,7 @@ test('a namespace terminating when the server is killed finishes its deletion af
     const held = await client.get('/api/v1/namespaces/going/configmaps/held');
     await client.put('/api/v1/namespaces/going/configmaps/held', { ...held.json, metadata: { ...held.json.metadata, finalizers: [] } });
     // A generous bound: the namespace controller rechecks each second, but a loaded machine can be slow to.
-    const deadline = Date.now() + 60_000;
-    let status = 200;
-    while (Date.now() < deadline && status !== 404) {
-      status = (await client.get('/api/v1/namespaces/going')).status;
-      if (status !== 404) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal(status, 404, 'the namespace is gone');
+    await eventually('the namespace is gone', async () => (await client.get('/api/v1/namespaces/going')).status === 404, 60_000);
     assert.equal((await client.get('/api/v1/namespaces/going/secrets')).json.items.length, 0);
     client.close();
     second.process.kill('SIGTERM');
@@ -128,15 +123,11 @@ test('garbage collection left pending by kill -9 finishes after the restart', as
 
     const second = await startChildServer([], dataDir);
     client = TestClient.fromKubeconfig(second.kubeconfigPath);
-    const deadline = Date.now() + 20_000;
-    let done = false;
-    while (Date.now() < deadline && !done) {
+    await eventually('the owner is gone and all 30 dependents were orphaned, not deleted', async () => {
       const ownerGone = (await client.get('/api/v1/namespaces/gc/serviceaccounts/owner')).status === 404;
       const deps = (await client.get('/api/v1/namespaces/gc/configmaps')).json.items.filter((c: any) => c.metadata.name.startsWith('dep-'));
-      done = ownerGone && deps.length === 30 && deps.every((d: any) => !d.metadata.ownerReferences);
-      if (!done) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(done, 'the owner is gone and all 30 dependents were orphaned, not deleted');
+      return ownerGone && deps.length === 30 && deps.every((d: any) => !d.metadata.ownerReferences);
+    }, 20_000);
     client.close();
     second.process.kill('SIGTERM');
     await once(second.process, 'exit');
