@@ -40,7 +40,7 @@ const rank = (file) => (slowestFirst.includes(file) ? slowestFirst.indexOf(file)
 const sets = {
   lines: [
     'unit/storage/', 'integration/storage/',
-    'unit/pki/', 'integration/x509-authn', 'integration/client-connection',
+    'unit/pki/', 'integration/pki/', 'integration/x509-authn', 'integration/client-connection',
     'e2e/etcd.test', 'integration/restart',
     'e2e/kubectl', 'e2e/cli-start', 'e2e/apply',
   ],

@@ -7,9 +7,12 @@ import assert from 'node:assert/strict';
 
 type Answer<T> = T | undefined | false;
 
-/** The first polls come quickly (most conditions hold within milliseconds), later ones every 100 ms. */
-const firstPauseMs = 5;
-const longestPauseMs = 100;
+/**
+ * Between polls. Not shorter: a wait that ends within a millisecond or two of
+ * its condition lets some tests race what the server does right after (a
+ * retry scheduled once an answer is read), which 50 ms has always covered.
+ */
+const pauseMs = 50;
 
 /**
  * Polls `check` until it answers a value other than undefined or false, at
@@ -18,12 +21,10 @@ const longestPauseMs = 100;
  */
 export async function eventually<T>(what: string, check: () => Promise<Answer<T>> | Answer<T>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
-  let pause = firstPauseMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() >= deadline) assert.fail(`timed out waiting for: ${what} (last: ${JSON.stringify(value)})`);
-    await new Promise((r) => setTimeout(r, pause));
-    pause = Math.min(pause * 2, longestPauseMs);
+    await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
