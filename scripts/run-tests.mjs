@@ -42,7 +42,7 @@ const sets = {
     'unit/storage/', 'integration/storage/',
     'unit/pki/', 'integration/pki/', 'integration/x509-authn', 'integration/client-connection',
     'e2e/etcd.test', 'integration/restart',
-    'e2e/kubectl', 'e2e/cli-start', 'e2e/apply',
+    'e2e/kubectl', 'e2e/cli-start',
   ],
 };
 
