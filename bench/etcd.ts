@@ -17,6 +17,7 @@ import { markdownTable, Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { EtcdBackend } from '../src/storage/etcd.js';
 import { measureBackend } from './storage.js';
+import { targets } from './targets.js';
 
 export interface EtcdBenchOptions {
   quick: boolean;
@@ -307,7 +308,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const t0 = performance.now();
   const at = process.argv.indexOf('--entry');
   const rows = await benchEtcd({
-    quick: process.argv.includes('--quick'), concurrency: 16, goals: { createPerSec: 1_500, getPerSec: 5_000 },
+    quick: process.argv.includes('--quick'), concurrency: 16, goals: targets.etcd,
     entry: at > 0 ? process.argv[at + 1] : undefined,
     progress: (msg) => process.stderr.write(`[etcd ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
   });

@@ -24,6 +24,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { discardList } from './restart.js';
+import { targets } from './targets.js';
 
 export interface MemoryOptions {
   quick: boolean;
@@ -33,7 +34,7 @@ export interface MemoryOptions {
 }
 
 const MB = 1024 * 1024;
-const goals = { configMapsMB: 200, serviceAccountsMB: 400, bigMB: 500, restartMs: 1_000, bigListMs: 2_000 };
+const goals = targets.memory;
 const PHASE_TIMEOUT_MS = 600_000;
 const OBJECT_BYTES = 2048;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -18,6 +18,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtCpu, fmtMs, percentile } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
+import { targets } from './targets.js';
 
 export interface ReadsOptions {
   quick: boolean;
@@ -26,7 +27,7 @@ export interface ReadsOptions {
   nodeArgs?: string[];
 }
 
-const goals = { listMs: 300, fanOutP99Ms: 100, cachedRssMB: 300 };
+const goals = targets.reads;
 const PHASE_TIMEOUT_MS = 120_000;
 const OBJECT_BYTES = 2048;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

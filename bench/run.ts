@@ -21,7 +21,6 @@
 // at a deprecated version beside a current one (bench/deprecation.ts),
 // the stored version's reads, watch events and creates beside the last
 // commit before versioned kinds, built in a temporary folder (bench/codec.ts),
-// the bounds against hostile input beside the commit before them (bench/bounds.ts),
 // validation from a schema beside a create (bench/schemavalidation.ts), Ingresses
 // and the endpoints controllers beside ConfigMaps (bench/namedgroups.ts),
 // custom resources beside ConfigMaps (bench/customresources.ts), the
@@ -67,6 +66,7 @@ import { benchAdmission } from './admission.js';
 import { benchWrites } from './writes.js';
 import { fmtInt, fmtMB, fmtCpu, fmtMs, summarise } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
+import { targets, targetSummary } from './targets.js';
 
 const usage = 'usage: node dist/bench/run.js [--quick] [--no-reads] [--no-memory] [--no-cache] [--no-store] [--cpu-prof] [--keep] [--backend etcd3]';
 const argv = process.argv.slice(2);
@@ -117,7 +117,7 @@ const CLIENT_WARMUP = quick ? 1_000 : 5_000;
 const SLICES = quick ? 5 : 10;
 const PHASE_TIMEOUT_MS = 120_000;
 
-const goals = { restartMs: 500, idleRssMB: 100, createPerSec: 1_500, getPerSec: 5_000, listPerSec: 350, createRatio: 0.7, replaceRatio: 0.5 };
+const goals = targets.foundation;
 
 const t0 = performance.now();
 const progress = (msg: string) => process.stderr.write(`[bench ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
@@ -395,7 +395,7 @@ async function main(): Promise<void> {
     rows.push(...(await (await import('./authn-external.js')).benchExternalAuthn({ quick, concurrency: CONCURRENCY, progress })));
     rows.push(...(await (await import('./aggregator.js')).benchAggregator({ quick, concurrency: CONCURRENCY, progress, keep })));
     if (onEtcd) {
-      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals, sqliteGetsPerSec: figures.get.perSec })));
+      rows.push(...(await benchEtcd({ quick, progress, concurrency: CONCURRENCY, goals: targets.etcd, sqliteGetsPerSec: figures.get.perSec })));
     }
     if (withReads) {
       const profDir = join(readsDir, 'profiles');
@@ -427,8 +427,6 @@ async function main(): Promise<void> {
   rows.push(...(await (await import('./deprecation.js')).benchDeprecation({ quick, progress })));
   // Beside the last commit before versioned kinds, built in a temporary folder (not in quick runs: it builds).
   if (!quick) rows.push(...(await (await import('./codec.js')).benchCodec({ quick, progress })));
-  // Beside the last commit before the bounds against hostile input, in-process, built in a temporary folder (not in quick runs).
-  if (!quick) rows.push(...(await (await import('./bounds.js')).benchBounds({ quick, progress })));
   if (!quick) rows.push(...(await (await import('./writeroad.js')).benchWriteRoad({ quick, progress })));
   rows.push(...(await (await import('./schemavalidation.js')).benchSchemaValidation({ quick, progress })));
   rows.push(...(await (await import('./customresources.js')).benchCustomResources({ quick, progress })));
@@ -440,6 +438,7 @@ async function main(): Promise<void> {
 
   const table = markdownTable(rows);
   process.stdout.write(table);
+  process.stdout.write(targetSummary(rows));
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const header = [
     `# Benchmark results${onEtcd ? ' (--backend etcd3)' : ''}${quick ? ' (--quick)' : ''}`,

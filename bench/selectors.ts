@@ -18,13 +18,14 @@ import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { fmtCpu, fmtInt, fmtMs } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
+import { targets } from './targets.js';
 
 export interface SelectorsOptions {
   quick: boolean;
   progress: (msg: string) => void;
 }
 
-const goals = { cpuRatio: 1.5, latencyRatio: 1.2 };
+const goals = targets.selectors;
 const OBJECT_BYTES = 2048;
 
 const median = (xs: number[]) => {

@@ -1,7 +1,8 @@
 // Runs every compiled test file under dist/test with node's test runner.
 // Node 20 takes no globs, so the files are listed here; one file at a time
 // keeps servers and kubectl runs from fighting over the two cores.
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -19,19 +20,46 @@ function collect(dir) {
  * The files that took longest (duration_ms per file in the TAP output, on
  * Node 20), longest first. They start first, so that the two workers end
  * together: node --test takes the files in the order given, and a long file
- * that comes late (unit/storage/etcd, about 12 s) otherwise runs alone at the
+ * that comes late (integration/storage/etcd, about 12 s) otherwise runs alone at the
  * end while the other worker has nothing left. Every other file follows in
  * alphabetical order; a name here that no longer exists is passed over.
  */
 const slowestFirst = [
-  'e2e/operators', 'e2e/manifests', 'e2e/package', 'e2e/cli-start', 'e2e/workloads', 'e2e/services', 'e2e/etcd', 'unit/storage/etcd', 'e2e/certificates',
+  'e2e/operators', 'e2e/manifests', 'e2e/package', 'e2e/cli-start', 'e2e/workloads', 'e2e/services', 'e2e/etcd', 'integration/storage/etcd', 'e2e/certificates',
   'integration/restart', 'e2e/leader', 'e2e/apply', 'integration/watch', 'integration/feature-gates-metrics',
   'e2e/etcd-faults', 'e2e/disruption', 'integration/runtime-config', 'e2e/kubectl', 'e2e/nodes-controllers',
 ].map((name) => join('dist/test', `${name}.test.js`));
 const rank = (file) => (slowestFirst.includes(file) ? slowestFirst.indexOf(file) : slowestFirst.length);
 
-const only = process.argv.slice(2);
+/**
+ * `--set=lines`: what CI runs on the Node.js lines that do not run the whole
+ * suite (.ci/run): the storage conformance suite on every driver, the TLS and
+ * key material tests, etcd, SQLite across restarts and kill -9, and an
+ * end-to-end set that drives the real kubectl.
+ */
+const sets = {
+  lines: [
+    'unit/storage/', 'integration/storage/',
+    'unit/pki/', 'integration/pki/', 'integration/x509-authn', 'integration/client-connection',
+    'e2e/etcd.test', 'integration/restart',
+    'e2e/kubectl', 'e2e/cli-start',
+  ],
+};
+
+const args = process.argv.slice(2);
+const only = args.flatMap((arg) => {
+  const named = /^--set=(.*)$/.exec(arg)?.[1];
+  if (named === undefined) return [arg];
+  if (!Object.hasOwn(sets, named)) {
+    console.error(`no test set named ${JSON.stringify(named)} (sets: ${Object.keys(sets).join(', ')})`);
+    process.exit(2);
+  }
+  return sets[named];
+});
+// A compiled test whose source is gone (moved or deleted since the last build) is not run.
+const hasSource = (file) => existsSync(file.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
 const files = collect('dist/test')
+  .filter(hasSource)
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort((a, b) => rank(a) - rank(b)); // stable: the rest keep their alphabetical order
 // With no files, node --test would look for tests on its own and run helper scripts too.
@@ -40,13 +68,23 @@ if (files.length === 0) {
   process.exit(1);
 }
 // Naming a reporter drops the default one, so the line's default is named too
-// (TAP off a terminal before Node 23, spec otherwise); the failure summary
-// goes last, where CI's kept tail shows it.
+// (TAP off a terminal before Node 23, spec otherwise); then where the time
+// went, and the failure summary last, where CI's kept tail shows it.
 const major = Number(process.versions.node.split('.')[0]);
 const lineReporter = process.stdout.isTTY || major >= 23 ? 'spec' : 'tap';
 const reporters = [
   `--test-reporter=${lineReporter}`, '--test-reporter-destination=stdout',
+  `--test-reporter=${new URL('./timing-report.mjs', import.meta.url).href}`, '--test-reporter-destination=stdout',
   `--test-reporter=${new URL('./failure-summary.mjs', import.meta.url).href}`, '--test-reporter-destination=stdout',
 ];
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...reporters, ...files], { stdio: 'inherit' });
+
+// Key material for every test server of the run, generated once here rather
+// than by each server's first start (test/support/keymaterial.ts copies it).
+const keyMaterialDir = mkdtempSync(join(tmpdir(), 'plat-test-keys-'));
+const { ensureKeyMaterial } = await import(new URL('../dist/src/pki/index.js', import.meta.url).href);
+await ensureKeyMaterial(keyMaterialDir, { serviceAccountKeyFiles: [] });
+const env = { ...process.env, PLAT_TEST_KEY_MATERIAL: keyMaterialDir };
+
+const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...reporters, ...files], { stdio: 'inherit', env });
+rmSync(keyMaterialDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);

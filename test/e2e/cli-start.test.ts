@@ -12,6 +12,8 @@ import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
+import { seedKeyMaterial } from '../support/keymaterial.js';
 
 const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
 
@@ -79,7 +81,7 @@ test('a process-level guard keeps the server up after a stray exception', async 
     server.process.kill('SIGUSR2');
     const client = TestClient.fromKubeconfig(server.kubeconfigPath);
     try {
-      for (let i = 0; i < 100 && !/uncaught exception/.test(server.output()); i++) await new Promise((r) => setTimeout(r, 50));
+      await eventually('the stray exception is logged', () => /uncaught exception/.test(server.output()), 5_000);
       assert.match(server.output(), /uncaught exception; the server goes on/);
       assert.equal(server.process.exitCode, null, `the server exited: ${server.output()}`);
       assert.equal((await client.get('/readyz')).status, 200);
@@ -118,7 +120,8 @@ test('an issuer that is not https: issuer discovery is not served, and the start
  * error share one file, as they share a terminal, so the output is in the
  * order the process wrote it (two pipes read side by side have no order).
  */
-function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ child: ReturnType<typeof spawn>; output: () => string }> {
+async function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ child: ReturnType<typeof spawn>; output: () => string }> {
+  await seedKeyMaterial(join(dir, 'data'));
   const outPath = join(dir, 'output.txt');
   const fd = openSync(outPath, 'w');
   const child = spawn(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', 'data', ...args], { cwd: dir, stdio: ['ignore', fd, fd] });

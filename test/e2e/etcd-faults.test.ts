@@ -8,16 +8,10 @@ import assert from 'node:assert/strict';
 import { startEtcd, EtcdCluster } from '../support/etcd.js';
 import { startTestServer, TestServer } from '../support/server.js';
 import type { WatchStream } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
 
-async function eventually<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+/** A probe that counts a failed request as "not yet": the members are coming back. */
+const whileDown = <T>(probe: () => Promise<T | undefined>) => () => probe().catch(() => undefined);
 
 describe('a server on a three-member etcd cluster', () => {
   let etcd: EtcdCluster;
@@ -77,11 +71,11 @@ describe('a server on a three-member etcd cluster', () => {
 
   test('recovers by itself when the members return; the watch goes on without a gap', async () => {
     for (const index of killed) await etcd.restart(index);
-    await eventually(async () => ((await server.client.get('/readyz')).status === 200 ? true : undefined), 20_000, '/readyz to recover');
-    const after = await eventually(async () => {
+    await eventually('/readyz to recover', whileDown(async () => ((await server.client.get('/readyz')).status === 200 ? true : undefined)), 20_000);
+    const after = await eventually('a write to succeed', whileDown(async () => {
       const res = await create('after');
       return res.status === 201 ? res : undefined;
-    }, 10_000, 'a write to succeed');
+    }), 10_000);
     assert.equal(after.status, 201);
     const names = ['before', ...Array.from({ length: 20 }, (_, i) => `one-down-${i}`), 'after'];
     let events = await watch.waitFor(names.length, 20_000);

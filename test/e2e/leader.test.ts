@@ -8,20 +8,10 @@ import { rmSync } from 'node:fs';
 import { startEtcd, EtcdCluster } from '../support/etcd.js';
 import { runKubectl, startChildServer, startTestServer, tempDir, TestServer, ChildServer } from '../support/server.js';
 import { TestClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
 
 const leases = '/apis/coordination.plat.io/v1/namespaces/plat-system/leases';
 const timing = { leaderElectLeaseDurationMs: 3000, leaderElectRenewDeadlineMs: 2000, leaderElectRetryPeriodMs: 500 };
-
-/** Polls `probe` until it returns a value, for at most `ms`. */
-async function eventually<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 async function holder(client: TestClient): Promise<string | undefined> {
   const lease = await client.get(`${leases}/plat-controller-manager`);
@@ -37,7 +27,7 @@ async function collectsGarbage(client: TestClient, name: string): Promise<void> 
   });
   assert.equal(dependent.status, 201, dependent.text);
   assert.equal((await client.delete(`/api/v1/namespaces/default/configmaps/${name}-owner`)).status, 200);
-  await eventually(async () => ((await client.get(`/api/v1/namespaces/default/configmaps/${name}-dependent`)).status === 404 ? true : undefined), 15_000, `${name}-dependent collected`);
+  await eventually(`${name}-dependent collected`, async () => ((await client.get(`/api/v1/namespaces/default/configmaps/${name}-dependent`)).status === 404 ? true : undefined), 15_000);
 }
 
 describe('leader election on one etcd', () => {
@@ -53,7 +43,7 @@ describe('leader election on one etcd', () => {
   });
 
   test('exactly one server runs the controllers; kubectl shows it as the holder; each server has its identity lease', async () => {
-    const leader = await eventually(() => holder(servers[0]!.client), 10_000, 'a leader');
+    const leader = await eventually('a leader', () => holder(servers[0]!.client), 10_000);
     const leading = servers.filter((s) => s.controllerManager.isLeading());
     assert.equal(leading.length, 1);
     assert.equal(leading[0]!.controllerManager.identity, leader);
@@ -61,10 +51,10 @@ describe('leader election on one etcd', () => {
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^NAME\s+HOLDER\s+AGE$/m);
     assert.match(shown.stdout, new RegExp(`^plat-controller-manager\\s+${leader}\\s`, 'm'));
-    const identities = await eventually(async () => {
+    const identities = await eventually('two identity leases', async () => {
       const list = await servers[0]!.client.get(`${leases}?labelSelector=apiserver.plat.io/identity%3Dplat-apiserver`);
       return list.json.items.length === 2 ? list.json.items : undefined;
-    }, 10_000, 'two identity leases');
+    }, 10_000);
     for (const lease of identities) {
       assert.match(lease.metadata.name, /^apiserver-[0-9a-f]{26}$/);
       assert.equal(lease.spec.leaseDurationSeconds, 3600);
@@ -77,7 +67,7 @@ describe('leader election on one etcd', () => {
     const leaderIndex = servers.findIndex((s) => s.controllerManager.isLeading());
     const [leader] = servers.splice(leaderIndex, 1);
     await leader!.close();
-    const next = await eventually(async () => servers[0]!.controllerManager.isLeading() || undefined, 3000, 'the other server to lead');
+    const next = await eventually('the other server to lead', async () => servers[0]!.controllerManager.isLeading() || undefined, 3000);
     assert.equal(next, true);
     assert.equal(await holder(servers[0]!.client), servers[0]!.controllerManager.identity);
   });
@@ -93,7 +83,7 @@ describe('leader hand-over when the leader is killed', () => {
     try {
       children.push(await startChildServer(args, dirs[0]!));
       const first = TestClient.fromKubeconfig(children[0]!.kubeconfigPath);
-      const firstHolder = await eventually(() => holder(first), 10_000, 'the first server to lead');
+      const firstHolder = await eventually('the first server to lead', () => holder(first), 10_000);
       first.close();
       children.push(await startChildServer(args, dirs[1]!));
       const survivor = TestClient.fromKubeconfig(children[1]!.kubeconfigPath);
@@ -101,10 +91,10 @@ describe('leader hand-over when the leader is killed', () => {
         await collectsGarbage(survivor, 'before');
         children[0]!.process.kill('SIGKILL');
         const killedAt = Date.now();
-        const nextHolder = await eventually(async () => {
+        const nextHolder = await eventually('a new holder', async () => {
           const h = await holder(survivor);
           return h && h !== firstHolder ? h : undefined;
-        }, 15_000, 'a new holder');
+        }, 15_000);
         assert.ok(Date.now() - killedAt < 15_000);
         assert.notEqual(nextHolder, firstHolder);
         await collectsGarbage(survivor, 'after');

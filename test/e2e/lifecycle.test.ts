@@ -8,22 +8,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startTestServer, TestServer } from '../support/server.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
+import { eventually } from '../support/eventually.js';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ storageBackend: 'sqlite' }); });
 after(async () => { await s.close(); });
 
 const ok = (args: string[], input?: string): Promise<string> => s.kubectlOk(args, input);
-
-/** Polls `check` until it holds, at most `ms`. */
-async function eventually(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.fail(`timed out waiting for: ${what}`);
-}
 
 test('a new namespace gets a default service account, recreated when deleted', async () => {
   await ok(['create', 'namespace', 'fresh']);

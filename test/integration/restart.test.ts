@@ -1,19 +1,27 @@
 // Objects survive a clean stop and a kill -9 of the server process; a
-// restart reuses the key material and the kubeconfig keeps working.
+// server's first start in an empty folder generates its key material (the
+// suite's one start that does: the others copy a fixture), a restart reuses
+// it and the kubeconfig keeps working.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
+import { eventually } from '../support/eventually.js';
 
 test('objects survive stop, restart and kill -9 with the sqlite store', async () => {
   const dataDir = tempDir('plat-restart-');
   try {
-    const first = await startChildServer([], dataDir);
+    const first = await startChildServer([], dataDir, [], { keyMaterial: 'generate' });
     const caBefore = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
+    const pki = join(dataDir, 'pki');
+    assert.deepEqual(readdirSync(pki).sort(), ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'sa.key', 'sa.pub']);
+    for (const name of readdirSync(pki)) {
+      assert.equal(statSync(join(pki, name)).mode & 0o777, name.endsWith('.key') ? 0o600 : 0o644, `${name}'s mode`);
+    }
     let client = TestClient.fromKubeconfig(first.kubeconfigPath);
     assert.equal((await client.post('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'keep' } })).status, 201);
     const created = await client.post('/api/v1/namespaces/keep/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { a: 'b' } });
@@ -86,13 +94,7 @@ test('a namespace terminating when the server is killed finishes its deletion af
     const held = await client.get('/api/v1/namespaces/going/configmaps/held');
     await client.put('/api/v1/namespaces/going/configmaps/held', { ...held.json, metadata: { ...held.json.metadata, finalizers: [] } });
     // A generous bound: the namespace controller rechecks each second, but a loaded machine can be slow to.
-    const deadline = Date.now() + 60_000;
-    let status = 200;
-    while (Date.now() < deadline && status !== 404) {
-      status = (await client.get('/api/v1/namespaces/going')).status;
-      if (status !== 404) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.equal(status, 404, 'the namespace is gone');
+    await eventually('the namespace is gone', async () => (await client.get('/api/v1/namespaces/going')).status === 404, 60_000);
     assert.equal((await client.get('/api/v1/namespaces/going/secrets')).json.items.length, 0);
     client.close();
     second.process.kill('SIGTERM');
@@ -121,15 +123,11 @@ test('garbage collection left pending by kill -9 finishes after the restart', as
 
     const second = await startChildServer([], dataDir);
     client = TestClient.fromKubeconfig(second.kubeconfigPath);
-    const deadline = Date.now() + 20_000;
-    let done = false;
-    while (Date.now() < deadline && !done) {
+    await eventually('the owner is gone and all 30 dependents were orphaned, not deleted', async () => {
       const ownerGone = (await client.get('/api/v1/namespaces/gc/serviceaccounts/owner')).status === 404;
       const deps = (await client.get('/api/v1/namespaces/gc/configmaps')).json.items.filter((c: any) => c.metadata.name.startsWith('dep-'));
-      done = ownerGone && deps.length === 30 && deps.every((d: any) => !d.metadata.ownerReferences);
-      if (!done) await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(done, 'the owner is gone and all 30 dependents were orphaned, not deleted');
+      return ownerGone && deps.length === 30 && deps.every((d: any) => !d.metadata.ownerReferences);
+    }, 20_000);
     client.close();
     second.process.kill('SIGTERM');
     await once(second.process, 'exit');

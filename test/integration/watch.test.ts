@@ -65,10 +65,13 @@ test('field selectors filter watches; the legacy /watch/ path works', async () =
   const w = await s.client.watch(`/api/v1/watch/namespaces/${ns}/configmaps?fieldSelector=metadata.name%3Dpicked`);
   await s.client.post(base, cm('ignored'));
   await s.client.post(base, cm('picked'));
-  const events = await w.waitFor(1);
-  await new Promise((r) => setTimeout(r, 100));
+  await w.waitFor(1);
+  // Another that does not match, then the picked one's deletion: a watch that let the others through shows them before it.
+  await s.client.post(base, cm('ignored-too'));
+  await s.client.delete(`${base}/picked`);
+  const events = await w.waitFor(2);
   w.close();
-  assert.deepEqual(events.map((e) => e.object.metadata.name), ['picked']);
+  assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED picked', 'DELETED picked']);
 });
 
 test('timeoutSeconds ends the stream cleanly, with a bookmark when asked', async () => {

@@ -191,7 +191,8 @@ export async function startTwoServersOnEtcd(options: Partial<ServerOptions> = {}
   const etcd = await startEtcd(1);
   const shared: Partial<ServerOptions> = { storageBackend: 'etcd3', etcdServers: etcd.endpoints.split(','), ...options };
   const one = await startTestServer(shared);
-  const two = await startTestServer({ ...shared, ...second(one) });
+  // The second generates its own keys, so that what it trusts of the first's is what `second` gives it.
+  const two = await startTestServer({ ...shared, ...second(one), keyMaterial: 'generate' });
   return {
     etcd, one, two,
     async close() {

@@ -11,6 +11,7 @@ import { startServer, RunningServer } from '../../src/server/start.js';
 import type { ServerOptions } from '../../src/server/options.js';
 import { TestClient } from './client.js';
 import { after } from 'node:test';
+import { seedKeyMaterial } from './keymaterial.js';
 
 /**
  * Where temporary folders go: tmpfs when there is one. The stores fsync every
@@ -139,9 +140,21 @@ export function assertStatusWrite(r: { status: number; text: string; json: any }
  */
 export const testControllers = ['*', '-serviceaccount-token', '-root-ca-cert-publisher', '-pod-garbage-collector'];
 
-export async function startTestServer(options: Partial<ServerOptions> = {}): Promise<TestServer> {
+/**
+ * How a test server comes by its key material: 'fixture' (the default) copies
+ * the run's pre-made files into a data folder that has none, as if the server
+ * had started there before; 'generate' leaves a fresh folder empty, so the
+ * server generates its own as on a real first start.
+ */
+export interface KeyMaterialChoice {
+  keyMaterial?: 'fixture' | 'generate';
+}
+
+export async function startTestServer(options: Partial<ServerOptions> & KeyMaterialChoice = {}): Promise<TestServer> {
+  const { keyMaterial = 'fixture', ...serverOptions } = options;
   const dataDir = options.dataDir ?? tempDir();
-  const server = await startServer({ securePort: 0, storageBackend: 'memory', logLevel: 'silent', controllers: testControllers, ...options, dataDir });
+  if (keyMaterial === 'fixture') await seedKeyMaterial(dataDir);
+  const server = await startServer({ securePort: 0, storageBackend: 'memory', logLevel: 'silent', controllers: testControllers, ...serverOptions, dataDir });
   const client = TestClient.fromKubeconfig(server.kubeconfigPath);
   return {
     ...server,
@@ -169,16 +182,17 @@ export interface ChildServer {
   output: () => string;
 }
 
-/** Starts the built CLI as a child process and waits until its kubeconfig is written and /readyz answers 200. */
 /** Child servers still running: a test that fails before stopping its own would otherwise keep the file's process (and the suite) waiting. */
 const runningChildren = new Set<ChildProcess>();
 after(() => {
   for (const child of runningChildren) child.kill('SIGKILL');
 });
 
-export async function startChildServer(args: string[], dataDir: string, nodeArgs: string[] = []): Promise<ChildServer> {
+/** Starts the built CLI as a child process and waits until its kubeconfig is written and /readyz answers 200. */
+export async function startChildServer(args: string[], dataDir: string, nodeArgs: string[] = [], { keyMaterial = 'fixture' }: KeyMaterialChoice = {}): Promise<ChildServer> {
   const kubeconfigPath = join(dataDir, 'admin.kubeconfig');
   rmSync(kubeconfigPath, { force: true });
+  if (keyMaterial === 'fixture') await seedKeyMaterial(dataDir);
   const child = spawn(process.execPath, [...nodeArgs, cliPath, '--secure-port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   runningChildren.add(child);
   child.once('exit', () => runningChildren.delete(child));

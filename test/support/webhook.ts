@@ -10,6 +10,10 @@ import { newCa, type CertPair } from './certs.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { after, before } from 'node:test';
 import { startTestServer, type TestServer } from './server.js';
+import { eventually } from './eventually.js';
+
+/** The suite's one poller, here too for the tests that take it from this module. */
+export { eventually };
 
 export interface WebhookCall {
   path: string;
@@ -113,16 +117,6 @@ export async function startWebhookServer(): Promise<TestWebhookServer> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** Polls `condition` until it holds (every 20 ms, for up to 10 s); fails with `what` otherwise. */
-export async function eventually(what: string, condition: () => Promise<boolean> | boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (Date.now() < deadline) {
-    if (await condition()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting until ${what}`);
 }
 
 /** What a test needs to configure webhooks on a running server: its client, and the webhook server. */

@@ -15,6 +15,7 @@ import type { ApiClient, ApiObject, ListOptions, ResourceType, WatchHandlers } f
 import { InformerFactory, namespaceIndex } from '../../../src/client/informer.js';
 import { resources, resourceType } from '../../../src/client/resources.js';
 import { FakeClock } from '../../support/clock.js';
+import { eventually } from '../../support/eventually.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -48,14 +49,6 @@ async function cluster(): Promise<CountingClient> {
   return new CountingClient(registry, 'informer-test');
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
 const configMap = (namespace: string, name: string, labels: Record<string, string> = {}): ApiObject =>
   ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels }, data: { k: 'v' } });
 
@@ -83,7 +76,7 @@ test('two readers of one resource share one list and one watch; another selector
   assert.equal(factory.size, 1);
 
   await client.create(cms, 'a', configMap('a', 'two'));
-  await until('both readers hear of the new object', () => seenA.length === 2 && seenB.length === 2);
+  await eventually('both readers hear of the new object', () => seenA.length === 2 && seenB.length === 2);
   assert.deepEqual(seenA, ['one', 'two']);
   assert.deepEqual(seenB, ['one', 'two']);
   assert.equal(first.get('a', 'two')?.metadata?.name, 'two');
@@ -116,10 +109,10 @@ test('a late reader hears of what the informer holds; indexes follow adds, chang
   assert.deepEqual(names(second.byIndex('team', 'red')), ['x'], 'an index is shared by every reader of the informer');
   const x = early.get('a', 'x')!;
   await client.update(cms, 'a', { ...x, metadata: { ...x.metadata, labels: { team: 'blue' } } });
-  await until('x moves to blue', () => names(early.byIndex('team', 'blue')).join() === 'x,y');
+  await eventually('x moves to blue', () => names(early.byIndex('team', 'blue')).join() === 'x,y');
   assert.deepEqual(early.byIndex('team', 'red'), []);
   await client.delete(cms, 'b', 'y');
-  await until('y leaves the indexes', () => names(early.byIndex('team', 'blue')).join() === 'x');
+  await eventually('y leaves the indexes', () => names(early.byIndex('team', 'blue')).join() === 'x');
   assert.deepEqual(early.byIndex(namespaceIndex, 'b'), []);
   assert.throws(() => early.byIndex('nosuch', 'v'), /no index "nosuch"/);
 });

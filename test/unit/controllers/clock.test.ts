@@ -17,6 +17,7 @@ import { TtlAfterFinishedController } from '../../../src/controllers/ttlafterfin
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { bootstrapSecretName } from '../../../src/machinery/bootstraptoken.js';
 import { FakeClock } from '../../support/clock.js';
+import { eventually } from '../../support/eventually.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,14 +25,6 @@ afterEach(async () => {
 });
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 test('the token cleaner deletes a bootstrap token when the injected clock passes its expiration', async () => {
   const backend = new MemoryBackend();
@@ -53,14 +46,14 @@ test('the token cleaner deletes a bootstrap token when the injected clock passes
   });
   await cleaner.start();
   const exists = async () => (await client.get(secrets, vocabulary.systemNamespace, name)) !== undefined;
-  await until('the cleaner looks at the token and sets its requeue for the expiry', async () => clock.pending().includes(3_600_000));
+  await eventually('the cleaner looks at the token and sets its requeue for the expiry', async () => clock.pending().includes(3_600_000));
   assert.equal(await exists(), true);
 
   clock.advance(3_599_999);
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal(await exists(), true, 'not a millisecond early');
   clock.advance(1);
-  await until('the expired token is deleted', async () => !(await exists()));
+  await eventually('the expired token is deleted', async () => !(await exists()));
 });
 
 test('the TTL-after-finished controller deletes a Job in the foreground once the injected clock passes its finish plus TTL', async () => {
@@ -86,13 +79,13 @@ test('the TTL-after-finished controller deletes a Job in the foreground once the
   const complete = { startTime: at, completionTime: at, conditions: [{ type: 'SuccessCriteriaMet', status: 'True', lastTransitionTime: at }, { type: 'Complete', status: 'True', lastTransitionTime: at }] };
   await client.update(jobs, 'ttl', { ...job, status: complete }, 'status');
   await controller.start();
-  await until('the job is requeued for when it expires', async () => clock.pending().includes(50_000));
+  await eventually('the job is requeued for when it expires', async () => clock.pending().includes(50_000));
   clock.advance(49_999);
   await new Promise((resolve) => setTimeout(resolve, 20));
   assert.equal((await client.get(jobs, 'ttl', 'done'))?.metadata?.deletionTimestamp, undefined, 'not a millisecond early');
   clock.advance(1);
   // No garbage collector runs here: the foreground deletion leaves the job marked and held by its finalizer.
-  await until('the expired job is being deleted in the foreground', async () => {
+  await eventually('the expired job is being deleted in the foreground', async () => {
     const meta = (await client.get(jobs, 'ttl', 'done'))?.metadata;
     return Boolean(meta?.deletionTimestamp && meta.finalizers?.includes('foregroundDeletion'));
   });

@@ -13,6 +13,7 @@ import { InProcessClient } from '../../../src/server/inprocess.js';
 import { ApiClient, ApiObject, ResourceType } from '../../../src/client/types.js';
 import { collectableTypes, GarbageCollector } from '../../../src/controllers/garbagecollector/index.js';
 import { InformerFactory } from '../../../src/client/informer.js';
+import { eventually } from '../../support/eventually.js';
 
 interface Cluster {
   client: InProcessClient;
@@ -54,17 +55,6 @@ async function startCollector(client: ApiClient): Promise<GarbageCollector> {
   return gc;
 }
 
-/** Polls `check` until it answers something other than undefined/false, or fails after the deadline. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 function ownerRef(owner: ApiObject, extra: { blockOwnerDeletion?: boolean; uid?: string } = {}) {
   return {
     apiVersion: owner.apiVersion ?? 'v1', kind: owner.kind!, name: owner.metadata!.name, uid: extra.uid ?? owner.metadata!.uid,
@@ -99,7 +89,7 @@ test('background cascade: a ConfigMap owned by a ServiceAccount goes after the S
   await configMap(c, 'bystander', []);
   assert.ok(await get(c, 'configmaps', 'dependent'), 'a dependent of a live owner stays');
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner', { propagationPolicy: 'Background' });
-  await waitFor('the dependent to be collected', gone(c, 'configmaps', 'dependent'));
+  await eventually('the dependent to be collected', gone(c, 'configmaps', 'dependent'));
   assert.ok(await get(c, 'configmaps', 'bystander'), 'objects without owners are left alone');
 });
 
@@ -109,14 +99,14 @@ test('the owner uid counts, not only its name', async () => {
   const sa = await serviceAccount(c, 'owner');
   await configMap(c, 'wrong-uid', [ownerRef(sa, { uid: 'not-the-owners-uid' })]);
   await configMap(c, 'right-uid', [ownerRef(sa)]);
-  await waitFor('the object naming another uid to be collected', gone(c, 'configmaps', 'wrong-uid'));
+  await eventually('the object naming another uid to be collected', gone(c, 'configmaps', 'wrong-uid'));
   assert.ok(await get(c, 'configmaps', 'right-uid'));
 
   // The owner is deleted and a new one takes its name: the dependent of the old one still goes.
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner');
   const again = await serviceAccount(c, 'owner');
   assert.notEqual(again.metadata!.uid, sa.metadata!.uid);
-  await waitFor('the dependent of the replaced owner to be collected', gone(c, 'configmaps', 'right-uid'));
+  await eventually('the dependent of the replaced owner to be collected', gone(c, 'configmaps', 'right-uid'));
   assert.equal((await get(c, 'serviceaccounts', 'owner'))?.metadata?.uid, again.metadata!.uid, 'the new owner stays');
 });
 
@@ -129,7 +119,7 @@ test('an object created with a reference to an owner that never existed is colle
     involvedObject: { kind: 'ServiceAccount', name: 'ghost', namespace: 'default' }, reason: 'Test', message: 'm',
   });
   await configMap(c, 'orphan-at-birth', [ghost]);
-  await waitFor('the object to be collected', gone(c, 'configmaps', 'orphan-at-birth'));
+  await eventually('the object to be collected', gone(c, 'configmaps', 'orphan-at-birth'));
   assert.ok(await get(c, 'events', 'ev'), 'the collector does not watch events');
 });
 
@@ -141,7 +131,7 @@ test('orphan: dependents keep living without the reference; the owner goes', asy
   await configMap(c, 'dep-1', [ownerRef(sa)]);
   await configMap(c, 'dep-2', [ownerRef(sa), ownerRef(other)]);
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner', { propagationPolicy: 'Orphan' });
-  await waitFor('the owner to go', gone(c, 'serviceaccounts', 'owner'));
+  await eventually('the owner to go', gone(c, 'serviceaccounts', 'owner'));
   const dep1 = await get(c, 'configmaps', 'dep-1');
   const dep2 = await get(c, 'configmaps', 'dep-2');
   assert.ok(dep1 && dep2, 'orphaned dependents stay');
@@ -159,21 +149,21 @@ test('foreground: the owner waits, deleting, until its blocking dependents are g
   await configMap(c, 'kept-by-another', [ownerRef(sa, { blockOwnerDeletion: true }), ownerRef(keeper)]);
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner', { propagationPolicy: 'Foreground' });
 
-  await waitFor('the non-blocking dependent to go', gone(c, 'configmaps', 'not-blocking'));
-  const kept = await waitFor('the other owner to keep its dependent, without the deleting owner', async () => {
+  await eventually('the non-blocking dependent to go', gone(c, 'configmaps', 'not-blocking'));
+  const kept = await eventually('the other owner to keep its dependent, without the deleting owner', async () => {
     const cm = await get(c, 'configmaps', 'kept-by-another');
     return cm?.metadata?.ownerReferences?.length === 1 ? cm : undefined;
   });
   assert.equal(kept.metadata!.ownerReferences[0].name, 'keeper');
   assert.equal(kept.metadata!.deletionTimestamp, undefined);
-  await waitFor('the blocking dependent to be deleting', async () => (await get(c, 'configmaps', 'blocking'))?.metadata?.deletionTimestamp);
+  await eventually('the blocking dependent to be deleting', async () => (await get(c, 'configmaps', 'blocking'))?.metadata?.deletionTimestamp);
   const owner = await get(c, 'serviceaccounts', 'owner');
   assert.ok(owner?.metadata?.deletionTimestamp, 'the owner is still there, deleting');
   assert.deepEqual(owner.metadata.finalizers, ['foregroundDeletion']);
 
   await removeFinalizers(c, 'configmaps', 'blocking');
-  await waitFor('the blocking dependent to go', gone(c, 'configmaps', 'blocking'));
-  await waitFor('the owner to go last', gone(c, 'serviceaccounts', 'owner'));
+  await eventually('the blocking dependent to go', gone(c, 'configmaps', 'blocking'));
+  await eventually('the owner to go last', gone(c, 'serviceaccounts', 'owner'));
 });
 
 test('foreground through a chain: a dependent with dependents of its own is deleted in foreground', async () => {
@@ -186,15 +176,15 @@ test('foreground through a chain: a dependent with dependents of its own is dele
   await configMap(c, 'bottom', [ownerRef(secret, { blockOwnerDeletion: true })], { finalizers: ['example.com/hold'] });
   await c.client.delete(c.type('serviceaccounts'), 'default', 'top', { propagationPolicy: 'Foreground' });
 
-  await waitFor('the middle to be deleting in foreground', async () => {
+  await eventually('the middle to be deleting in foreground', async () => {
     const m = await get(c, 'secrets', 'middle');
     return m?.metadata?.deletionTimestamp && m.metadata.finalizers?.includes('foregroundDeletion');
   });
-  await waitFor('the bottom to be deleting', async () => (await get(c, 'configmaps', 'bottom'))?.metadata?.deletionTimestamp);
+  await eventually('the bottom to be deleting', async () => (await get(c, 'configmaps', 'bottom'))?.metadata?.deletionTimestamp);
   assert.ok(await get(c, 'serviceaccounts', 'top'), 'the top waits for the whole chain');
   await removeFinalizers(c, 'configmaps', 'bottom');
-  await waitFor('the middle to go', gone(c, 'secrets', 'middle'));
-  await waitFor('the top to go', gone(c, 'serviceaccounts', 'top'));
+  await eventually('the middle to go', gone(c, 'secrets', 'middle'));
+  await eventually('the top to go', gone(c, 'serviceaccounts', 'top'));
 });
 
 test('foreground deletion of an owner without dependents completes', async () => {
@@ -202,7 +192,7 @@ test('foreground deletion of an owner without dependents completes', async () =>
   await startCollector(c.client);
   await serviceAccount(c, 'alone');
   await c.client.delete(c.type('serviceaccounts'), 'default', 'alone', { propagationPolicy: 'Foreground' });
-  await waitFor('the owner to go', gone(c, 'serviceaccounts', 'alone'));
+  await eventually('the owner to go', gone(c, 'serviceaccounts', 'alone'));
 });
 
 test('many dependents: a background cascade and an orphaning both reach every one', async () => {
@@ -217,11 +207,11 @@ test('many dependents: a background cascade and an orphaning both reach every on
   }
   await c.client.delete(c.type('serviceaccounts'), 'default', 'doomed');
   await c.client.delete(c.type('serviceaccounts'), 'default', 'orphaning', { propagationPolicy: 'Orphan' });
-  await waitFor('every background dependent to go', async () => {
+  await eventually('every background dependent to go', async () => {
     const { items } = await c.client.list(c.type('configmaps'), 'default');
     return !items.some((cm) => cm.metadata!.name.startsWith('bg-'));
   });
-  await waitFor('the orphaning owner to go', gone(c, 'serviceaccounts', 'orphaning'));
+  await eventually('the orphaning owner to go', gone(c, 'serviceaccounts', 'orphaning'));
   const { items } = await c.client.list(c.type('configmaps'), 'default');
   const orphans = items.filter((cm) => cm.metadata!.name.startsWith('or-'));
   assert.equal(orphans.length, n);
@@ -235,7 +225,7 @@ test('multiple owners: the dangling reference is removed, the object kept', asyn
   const b = await serviceAccount(c, 'b');
   await configMap(c, 'shared', [ownerRef(a), ownerRef(b)]);
   await c.client.delete(c.type('serviceaccounts'), 'default', 'b');
-  const left = await waitFor('the reference to b to be removed', async () => {
+  const left = await eventually('the reference to b to be removed', async () => {
     const cm = await get(c, 'configmaps', 'shared');
     return cm?.metadata?.ownerReferences?.length === 1 ? cm : undefined;
   });
@@ -250,20 +240,20 @@ test('a cluster-scoped owner (Namespace) of a namespaced object; a namespaced ow
   const ns = await c.client.create(nsType, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'owner-ns' } });
   await configMap(c, 'owned-by-ns', [ownerRef(ns)]);
   await configMap(c, 'wrong-ns-uid', [ownerRef(ns, { uid: 'not-the-namespace' })]);
-  await waitFor('the object naming another uid to be collected', gone(c, 'configmaps', 'wrong-ns-uid'));
+  await eventually('the object naming another uid to be collected', gone(c, 'configmaps', 'wrong-ns-uid'));
   assert.ok(await get(c, 'configmaps', 'owned-by-ns'), 'a cluster-scoped owner is found without a namespace');
 
   // Deleting the namespace leaves it Terminating until finalized; then it is gone, and so is its dependent.
   await c.client.delete(nsType, undefined, 'owner-ns');
   const terminating = (await c.client.get(nsType, undefined, 'owner-ns'))!;
   await c.client.update(nsType, undefined, { ...terminating, spec: { finalizers: [] } }, 'finalize');
-  await waitFor('the namespace to go', gone(c, 'namespaces', 'owner-ns', undefined));
-  await waitFor('the dependent of the namespace to be collected', gone(c, 'configmaps', 'owned-by-ns'));
+  await eventually('the namespace to go', gone(c, 'namespaces', 'owner-ns', undefined));
+  await eventually('the dependent of the namespace to be collected', gone(c, 'configmaps', 'owned-by-ns'));
 
   // A Namespace claiming a ServiceAccount as its owner: the reference can never hold.
   const sa = await serviceAccount(c, 'not-an-owner-of-namespaces');
   await c.client.create(nsType, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'invalid-owner', ownerReferences: [ownerRef(sa)] } });
-  await waitFor('the namespace with an invalid owner to be deleted', async () => (await c.client.get(nsType, undefined, 'invalid-owner'))?.metadata?.deletionTimestamp);
+  await eventually('the namespace with an invalid owner to be deleted', async () => (await c.client.get(nsType, undefined, 'invalid-owner'))?.metadata?.deletionTimestamp);
 });
 
 test('restart: a collector stopped mid-way through orphaning leaves work the next one finishes', async () => {
@@ -294,7 +284,7 @@ test('restart: a collector stopped mid-way through orphaning leaves work the nex
   const first = await startCollector(gated);
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner', { propagationPolicy: 'Orphan' });
   await reachedDep2;
-  await waitFor('dep-1 to be orphaned', async () => (await get(c, 'configmaps', 'dep-1'))?.metadata?.ownerReferences === undefined);
+  await eventually('dep-1 to be orphaned', async () => (await get(c, 'configmaps', 'dep-1'))?.metadata?.ownerReferences === undefined);
   first.stop();
   abort(new Error('stopped'));
   const owner = await get(c, 'serviceaccounts', 'owner');
@@ -307,12 +297,12 @@ test('restart: a collector stopped mid-way through orphaning leaves work the nex
   await c.client.delete(c.type('serviceaccounts'), 'default', 'other');
 
   await startCollector(c.client);
-  await waitFor('the orphaning owner to go', gone(c, 'serviceaccounts', 'owner'));
+  await eventually('the orphaning owner to go', gone(c, 'serviceaccounts', 'owner'));
   const dep2 = await get(c, 'configmaps', 'dep-2');
   assert.ok(dep2, 'dep-2 stays');
   assert.equal(dep2.metadata!.ownerReferences, undefined, 'dep-2 is orphaned');
   assert.ok(await get(c, 'configmaps', 'dep-1'));
-  await waitFor('the dependent of the owner deleted while stopped to be collected', gone(c, 'configmaps', 'dep-3'));
+  await eventually('the dependent of the owner deleted while stopped to be collected', gone(c, 'configmaps', 'dep-3'));
 });
 
 test('a stopped collector leaves no timers or handles behind', async () => {
@@ -322,10 +312,10 @@ test('a stopped collector leaves no timers or handles behind', async () => {
   await configMap(c, 'dependent', [ownerRef(sa)]);
   await c.client.delete(c.type('serviceaccounts'), 'default', 'owner');
   await configMap(c, 'never-owned', [{ apiVersion: 'v1', kind: 'ServiceAccount', name: 'ghost', uid: 'no-such-uid' }]);
-  await waitFor('the dependent to be collected', gone(c, 'configmaps', 'dependent'));
-  await waitFor('the object with a missing owner to be collected', gone(c, 'configmaps', 'never-owned'));
+  await eventually('the dependent to be collected', gone(c, 'configmaps', 'dependent'));
+  await eventually('the object with a missing owner to be collected', gone(c, 'configmaps', 'never-owned'));
   // Nodes kept for owners that were never seen are dropped once nothing names them.
-  await waitFor('the graph to hold just the live objects', async () => {
+  await eventually('the graph to hold just the live objects', async () => {
     let live = 0;
     for (const t of collectableTypes(c.client.resources())) live += (await c.client.list(t)).items.length;
     return gc.graphSize === live;
@@ -333,5 +323,5 @@ test('a stopped collector leaves no timers or handles behind', async () => {
   gc.stop();
   await c.close();
   // Work queue backoffs and informer retries are cleared on stop; only the test runner's own handles may remain.
-  await waitFor('timers to be cleared', async () => !process.getActiveResourcesInfo().includes('Timeout'));
+  await eventually('timers to be cleared', async () => !process.getActiveResourcesInfo().includes('Timeout'));
 });

@@ -13,6 +13,7 @@ import type { ApiClient, ApiObject } from '../../../src/client/types.js';
 import { LeaderElector, leasesType } from '../../../src/controllers/leaderelection.js';
 import { IdentityLease, identityLeaseName } from '../../../src/controllers/identitylease.js';
 import { rfc3339MicroNow } from '../../../src/machinery/time.js';
+import { eventually } from '../../support/eventually.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -28,14 +29,6 @@ function newClient(): InProcessClient {
     await backend.close();
   });
   return new InProcessClient(registry, 'election-test');
-}
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const timing = { leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 };
@@ -61,17 +54,17 @@ test('two candidates: one leads; when it stops, the other takes over at once', a
   const a = elector(client, 'a', log);
   const b = elector(client, 'b', log);
   a.start();
-  await until(() => a.isLeader, 'a to lead');
+  await eventually('a to lead', () => a.isLeader);
   b.start();
   // b keeps trying for several lease durations' worth of rounds, and never leads while a renews.
-  await until(async () => Date.parse((await lease(client))?.spec?.renewTime) > Date.now() - 200, 'a renewal');
+  await eventually('a renewal', async () => Date.parse((await lease(client))?.spec?.renewTime) > Date.now() - 200);
   for (let i = 0; i < 3; i++) {
     const before = (await lease(client))!.spec.renewTime;
-    await until(async () => (await lease(client))!.spec.renewTime !== before, 'another renewal');
+    await eventually('another renewal', async () => (await lease(client))!.spec.renewTime !== before);
     assert.equal(b.isLeader, false);
   }
   await a.stop();
-  await until(() => b.isLeader, 'b to lead');
+  await eventually('b to lead', () => b.isLeader);
   const held = (await lease(client))!;
   assert.equal(held.spec.holderIdentity, 'b');
   assert.equal(held.spec.leaseDurationSeconds, 1);
@@ -90,7 +83,7 @@ test('a lease another holder stops renewing is taken once its duration has passe
   const log: string[] = [];
   const c = elector(client, 'c', log);
   c.start();
-  await until(() => c.isLeader, 'c to take the abandoned lease');
+  await eventually('c to take the abandoned lease', () => c.isLeader);
   const held = (await lease(client))!;
   assert.equal(held.spec.holderIdentity, 'c');
   assert.equal(held.spec.leaseTransitions, 5);
@@ -107,11 +100,11 @@ test('a leader that cannot renew stops leading after the renew deadline, and lea
   const log: string[] = [];
   const d = elector(client, 'd', log);
   d.start();
-  await until(() => d.isLeader, 'd to lead');
+  await eventually('d to lead', () => d.isLeader);
   failing = true;
-  await until(() => !d.isLeader, 'd to stop leading');
+  await eventually('d to stop leading', () => !d.isLeader);
   failing = false;
-  await until(() => d.isLeader, 'd to lead again');
+  await eventually('d to lead again', () => d.isLeader);
   assert.deepEqual(log, ['d started', 'd stopped', 'd started']);
 });
 
@@ -128,11 +121,11 @@ test('an identity lease is published and renewed; expired ones of other servers 
   cleanups.push(() => identity.stop());
   await identity.start();
   assert.equal(identity.leaseName, identityLeaseName('127.0.0.1:1234'));
-  await until(async () => (await client.get(leases, 'plat-system', identity.leaseName)) !== undefined, 'the identity lease');
+  await eventually('the identity lease', async () => (await client.get(leases, 'plat-system', identity.leaseName)) !== undefined);
   const first = (await client.get(leases, 'plat-system', identity.leaseName))!;
   assert.equal(first.spec.holderIdentity, identity.identity);
   assert.equal(first.metadata!.labels['apiserver.plat.io/identity'], 'plat-apiserver');
-  await until(async () => (await client.get(leases, 'plat-system', identity.leaseName))!.spec.renewTime !== first.spec.renewTime, 'a renewal');
-  await until(async () => (await client.get(leases, 'plat-system', 'apiserver-dead')) === undefined, 'the expired lease to go');
+  await eventually('a renewal', async () => (await client.get(leases, 'plat-system', identity.leaseName))!.spec.renewTime !== first.spec.renewTime);
+  await eventually('the expired lease to go', async () => (await client.get(leases, 'plat-system', 'apiserver-dead')) === undefined);
   assert.notEqual(identityLeaseName('127.0.0.1:1234'), identityLeaseName('127.0.0.1:1235'), 'servers on one host differ');
 });

@@ -4,42 +4,35 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBackend, startCompactor } from '../../../src/storage/index.js';
-import { buf, settle } from './conformance.js';
+import { buf } from '../../support/storage-conformance.js';
+import { FakeClock } from '../../support/clock.js';
 
-test('the compactor keeps exactly the retention window of history', async () => {
+test('the compactor keeps exactly the retention window of history, and a stopped one compacts no more', async () => {
   const retentionMs = 400;
+  const intervalMs = 20;
+  const clock = new FakeClock();
   const backend = openBackend({ kind: 'memory', dataDir: '/nonexistent' });
-  // When each revision became current, to check what the compactor may drop.
-  const becameCurrent: { at: number; revision: number }[] = [{ at: performance.now(), revision: 0 }];
-  const write = async (key: string) => {
-    const kv = await backend.create(key, buf('x'));
-    becameCurrent.push({ at: performance.now(), revision: kv.modRevision });
-  };
-  for (const key of ['/a', '/b', '/c']) await write(key);
-  const compactor = startCompactor(backend, retentionMs, { intervalMs: 20, onError: (err) => assert.fail(String(err)) });
-  const observations: { at: number; compacted: number }[] = [];
-  const deadline = performance.now() + 5000;
-  let wroteLate = false;
-  while (performance.now() < deadline) {
-    observations.push({ at: performance.now(), compacted: await backend.compactedRevision() });
-    if (!wroteLate && performance.now() - becameCurrent[3]!.at > 150) {
-      await write('/d');
-      wroteLate = true;
-    }
-    if (observations.at(-1)!.compacted === 4) break;
-    await settle(10);
+  for (const key of ['/a', '/b', '/c']) await backend.create(key, buf('x'));
+  const compactor = startCompactor(backend, retentionMs, { intervalMs, clock, onError: (err) => assert.fail(String(err)) });
+  // Samples at +0, +20, ...: revision 3 until /d is written just after the one at +160; the sample at +180 is the first with 4.
+  const compactedAt = new Map<number, number>();
+  for (let elapsed = 0; elapsed <= 700; elapsed += intervalMs) {
+    await compactor.settled();
+    compactedAt.set(elapsed, await backend.compactedRevision());
+    if (elapsed === 160) await backend.create('/d', buf('x'));
+    clock.advance(intervalMs);
   }
   compactor.stop();
-  assert.equal(observations.at(-1)!.compacted, 4, 'history older than the window is compacted');
-  for (const { at, compacted } of observations) {
-    // The newest revision current at (at - retention) bounds what may be gone.
-    const allowed = becameCurrent.filter((c) => c.at <= at - retentionMs + 5).at(-1)?.revision ?? 0;
-    assert.ok(compacted <= allowed, `compacted ${compacted} at +${(at - becameCurrent[0]!.at).toFixed(0)} ms, only ${allowed} allowed`);
+  for (const [elapsed, compacted] of compactedAt) {
+    // The newest sample at least the retention old names the revision current back then.
+    const expected = elapsed < retentionMs ? 0 : elapsed < 180 + retentionMs ? 3 : 4;
+    assert.equal(compacted, expected, `compacted revision at +${elapsed} ms`);
   }
-  assert.ok(observations.some((o) => o.compacted === 3), 'the first window ended at revision 3');
-  await write('/e');
-  await settle(retentionMs + 100);
+  await backend.create('/e', buf('x'));
+  clock.advance(10 * retentionMs);
+  await compactor.settled();
   assert.equal(await backend.compactedRevision(), 4, 'a stopped compactor compacts no more');
+  assert.deepEqual(clock.pending(), [], 'and leaves no timer behind');
   await backend.close();
 });
 

@@ -1,4 +1,4 @@
 import { MemoryBackend } from '../../../src/storage/memory.js';
-import { runConformance } from './conformance.js';
+import { runConformance } from '../../support/storage-conformance.js';
 
 runConformance('memory', { open: () => new MemoryBackend() });

@@ -4,7 +4,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import type { KeyValue, StorageError } from '../../../src/storage/backend.js';
 import { EtcdBackend } from '../../../src/storage/etcd.js';
 import { startEtcd, EtcdCluster } from '../../support/etcd.js';
-import { buf, recordWatch, rejectsWith, runConformance, settle, text } from './conformance.js';
+import { buf, recordWatch, rejectsWith, runConformance, settle, text } from '../../support/storage-conformance.js';
 
 // A fresh etcd for each test: etcd's revision is global, and the suite expects an empty store.
 // A new etcd is at revision 1 before its first write; the offset makes that 0, as in every store.

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteBackend } from '../../../src/storage/sqlite.js';
 import { availableDrivers, chooseDriver, driverVariable, openDatabase } from '../../../src/storage/sqlite-driver.js';
-import { buf, recordWatch, runConformance, text } from './conformance.js';
+import { buf, recordWatch, runConformance, text } from '../../support/storage-conformance.js';
 
 const scratch: string[] = [];
 function scratchDir(): string {

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { product } from '../../../src/machinery/vocabulary.js';
 import { ensureKeyMaterial, writeAdminKubeconfig } from '../../../src/pki/index.js';
-import { tempDir } from './helpers.js';
+import { tempDir } from '../../unit/pki/helpers.js';
 
 const run = promisify(execFile);
 const base64 = (text: string) => Buffer.from(text).toString('base64');

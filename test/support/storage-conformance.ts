@@ -3,8 +3,8 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultMaxValueBytes, tooLargeMessage } from '../../../src/storage/backend.js';
-import type { Backend, KeyValue, StorageError, StorageErrorCode, WatchEvent, WatchOptions } from '../../../src/storage/backend.js';
+import { defaultMaxValueBytes, tooLargeMessage } from '../../src/storage/backend.js';
+import type { Backend, KeyValue, StorageError, StorageErrorCode, WatchEvent, WatchOptions } from '../../src/storage/backend.js';
 
 export interface BackendFactory {
   /** A new, empty store. */
