@@ -18,7 +18,7 @@ test('objects survive stop, restart and kill -9 with the sqlite store', async ()
     const first = await startChildServer([], dataDir, [], { keyMaterial: 'generate' });
     const caBefore = readFileSync(join(dataDir, 'pki', 'ca.crt'), 'utf8');
     const pki = join(dataDir, 'pki');
-    assert.deepEqual(readdirSync(pki).sort(), ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'sa.key', 'sa.pub']);
+    assert.deepEqual(readdirSync(pki).sort(), ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'front-proxy-client.crt', 'front-proxy-client.key', 'sa.key', 'sa.pub']);
     for (const name of readdirSync(pki)) {
       assert.equal(statSync(join(pki, name)).mode & 0o777, name.endsWith('.key') ? 0o600 : 0o644, `${name}'s mode`);
     }
