@@ -1,9 +1,8 @@
 // One gRPC call on a stream of our HTTP/2 client (http2/connection.ts): the
 // request's messages framed (a compression flag and a 4-byte length), the
 // answer's messages cut out, the status read from the trailers, and a
-// deadline. Failures read as grpc-js words them ("14 UNAVAILABLE: ..."), so
-// failureKind and callFailure in etcd-client.ts classify both the etcd3
-// package's calls and these alike.
+// deadline. Failures read as grpc-js words them ("14 UNAVAILABLE: ..."), the
+// words failureKind and callFailure in etcd-client.ts classify.
 
 import { ownCopy } from './bytes.js';
 import type { ClientStream, Http2Connection, StreamAbort, StreamHandlers } from './http2/connection.js';
