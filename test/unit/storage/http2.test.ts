@@ -6,7 +6,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import { connect as netConnect, createServer, type AddressInfo } from 'node:net';
 import { createServer as createH2Server, constants, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import { decodeHuffman, huffmanCode } from '../../../src/storage/http2/huffman.js';
 import { encodeHeaders, HeaderField, HpackDecoder, withLiteralField } from '../../../src/storage/http2/hpack.js';
@@ -323,6 +323,56 @@ describe('an HTTP/2 connection to a node:http2 server', () => {
       assert.equal(failureKind(err), 'unsent');
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('an HTTP/2 connection to a peer that never ends its header block', () => {
+  test('an endless run of CONTINUATION frames fails the connection once the block passes its bound', async () => {
+    const capBytes = 8 * 1024 * 1024; // where the fake server would give up and end the block (a client without a bound reads it all)
+    let sent = 0;
+    let gaveUp = false;
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // the client closes on us
+      let closed = false;
+      socket.on('close', () => { closed = true; });
+      socket.write(frameHeader(0, FrameType.settings, 0, 0));
+      // Each CONTINUATION payload is a full frame of ":method: GET" (static index 2), a valid block however long.
+      const payload = Buffer.alloc(16_384, 0x82);
+      const continuation = (last: boolean, streamId: number) => Buffer.concat([frameHeader(payload.length, FrameType.continuation, last ? Flag.endHeaders : 0, streamId), payload]);
+      const pour = (streamId: number) => {
+        while (!closed) {
+          const last = sent + payload.length >= capBytes;
+          sent += payload.length;
+          if (last) gaveUp = true;
+          const more = socket.write(continuation(last, streamId));
+          if (last) return void socket.end();
+          if (!more) return void socket.once('drain', () => pour(streamId));
+        }
+      };
+      let preface = true;
+      const reader = new FrameReader((frame) => {
+        if (frame.type !== FrameType.headers || sent > 0) return;
+        socket.write(Buffer.concat([frameHeader(1, FrameType.headers, 0, frame.streamId), Buffer.from([0x88])])); // ":status: 200", no END_HEADERS
+        pour(frame.streamId);
+      });
+      socket.on('data', (chunk: Buffer) => {
+        if (preface) {
+          preface = false;
+          chunk = chunk.subarray(24); // the client's preface comes in its first write
+        }
+        reader.push(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new EtcdGrpc([`http://127.0.0.1:${(server.address() as AddressInfo).port}`], undefined);
+    try {
+      const err = await client.range({ key: Buffer.from('k') }, Date.now() + 10_000).catch((e: Error) => e);
+      assert.match(String(err), /14 UNAVAILABLE: Connection dropped: a header block of more than 65536 bytes/);
+      assert.equal(gaveUp, false, 'the client closed the connection before the server ended the block');
+    } finally {
+      client.close();
+      server.close();
     }
   });
 });
