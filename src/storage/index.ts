@@ -6,6 +6,7 @@ import type { Backend } from './backend.js';
 import { EtcdBackend } from './etcd.js';
 import { MemoryBackend } from './memory.js';
 import { openSqliteBackend } from './sqlite.js';
+import { selectDriver } from './sqlite-driver.js';
 import type { BackendKind } from './kinds.js';
 
 export { backendKinds, defaultBackendKind, isSharedStore, type BackendKind } from './kinds.js';
@@ -29,6 +30,8 @@ export interface StorageConfig {
   maxValueBytes?: number;
   /** Most bytes the recent events a file or cluster store keeps in memory for its watchers may hold. */
   watchHubBytes?: number;
+  /** Told a line to say at start: which SQLite binding serves when it is not the usual one. */
+  notice?: (line: string) => void;
 }
 
 /** Where objects' keys begin in every store. */
@@ -41,7 +44,9 @@ export function openBackend(config: StorageConfig): Backend {
     case 'sqlite': {
       const path = join(config.dataDir, 'store.db');
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path, undefined, { maxValueBytes: config.maxValueBytes, watchHubBytes: config.watchHubBytes });
+      const { driver, notice } = selectDriver();
+      if (notice) config.notice?.(notice);
+      return openSqliteBackend(path, driver, { maxValueBytes: config.maxValueBytes, watchHubBytes: config.watchHubBytes });
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
