@@ -39,13 +39,14 @@ interface Build {
 /** The parts measured, loaded from a build's dist folder. */
 async function loadBuild(name: string, distSrc: string): Promise<Build> {
   const load = async (file: string) => import(pathToFileURL(join(distSrc, file)).href);
-  const [sqlite, memory, selectors, validation] = await Promise.all([
-    load('storage/sqlite.js'), load('storage/memory.js'), load('machinery/selectors.js'), load('api/validation/index.js'),
+  // The storage index, which exports both stores wherever a build keeps their files.
+  const [storage, selectors, validation] = await Promise.all([
+    load('storage/index.js'), load('machinery/selectors.js'), load('api/validation/index.js'),
   ]);
   return {
     name,
-    openSqlite: (path) => sqlite.openSqliteBackend(path),
-    openMemory: () => new memory.MemoryBackend(),
+    openSqlite: (path) => storage.openSqliteBackend(path),
+    openMemory: () => new storage.MemoryBackend(),
     parseLabelSelector: selectors.parseLabelSelector,
     schemas: { rules: validation.compileSchema(operatorSchema(true)), regex: validation.compileSchema(operatorSchema(true, true)) },
   };

@@ -9,8 +9,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteBackend } from '../src/storage/sqlite.js';
-import { availableDrivers, driverVariable, type DriverName } from '../src/storage/sqlite-driver.js';
+import { openSqliteBackend } from '../src/storage/sqlite/store.js';
+import { availableDrivers, driverVariable, type DriverName } from '../src/storage/sqlite/driver.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import { measureBackend } from './storage.js';

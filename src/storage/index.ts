@@ -3,10 +3,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './backend.js';
-import { EtcdBackend } from './etcd.js';
-import { MemoryBackend } from './memory.js';
-import { openSqliteBackend } from './sqlite.js';
-import { selectDriver } from './sqlite-driver.js';
+import { EtcdBackend } from './etcd/store.js';
+import { MemoryBackend } from './memory/store.js';
+import { openSqliteBackend } from './sqlite/store.js';
+import { selectDriver } from './sqlite/driver.js';
 import type { BackendKind } from './kinds.js';
 
 export { backendKinds, defaultBackendKind, isSharedStore, type BackendKind } from './kinds.js';
@@ -99,9 +99,9 @@ export function parseStoreAddress(address: string, requestTimeoutMs = 60_000): S
 
 export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
-export { MemoryBackend } from './memory.js';
-export { SqliteBackend, openSqliteBackend } from './sqlite.js';
-export { EtcdBackend } from './etcd.js';
+export { MemoryBackend } from './memory/store.js';
+export { SqliteBackend, openSqliteBackend } from './sqlite/store.js';
+export { EtcdBackend } from './etcd/store.js';
 export { copyStore } from './migrate.js';
 export { timedBackend } from './timed.js';
 export type { StorageObserver } from './timed.js';

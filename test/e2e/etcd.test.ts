@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startEtcd, EtcdCluster, EtcdTls } from '../support/etcd.js';
 import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
-import { EtcdBackend } from '../../src/storage/etcd.js';
+import { EtcdBackend } from '../../src/storage/etcd/store.js';
 import type { StorageError } from '../../src/storage/backend.js';
 import { startTestServer, tempDir, TestServer } from '../support/server.js';
 

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import type { KeyValue, StorageError } from '../../../src/storage/backend.js';
-import { EtcdBackend } from '../../../src/storage/etcd.js';
+import { EtcdBackend } from '../../../src/storage/etcd/store.js';
 import { startEtcd, EtcdCluster } from '../../support/etcd.js';
 import { buf, recordWatch, rejectsWith, runConformance, settle, text } from './conformance.js';
 

@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
-import { availableDrivers, chooseDriver, defaultLoaders, driverVariable, openDatabase, selectDriver, type DriverLoaders } from '../../../src/storage/sqlite-driver.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
+import { availableDrivers, chooseDriver, defaultLoaders, driverVariable, openDatabase, selectDriver, type DriverLoaders } from '../../../src/storage/sqlite/driver.js';
 import { buf, recordWatch, runConformance, text } from './conformance.js';
 
 const scratch: string[] = [];

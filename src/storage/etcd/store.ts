@@ -1,26 +1,26 @@
 // A Backend on an etcd v3 cluster, as upstream stores objects: guarded
 // writes are transactions comparing the key's mod revision, reads are
 // linearizable ranges (optionally at a revision, with a limit), watches run
-// on one watch stream (etcd-watch.ts), and compaction asks etcd to compact.
+// on one watch stream (watch.ts), and compaction asks etcd to compact.
 // Several servers may share the cluster; each learns the others' writes
 // through its watches and the others' compactions from etcd's answers.
 
-import { ownCopy } from './bytes.js';
+import { ownCopy } from '../bytes.js';
 import {
   Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchMemory, WatchOptions,
-} from './backend.js';
+} from '../backend.js';
 import {
   callFailure, connect, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
-} from './etcd-client.js';
-import type { EtcdGrpc } from './etcd-grpc.js';
-import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
-import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './etcd-proto.js';
-import { EtcdWatches } from './etcd-watch.js';
-import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
-import { rangeStart } from './keys.js';
-import { closedError } from './revisions.js';
-import { defaultHubBytes } from './watch-hub.js';
-import { checkValueSize, validMaxValueBytes } from './write-plan.js';
+} from './client.js';
+import type { EtcdGrpc } from './grpc.js';
+import { deadlineExceeded, EtcdCallError } from './grpc-call.js';
+import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './proto.js';
+import { EtcdWatches } from './watch.js';
+import { ExpiringPrefix, LeaseManager } from './leases.js';
+import { rangeStart } from '../keys.js';
+import { closedError } from '../revisions.js';
+import { defaultHubBytes } from '../watch-hub.js';
+import { checkValueSize, validMaxValueBytes } from '../write-plan.js';
 
 export interface EtcdBackendOptions extends EtcdConnectionOptions {
   /** Prepended to every key in etcd ('' keeps the keys as the other backends write them). */
@@ -48,7 +48,7 @@ const maxGatherMs = 2;
 
 export class EtcdBackend implements Backend {
   readonly name = 'etcd';
-  /** Every call to etcd (etcd-grpc.ts). */
+  /** Every call to etcd (grpc.ts). */
   private readonly grpc: EtcdGrpc;
   private readonly codec: EtcdCodec;
   private readonly watches: EtcdWatches;

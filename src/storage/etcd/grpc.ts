@@ -5,23 +5,23 @@
 // its generic protobuf decoding cost about half the server CPU of a create on
 // etcd, and Node's own HTTP/2 client most of what was left beyond SQLite's;
 // this path is one stream of our own HTTP/2 client (http2/connection.ts) per
-// call and the hand-written messages of etcd-proto.ts, the only client stack
+// call and the hand-written messages of proto.ts, the only client stack
 // the server has (docs/perf/ has the measurement that decided it).
 //
 // Members are chosen as the etcd3 package chose them: a random one per
 // call, skipping for a second a member that failed to answer; the watch
 // stream uses the same connections. Each call is a GrpcCall
-// (etcd-grpc-call.ts), whose failures read as grpc-js words them.
+// (grpc-call.ts), whose failures read as grpc-js words them.
 
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsOptions, type TLSSocket } from 'node:tls';
 import { Http2Connection } from './http2/connection.js';
 import { encodeHeaders, withLiteralField } from './http2/hpack.js';
-import { CallHandlers, cancelled, deadlineExceeded, EtcdCallError, failedCall, GrpcCall, OpenCall } from './etcd-grpc-call.js';
+import { CallHandlers, cancelled, deadlineExceeded, EtcdCallError, failedCall, GrpcCall, OpenCall } from './grpc-call.js';
 import {
   decodeCompact, decodeLeaseGrant, decodeRange, decodeTxn, decodeWatchResponse, encodeCompact, encodeLeaseGrant, encodeRange, encodeTxn,
   encodeWatchRequest, LeaseGrantResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
-} from './etcd-proto.js';
+} from './proto.js';
 
 /** How long a member that failed to answer is skipped. */
 const skipFailedMs = 1_000;

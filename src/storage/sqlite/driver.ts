@@ -8,7 +8,7 @@
 // missing or fails to load (no prebuilt binary and no C++ toolchain).
 
 import { createRequire } from 'node:module';
-import { product } from '../machinery/vocabulary.js';
+import { product } from '../../machinery/vocabulary.js';
 
 /** Positional parameters (a tuple) or named ones (one object). */
 type Args<P> = P extends readonly unknown[] ? P : [P];

@@ -2,9 +2,9 @@
 // request's messages framed (a compression flag and a 4-byte length), the
 // answer's messages cut out, the status read from the trailers, and a
 // deadline. Failures read as grpc-js words them ("14 UNAVAILABLE: ..."), the
-// words failureKind and callFailure in etcd-client.ts classify.
+// words failureKind and callFailure in client.ts classify.
 
-import { ownCopy } from './bytes.js';
+import { ownCopy } from '../bytes.js';
 import type { ClientStream, Http2Connection, StreamAbort, StreamHandlers } from './http2/connection.js';
 import type { HeaderField } from './http2/hpack.js';
 

@@ -1,11 +1,11 @@
-// The connections to an etcd cluster (etcd-grpc.ts) and the
+// The connections to an etcd cluster (grpc.ts) and the
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
 
-import { KeyValue, StorageError, tooLargeMessage } from './backend.js';
-import { EtcdGrpc } from './etcd-grpc.js';
-import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
-import type { EtcdKv } from './etcd-proto.js';
+import { KeyValue, StorageError, tooLargeMessage } from '../backend.js';
+import { EtcdGrpc } from './grpc.js';
+import { deadlineExceeded, EtcdCallError } from './grpc-call.js';
+import type { EtcdKv } from './proto.js';
 
 export interface EtcdConnectionOptions {
   /** Client URLs (http:// or https://) of the members. */
@@ -68,7 +68,7 @@ export class EtcdCodec {
     return key.subarray(this.prefix.length).toString();
   }
 
-  /** A KeyValue decoded by etcd-proto.ts. */
+  /** A KeyValue decoded by proto.ts. */
   fromKv(kv: EtcdKv): KeyValue {
     return { key: this.unkey(kv.key), value: kv.value, createRevision: this.fromEtcd(kv.createRevision), modRevision: this.fromEtcd(kv.modRevision) };
   }

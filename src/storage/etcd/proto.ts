@@ -6,7 +6,7 @@
 // Revisions and counts are numbers (etcd's stay far below 2^53); lease IDs,
 // which use all 64 bits, are decimal strings.
 
-import { Reader } from '../machinery/protobufwire.js';
+import { Reader } from '../../machinery/protobufwire.js';
 
 /** A KeyValue of kv.proto (version and lease are not read). */
 export interface EtcdKv {
