@@ -88,13 +88,15 @@ export function availableDrivers(loaders: DriverLoaders = defaultLoaders): Drive
   return drivers;
 }
 
-/** Why `load` fails, or undefined when it works. */
+/** Why `load` fails, in one line, or undefined when it works. */
 function failureOf(load: () => unknown): string | undefined {
   try {
     load();
     return undefined;
   } catch (err) {
-    return err instanceof Error ? err.message.split('\n')[0] : String(err);
+    // On one line: a module's stack of requirers left out, an ABI mismatch's two lines joined.
+    const message = (err instanceof Error ? err.message : String(err)).split(/\n\s*Require stack:/)[0]!.replace(/\s+/g, ' ').trim();
+    return message.length > 300 ? `${message.slice(0, 300)}…` : message;
   }
 }
 
