@@ -315,6 +315,23 @@ describe('an HTTP/2 connection to a node:http2 server', () => {
     }
   });
 
+  test('a message announced above the receive bound (2^31 - 1 bytes) fails the call at once, before its bytes are gathered', async () => {
+    let cancelled: Promise<number> | undefined;
+    onStream = (stream) => {
+      cancelled = new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)));
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3])); // 4 GiB - 1 announced, 3 bytes sent
+    };
+    const client = grpcClient();
+    try {
+      const err = await client.range({ key: Buffer.from('k') }, Date.now() + 3_000).catch((e: Error) => e);
+      assert.equal(String(err), 'Error: 8 RESOURCE_EXHAUSTED: grpc: received message larger than max (4294967295 vs. 2147483647)');
+      assert.equal(await cancelled, constants.NGHTTP2_CANCEL);
+    } finally {
+      client.close();
+    }
+  });
+
   test('a refused connection: the call fails as never sent', async () => {
     const client = new EtcdGrpc(['http://127.0.0.1:1'], undefined);
     try {
