@@ -393,3 +393,41 @@ describe('an HTTP/2 connection to a peer that never ends its header block', () =
     }
   });
 });
+
+describe('an HTTP/2 connection to a peer that asks without reading', () => {
+  test('a flood of PINGs whose answers go unread fails the connection with ENHANCE_YOUR_CALM', async () => {
+    const capFrames = 2_000_000; // where the fake server would stop (a client without a bound answers them all)
+    let sent = 0;
+    let stopped: (why: string) => void = () => undefined;
+    const serverStopped = new Promise<string>((resolve) => { stopped = resolve; });
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // the client closes on us
+      socket.pause(); // our answers are never read
+      let closed = false;
+      socket.on('close', () => { closed = true; });
+      const burst = Buffer.concat(Array.from({ length: 1_000 }, (_, i) => Buffer.concat([frameHeader(8, FrameType.ping, 0, 0), Buffer.alloc(8, i)])));
+      const pour = () => {
+        while (!closed && sent < capFrames) {
+          sent += 1_000;
+          if (!socket.write(burst)) return void socket.once('drain', pour);
+        }
+        if (!closed) stopped(`the server sent its ${capFrames} PINGs and the connection stayed open`);
+      };
+      socket.write(frameHeader(0, FrameType.settings, 0, 0));
+      pour();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = netConnect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port });
+    try {
+      const closedWith = await Promise.race([serverStopped, new Promise<Error | undefined>((resolve) => {
+        const connection = new Http2Connection(socket, { onClose: resolve });
+        socket.once('connect', () => connection.markConnected());
+      })]);
+      assert.match(String(closedWith), /more than 10000 PING and SETTINGS frames to answer while our answers go unread/);
+      assert.ok(sent < capFrames, 'the client closed the connection before the server stopped');
+    } finally {
+      socket.destroy();
+      server.close();
+    }
+  });
+});

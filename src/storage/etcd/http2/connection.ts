@@ -60,6 +60,13 @@ const defaultConnectionWindow = 16 * 1024 * 1024;
  * filling memory.
  */
 export const defaultMaxHeaderBlockBytes = 64 * 1024;
+/**
+ * Answers to the peer's PINGs and SETTINGS written while the socket has
+ * not drained, beyond which the peer is taken to ask without reading (a
+ * flood that would fill our write buffer): as Go's HTTP/2 bounds its queued
+ * control frames.
+ */
+const maxUnreadAcks = 10_000;
 
 export class ClientStream {
   id = 0;
@@ -123,6 +130,8 @@ export class Http2Connection {
   private closed = false;
   private failure: Error | undefined;
   private readonly pings: (() => void)[] = [];
+  /** PING and SETTINGS acknowledgements written since the socket's buffer was last empty. */
+  private unreadAcks = 0;
 
   constructor(private readonly socket: Socket, private readonly options: ConnectionOptions = {}) {
     this.streamWindow = options.streamWindow ?? defaultStreamWindow;
@@ -423,14 +432,22 @@ export class Http2Connection {
       }
       // HEADER_TABLE_SIZE needs nothing: our requests never use the dynamic table.
     }
-    this.write(settingsFrame([], true));
+    this.acknowledge(settingsFrame([], true));
     this.unblock();
   }
 
   private receivePing(frame: Frame): void {
     if (frame.payload.length !== 8) throw new FrameError(ErrorCode.frameSizeError, 'PING of the wrong size');
     if (frame.flags & Flag.ack) this.pings.shift()?.();
-    else this.write(pingFrame(Buffer.from(frame.payload), true));
+    else this.acknowledge(pingFrame(Buffer.from(frame.payload), true));
+  }
+
+  private acknowledge(frame: Buffer): void {
+    if (this.socket.writableLength === 0 && this.out.length === 0) this.unreadAcks = 0;
+    if (++this.unreadAcks > maxUnreadAcks) {
+      throw new FrameError(ErrorCode.enhanceYourCalm, `more than ${maxUnreadAcks} PING and SETTINGS frames to answer while our answers go unread`);
+    }
+    this.write(frame);
   }
 
   private receiveGoaway(frame: Frame): void {
