@@ -15,7 +15,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtCpu, fmtMs, median } from './stats.js';
 import { markdownTable, Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
-import { EtcdBackend } from '../src/storage/etcd.js';
+import { EtcdBackend } from '../src/storage/etcd/store.js';
 import { measureBackend } from './storage.js';
 import { targets } from './targets.js';
 

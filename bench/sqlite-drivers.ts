@@ -4,13 +4,13 @@
 // started alike. Rounds alternate which binding goes first; each row reports
 // the median over the rounds, since other work on the machine disturbs single
 // rounds. Usage: node dist/bench/sqlite-drivers.js [--rounds N]
-// (node:sqlite needs Node 24.15 or later).
+// (node:sqlite needs Node 22.13 or later).
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteBackend } from '../src/storage/sqlite.js';
-import { availableDrivers, driverVariable, type DriverName } from '../src/storage/sqlite-driver.js';
+import { openSqliteBackend } from '../src/storage/sqlite/store.js';
+import { availableDrivers, driverVariable, type DriverName } from '../src/storage/sqlite/driver.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import { measureBackend } from './storage.js';
@@ -97,7 +97,7 @@ function table(samples: Samples): string {
 }
 
 if (!availableDrivers().includes('node:sqlite')) {
-  process.stderr.write(`node:sqlite cannot serve on Node ${process.version} (it needs 24.15 or later); nothing to compare\n`);
+  process.stderr.write(`node:sqlite cannot serve on Node ${process.version} (it needs 22.13 or later); nothing to compare\n`);
   process.exit(1);
 }
 const samples: Samples = new Map();

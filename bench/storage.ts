@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Backend } from '../src/storage/backend.js';
-import { MemoryBackend } from '../src/storage/memory.js';
-import { openSqliteBackend } from '../src/storage/sqlite.js';
+import { MemoryBackend } from '../src/storage/memory/store.js';
+import { openSqliteBackend } from '../src/storage/sqlite/store.js';
 
 export interface BenchRow {
   name: string;

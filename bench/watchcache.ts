@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Backend } from '../src/storage/backend.js';
 import { WatchCache } from '../src/storage/cache/watch-cache.js';
-import { MemoryBackend } from '../src/storage/memory.js';
-import { openSqliteBackend } from '../src/storage/sqlite.js';
+import { MemoryBackend } from '../src/storage/memory/store.js';
+import { openSqliteBackend } from '../src/storage/sqlite/store.js';
 
 export interface WatchCacheBenchRow {
   name: string;

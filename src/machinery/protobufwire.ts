@@ -1,5 +1,5 @@
 // The protobuf wire format, just as much as the API objects and etcd's
-// answers (storage/etcd-proto.ts) need: varints,
+// answers (storage/etcd/proto.ts) need: varints,
 // length-delimited fields, and skipping of fields we do not know. Integers are
 // written as plain varints (no zigzag: upstream's generated.proto uses int32
 // and int64 only), negative values as 10-byte two's complement, as proto does.

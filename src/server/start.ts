@@ -163,6 +163,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     maxValueBytes: options.maxStoredObjectBytes,
     // The store's own recent events for its watchers (the caches' feed) are bounded as the caches' windows are.
     watchHubBytes: options.watchCacheWindowBytes,
+    notice: (line) => log.info(line),
   });
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
   // What the server itself asks of the store is timed; the metrics' own counting is not.

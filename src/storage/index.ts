@@ -3,9 +3,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Backend } from './backend.js';
-import { EtcdBackend } from './etcd.js';
-import { MemoryBackend } from './memory.js';
-import { openSqliteBackend } from './sqlite.js';
+import { EtcdBackend } from './etcd/store.js';
+import { MemoryBackend } from './memory/store.js';
+import { openSqliteBackend } from './sqlite/store.js';
+import { selectDriver } from './sqlite/driver.js';
 import type { BackendKind } from './kinds.js';
 
 export { backendKinds, defaultBackendKind, isSharedStore, type BackendKind } from './kinds.js';
@@ -29,6 +30,8 @@ export interface StorageConfig {
   maxValueBytes?: number;
   /** Most bytes the recent events a file or cluster store keeps in memory for its watchers may hold. */
   watchHubBytes?: number;
+  /** Told a line to say at start: which SQLite binding serves when it is not the usual one. */
+  notice?: (line: string) => void;
 }
 
 /** Where objects' keys begin in every store. */
@@ -41,7 +44,9 @@ export function openBackend(config: StorageConfig): Backend {
     case 'sqlite': {
       const path = join(config.dataDir, 'store.db');
       if (config.mustExist && !existsSync(path)) throw new Error(`${config.dataDir} holds no store (no ${path})`);
-      return openSqliteBackend(path, undefined, { maxValueBytes: config.maxValueBytes, watchHubBytes: config.watchHubBytes });
+      const { driver, notice } = selectDriver();
+      if (notice) config.notice?.(notice);
+      return openSqliteBackend(path, driver, { maxValueBytes: config.maxValueBytes, watchHubBytes: config.watchHubBytes });
     }
     case 'etcd3':
       if ((config.certFile === undefined) !== (config.keyFile === undefined)) {
@@ -94,9 +99,9 @@ export function parseStoreAddress(address: string, requestTimeoutMs = 60_000): S
 
 export { startCompactor } from './compactor.js';
 export type { CompactorOptions } from './compactor.js';
-export { MemoryBackend } from './memory.js';
-export { SqliteBackend, openSqliteBackend } from './sqlite.js';
-export { EtcdBackend } from './etcd.js';
+export { MemoryBackend } from './memory/store.js';
+export { SqliteBackend, openSqliteBackend } from './sqlite/store.js';
+export { EtcdBackend } from './etcd/store.js';
 export { copyStore } from './migrate.js';
 export { timedBackend } from './timed.js';
 export type { StorageObserver } from './timed.js';

@@ -18,7 +18,7 @@ import { ensureKeyMaterial } from '../../src/pki/index.js';
 import { Registry } from '../../src/registry/registry.js';
 import { createApp } from '../../src/server/app.js';
 import { Health } from '../../src/server/health.js';
-import { MemoryBackend } from '../../src/storage/memory.js';
+import { MemoryBackend } from '../../src/storage/memory/store.js';
 import { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { tempDir } from '../support/server.js';

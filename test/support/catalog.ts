@@ -4,7 +4,7 @@
 import { builtinKinds } from '../../src/api/catalog.js';
 import type { KindDefinition } from '../../src/api/kind.js';
 import { Registry } from '../../src/registry/registry.js';
-import { MemoryBackend } from '../../src/storage/memory.js';
+import { MemoryBackend } from '../../src/storage/memory/store.js';
 
 export function catalogRegistry(kinds: KindDefinition[] = builtinKinds): Registry {
   return new Registry(kinds, new MemoryBackend());

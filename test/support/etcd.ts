@@ -4,10 +4,9 @@
 
 import { spawn, ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
-import { get as httpsGet } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { createServer, Server } from 'node:net';
-import { Etcd3 } from 'etcd3';
 import { join } from 'node:path';
 import { scratchRoot, startTestServer, type TestServer } from './server.js';
 import type { ServerOptions } from '../../src/server/options.js';
@@ -110,23 +109,11 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot, tls?: EtcdTls)
     async leaderIndex() {
       for (const m of members) {
         if (!m.process) continue;
-        const client = new Etcd3({ hosts: m.clientUrl });
         try {
-          const ids = await Promise.all(members.map(async (other) => {
-            if (!other.process) return undefined;
-            const c = new Etcd3({ hosts: other.clientUrl });
-            try {
-              return (await c.maintenance.status()).header.member_id;
-            } finally {
-              c.close();
-            }
-          }));
-          const { leader } = await client.maintenance.status();
-          const index = ids.indexOf(leader);
+          const ids = await Promise.all(members.map(async (other) => (other.process ? (await memberStatus(other.clientUrl, tls)).header.member_id : undefined)));
+          const index = ids.indexOf((await memberStatus(m.clientUrl, tls)).leader);
           if (index >= 0) return index;
-        } finally {
-          client.close();
-        }
+        } catch { /* this member cannot say: ask the next */ }
       }
       throw new Error('no member knows a leader');
     },
@@ -149,18 +136,29 @@ export async function startEtcd(size = 1, dataRoot = scratchRoot, tls?: EtcdTls)
   return cluster;
 }
 
-/** GET /health of a member, with the client certificate when it wants one. */
-function health(url: string, tls: EtcdTls | undefined): Promise<string> {
-  const options = tls ? { ca: readFileSync(tls.caFile), cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } : {};
+/** A member's answer at `path` (GET, or POST of `body`), with the client certificate when it wants one. */
+function ask(url: string, path: string, tls: EtcdTls | undefined, body?: string): Promise<string> {
+  const options = {
+    method: body === undefined ? 'GET' : 'POST',
+    ...(tls ? { ca: readFileSync(tls.caFile), cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) } : {}),
+  };
   return new Promise((resolve, reject) => {
-    const req = (tls ? httpsGet : httpGet)(`${url}/health`, options, (res) => {
-      let body = '';
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve(body));
+    const req = (tls ? httpsRequest : httpRequest)(`${url}${path}`, options, (res) => {
+      let text = '';
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve(text));
       res.on('error', reject);
     });
     req.on('error', reject);
+    req.end(body);
   });
+}
+
+const health = (url: string, tls: EtcdTls | undefined) => ask(url, '/health', tls);
+
+/** Maintenance.Status through etcd's JSON gateway: the member's own ID and its leader's (64-bit IDs as decimal strings). */
+async function memberStatus(url: string, tls: EtcdTls | undefined): Promise<{ header: { member_id: string }; leader: string }> {
+  return JSON.parse(await ask(url, '/v3/maintenance/status', tls, '{}'));
 }
 
 /** Waits until each member answers /health with a leader elected. */

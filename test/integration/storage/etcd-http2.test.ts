@@ -5,9 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect as netConnect } from 'node:net';
-import { encodeHeaders } from '../../../src/storage/http2/hpack.js';
-import { Http2Connection } from '../../../src/storage/http2/connection.js';
-import { EtcdBackend } from '../../../src/storage/etcd.js';
+import { encodeHeaders } from '../../../src/storage/etcd/http2/hpack.js';
+import { Http2Connection } from '../../../src/storage/etcd/http2/connection.js';
+import { EtcdBackend } from '../../../src/storage/etcd/store.js';
 import { startEtcd, EtcdCluster } from '../../support/etcd.js';
 
 describe('an HTTP/2 connection to a real etcd', () => {

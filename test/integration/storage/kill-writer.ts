@@ -3,7 +3,7 @@
 // Usage: node kill-writer.js <store path> <number of keys>
 
 import { writeSync } from 'node:fs';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
 
 const [path, countText] = process.argv.slice(2);
 const store = openSqliteBackend(path!);

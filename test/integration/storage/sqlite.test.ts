@@ -5,8 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
-import { availableDrivers, chooseDriver, driverVariable, openDatabase } from '../../../src/storage/sqlite-driver.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
+import { availableDrivers, chooseDriver, defaultLoaders, driverVariable, openDatabase, selectDriver, type DriverLoaders } from '../../../src/storage/sqlite/driver.js';
 import { buf, recordWatch, runConformance, text } from '../../support/storage-conformance.js';
 
 const scratch: string[] = [];
@@ -299,10 +299,31 @@ describe('sqlite backend on disk', () => {
   });
 });
 
-test('the addon serves unless PLAT_SQLITE_DRIVER asks for node:sqlite, which is refused where it would warn or is missing', () => {
-  assert.equal(chooseDriver({}), 'better-sqlite3');
+test('the addon serves unless PLAT_SQLITE_DRIVER asks for node:sqlite, which is refused where this Node has none', () => {
+  const addonLoads = availableDrivers().includes('better-sqlite3');
+  assert.equal(chooseDriver({}), addonLoads ? 'better-sqlite3' : 'node:sqlite');
   assert.equal(chooseDriver({ [driverVariable]: 'better-sqlite3' }), 'better-sqlite3');
   assert.throws(() => chooseDriver({ [driverVariable]: 'sqlite3' }), /must be better-sqlite3 or node:sqlite, not "sqlite3"/);
   if (availableDrivers().includes('node:sqlite')) assert.equal(chooseDriver({ [driverVariable]: 'node:sqlite' }), 'node:sqlite');
-  else assert.throws(() => chooseDriver({ [driverVariable]: 'node:sqlite' }), /needs Node 24\.15 or later/);
+  else assert.throws(() => chooseDriver({ [driverVariable]: 'node:sqlite' }), /needs Node 22\.13 or later/);
+});
+
+test('where the addon cannot be loaded, node:sqlite serves and says so in one line; with neither, the error names the fixes', () => {
+  const noAddon: DriverLoaders = { ...defaultLoaders, addon: () => { throw new Error("Cannot find module 'better-sqlite3'\nRequire stack: ..."); } };
+  const neither: DriverLoaders = { ...noAddon, builtin: () => { throw new Error('No such built-in module: node:sqlite'); } };
+  assert.deepEqual(availableDrivers(neither), []);
+  assert.throws(() => selectDriver({}, neither), (err: Error) =>
+    /the SQLite store needs the better-sqlite3 addon, which could not be loaded \(Cannot find module 'better-sqlite3'\), or Node's built-in node:sqlite/.test(err.message)
+    && /npm install better-sqlite3/.test(err.message) && /Node 22\.13 or later/.test(err.message) && /--storage-backend/.test(err.message));
+  // Asked for by name, the addon is used as asked (its own error, if any, comes when the store opens).
+  assert.deepEqual(selectDriver({ [driverVariable]: 'better-sqlite3' }, neither), { driver: 'better-sqlite3' });
+  if (availableDrivers().includes('node:sqlite')) {
+    const chosen = selectDriver({}, noAddon);
+    assert.equal(chosen.driver, 'node:sqlite');
+    assert.equal(chosen.notice, "SQLite through Node's built-in node:sqlite: the better-sqlite3 addon could not be loaded (Cannot find module 'better-sqlite3')");
+  } else {
+    assert.throws(() => selectDriver({}, noAddon), /which Node v\d+\.\d+\.\d+ does not have/);
+  }
+  // This machine's own install: the addon where it loads (on a Node line it was not built for, node:sqlite with the notice).
+  assert.equal(selectDriver({}).driver, availableDrivers().includes('better-sqlite3') ? 'better-sqlite3' : 'node:sqlite');
 });

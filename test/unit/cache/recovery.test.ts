@@ -4,7 +4,7 @@ import {
   Backend, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
 } from '../../../src/storage/backend.js';
 import { WatchCache } from '../../../src/storage/cache/watch-cache.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { buf, recordCacheWatch, sleep, startOracle, summary } from './support.js';
 
 /** A memory store whose watches the test can break, as a lost connection to etcd would. */

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CacheSet } from '../../../src/storage/cache/cache-set.js';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
 import { buf, randomWrites, recordCacheWatch, seededRandom, startOracle, summary } from './support.js';
 
 const root = '/registry/things/';

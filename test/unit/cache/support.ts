@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import type { Backend, KeyValue, StorageError, WatchEvent } from '../../../src/storage/backend.js';
 import type { CacheEvent, CacheWatch, CacheWatchOptions } from '../../../src/storage/cache/types.js';
 import type { WatchCache } from '../../../src/storage/cache/watch-cache.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
 
 export interface BackendCase {
   name: string;

@@ -5,7 +5,7 @@
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinKinds } from '../../../src/api/catalog.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { CacheSet } from '../../../src/storage/cache/index.js';
 import { Registry } from '../../../src/registry/registry.js';
 import { InProcessClient } from '../../../src/server/inprocess.js';

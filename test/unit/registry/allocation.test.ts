@@ -13,8 +13,8 @@ import { formatCIDR, formatIP, parseCIDR, parseIP } from '../../../src/machinery
 import { AllocationBitmap } from '../../../src/registry/allocation/bitmap.js';
 import { NodePortRange, ServiceIPRange } from '../../../src/registry/allocation/ranges.js';
 import { AllocationError, StoredRange } from '../../../src/registry/allocation/stored.js';
-import { openSqliteBackend } from '../../../src/storage/sqlite.js';
-import { EtcdBackend } from '../../../src/storage/etcd.js';
+import { openSqliteBackend } from '../../../src/storage/sqlite/store.js';
+import { EtcdBackend } from '../../../src/storage/etcd/store.js';
 import { startEtcd, type EtcdCluster } from '../../support/etcd.js';
 
 test('addresses and CIDRs read and print as Go prints them', () => {
@@ -110,7 +110,7 @@ describe('a stored range', () => {
   });
 
   test('changes asked for at once are written together, each answered on its own: a refusal undoes nobody else\'s value', async () => {
-    const { MemoryBackend } = await import('../../../src/storage/memory.js');
+    const { MemoryBackend } = await import('../../../src/storage/memory/store.js');
     const backend = new MemoryBackend();
     let writes = 0;
     const counted = Object.assign(Object.create(backend) as typeof backend, {
@@ -160,7 +160,7 @@ describe('a stored range', () => {
 });
 
 test('a repair marks what objects hold, gives back what nobody held for three repairs, and rebuilds a range stored for another span', async () => {
-  const { MemoryBackend } = await import('../../../src/storage/memory.js');
+  const { MemoryBackend } = await import('../../../src/storage/memory/store.js');
   const { RangeRepair } = await import('../../../src/registry/allocation/repair.js');
   const backend = new MemoryBackend();
   const ips = new StoredRange(backend, '/registry/ranges/serviceips', ServiceIPRange.parse('10.0.0.0/24')!, 'IP');

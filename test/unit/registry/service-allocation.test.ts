@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { KubeObject } from '../../../src/api/kind.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 import type { IPFamily } from '../../../src/machinery/ipnet.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { NodePortRange, ServiceIPRange } from '../../../src/registry/allocation/ranges.js';
 import { StoredRange } from '../../../src/registry/allocation/stored.js';
 import { ServiceAllocators } from '../../../src/registry/allocation/service.js';

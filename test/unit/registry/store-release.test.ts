@@ -10,7 +10,7 @@ import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
 import { ResourceStore } from '../../../src/registry/store.js';
 import type { RequestScope, WriteOptions } from '../../../src/registry/writeoptions.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import type { Admission } from '../../../src/admission/types.js';
 
 const gadgets = defineKind({

@@ -6,7 +6,7 @@ import { defineKind, statusSubresource } from '../../../src/api/kind.js';
 import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
 import { ResourceStore, type RequestScope, type WriteOptions } from '../../../src/registry/store.js';
-import { MemoryBackend } from '../../../src/storage/memory.js';
+import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { ApiError } from '../../../src/machinery/errors.js';
 import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { requestKind, requestResource, type Admission, type AdmissionRequest } from '../../../src/admission/types.js';

@@ -6,15 +6,15 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as netConnect, type AddressInfo } from 'node:net';
+import { connect as netConnect, createServer, type AddressInfo } from 'node:net';
 import { createServer as createH2Server, constants, type Http2Server, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
-import { decodeHuffman, huffmanCode } from '../../../src/storage/http2/huffman.js';
-import { encodeHeaders, HeaderField, HpackDecoder, withLiteralField } from '../../../src/storage/http2/hpack.js';
-import { ErrorCode, Flag, Frame, FrameError, frameHeader, FrameReader, FrameType, unpadded } from '../../../src/storage/http2/frames.js';
-import { Http2Connection } from '../../../src/storage/http2/connection.js';
-import { EtcdBackend } from '../../../src/storage/etcd.js';
-import { EtcdGrpc } from '../../../src/storage/etcd-grpc.js';
-import { failureKind } from '../../../src/storage/etcd-client.js';
+import { decodeHuffman, huffmanCode } from '../../../src/storage/etcd/http2/huffman.js';
+import { encodeHeaders, HeaderField, HpackDecoder, withLiteralField } from '../../../src/storage/etcd/http2/hpack.js';
+import { ErrorCode, Flag, Frame, FrameError, frameHeader, FrameReader, FrameType, unpadded } from '../../../src/storage/etcd/http2/frames.js';
+import { Http2Connection } from '../../../src/storage/etcd/http2/connection.js';
+import { EtcdBackend } from '../../../src/storage/etcd/store.js';
+import { EtcdGrpc } from '../../../src/storage/etcd/grpc.js';
+import { failureKind } from '../../../src/storage/etcd/client.js';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 
@@ -260,6 +260,23 @@ describe('an HTTP/2 connection to a node:http2 server', () => {
     }
   });
 
+  test('a message announced above the receive bound (2^31 - 1 bytes) fails the call at once, before its bytes are gathered', async () => {
+    let cancelled: Promise<number> | undefined;
+    onStream = (stream) => {
+      cancelled = new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)));
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+      stream.write(Buffer.from([0, 0xff, 0xff, 0xff, 0xff, 1, 2, 3])); // 4 GiB - 1 announced, 3 bytes sent
+    };
+    const client = grpcClient();
+    try {
+      const err = await client.range({ key: Buffer.from('k') }, Date.now() + 3_000).catch((e: Error) => e);
+      assert.equal(String(err), 'Error: 8 RESOURCE_EXHAUSTED: grpc: received message larger than max (4294967295 vs. 2147483647)');
+      assert.equal(await cancelled, constants.NGHTTP2_CANCEL);
+    } finally {
+      client.close();
+    }
+  });
+
   test('a refused connection: the call fails as never sent', async () => {
     const client = new EtcdGrpc(['http://127.0.0.1:1'], undefined);
     try {
@@ -268,6 +285,94 @@ describe('an HTTP/2 connection to a node:http2 server', () => {
       assert.equal(failureKind(err), 'unsent');
     } finally {
       client.close();
+    }
+  });
+});
+
+describe('an HTTP/2 connection to a peer that never ends its header block', () => {
+  test('an endless run of CONTINUATION frames fails the connection once the block passes its bound', async () => {
+    const capBytes = 8 * 1024 * 1024; // where the fake server would give up and end the block (a client without a bound reads it all)
+    let sent = 0;
+    let gaveUp = false;
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // the client closes on us
+      let closed = false;
+      socket.on('close', () => { closed = true; });
+      socket.write(frameHeader(0, FrameType.settings, 0, 0));
+      // Each CONTINUATION payload is a full frame of ":method: GET" (static index 2), a valid block however long.
+      const payload = Buffer.alloc(16_384, 0x82);
+      const continuation = (last: boolean, streamId: number) => Buffer.concat([frameHeader(payload.length, FrameType.continuation, last ? Flag.endHeaders : 0, streamId), payload]);
+      const pour = (streamId: number) => {
+        while (!closed) {
+          const last = sent + payload.length >= capBytes;
+          sent += payload.length;
+          if (last) gaveUp = true;
+          const more = socket.write(continuation(last, streamId));
+          if (last) return void socket.end();
+          if (!more) return void socket.once('drain', () => pour(streamId));
+        }
+      };
+      let preface = true;
+      const reader = new FrameReader((frame) => {
+        if (frame.type !== FrameType.headers || sent > 0) return;
+        socket.write(Buffer.concat([frameHeader(1, FrameType.headers, 0, frame.streamId), Buffer.from([0x88])])); // ":status: 200", no END_HEADERS
+        pour(frame.streamId);
+      });
+      socket.on('data', (chunk: Buffer) => {
+        if (preface) {
+          preface = false;
+          chunk = chunk.subarray(24); // the client's preface comes in its first write
+        }
+        reader.push(chunk);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = new EtcdGrpc([`http://127.0.0.1:${(server.address() as AddressInfo).port}`], undefined);
+    try {
+      const err = await client.range({ key: Buffer.from('k') }, Date.now() + 10_000).catch((e: Error) => e);
+      assert.match(String(err), /14 UNAVAILABLE: Connection dropped: a header block of more than 65536 bytes/);
+      assert.equal(gaveUp, false, 'the client closed the connection before the server ended the block');
+    } finally {
+      client.close();
+      server.close();
+    }
+  });
+});
+
+describe('an HTTP/2 connection to a peer that asks without reading', () => {
+  test('a flood of PINGs whose answers go unread fails the connection with ENHANCE_YOUR_CALM', async () => {
+    const capFrames = 2_000_000; // where the fake server would stop (a client without a bound answers them all)
+    let sent = 0;
+    let stopped: (why: string) => void = () => undefined;
+    const serverStopped = new Promise<string>((resolve) => { stopped = resolve; });
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined); // the client closes on us
+      socket.pause(); // our answers are never read
+      let closed = false;
+      socket.on('close', () => { closed = true; });
+      const burst = Buffer.concat(Array.from({ length: 1_000 }, (_, i) => Buffer.concat([frameHeader(8, FrameType.ping, 0, 0), Buffer.alloc(8, i)])));
+      const pour = () => {
+        while (!closed && sent < capFrames) {
+          sent += 1_000;
+          if (!socket.write(burst)) return void socket.once('drain', pour);
+        }
+        if (!closed) stopped(`the server sent its ${capFrames} PINGs and the connection stayed open`);
+      };
+      socket.write(frameHeader(0, FrameType.settings, 0, 0));
+      pour();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const socket = netConnect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port });
+    try {
+      const closedWith = await Promise.race([serverStopped, new Promise<Error | undefined>((resolve) => {
+        const connection = new Http2Connection(socket, { onClose: resolve });
+        socket.once('connect', () => connection.markConnected());
+      })]);
+      assert.match(String(closedWith), /more than 10000 PING and SETTINGS frames to answer while our answers go unread/);
+      assert.ok(sent < capFrames, 'the client closed the connection before the server stopped');
+    } finally {
+      socket.destroy();
+      server.close();
     }
   });
 });

@@ -1,28 +1,26 @@
 // A Backend on an etcd v3 cluster, as upstream stores objects: guarded
 // writes are transactions comparing the key's mod revision, reads are
 // linearizable ranges (optionally at a revision, with a limit), watches run
-// on one watch stream (etcd-watch.ts), and compaction asks etcd to compact.
+// on one watch stream (watch.ts), and compaction asks etcd to compact.
 // Several servers may share the cluster; each learns the others' writes
 // through its watches and the others' compactions from etcd's answers.
 
-import { ownCopy } from './bytes.js';
-import type { Etcd3 } from 'etcd3';
-import { isBrokenCircuitError } from 'cockatiel';
+import { ownCopy } from '../bytes.js';
 import {
   Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchMemory, WatchOptions,
-} from './backend.js';
+} from '../backend.js';
 import {
-  callFailure, connect, connectHotCalls, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
-} from './etcd-client.js';
-import type { EtcdGrpc } from './etcd-grpc.js';
-import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
-import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './etcd-proto.js';
-import { EtcdWatches } from './etcd-watch.js';
-import { ExpiringPrefix, LeaseManager } from './etcd-leases.js';
-import { rangeStart } from './keys.js';
-import { closedError } from './revisions.js';
-import { defaultHubBytes } from './watch-hub.js';
-import { checkValueSize, validMaxValueBytes } from './write-plan.js';
+  callFailure, connect, failureKind, EtcdConnectionOptions, isCompactedError, isFutureRevisionError, EtcdCodec,
+} from './client.js';
+import type { EtcdGrpc } from './grpc.js';
+import { deadlineExceeded, EtcdCallError } from './grpc-call.js';
+import type { Compare, RangeRequest, RangeResponse, RequestOp, TxnResponse } from './proto.js';
+import { EtcdWatches } from './watch.js';
+import { ExpiringPrefix, LeaseManager } from './leases.js';
+import { rangeStart } from '../keys.js';
+import { closedError } from '../revisions.js';
+import { defaultHubBytes } from '../watch-hub.js';
+import { checkValueSize, validMaxValueBytes } from '../write-plan.js';
 
 export interface EtcdBackendOptions extends EtcdConnectionOptions {
   /** Prepended to every key in etcd ('' keeps the keys as the other backends write them). */
@@ -50,8 +48,7 @@ const maxGatherMs = 2;
 
 export class EtcdBackend implements Backend {
   readonly name = 'etcd';
-  private readonly client: Etcd3;
-  /** Range and Txn, which every request makes, on a leaner path than the etcd3 package's (etcd-grpc.ts). */
+  /** Every call to etcd (grpc.ts). */
   private readonly grpc: EtcdGrpc;
   private readonly codec: EtcdCodec;
   private readonly watches: EtcdWatches;
@@ -77,9 +74,10 @@ export class EtcdBackend implements Backend {
   constructor(options: EtcdBackendOptions) {
     this.requestTimeoutMs = options.requestTimeoutMs;
     this.maxValueBytes = validMaxValueBytes(options.maxValueBytes ?? defaultMaxValueBytes);
-    this.client = connect(options);
-    this.grpc = connectHotCalls(options);
-    this.leases = new LeaseManager(this.client, options.expiring ?? [], (run) => this.call(run));
+    this.grpc = connect(options);
+    // A grant may repeat: one whose answer was lost leaves an unused lease, which expires by itself.
+    const grant = (ttlSeconds: number) => this.call(async (_, deadline) => (await this.grpc.leaseGrant(ttlSeconds, deadline)).id);
+    this.leases = new LeaseManager(grant, options.expiring ?? []);
     this.codec = new EtcdCodec(options.keyPrefix ?? '', options.revisionOffset);
     this.watches = new EtcdWatches(this.grpc, this.codec, () => this.compacted, (revision) => this.learnCompacted(revision),
       (after, through) => this.quietBetween(after, through), options.watchHubBytes ?? defaultHubBytes);
@@ -288,7 +286,7 @@ export class EtcdBackend implements Backend {
     }
     if (revision <= this.compacted) return;
     try {
-      await this.call(() => this.client.kv.compact({ revision: this.codec.toEtcd(revision), physical: false }));
+      await this.call((_, deadline) => this.grpc.compact(this.codec.toEtcd(revision), deadline));
       this.learnCompacted(revision);
     } catch (err) {
       // Already compacted further, by this server or another: nothing to do.
@@ -324,7 +322,6 @@ export class EtcdBackend implements Backend {
     this.closed = true;
     await Promise.allSettled([...this.keyChains.values()]);
     this.watches.close(closedError(this.name));
-    this.client.close();
     this.grpc.close();
   }
 
@@ -376,10 +373,8 @@ export class EtcdBackend implements Backend {
       } catch (err) {
         const attemptTimedOut = err instanceof EtcdCallError && err.code === deadlineExceeded && deadline < requestDeadline;
         const kind = attemptTimedOut ? 'ambiguous' : failureKind(err);
-        if (!isBrokenCircuitError(err)) {
-          cause = err;
-          if (kind !== 'final') this.lastCause = err;
-        }
+        cause = err;
+        if (kind !== 'final') this.lastCause = err;
         const delay = retryDelaysMs[attempt];
         const mayRetry = kind === 'unsent' || (kind === 'ambiguous' && retriesAmbiguous);
         // Retries stay well inside the request's deadline.

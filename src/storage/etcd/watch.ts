@@ -5,12 +5,12 @@
 // answers in the next turn, as the other backends do.) A watch from before
 // the ring gets its own etcd watch.
 
-import { StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions } from './backend.js';
-import type { EtcdCodec } from './etcd-client.js';
-import type { EtcdGrpc } from './etcd-grpc.js';
-import { EtcdWatchStream } from './etcd-watch-stream.js';
-import { compactedError } from './revisions.js';
-import { deliverSafely, endSafely, eventBytes } from './watch-hub.js';
+import { StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions } from '../backend.js';
+import type { EtcdCodec } from './client.js';
+import type { EtcdGrpc } from './grpc.js';
+import { EtcdWatchStream } from './watch-stream.js';
+import { compactedError } from '../revisions.js';
+import { deliverSafely, endSafely, eventBytes } from '../watch-hub.js';
 
 /**
  * Events kept in memory: between this and twice as many, and never more

@@ -6,11 +6,11 @@
 
 import {
   Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchHandlers, WatchOptions,
-} from './backend.js';
-import { compareKeys, rangeStart } from './keys.js';
-import { closedError, readRevision } from './revisions.js';
-import { WatchHub } from './watch-hub.js';
-import { ownedWrite, planWrite, validMaxValueBytes, WriteOp } from './write-plan.js';
+} from '../backend.js';
+import { compareKeys, rangeStart } from '../keys.js';
+import { closedError, readRevision } from '../revisions.js';
+import { WatchHub } from '../watch-hub.js';
+import { ownedWrite, planWrite, validMaxValueBytes, WriteOp } from '../write-plan.js';
 
 export interface MemoryBackendOptions {
   /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */

@@ -5,8 +5,6 @@
 // for the TTL plus that window, so no key expires early and etcd is not
 // asked for a lease per write.
 
-import type { Etcd3 } from 'etcd3';
-
 export interface ExpiringPrefix {
   /** Backend keys starting with this expire... */
   prefix: string;
@@ -25,9 +23,9 @@ export class LeaseManager {
   private readonly current = new Map<number, Promise<Granted>>();
 
   constructor(
-    private readonly client: Etcd3,
+    /** Asks etcd for a lease of `ttlSeconds`; answers its ID. */
+    private readonly grant: (ttlSeconds: number) => Promise<string>,
     private readonly prefixes: readonly ExpiringPrefix[],
-    private readonly call: <T>(run: () => Promise<T>) => Promise<T>,
   ) {}
 
   /** The lease for a write to `key`, or undefined when the key does not expire. */
@@ -45,8 +43,7 @@ export class LeaseManager {
       }
       if (this.current.get(rule.ttlSeconds) !== held) return this.leaseFor(key);
     }
-    const granting = this.call(() => this.client.leaseClient.leaseGrant({ TTL: rule.ttlSeconds + reuseSeconds }))
-      .then((res): Granted => ({ id: String(res.ID), grantedAt: Date.now() }));
+    const granting = this.grant(rule.ttlSeconds + reuseSeconds).then((id): Granted => ({ id, grantedAt: Date.now() }));
     this.current.set(rule.ttlSeconds, granting);
     return (await granting).id;
   }

@@ -1,11 +1,10 @@
 // One gRPC call on a stream of our HTTP/2 client (http2/connection.ts): the
 // request's messages framed (a compression flag and a 4-byte length), the
 // answer's messages cut out, the status read from the trailers, and a
-// deadline. Failures read as grpc-js words them ("14 UNAVAILABLE: ..."), so
-// failureKind and callFailure in etcd-client.ts classify both the etcd3
-// package's calls and these alike.
+// deadline. Failures read as grpc-js words them ("14 UNAVAILABLE: ..."), the
+// words failureKind and callFailure in client.ts classify.
 
-import { ownCopy } from './bytes.js';
+import { ownCopy } from '../bytes.js';
 import type { ClientStream, Http2Connection, StreamAbort, StreamHandlers } from './http2/connection.js';
 import type { HeaderField } from './http2/hpack.js';
 
@@ -103,7 +102,14 @@ export class GrpcCall implements StreamHandlers, OpenCall {
   }
 
   onData(payload: Buffer, endStream: boolean): void {
-    this.messages.push(payload);
+    try {
+      this.messages.push(payload);
+    } catch (err) {
+      if (!(err instanceof EtcdCallError)) throw err;
+      this.end(err);
+      this.stream!.cancel();
+      return;
+    }
     if (endStream) this.finish();
   }
 
@@ -160,6 +166,22 @@ function percentDecoded(value: string): string {
 }
 
 /**
+ * The largest message an answer may carry: etcd's Go client's default
+ * (2^31 - 1 bytes, which upstream's API server keeps), far above what a
+ * watch replay or a list of a large store carries; a peer that announces
+ * more is refused before its bytes are gathered.
+ */
+export const maxReceiveMessageBytes = 2 ** 31 - 1;
+const resourceExhausted = 8;
+
+function checkedLength(length: number): number {
+  if (length > maxReceiveMessageBytes) {
+    throw new EtcdCallError(resourceExhausted, `grpc: received message larger than max (${length} vs. ${maxReceiveMessageBytes})`);
+  }
+  return length;
+}
+
+/**
  * Cuts gRPC's messages out of DATA payloads, which are valid only during
  * the call, so each message is handed over as a copy. With `keep`, the copy
  * is an allocation of its own: values decoded from it are kept (the watch
@@ -182,14 +204,14 @@ class MessageReader {
       this.have += chunk.length;
       if (this.have < 5) return;
       if (this.parts[0]!.length < 5) this.parts = [this.joined()];
-      if (this.have < 5 + this.parts[0]!.readUInt32BE(1)) return;
+      if (this.have < 5 + checkedLength(this.parts[0]!.readUInt32BE(1))) return;
       chunk = this.joined();
       this.parts = [];
       this.have = 0;
     }
     let at = 0;
     while (chunk.length - at >= 5) {
-      const end = at + 5 + chunk.readUInt32BE(at + 1);
+      const end = at + 5 + checkedLength(chunk.readUInt32BE(at + 1));
       if (end > chunk.length) break;
       this.onMessage(this.copy(chunk.subarray(at + 5, end)));
       at = end;

@@ -1,14 +1,14 @@
 // The few calls the SQLite store makes of a SQLite binding, over either of
 // two: the better-sqlite3 addon, which serves by default, or Node's built-in
 // `node:sqlite`. Both run the same SQL, so the file is the same either way,
-// and both pass the backend conformance suite. The built-in one would spare
-// the addon's compile step, but on Node 24 it reads single keys about a third
-// slower and ranges about an eighth slower (bench/sqlite-drivers.ts,
-// bench/README.md), so it is used only when asked for; the bench measures it
-// again on each new Node line.
+// and both pass the backend conformance suite. The built-in one spares the
+// addon's compile step, but on Node 24 it reads single keys about a third
+// slower and ranges about an eighth slower (bench/sqlite-drivers.ts), so it
+// serves when asked for, or when the addon, an optional dependency, is
+// missing or fails to load (no prebuilt binary and no C++ toolchain).
 
 import { createRequire } from 'node:module';
-import { product } from '../machinery/vocabulary.js';
+import { product } from '../../machinery/vocabulary.js';
 
 /** Positional parameters (a tuple) or named ones (one object). */
 type Args<P> = P extends readonly unknown[] ? P : [P];
@@ -35,31 +35,69 @@ const require = createRequire(import.meta.url);
 /** The environment variable that picks the binding: `PLAT_SQLITE_DRIVER`, from the product's prefix. */
 export const driverVariable = `${product.envPrefix}_SQLITE_DRIVER`;
 
+/** Loads each binding, throwing why it cannot (replaced in tests to stand for a machine without the addon). */
+export interface DriverLoaders {
+  addon(): AddonModule;
+  builtin(): BuiltinModule;
+}
+
+export const defaultLoaders: DriverLoaders = { addon: loadAddon, builtin: loadBuiltin };
+
+/** The binding to use, and the line to say at start when it is the built-in one because the addon could not be loaded. */
+export interface DriverChoice {
+  driver: DriverName;
+  notice?: string;
+}
+
 /**
- * The addon, unless `PLAT_SQLITE_DRIVER=node:sqlite` asks for the built-in
- * binding (the bench compares the two this way), which is refused where it is
- * missing or would print an experimental-feature warning.
+ * `PLAT_SQLITE_DRIVER` when set (node:sqlite is refused where this Node has
+ * none); otherwise the addon where it loads, else node:sqlite where this Node
+ * has it, else an error that names the ways out.
  */
-export function chooseDriver(env: NodeJS.ProcessEnv = process.env): DriverName {
+export function selectDriver(env: NodeJS.ProcessEnv = process.env, loaders: DriverLoaders = defaultLoaders): DriverChoice {
   const asked = env[driverVariable];
-  if (asked === undefined || asked === '' || asked === 'better-sqlite3') return 'better-sqlite3';
-  if (asked !== 'node:sqlite') throw new Error(`${driverVariable} must be better-sqlite3 or node:sqlite, not ${JSON.stringify(asked)}`);
-  if (!builtinAvailable()) throw new Error(`${driverVariable}=node:sqlite needs Node 24.15 or later (this is ${process.version})`);
-  return asked;
+  if (asked === 'better-sqlite3') return { driver: asked };
+  if (asked === 'node:sqlite') {
+    const missing = failureOf(loaders.builtin);
+    if (missing !== undefined) throw new Error(`${driverVariable}=node:sqlite needs Node 22.13 or later (this is ${process.version}: ${missing})`);
+    return { driver: asked };
+  }
+  if (asked !== undefined && asked !== '') throw new Error(`${driverVariable} must be better-sqlite3 or node:sqlite, not ${JSON.stringify(asked)}`);
+  const addonFailure = failureOf(loaders.addon);
+  if (addonFailure === undefined) return { driver: 'better-sqlite3' };
+  const builtinFailure = failureOf(loaders.builtin);
+  if (builtinFailure === undefined) {
+    return { driver: 'node:sqlite', notice: `SQLite through Node's built-in node:sqlite: the better-sqlite3 addon could not be loaded (${addonFailure})` };
+  }
+  throw new Error(`the SQLite store needs the better-sqlite3 addon, which could not be loaded (${addonFailure}), ` +
+    `or Node's built-in node:sqlite, which Node ${process.version} does not have. Either install the addon ` +
+    '(npm install better-sqlite3; it compiles where no prebuilt binary fits, which needs python3, make and a C++ compiler), ' +
+    'or run on Node 22.13 or later, or choose another store with --storage-backend');
 }
 
-/**
- * The bindings this Node can load: the addon always, the built-in one where
- * it loads without a flag and without a warning, from Node 24.15 on (24.14
- * and Node 22 print an ExperimentalWarning when it loads) and on 26.
- */
-export function availableDrivers(): DriverName[] {
-  return builtinAvailable() ? ['node:sqlite', 'better-sqlite3'] : ['better-sqlite3'];
+/** The binding to use (see selectDriver). */
+export function chooseDriver(env: NodeJS.ProcessEnv = process.env, loaders: DriverLoaders = defaultLoaders): DriverName {
+  return selectDriver(env, loaders).driver;
 }
 
-function builtinAvailable(): boolean {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  return major >= 26 || (major === 24 && minor >= 15);
+/** The bindings this Node can load, the built-in one first (tests and the bench run each). */
+export function availableDrivers(loaders: DriverLoaders = defaultLoaders): DriverName[] {
+  const drivers: DriverName[] = [];
+  if (failureOf(loaders.builtin) === undefined) drivers.push('node:sqlite');
+  if (failureOf(loaders.addon) === undefined) drivers.push('better-sqlite3');
+  return drivers;
+}
+
+/** Why `load` fails, in one line, or undefined when it works. */
+function failureOf(load: () => unknown): string | undefined {
+  try {
+    load();
+    return undefined;
+  } catch (err) {
+    // On one line: a module's stack of requirers left out, an ABI mismatch's two lines joined.
+    const message = (err instanceof Error ? err.message : String(err)).split(/\n\s*Require stack:/)[0]!.replace(/\s+/g, ' ').trim();
+    return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+  }
 }
 
 /** SQLITE_BUSY as either binding reports it: another connection holds the lock. */
@@ -113,8 +151,19 @@ function keep<T extends object>(wrapper: T): T {
   return wrapper;
 }
 
+export type AddonModule = typeof import('better-sqlite3');
+let addon: AddonModule | undefined;
+
+/** The addon, whose native part loads with its first database: one in memory, opened and closed once, proves it loads. */
+function loadAddon(): AddonModule {
+  if (addon) return addon;
+  const Database = require('better-sqlite3') as AddonModule;
+  keep(new Database(':memory:')).close();
+  return addon = Database;
+}
+
 function openAddon(path: string): SqlDatabase {
-  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  const Database = loadAddon();
   const db = keep(new Database(path));
   const transaction = transactions((sql) => keep(db.prepare(sql)));
   return {
@@ -133,12 +182,34 @@ interface BuiltinStatement {
   all(...params: unknown[]): unknown[];
   run(...params: unknown[]): unknown;
 }
-interface BuiltinModule {
+export interface BuiltinModule {
   DatabaseSync: new (path: string) => { exec(sql: string): void; prepare(sql: string): BuiltinStatement; close(): void };
 }
 
+let builtin: BuiltinModule | undefined;
+
+/**
+ * node:sqlite, without its ExperimentalWarning (printed on Node 22 and
+ * before 24.15): the server says in its own log which binding serves.
+ * On Node 20, and on 22 before 22.13 without a flag, there is none.
+ */
+function loadBuiltin(): BuiltinModule {
+  if (builtin) return builtin;
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    const text = typeof warning === 'string' ? warning : warning.message;
+    if (/SQLite is an experimental feature/.test(text)) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return builtin = require('node:sqlite') as BuiltinModule;
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
 function openBuiltin(path: string): SqlDatabase {
-  const { DatabaseSync } = require('node:sqlite') as BuiltinModule;
+  const { DatabaseSync } = loadBuiltin();
   const db = new DatabaseSync(path);
   const transaction = transactions((sql) => db.prepare(sql));
   return {

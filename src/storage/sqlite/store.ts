@@ -17,13 +17,13 @@ import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   Backend, defaultMaxValueBytes, KeyValue, RangeOptions, RangeResult, StorageError, Watch, WatchEvent, WatchHandlers, WatchMemory, WatchOptions,
-} from './backend.js';
-import { prefixEnd, rangeStart } from './keys.js';
-import { closedError, readRevision } from './revisions.js';
-import { DriverName, isBusy, openDatabase, SqlDatabase } from './sqlite-driver.js';
-import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './sqlite-schema.js';
-import { defaultHubBytes, WatchHub } from './watch-hub.js';
-import { ownedWrite, planWrite, validMaxValueBytes, WritePlan, WriteOp } from './write-plan.js';
+} from '../backend.js';
+import { prefixEnd, rangeStart } from '../keys.js';
+import { closedError, readRevision } from '../revisions.js';
+import { DriverName, isBusy, openDatabase, SqlDatabase } from './driver.js';
+import { HistoryRow, metaKeys, prepareStatements, schema, schemaVersion, Statements, VersionRow } from './schema.js';
+import { defaultHubBytes, WatchHub } from '../watch-hub.js';
+import { ownedWrite, planWrite, validMaxValueBytes, WritePlan, WriteOp } from '../write-plan.js';
 
 export interface SqliteBackendOptions {
   /** Most bytes a stored value may have (default: etcd's 1.5 MiB). */

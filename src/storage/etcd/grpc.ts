@@ -1,26 +1,27 @@
-// gRPC calls to etcd: Range and Txn, which every request makes, and the
-// watch stream, which brings every write back. The etcd3 package's path
-// through @grpc/grpc-js (call objects, interceptors, filters, a promise
-// chain and a circuit breaker per call) and its generic protobuf decoding
-// cost about half the server CPU of a create on etcd, and Node's own HTTP/2
-// client most of what was left beyond SQLite's; this path is one stream of
-// our own HTTP/2 client (http2/connection.ts) per call and the hand-written
-// messages of etcd-proto.ts. Leases and compaction stay on the etcd3 package.
+// gRPC calls to etcd: Range and Txn, which every request makes, the watch
+// stream, which brings every write back, and the rare Compact and
+// LeaseGrant. The etcd3 package's path through @grpc/grpc-js (call objects,
+// interceptors, filters, a promise chain and a circuit breaker per call) and
+// its generic protobuf decoding cost about half the server CPU of a create on
+// etcd, and Node's own HTTP/2 client most of what was left beyond SQLite's;
+// this path is one stream of our own HTTP/2 client (http2/connection.ts) per
+// call and the hand-written messages of proto.ts, the only client stack
+// the server has (docs/perf/ has the measurement that decided it).
 //
-// Members are chosen as the etcd3 package chooses them: a random one per
+// Members are chosen as the etcd3 package chose them: a random one per
 // call, skipping for a second a member that failed to answer; the watch
 // stream uses the same connections. Each call is a GrpcCall
-// (etcd-grpc-call.ts), whose failures read as grpc-js words them.
+// (grpc-call.ts), whose failures read as grpc-js words them.
 
 import { connect as netConnect, isIP } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions as TlsOptions, type TLSSocket } from 'node:tls';
 import { Http2Connection } from './http2/connection.js';
 import { encodeHeaders, withLiteralField } from './http2/hpack.js';
-import { CallHandlers, cancelled, deadlineExceeded, EtcdCallError, failedCall, GrpcCall, OpenCall } from './etcd-grpc-call.js';
+import { CallHandlers, cancelled, deadlineExceeded, EtcdCallError, failedCall, GrpcCall, OpenCall } from './grpc-call.js';
 import {
-  decodeRange, decodeTxn, decodeWatchResponse, encodeRange, encodeTxn, encodeWatchRequest,
-  RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
-} from './etcd-proto.js';
+  decodeCompact, decodeLeaseGrant, decodeRange, decodeTxn, decodeWatchResponse, encodeCompact, encodeLeaseGrant, encodeRange, encodeTxn,
+  encodeWatchRequest, LeaseGrantResponse, RangeRequest, RangeResponse, TxnRequest, TxnResponse, WatchRequest, WatchResponse,
+} from './proto.js';
 
 /** How long a member that failed to answer is skipped. */
 const skipFailedMs = 1_000;
@@ -77,6 +78,18 @@ export class EtcdGrpc {
     return decodeTxn(await this.unary('/etcdserverpb.KV/Txn', encodeTxn(req), deadline, false));
   }
 
+  /** Compacts etcd's history up to `revision` (not physical: etcd answers before it has freed the space); answers etcd's revision. */
+  async compact(revision: number, deadline: number): Promise<number> {
+    return decodeCompact(await this.unary('/etcdserverpb.KV/Compact', encodeCompact(revision, false), deadline, false));
+  }
+
+  /** A lease of `ttlSeconds`, its ID chosen by etcd. */
+  async leaseGrant(ttlSeconds: number, deadline: number): Promise<LeaseGrantResponse> {
+    const res = decodeLeaseGrant(await this.unary('/etcdserverpb.Lease/LeaseGrant', encodeLeaseGrant(ttlSeconds), deadline, false));
+    if (res.error !== '') throw new EtcdCallError(9, res.error);
+    return res;
+  }
+
   /**
    * A Watch stream on one member: `handlers.response` gets each answer,
    * `handlers.ended` how the stream ended (undefined: etcd closed it cleanly).
@@ -116,7 +129,7 @@ export class EtcdGrpc {
       ? tlsConnect({ ...this.tls as TlsOptions, host, port: tcpPort, servername: isIP(host) ? undefined : host, ALPNProtocols: ['h2'] })
       : netConnect({ host, port: tcpPort, onread: { buffer: readBuffer!, callback: (n) => { session.received(readBuffer!.subarray(0, n), true); return true; } } });
     const keepalive = setInterval(() => {
-      // As the etcd3 package's channel: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
+      // As the etcd3 package's channel did: a ping every 10 s, and a member that does not answer one in 5 s is dropped.
       const timeout = setTimeout(() => session.destroy(new Error('keepalive ping not answered')), keepaliveTimeoutMs);
       session.ping(() => clearTimeout(timeout));
     }, keepaliveIntervalMs);

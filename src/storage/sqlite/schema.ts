@@ -2,7 +2,7 @@
 // id = the write's revision. A tombstone row (deleted = 1) carries no value;
 // its prev_revision row holds the value that was deleted.
 
-import type { SqlDatabase } from './sqlite-driver.js';
+import type { SqlDatabase } from './driver.js';
 
 export const schemaVersion = 1;
 

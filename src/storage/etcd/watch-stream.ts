@@ -5,11 +5,11 @@
 // with 'Compacted' when etcd no longer holds the history it needs. Events
 // at or below the cursor (sent twice around a reconnect) are dropped.
 
-import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from './backend.js';
-import { EtcdCodec } from './etcd-client.js';
-import type { EtcdGrpc, EtcdWatchCall } from './etcd-grpc.js';
-import type { WatchEventMessage, WatchResponse } from './etcd-proto.js';
-import { compactedError } from './revisions.js';
+import { StorageError, Watch, WatchEvent, WatchHandlers, WatchOptions } from '../backend.js';
+import { EtcdCodec } from './client.js';
+import type { EtcdGrpc, EtcdWatchCall } from './grpc.js';
+import type { WatchEventMessage, WatchResponse } from './proto.js';
+import { compactedError } from '../revisions.js';
 
 interface Watcher {
   id: number;

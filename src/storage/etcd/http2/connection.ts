@@ -47,10 +47,26 @@ export interface ConnectionOptions {
   connectionWindow?: number;
   /** Told once when the connection is gone (`err`: why, when it failed). */
   onClose?: (err?: Error) => void;
+  /** Most bytes a header block may have, over its HEADERS and CONTINUATION frames together. */
+  maxHeaderBlockBytes?: number;
 }
 
 const defaultStreamWindow = 4 * 1024 * 1024;
 const defaultConnectionWindow = 16 * 1024 * 1024;
+/**
+ * etcd's answers carry a few hundred bytes of headers and trailers; this
+ * leaves room for a long grpc-message, and a peer that sends more (an
+ * endless run of CONTINUATION frames) fails the connection instead of
+ * filling memory.
+ */
+export const defaultMaxHeaderBlockBytes = 64 * 1024;
+/**
+ * Answers to the peer's PINGs and SETTINGS written while the socket has
+ * not drained, beyond which the peer is taken to ask without reading (a
+ * flood that would fill our write buffer): as Go's HTTP/2 bounds its queued
+ * control frames.
+ */
+const maxUnreadAcks = 10_000;
 
 export class ClientStream {
   id = 0;
@@ -94,7 +110,8 @@ export class Http2Connection {
   private out: Buffer[] = [];
   private flushScheduled = false;
   /** The header block being received across CONTINUATION frames. */
-  private continuing: { streamId: number; parts: Buffer[]; endStream: boolean } | undefined;
+  private continuing: { streamId: number; parts: Buffer[]; bytes: number; endStream: boolean } | undefined;
+  private readonly maxHeaderBlockBytes: number;
 
   // The peer's settings, and the connection's send window.
   private peerInitialWindow = defaultWindow;
@@ -113,10 +130,13 @@ export class Http2Connection {
   private closed = false;
   private failure: Error | undefined;
   private readonly pings: (() => void)[] = [];
+  /** PING and SETTINGS acknowledgements written since the socket's buffer was last empty. */
+  private unreadAcks = 0;
 
   constructor(private readonly socket: Socket, private readonly options: ConnectionOptions = {}) {
     this.streamWindow = options.streamWindow ?? defaultStreamWindow;
     this.connectionWindow = options.connectionWindow ?? defaultConnectionWindow;
+    this.maxHeaderBlockBytes = options.maxHeaderBlockBytes ?? defaultMaxHeaderBlockBytes;
     this.reader = new FrameReader((frame) => this.receive(frame));
     socket.setNoDelay(true);
     if (!options.ownerReads) socket.on('data', (chunk: Buffer) => this.received(chunk, false));
@@ -125,7 +145,9 @@ export class Http2Connection {
     socket.on('end', () => socket.end());
     // Our preface: the magic, our settings, and the connection window raised from the default.
     this.write(connectionPreface);
-    this.write(settingsFrame([[Setting.enablePush, 0], [Setting.initialWindowSize, this.streamWindow]]));
+    this.write(settingsFrame([
+      [Setting.enablePush, 0], [Setting.initialWindowSize, this.streamWindow], [Setting.maxHeaderListSize, this.maxHeaderBlockBytes],
+    ]));
     if (this.connectionWindow > defaultWindow) this.write(windowUpdateFrame(0, this.connectionWindow - defaultWindow));
   }
 
@@ -329,17 +351,27 @@ export class Http2Connection {
     if (frame.streamId === 0) throw new FrameError(ErrorCode.protocolError, 'HEADERS on stream 0');
     const block = unpadded(frame);
     const endStream = (frame.flags & Flag.endStream) !== 0;
+    this.checkHeaderBlockSize(block.length);
     if (frame.flags & Flag.endHeaders) this.headerBlock(frame.streamId, block, endStream);
-    else this.continuing = { streamId: frame.streamId, parts: [Buffer.from(block)], endStream }; // kept past this frame: copied
+    else this.continuing = { streamId: frame.streamId, parts: [Buffer.from(block)], bytes: block.length, endStream }; // kept past this frame: copied
   }
 
   private receiveContinuation(frame: Frame): void {
     const continuing = this.continuing;
     if (!continuing || continuing.streamId !== frame.streamId) throw new FrameError(ErrorCode.protocolError, 'CONTINUATION without its HEADERS');
+    continuing.bytes += frame.payload.length;
+    this.checkHeaderBlockSize(continuing.bytes);
     continuing.parts.push(Buffer.from(frame.payload));
     if (frame.flags & Flag.endHeaders) {
       this.continuing = undefined;
       this.headerBlock(continuing.streamId, Buffer.concat(continuing.parts), continuing.endStream);
+    }
+  }
+
+  /** A header block over the bound fails the connection (as Go's HTTP/2 does, PROTOCOL_ERROR): skipping it would leave the HPACK table wrong for every later block. */
+  private checkHeaderBlockSize(bytes: number): void {
+    if (bytes > this.maxHeaderBlockBytes) {
+      throw new FrameError(ErrorCode.protocolError, `a header block of more than ${this.maxHeaderBlockBytes} bytes`);
     }
   }
 
@@ -400,14 +432,22 @@ export class Http2Connection {
       }
       // HEADER_TABLE_SIZE needs nothing: our requests never use the dynamic table.
     }
-    this.write(settingsFrame([], true));
+    this.acknowledge(settingsFrame([], true));
     this.unblock();
   }
 
   private receivePing(frame: Frame): void {
     if (frame.payload.length !== 8) throw new FrameError(ErrorCode.frameSizeError, 'PING of the wrong size');
     if (frame.flags & Flag.ack) this.pings.shift()?.();
-    else this.write(pingFrame(Buffer.from(frame.payload), true));
+    else this.acknowledge(pingFrame(Buffer.from(frame.payload), true));
+  }
+
+  private acknowledge(frame: Buffer): void {
+    if (this.socket.writableLength === 0 && this.out.length === 0) this.unreadAcks = 0;
+    if (++this.unreadAcks > maxUnreadAcks) {
+      throw new FrameError(ErrorCode.enhanceYourCalm, `more than ${maxUnreadAcks} PING and SETTINGS frames to answer while our answers go unread`);
+    }
+    this.write(frame);
   }
 
   private receiveGoaway(frame: Frame): void {

@@ -1,16 +1,11 @@
-// The connections to an etcd cluster (the etcd3 package over gRPC for leases
-// and compaction, etcd-grpc.ts for reads, writes and watches) and the
+// The connections to an etcd cluster (grpc.ts) and the
 // translations the etcd backend shares: keys under a prefix, revisions, and
 // gRPC failures as StorageErrors.
 
-import { createRequire } from 'node:module';
-import { isIP } from 'node:net';
-import type { Etcd3 } from 'etcd3';
-import { circuitBreaker, ConsecutiveBreaker, handleWhen, noop } from 'cockatiel';
-import { KeyValue, StorageError, tooLargeMessage } from './backend.js';
-import { EtcdGrpc } from './etcd-grpc.js';
-import { deadlineExceeded, EtcdCallError } from './etcd-grpc-call.js';
-import type { EtcdKv } from './etcd-proto.js';
+import { KeyValue, StorageError, tooLargeMessage } from '../backend.js';
+import { EtcdGrpc } from './grpc.js';
+import { deadlineExceeded, EtcdCallError } from './grpc-call.js';
+import type { EtcdKv } from './proto.js';
 
 export interface EtcdConnectionOptions {
   /** Client URLs (http:// or https://) of the members. */
@@ -21,69 +16,18 @@ export interface EtcdConnectionOptions {
   requestTimeoutMs: number;
 }
 
-type Etcd3Module = typeof import('etcd3');
-let loaded: Etcd3Module | undefined;
-/**
- * The etcd3 package (gRPC and its protocol files), loaded at the first
- * connection: it costs ~90 ms of start-up that a server on the embedded
- * store never needs.
- */
-export function etcd3(): Etcd3Module {
-  loaded ??= createRequire(import.meta.url)('etcd3') as Etcd3Module;
-  return loaded;
-}
-
 /** Whether calls go over TLS: a CA or a client certificate was given. */
 const isSecure = (tls: EtcdConnectionOptions['tls']): tls is NonNullable<EtcdConnectionOptions['tls']> =>
   tls !== undefined && (tls.ca !== undefined || tls.cert !== undefined);
 
-export function connect(options: EtcdConnectionOptions): Etcd3 {
-  const { tls } = options;
-  const secure = isSecure(tls);
-  if (secure) refuseAddressesAsServerNames(options.endpoints);
-  const { Etcd3, isRecoverableError } = etcd3();
-  return new Etcd3({
-    hosts: options.endpoints,
-    credentials: secure ? { rootCertificate: tls.ca ?? Buffer.alloc(0), privateKey: tls.key, certChain: tls.cert } : undefined,
-    // No blanket retries: a write whose answer was lost may have been applied.
-    // A member that fails is skipped for a second, so the next call tries another.
-    faultHandling: {
-      global: noop,
-      host: () => circuitBreaker(handleWhen(isRecoverableError), { halfOpenAfter: 1000, breaker: new ConsecutiveBreaker(1) }),
-    },
-    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + options.requestTimeoutMs }),
-    grpcOptions: {
-      // Watch replays batch up to a thousand revisions: no 4 MiB ceiling (as upstream's client).
-      'grpc.max_receive_message_length': -1,
-      'grpc.keepalive_time_ms': 10_000,
-      'grpc.keepalive_timeout_ms': 5_000,
-      'grpc.keepalive_permit_without_calls': 1,
-    },
-  });
-}
-
-/** The calls every request makes (Range, Txn), to the same members with the same credentials. */
-export function connectHotCalls(options: EtcdConnectionOptions): EtcdGrpc {
+/**
+ * The members' connections, with the credentials. An endpoint that is an IP
+ * address is dialled without a TLS server name (Node refuses one that is an
+ * address) and its certificate is checked against the address.
+ */
+export function connect(options: EtcdConnectionOptions): EtcdGrpc {
   const { tls } = options;
   return new EtcdGrpc(options.endpoints, isSecure(tls) ? { ca: tls.ca, cert: tls.cert, key: tls.key } : undefined);
-}
-
-/**
- * gRPC sends each endpoint's host as the TLS server name, and from Node 26 on
- * TLS refuses an IP address there (RFC 6066; Node 20 and 24 only warn), so a
- * TLS connection to an address could never be made: said at once, instead of
- * a store that stays unavailable.
- */
-function refuseAddressesAsServerNames(endpoints: string[]): void {
-  if (Number(process.versions.node.split('.')[0]) < 26) return;
-  for (const endpoint of endpoints) {
-    const host = new URL(endpoint.includes('://') ? endpoint : `https://${endpoint}`).hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host)) {
-      throw new StorageError('Unavailable', `${endpoint}: over TLS on Node ${process.versions.node} an etcd endpoint must name a host ` +
-        'its certificate carries (such as https://localhost:2379), not an IP address: gRPC sends the host as the TLS server name, ' +
-        'which Node 26 and later refuse for IP addresses');
-    }
-  }
 }
 
 /**
@@ -124,7 +68,7 @@ export class EtcdCodec {
     return key.subarray(this.prefix.length).toString();
   }
 
-  /** A KeyValue decoded by etcd-proto.ts. */
+  /** A KeyValue decoded by proto.ts. */
   fromKv(kv: EtcdKv): KeyValue {
     return { key: this.unkey(kv.key), value: kv.value, createRevision: this.fromEtcd(kv.createRevision), modRevision: this.fromEtcd(kv.modRevision) };
   }
@@ -153,12 +97,10 @@ export const isFutureRevisionError = (err: unknown): boolean => /required revisi
  */
 export type FailureKind = 'unsent' | 'ambiguous' | 'final';
 
-const unsentPatterns = /No connection established|Stream refused|ECONNREFUSED|circuit breaker is open|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
+const unsentPatterns = /No connection established|Stream refused|ECONNREFUSED|etcdserver: no leader|etcdserver: not capable|etcdserver: too many requests|Name resolution failed/i;
 const ambiguousPatterns = /leader changed|request timed out|Connection dropped|ECONNRESET|RST_STREAM|Call cancelled|connection reset|socket hang up|14 UNAVAILABLE/i;
 
-/** Whether `err` is a deadline error of either path (the etcd3 package's only once it is loaded). */
-const pastDeadline = (err: unknown) => (err instanceof EtcdCallError && err.code === deadlineExceeded)
-  || (loaded !== undefined && err instanceof loaded.GRPCDeadlineExceededError);
+const pastDeadline = (err: unknown) => err instanceof EtcdCallError && err.code === deadlineExceeded;
 
 export function failureKind(err: unknown): FailureKind {
   if (err instanceof StorageError || pastDeadline(err)) return 'final';

@@ -6,7 +6,7 @@
 // Revisions and counts are numbers (etcd's stay far below 2^53); lease IDs,
 // which use all 64 bits, are decimal strings.
 
-import { Reader } from '../machinery/protobufwire.js';
+import { Reader } from '../../machinery/protobufwire.js';
 
 /** A KeyValue of kv.proto (version and lease are not read). */
 export interface EtcdKv {
@@ -336,6 +336,50 @@ export function decodeWatchResponse(buf: Buffer): WatchResponse {
     else if (field === 5 && wire === 0) res.compactRevision = r.varint();
     else if (field === 6 && wire === 2) res.cancelReason = r.string();
     else if (field === 11 && wire === 2) res.events.push(watchEvent(sub(r)));
+    else r.skip(wire);
+  }
+  return res;
+}
+
+// --- Compact and LeaseGrant (rpc.proto's CompactionRequest, LeaseGrantRequest and their answers) ---
+
+export function encodeCompact(revision: number, physical: boolean): Buffer[] {
+  return new Writer().number(1, revision).flag(2, physical).finish();
+}
+
+/** The revision of a CompactionResponse (its header is all it holds). */
+export function decodeCompact(buf: Buffer): number {
+  const r = new Reader(buf);
+  let revision = 0;
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 1 && wire === 2) revision = header(sub(r));
+    else r.skip(wire);
+  }
+  return revision;
+}
+
+/** A LeaseGrantRequest for a lease of `ttlSeconds`, its ID chosen by etcd. */
+export function encodeLeaseGrant(ttlSeconds: number): Buffer[] {
+  return new Writer().number(1, ttlSeconds).finish();
+}
+
+export interface LeaseGrantResponse {
+  /** All 64 bits, in decimal (as a put's lease is written). */
+  id: string;
+  ttlSeconds: number;
+  /** etcd's refusal, when it gave one in the answer rather than as the call's status. */
+  error: string;
+}
+
+export function decodeLeaseGrant(buf: Buffer): LeaseGrantResponse {
+  const r = new Reader(buf);
+  const res: LeaseGrantResponse = { id: '0', ttlSeconds: 0, error: '' };
+  while (!r.done) {
+    const { field, wireType: wire } = r.tag();
+    if (field === 2 && wire === 0) res.id = BigInt.asIntN(64, r.varint64()).toString();
+    else if (field === 3 && wire === 0) res.ttlSeconds = r.int64();
+    else if (field === 4 && wire === 2) res.error = r.string();
     else r.skip(wire);
   }
   return res;
