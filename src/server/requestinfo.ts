@@ -2,6 +2,7 @@
 // namespace, name and sub-resource, as authorization and handlers need them.
 
 import { queryBool } from './params.js';
+import { isPathSegmentName } from '../machinery/validation.js';
 
 export interface RequestInfo {
   /** True for paths under /api/v1 and /apis/{group}/{version} that name a resource. */
@@ -29,11 +30,6 @@ export interface RequestInfo {
   /** The raw selectors of a list, watch or deletecollection (not of the deprecated /watch/ paths), for authorization. */
   fieldSelector?: string;
   labelSelector?: string;
-}
-
-/** A name that can stand as one path segment, as upstream's IsPathSegmentName asks. */
-function isPathSegmentName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
 }
 
 /** The name `metadata.name=<name>` (or `==`) requires in a field selector, if a term does; unescaped as selectors are. */
@@ -105,7 +101,7 @@ export function parseRequestInfo(method: string, path: string, query: URLSearchP
   }
   if (info.verb === 'list' || info.verb === 'watch') {
     const selected = exactNameOf(query.get('fieldSelector') ?? '');
-    if (selected !== undefined && isPathSegmentName(selected)) info.selectedName = selected;
+    if (selected !== undefined && selected !== '' && isPathSegmentName(selected).length === 0) info.selectedName = selected;
   }
   return info;
 }
