@@ -62,7 +62,7 @@ export class ValueIndex {
     }
     this.groups = new Map();
     for (const [value, group] of grouped) {
-      const sorted = new SortedValues();
+      const sorted = new SortedValues(undefined, false);
       sorted.reset(group);
       this.groups.set(value, sorted);
     }
@@ -75,7 +75,7 @@ export class ValueIndex {
     if (typeof before === 'string' && before !== value) this.removeFrom(before, old!.key);
     if (value !== undefined) {
       let group = this.groups.get(value);
-      if (!group) this.groups.set(value, (group = new SortedValues()));
+      if (!group) this.groups.set(value, (group = new SortedValues(undefined, false)));
       group.put(kv);
     }
   }
@@ -123,9 +123,15 @@ export function valueAt(kv: CachedKeyValue, position: number): string | undefine
 }
 
 function setValue(kv: CachedKeyValue, position: number, value: string | undefined): void {
-  const values = (kv.indexValues ??= []);
-  while (values.length < position) values.push(undefined);
-  values[position] = value;
+  const values = kv.indexValues;
+  if (values !== undefined && position < values.length) {
+    values[position] = value;
+    return;
+  }
+  // A new array of the exact length each time: one grown by a store past its end keeps room for 17 (150 bytes a value).
+  const grown = values === undefined ? [] : values.slice();
+  while (grown.length < position) grown.push(undefined);
+  kv.indexValues = position === 0 && grown.length === 0 ? [value] : [...grown, value];
 }
 
 /** Whether `event` concerns watchers of `value`: the object had it before or has it now (or it is not known). */
