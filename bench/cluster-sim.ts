@@ -209,6 +209,7 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     if (!r) return;
     const list = JSON.parse(r.body.toString('utf8')) as { metadata: { resourceVersion: string }; items: unknown[] };
     watches.set(n, new AgentWatch(n, server, watchAgent, list.metadata.resourceVersion, (why) => watchEnds.push(why)));
+    if (watches.size % 100 === 0) progress(`${name}: ${fmtInt(watches.size)} agents watching after ${((performance.now() - tAgents) / 1000).toFixed(1)} s`);
   });
   const agentsS = (performance.now() - tAgents) / 1000;
   const agentCpuMs = cpuMs(server.pid) - cpuStart0;
