@@ -52,8 +52,8 @@ export class CollectionReader {
     this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
     this.indexes = (kind.indexedFieldSelectors ?? []).filter((field) => hasOwn(kind.fieldSelectors, field)).map((field) => ({
       name: field,
-      // A value just written is read through the shared decode its event's watchers read next; a load does not fill the derived cache.
-      valueOf: (kv, live) => this.fieldValue(live ? this.stored(kv).object : this.stored(kv).peekObject(), field),
+      // A decode of its own, not left in the derived cache: a pod no watcher reads (most, at creation) would push out decodes that are read again.
+      valueOf: (kv) => this.fieldValue(this.stored(kv).peekObject(), field),
     }));
   }
 

@@ -18,12 +18,8 @@ import type { CacheEvent, CachedKeyValue } from './types.js';
 export interface CacheIndexDeclaration {
   /** Its name (the field selector it serves, e.g. "spec.nodeName"). */
   name: string;
-  /**
-   * The value `kv` is indexed under; undefined when it cannot be read (such
-   * a value is in no group). `live`: the value was just written, and its
-   * decode may well be read again by the watchers of its event.
-   */
-  valueOf(kv: CachedKeyValue, live: boolean): string | undefined;
+  /** The value `kv` is indexed under; undefined when it cannot be read (such a value is in no group). */
+  valueOf(kv: CachedKeyValue): string | undefined;
 }
 
 /** A list or a watch narrowed to one group of an index. */
@@ -54,7 +50,7 @@ export class ValueIndex {
   reset(values: CachedKeyValue[]): void {
     const grouped = new Map<string, CachedKeyValue[]>();
     for (const kv of values) {
-      const value = this.derive(kv, false);
+      const value = this.derive(kv);
       if (value === undefined) continue;
       let group = grouped.get(value);
       if (!group) grouped.set(value, (group = []));
@@ -70,7 +66,7 @@ export class ValueIndex {
 
   /** `kv` replaced `old` (undefined: a new key); sets kv's value for this index. */
   put(kv: CachedKeyValue, old: CachedKeyValue | undefined): void {
-    const value = this.derive(kv, true);
+    const value = this.derive(kv);
     const before = old && valueAt(old, this.position);
     if (typeof before === 'string' && before !== value) this.removeFrom(before, old!.key);
     if (value !== undefined) {
@@ -83,7 +79,7 @@ export class ValueIndex {
   /** `old` was deleted; `kv` (the deletion's last value) is indexed as it was. */
   remove(kv: CachedKeyValue, old: CachedKeyValue | undefined): void {
     const before = old ? valueAt(old, this.position) : unknown;
-    const value = before === unknown ? this.derive(kv, true) : before;
+    const value = before === unknown ? this.derive(kv) : before;
     setValue(kv, this.position, value);
     if (value !== undefined) this.removeFrom(value, kv.key);
   }
@@ -94,10 +90,10 @@ export class ValueIndex {
     return group ? group.range(prefix, startKey, limit) : { items: [], count: 0 };
   }
 
-  private derive(kv: CachedKeyValue, live: boolean): string | undefined {
+  private derive(kv: CachedKeyValue): string | undefined {
     let value: string | undefined;
     try {
-      value = this.declaration.valueOf(kv, live);
+      value = this.declaration.valueOf(kv);
     } catch {
       value = undefined; // unreadable bytes: in no group (a read of them fails on its own)
     }
