@@ -179,6 +179,11 @@ export interface KindDefinition {
   printerColumns: PrinterColumn[];
   /** Field selectors beyond metadata.name / metadata.namespace: field path -> value. */
   fieldSelectors: Record<string, (obj: KubeObject) => string>;
+  /**
+   * Fields of `fieldSelectors` the watch cache indexes, as upstream's does
+   * (pods by spec.nodeName): an exact selector on one reads only its matches.
+   */
+  indexedFieldSelectors?: string[];
   /** DELETE answers with the deleted object (true) or a Success Status (false), as upstream does per kind. */
   deleteReturnsObject: boolean;
   /** Strategic merge patches apply (built-in kinds); custom kinds answer 415 for them, as upstream. */

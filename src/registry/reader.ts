@@ -8,7 +8,7 @@ import { FieldSelector, LabelSelector, parseFieldSelector, parseLabelSelector, u
 import type { VersionCodec } from '../api/codec.js';
 import { apiVersionOf, KindDefinition, KubeObject } from '../api/kind.js';
 import { Backend, KeyValue, RangeOptions, RangeResult, StorageError } from '../storage/backend.js';
-import type { CacheSet, WatchCache } from '../storage/cache/index.js';
+import type { CacheIndexDeclaration, CacheSet, IndexCondition, WatchCache } from '../storage/cache/index.js';
 import { encodeContinue } from './continue.js';
 import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
@@ -39,6 +39,8 @@ type FieldReader = (obj: KubeObject, field: string) => string;
 export class CollectionReader {
   readonly qualified: Qualified;
   readonly keyRoot: string;
+  /** The indexes the kind declares for its watch cache, one per indexed field selector. */
+  private readonly indexes: CacheIndexDeclaration[];
 
   constructor(
     readonly kind: KindDefinition,
@@ -48,6 +50,30 @@ export class CollectionReader {
   ) {
     this.qualified = { group: kind.group, resource: kind.plural };
     this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
+    this.indexes = (kind.indexedFieldSelectors ?? []).filter((field) => hasOwn(kind.fieldSelectors, field)).map((field) => ({
+      name: field,
+      // A decode of its own, not left in the derived cache: a pod no watcher reads (most, at creation) would push out decodes that are read again.
+      valueOf: (kv) => this.fieldValue(this.stored(kv).peekObject(), field),
+    }));
+  }
+
+  /** The watch cache of this collection, keeping the kind's indexes. */
+  private cache(): Promise<WatchCache> {
+    return this.caches!.cacheFor(this.keyRoot, this.indexes);
+  }
+
+  /**
+   * The index that narrows a read with these selectors: an exact
+   * requirement on an indexed field, read as the stored version reads it
+   * (a version with field selectors of its own reads converted objects).
+   */
+  private indexCondition(fields: FieldSelector, version: VersionCodec | undefined): IndexCondition | undefined {
+    if (this.indexes.length === 0 || (version && version.served.fieldSelectors !== this.kind.fieldSelectors)) return undefined;
+    for (const index of this.indexes) {
+      const value = fields.exactValue(index.name);
+      if (value !== undefined) return { name: index.name, value };
+    }
+    return undefined;
   }
 
   get namespaced(): boolean {
@@ -172,9 +198,12 @@ export class CollectionReader {
    * fresh-enough version will do (a whole in-memory snapshot), else the
    * store at the plan's revision.
    */
-  private async readSource(plan: ReadPlan): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
+  private async readSource(
+    plan: ReadPlan, index: IndexCondition | undefined,
+  ): Promise<{ inMemory: boolean; range(prefix: string, o: RangeOptions): RangeResult | Promise<RangeResult> }> {
     const cache = await this.freshCache(plan);
-    if (cache) return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey }) };
+    // With an index, only the objects of the selected value are read (the selector still filters them).
+    if (cache) return { inMemory: true, range: (prefix, o) => cache.list(prefix, { startKey: o.startKey, index }) };
     const revision = await this.readRevision(plan);
     return { inMemory: false, range: (prefix, o) => this.backend.range(prefix, { ...o, revision: o.revision ?? revision }) };
   }
@@ -182,7 +211,7 @@ export class CollectionReader {
   /** The watch cache once it has caught up as far as `plan` asks; undefined when the plan reads the store itself. */
   private async freshCache(plan: ReadPlan): Promise<WatchCache | undefined> {
     if (!this.caches || !(plan.kind === 'latest' || plan.kind === 'any' || plan.kind === 'notOlderThan')) return undefined;
-    const cache = await this.caches.cacheFor(this.keyRoot);
+    const cache = await this.cache();
     if (plan.kind === 'latest') await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (plan.kind === 'notOlderThan') await this.awaitFresh(cache, plan.revision);
     return cache;
@@ -226,7 +255,7 @@ export class CollectionReader {
     const prefix = this.prefix(namespace);
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
     const plan = planList(opts, prefix);
-    const source = await this.readSource(plan);
+    const source = await this.readSource(plan, this.indexCondition(fields, opts.version));
     let revision: number | undefined;
     const startKey = plan.kind === 'continue' ? plan.startKey : undefined;
     const items: StoredObject[] = [];
@@ -293,7 +322,7 @@ export class CollectionReader {
       ]);
     }
     const rv = parseVersionParam(opts.resourceVersion);
-    const cache = await this.caches.cacheFor(this.keyRoot);
+    const cache = await this.cache();
     const keyMatcher = this.keyMatcher(labels, fields);
     if (rv === undefined) await this.awaitFresh(cache, await this.backend.currentRevision());
     else if (rv > 0) await this.awaitFresh(cache, rv);
@@ -307,6 +336,7 @@ export class CollectionReader {
       readDefaultsThrough: this.kind.readDefaultsThrough,
       maxBuffered: opts.maxBuffered,
       keyMatches: keyMatcher,
+      index: this.indexCondition(fields, opts.version),
     }, sink);
   }
 }

@@ -7,7 +7,7 @@ import { ApiError, errors } from '../machinery/errors.js';
 import type { FieldSelector, LabelSelector } from '../machinery/selectors.js';
 import type { KubeObject } from '../api/kind.js';
 import { StorageError } from '../storage/backend.js';
-import type { CacheEvent, CacheWatch, WatchCache } from '../storage/cache/index.js';
+import type { CacheEvent, CacheWatch, IndexCondition, WatchCache } from '../storage/cache/index.js';
 import { StoredObject } from './objects.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -48,6 +48,8 @@ export interface WatchRequest {
   maxBuffered?: number;
   /** Set when the selectors can be decided from the key alone (name and namespace): values are then not decoded. */
   keyMatches?: (key: string) => boolean;
+  /** An indexed value the selectors require: the cache reads and offers only objects that had or have it. */
+  index?: IndexCondition;
 }
 
 export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink): ActiveWatch {
@@ -97,7 +99,7 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
 
   let after = req.after;
   if (after === undefined) {
-    const state = cache.list(req.prefix);
+    const state = cache.list(req.prefix, { index: req.index });
     after = state.revision;
     afterConversion(state.items, () => {
       const initial = state.items.map((kv) => ({ type: 'ADDED' as const, object: wrap(kv) })).filter((e) => matches(e.object));
@@ -120,7 +122,7 @@ export function startWatch(cache: WatchCache, req: WatchRequest, sink: WatchSink
       if (err.code === 'Compacted') sink.onEnd(errors.expired(`too old resource version: ${from} (${err.revision ?? ''})`));
       else sink.onEnd(errors.gone(err.message));
     },
-  }, { maxBuffered: req.maxBuffered });
+  }, { maxBuffered: req.maxBuffered, index: req.index });
   return {
     stop: () => { ended = true; watch.cancel(); },
     pause: () => watch.pause(),

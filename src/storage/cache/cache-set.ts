@@ -6,6 +6,7 @@ import type { Backend } from '../backend.js';
 import { WindowBudget } from './event-window.js';
 import { StoreFeed } from './feed.js';
 import type { WatchCacheOptions } from './types.js';
+import type { CacheIndexDeclaration } from './value-index.js';
 import { WatchCache } from './watch-cache.js';
 
 export class CacheSet {
@@ -34,12 +35,24 @@ export class CacheSet {
     return this.budget.maxBytes;
   }
 
-  /** The started cache of `root` (e.g. "/registry/serviceaccounts/"); a failed start is retried on the next call. */
-  cacheFor(root: string): Promise<WatchCache> {
+  /**
+   * The started cache of `root` (e.g. "/registry/serviceaccounts/"); a failed
+   * start is retried on the next call. `indexes`: the cache keeps them (a
+   * cache another caller started without them gains them).
+   */
+  cacheFor(root: string, indexes: readonly CacheIndexDeclaration[] = []): Promise<WatchCache> {
     if (this.stopped) return Promise.reject(new Error('the watch caches are stopped'));
     let pending = this.caches.get(root);
+    if (pending && indexes.length > 0) {
+      return pending.then((cache) => {
+        for (const index of indexes) cache.addIndex(index);
+        return cache;
+      });
+    }
     if (!pending) {
       const cache = new WatchCache(this.backend, root, { ...this.options, feed: this.feed, budget: this.budget });
+      // Before the first load, which then builds them with the values.
+      for (const index of indexes) cache.addIndex(index);
       pending = cache.start().then(() => {
         if (!this.stopped) this.started.set(root, cache);
         return cache;

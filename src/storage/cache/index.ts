@@ -11,6 +11,9 @@
 //   ADDED vs MODIFIED:               a put with prevKv is MODIFIED; prevKv also serves selector transitions
 //   'FutureRevision' → 504 Too large resource version; 'Compacted' → 410 Expired;
 //   'Unavailable' on a watch → end the stream (too slow, or the cache restarted).
+//   indexed field:                   caches.cacheFor(root, [{ name, valueOf }]); then
+//                                    cache.list(prefix, { index: { name, value } }) and
+//                                    cache.watch(prefix, rev, handlers, { index: { name, value } })
 
 export { CacheSet, stopWatchCaches, watchCacheFor } from './cache-set.js';
 export { decodedBytes, DerivedCache, derivedCache } from './derived.js';
@@ -21,6 +24,7 @@ export type { FeedSubscriber, StoreFeedOptions } from './feed.js';
 export { WatchCache } from './watch-cache.js';
 export type { WatchCacheSetup } from './watch-cache.js';
 export { CacheEvent, CachedKeyValue, cachedKeyValue } from './types.js';
+export type { CacheIndexDeclaration, IndexCondition } from './value-index.js';
 export type {
   CacheEventType, CacheListOptions, CacheListResult, CacheWatch, CacheWatchHandlers, CacheWatchOptions, WatchCacheOptions,
 } from './types.js';

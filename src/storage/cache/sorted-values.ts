@@ -29,41 +29,51 @@ const defaultChunkLimit = 512;
 export class SortedValues {
   /** Never empty chunks; the first key of each is above every key of the one before. */
   private chunks: CachedKeyValue[][] = [];
-  private readonly byKey = new Map<string, CachedKeyValue>();
+  /** Absent when get() is not wanted (an index's groups): a map entry per value is most of their memory. */
+  private readonly byKey: Map<string, CachedKeyValue> | undefined;
+  private count = 0;
 
-  /** `chunkLimit` is for tests, which split chunks with a few keys. */
-  constructor(private readonly chunkLimit = defaultChunkLimit) {}
+  /** `chunkLimit` is for tests, which split chunks with a few keys; `keyed`: get() by a map beside the chunks. */
+  constructor(private readonly chunkLimit = defaultChunkLimit, keyed = true) {
+    this.byKey = keyed ? new Map() : undefined;
+  }
 
   get size(): number {
-    return this.byKey.size;
+    return this.count;
   }
 
   /** Replace everything with `values` (a backend range, already in key order). */
   reset(values: CachedKeyValue[]): void {
-    this.byKey.clear();
-    for (const kv of values) this.byKey.set(kv.key, kv);
+    const latest = new Map<string, CachedKeyValue>();
+    for (const kv of values) latest.set(kv.key, kv);
     let ordered = values;
     for (let i = 1; i < values.length; i++) {
       if (compareKeys(values[i - 1]!.key, values[i]!.key) >= 0) {
         // Not expected from a conforming backend; sort rather than serve a wrong order.
-        ordered = [...this.byKey.values()].sort((a, b) => compareKeys(a.key, b.key));
+        ordered = [...latest.values()].sort((a, b) => compareKeys(a.key, b.key));
         break;
       }
     }
+    this.byKey?.clear();
+    if (this.byKey) for (const kv of ordered) this.byKey.set(kv.key, kv);
+    this.count = ordered.length;
     const half = this.chunkLimit >>> 1 || 1;
     this.chunks = [];
     for (let i = 0; i < ordered.length; i += half) this.chunks.push(ordered.slice(i, i + half));
   }
 
   get(key: string): CachedKeyValue | undefined {
-    return this.byKey.get(key);
+    if (this.byKey) return this.byKey.get(key);
+    const found = this.at(this.lowerBound(key));
+    return found?.key === key ? found : undefined;
   }
 
   /** Store `kv`; returns the value it replaced. */
   put(kv: CachedKeyValue): CachedKeyValue | undefined {
-    this.byKey.set(kv.key, kv);
+    this.byKey?.set(kv.key, kv);
     if (this.chunks.length === 0) {
       this.chunks.push([kv]);
+      this.count++;
       return undefined;
     }
     // A new key goes into the chunk whose keys it falls among, else the one before it.
@@ -76,6 +86,7 @@ export class SortedValues {
     if (at.chunk === this.chunks.length || (at.index === 0 && at.chunk > 0)) at = { chunk: at.chunk - 1, index: this.chunks[at.chunk - 1]!.length };
     const chunk = this.chunks[at.chunk]!;
     chunk.splice(at.index, 0, kv);
+    this.count++;
     if (chunk.length > this.chunkLimit) this.chunks.splice(at.chunk + 1, 0, chunk.splice(chunk.length >>> 1));
     return undefined;
   }
@@ -88,7 +99,8 @@ export class SortedValues {
     const chunk = this.chunks[at.chunk]!;
     chunk.splice(at.index, 1);
     if (chunk.length === 0) this.chunks.splice(at.chunk, 1);
-    this.byKey.delete(key);
+    this.byKey?.delete(key);
+    this.count--;
     return old;
   }
 

@@ -9,10 +9,13 @@
 import type { KeyValue, StorageError, Watch } from '../backend.js';
 import { ownBytes } from '../bytes.js';
 import { derivedCache, Memo } from './derived.js';
+import type { IndexCondition } from './value-index.js';
 
 /** A stored value as the cache holds it. Never modify `value`: it is shared. */
 export class CachedKeyValue implements KeyValue {
   #memo: Memo | undefined;
+  /** The values this version is grouped under by its cache's indexes, by index position (set by the cache). */
+  indexValues: (string | undefined)[] | undefined = undefined;
 
   constructor(
     readonly key: string,
@@ -85,6 +88,12 @@ export interface CacheWatchHandlers {
 export interface CacheWatchOptions {
   /** Most events that may wait for this watcher (while paused or behind); beyond: 'Unavailable'. Default 10,000. */
   maxBuffered?: number;
+  /**
+   * Offer only events of objects that had or have this indexed value; the
+   * consumer still filters them (the condition only narrows). Ignored when
+   * the cache keeps no such index.
+   */
+  index?: IndexCondition;
 }
 
 export interface CacheWatch extends Watch {
@@ -106,6 +115,8 @@ export interface CacheListOptions {
   startKey?: string;
   /** Most items to return; 0 or absent: all. */
   limit?: number;
+  /** Only the values of one group of an index the cache keeps (see hasIndex). */
+  index?: IndexCondition;
 }
 
 export interface CacheListResult {

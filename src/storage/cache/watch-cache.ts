@@ -7,6 +7,8 @@
 //
 // It knows nothing of kinds, objects or selectors: consumers filter events
 // and encode them, storing what they derive in the events' and values' memo.
+// Consumers may also declare indexes (value-index.ts): a value read from each
+// stored value, by which lists and watches are narrowed.
 
 import { Backend, KeyValue, StorageError, WatchEvent } from '../backend.js';
 import { EventWindow, WindowBudget } from './event-window.js';
@@ -18,6 +20,7 @@ import {
   CacheWatchOptions, WatchCacheOptions,
 } from './types.js';
 import { CacheWatcher } from './watcher.js';
+import { CacheIndexDeclaration, IndexCondition, triggers, unknown, ValueIndex, valueAt } from './value-index.js';
 
 const defaults = { historyWindowMs: 5 * 60_000, maxEvents: 100_000, maxBuffered: 10_000 };
 /** First delay before re-reading the root after a failed reload; doubles up to 30 s. */
@@ -41,6 +44,10 @@ export class WatchCache implements FeedSubscriber {
   private readonly maxBuffered: number;
   /** Watchers served from memory, grouped by prefix so that each prefix filters a batch once. */
   private readonly watchers = new Map<string, Set<CacheWatcher>>();
+  /** The indexes consumers declared, by name. */
+  private readonly indexes = new Map<string, ValueIndex>();
+  /** Memory-served watchers narrowed to one indexed value: index name → value → watchers. */
+  private readonly indexedWatchers = new Map<string, Map<string, Set<CacheWatcher>>>();
   /** Watchers served by a direct backend watch. */
   private readonly fallbacks = new Set<CacheWatcher>();
   private readonly freshness = new FreshnessWaiters();
@@ -104,7 +111,24 @@ export class WatchCache implements FeedSubscriber {
   get watcherCount(): number {
     let n = this.fallbacks.size;
     for (const group of this.watchers.values()) n += group.size;
+    for (const byValue of this.indexedWatchers.values()) for (const group of byValue.values()) n += group.size;
     return n;
+  }
+
+  /**
+   * Keep an index (once per name: a second declaration of a name is
+   * ignored). Declared on a running cache, it is built from the values at
+   * once; events already in the window are offered to all its watchers.
+   */
+  addIndex(declaration: CacheIndexDeclaration): void {
+    if (this.indexes.has(declaration.name)) return;
+    const index = new ValueIndex(declaration, this.indexes.size);
+    this.indexes.set(declaration.name, index);
+    if (this.ready) index.reset(this.values.range(this.root, undefined, 0).items);
+  }
+
+  hasIndex(name: string): boolean {
+    return this.indexes.has(name);
   }
 
   /** Read the root and follow the store; resolves once ready. Later calls share the first. */
@@ -130,7 +154,10 @@ export class WatchCache implements FeedSubscriber {
   list(prefix: string, options: CacheListOptions = {}): CacheListResult {
     this.ensureReady();
     this.checkPrefix(prefix);
-    const { items, count } = this.values.range(prefix, options.startKey, options.limit ?? 0);
+    const index = options.index && this.indexFor(options.index);
+    const { items, count } = index
+      ? index.range(options.index!.value, prefix, options.startKey, options.limit ?? 0)
+      : this.values.range(prefix, options.startKey, options.limit ?? 0);
     return { items, revision: this.current, more: count > items.length, count };
   }
 
@@ -148,19 +175,21 @@ export class WatchCache implements FeedSubscriber {
     checkRevision(afterRevision);
     this.checkPrefix(prefix);
     const maxBuffered = options.maxBuffered ?? this.maxBuffered;
+    const condition = options.index && this.indexFor(options.index) ? options.index : undefined;
     if (this.stopped) {
       const watcher = new CacheWatcher({ prefix, handlers, maxBuffered, liveFrom: afterRevision, replay: [], onEnd: () => {} });
       watcher.fail(stoppedError());
       return watcher;
     }
     if (this.ready) this.window.expire(performance.now());
-    if (!this.ready || afterRevision < this.window.completeAfter) return this.watchBackend(prefix, afterRevision, handlers, maxBuffered);
+    if (!this.ready || afterRevision < this.window.completeAfter) return this.watchBackend(prefix, afterRevision, handlers, maxBuffered, condition);
     const watcher = new CacheWatcher({
       prefix,
+      index: condition,
       handlers,
       maxBuffered,
       liveFrom: Math.max(afterRevision, this.current),
-      replay: this.window.eventsAfter(afterRevision, prefix),
+      replay: this.replayFor(afterRevision, prefix, condition),
       caughtUpRevision: () => this.fannedOut,
       onEnd: (w) => this.unregister(w),
     });
@@ -233,7 +262,11 @@ export class WatchCache implements FeedSubscriber {
     this.buffer = [];
     const snapshot = await this.readRoot(generation);
     if (!snapshot) return;
-    this.values.reset(snapshot.items.map(cachedKeyValue));
+    const values = snapshot.items.map(cachedKeyValue);
+    this.values.reset(values);
+    // Key order as the values keep it (reset sorts an out-of-order range).
+    const ordered = this.indexes.size > 0 ? this.values.range(this.root, undefined, 0).items : values;
+    for (const index of this.indexes.values()) index.reset(ordered);
     this.window.reset(snapshot.revision);
     this.current = Math.max(this.current, snapshot.revision);
     const buffered = this.buffer;
@@ -309,9 +342,11 @@ export class WatchCache implements FeedSubscriber {
     if (event.type === 'put') {
       // The cache's own previous value: what its consumers have seen (and memoized).
       const old = this.values.put(kv);
+      for (const index of this.indexes.values()) index.put(kv, old);
       cacheEvent = new CacheEvent('put', kv, old, event.revision);
     } else {
       const old = this.values.remove(kv.key);
+      for (const index of this.indexes.values()) index.remove(kv, old);
       cacheEvent = new CacheEvent('delete', kv, old ?? (event.prevKv && cachedKeyValue(event.prevKv)), event.revision);
     }
     this.window.push(cacheEvent, now);
@@ -324,11 +359,59 @@ export class WatchCache implements FeedSubscriber {
       if (matching.length === 0) continue;
       for (const watcher of group) watcher.offer(matching);
     }
+    if (this.indexedWatchers.size > 0) this.fanOutIndexed(events);
   }
 
-  private watchBackend(prefix: string, afterRevision: number, handlers: CacheWatchHandlers, maxBuffered: number): CacheWatch {
+  /**
+   * Each event to the watchers of the value its object had and of the one
+   * it has (upstream's trigger values): a pod moving from node A to B
+   * reaches A's watchers and B's, no other node's.
+   */
+  private fanOutIndexed(events: CacheEvent[]): void {
+    const offers = new Map<CacheWatcher, CacheEvent[]>();
+    const offerTo = (group: Set<CacheWatcher> | undefined, event: CacheEvent) => {
+      if (!group) return;
+      for (const watcher of group) {
+        if (!event.key.startsWith(watcher.prefix)) continue;
+        const list = offers.get(watcher);
+        if (list) list.push(event);
+        else offers.set(watcher, [event]);
+      }
+    };
+    for (const [name, byValue] of this.indexedWatchers) {
+      const position = this.indexes.get(name)!.position;
+      for (const event of events) {
+        const now = valueAt(event.kv, position);
+        const before = event.prevKv ? valueAt(event.prevKv, position) : undefined;
+        if (now === unknown || before === unknown) {
+          for (const group of byValue.values()) offerTo(group, event);
+          continue;
+        }
+        if (now !== undefined) offerTo(byValue.get(now), event);
+        if (before !== undefined && before !== now) offerTo(byValue.get(before), event);
+      }
+    }
+    for (const [watcher, list] of offers) watcher.offer(list);
+  }
+
+  /** The window's events after `afterRevision` under `prefix` that a watcher narrowed by `condition` is offered. */
+  private replayFor(afterRevision: number, prefix: string, condition: IndexCondition | undefined): CacheEvent[] {
+    const events = this.window.eventsAfter(afterRevision, prefix);
+    if (!condition) return events;
+    const position = this.indexes.get(condition.name)!.position;
+    return events.filter((e) => triggers(e, position, condition.value));
+  }
+
+  private indexFor(condition: IndexCondition): ValueIndex | undefined {
+    return this.indexes.get(condition.name);
+  }
+
+  private watchBackend(
+    prefix: string, afterRevision: number, handlers: CacheWatchHandlers, maxBuffered: number, index: IndexCondition | undefined,
+  ): CacheWatch {
+    // Served from the store, the watcher sees every event under its prefix (its consumer filters them) until it moves to the cache.
     const watcher = new CacheWatcher({
-      prefix, handlers, maxBuffered, liveFrom: afterRevision, replay: [], onEnd: (w) => this.fallbacks.delete(w),
+      prefix, index, handlers, maxBuffered, liveFrom: afterRevision, replay: [], onEnd: (w) => this.fallbacks.delete(w),
     });
     this.fallbacks.add(watcher);
     try {
@@ -357,24 +440,38 @@ export class WatchCache implements FeedSubscriber {
     if (through < this.window.completeAfter) return;
     this.fallbacks.delete(watcher);
     this.register(watcher);
-    watcher.moveToCache(this.window.eventsAfter(through, watcher.prefix), () => this.fannedOut, (w) => this.unregister(w));
+    watcher.moveToCache(this.replayFor(through, watcher.prefix, watcher.index), () => this.fannedOut, (w) => this.unregister(w));
   }
 
   private register(watcher: CacheWatcher): void {
-    let group = this.watchers.get(watcher.prefix);
-    if (!group) this.watchers.set(watcher.prefix, (group = new Set()));
+    const groups = this.groupsOf(watcher, true)!;
+    const name = watcher.index?.value ?? watcher.prefix;
+    let group = groups.get(name);
+    if (!group) groups.set(name, (group = new Set()));
     group.add(watcher);
   }
 
   private unregister(watcher: CacheWatcher): void {
-    const group = this.watchers.get(watcher.prefix);
+    const groups = this.groupsOf(watcher, false);
+    const name = watcher.index?.value ?? watcher.prefix;
+    const group = groups?.get(name);
     if (!group) return;
     group.delete(watcher);
-    if (group.size === 0) this.watchers.delete(watcher.prefix);
+    if (group.size === 0) groups!.delete(name);
+    if (watcher.index && groups!.size === 0) this.indexedWatchers.delete(watcher.index.name);
+  }
+
+  /** The groups a watcher belongs among: by prefix, or by value of its index. */
+  private groupsOf(watcher: CacheWatcher, create: boolean): Map<string, Set<CacheWatcher>> | undefined {
+    if (!watcher.index) return this.watchers;
+    let byValue = this.indexedWatchers.get(watcher.index.name);
+    if (!byValue && create) this.indexedWatchers.set(watcher.index.name, (byValue = new Map()));
+    return byValue;
   }
 
   private failAll(err: StorageError): void {
     for (const group of this.watchers.values()) for (const watcher of group) watcher.fail(err);
+    for (const byValue of this.indexedWatchers.values()) for (const group of byValue.values()) for (const watcher of group) watcher.fail(err);
   }
 
   private ensureReady(): void {

@@ -6,6 +6,7 @@
 
 import { StorageError } from '../backend.js';
 import type { CacheEvent, CacheWatch, CacheWatchHandlers } from './types.js';
+import type { IndexCondition } from './value-index.js';
 
 /** Most events per onEvents call when handing over a backlog. */
 const chunkSize = 1_000;
@@ -14,6 +15,8 @@ const chunksPerTurn = 8;
 
 export interface WatcherSetup {
   prefix: string;
+  /** The indexed value the cache offers this watcher events of (all events under the prefix when absent). */
+  index?: IndexCondition;
   handlers: CacheWatchHandlers;
   maxBuffered: number;
   /** Events at or below this revision are never delivered (they are in the replay or before the start). */
@@ -28,6 +31,7 @@ export interface WatcherSetup {
 
 export class CacheWatcher implements CacheWatch {
   readonly prefix: string;
+  readonly index: IndexCondition | undefined;
   fromBackend = false;
   private readonly handlers: CacheWatchHandlers;
   private readonly maxBuffered: number;
@@ -49,6 +53,7 @@ export class CacheWatcher implements CacheWatch {
 
   constructor(setup: WatcherSetup) {
     this.prefix = setup.prefix;
+    this.index = setup.index;
     this.caughtUpRevision = setup.caughtUpRevision;
     this.onEnd = setup.onEnd;
     this.handlers = setup.handlers;

@@ -15,9 +15,9 @@ describe('sorted values', () => {
     });
   }
 
-  test('a large collection in chunks: every range, count and get agrees with a sorted array, through resets, inserts and removals', () => {
+  for (const keyed of [true, false]) test(`a large collection in chunks${keyed ? '' : ' without a map by key (an index\'s group)'}: every range, count and get agrees with a sorted array, through resets, inserts and removals`, () => {
     const random = seededRandom(7);
-    const values = new SortedValues(8);
+    const values = new SortedValues(8, keyed);
     const model: string[] = [];
     const key = (n: number) => `/r/ns${n % 7}/k${n}`;
     values.reset([...Array(200).keys()].map((n) => key(n * 3)).sort((a, b) => compareBytes(a, b)).map((k) => kv(k)));

@@ -376,6 +376,8 @@ export const pods = defineKind({
     'status.podIP': (pod) => pod.status?.podIP ?? '',
     'status.nominatedNodeName': (pod) => pod.status?.nominatedNodeName ?? '',
   },
+  // Upstream's watch cache indexes pods by node (every node agent lists and watches its own).
+  indexedFieldSelectors: ['spec.nodeName'],
   printerColumns: [
     nameColumn,
     { name: 'Ready', type: 'string', description: 'The aggregate readiness state of this pod for accepting traffic.', value: (pod) => { const s = podStatusSummary(pod); return `${s.ready}/${s.total}`; } },
