@@ -9,7 +9,7 @@
 // The pod is the one cluster-sim creates, stored as the server stores it
 // (managed fields, defaults, status).
 
-import { MemoryBackend } from '../src/storage/memory.js';
+import { MemoryBackend } from '../src/storage/memory/store.js';
 import { WatchCache } from '../src/storage/cache/watch-cache.js';
 import { CacheEvent, CachedKeyValue } from '../src/storage/cache/types.js';
 import { fmtInt } from './stats.js';
