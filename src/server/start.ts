@@ -7,7 +7,8 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logging.js';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { systemGroups, type UserInfo } from '../machinery/user.js';
@@ -110,7 +111,7 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
-  const log = pino({ level: options.logLevel, base: undefined });
+  const log = createLogger({ level: options.logLevel, format: options.loggingFormat, destination: options.logDestination });
   // Before anything is opened: a refused --feature-gates or --runtime-config leaves nothing behind.
   const { gates: features, warnings: featureWarnings } = FeatureGates.fromFlags(options.featureGates);
   for (const warning of featureWarnings) log.warn(warning);

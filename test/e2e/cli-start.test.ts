@@ -1,5 +1,5 @@
-// The command as a newcomer meets it: --version, the welcome lines (the
-// kubeconfig's absolute path, the log line never between them), one clear
+// The command as a newcomer meets it: --version, the welcome line (the
+// kubeconfig's absolute path) in the run's one log format, one clear
 // line and exit 1 when the port or the store is taken, a clean stop on
 // Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`), no
 // warning when stopped right after the start, SIGTERM to `npm start`, and the
@@ -35,7 +35,7 @@ test('a taken port and a locked store are one line and exit 1; the welcome names
   const other = tempDir();
   const first = await startChildServer([], dir);
   try {
-    assert.match(first.output(), /plat-apiserver is serving at https:\/\/127\.0\.0\.1:\d+\n  admin kubeconfig: .*admin\.kubeconfig\n  try: export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces/);
+    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.js:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
     const busyPort = run(['--secure-port', port, '--data-dir', other, '--log-level', 'warn']);
@@ -126,7 +126,7 @@ function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ chi
   const output = () => readFileSync(outPath, 'utf8');
   return new Promise((resolve, reject) => {
     const poll = setInterval(() => {
-      if (/try: export KUBECONFIG=.*\n/.test(output())) {
+      if (/try[=:]"?export KUBECONFIG=.*\n/.test(output())) {
         clearInterval(poll);
         resolve({ child, output });
       }
@@ -138,22 +138,32 @@ function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ chi
   });
 }
 
-test('the welcome names the kubeconfig by its absolute path, after the JSON log line, never between its lines', async () => {
-  const dir = tempDir();
-  try {
-    const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'info']);
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-    const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
-    const lines = output().split('\n');
-    const first = lines.findIndex((l) => l.startsWith('plat-apiserver is serving at '));
-    assert.equal(lines[first + 1], `  admin kubeconfig: ${kubeconfig}`);
-    assert.equal(lines[first + 2], `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
-    const serving = lines.findIndex((l) => l.includes('"msg":"serving"'));
-    assert.ok(serving >= 0 && serving < first, output());
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+test('one log format a run: klog text lines by default, the welcome among them; JSON lines with --logging-format json', async () => {
+  for (const format of ['text', 'json']) {
+    const dir = tempDir();
+    try {
+      const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'info', ...(format === 'json' ? ['--logging-format', 'json'] : [])]);
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
+      const lines = output().split('\n').filter((l) => l !== '');
+      if (format === 'text') {
+        for (const line of lines) assert.match(line, /^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.-]+:\d+\] "/, output());
+        const welcome = lines.find((l) => l.includes('] "plat-apiserver is serving" '));
+        assert.ok(welcome?.endsWith(` kubeconfig="${kubeconfig}" try="export KUBECONFIG=${kubeconfig}; kubectl get namespaces"`), output());
+        assert.match(welcome!, /\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" /);
+        assert.ok(lines.some((l) => l.endsWith('] "received signal, shutting down" signal="SIGTERM"')), output());
+      } else {
+        const records = lines.map((l) => JSON.parse(l));
+        const welcome = records.find((r) => r.msg === 'plat-apiserver is serving');
+        assert.equal(welcome?.kubeconfig, kubeconfig, output());
+        assert.equal(welcome.try, `export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
+        assert.ok(records.some((r) => r.msg === 'received signal, shutting down' && r.signal === 'SIGTERM'), output());
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
 
@@ -165,7 +175,7 @@ test('stopping right after the start logs no warning (all controllers running), 
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGINT');
       assert.equal(await exited, 0);
-      const warnings = output().split('\n').filter((l) => /"level":[4-6]\d/.test(l));
+      const warnings = output().split('\n').filter((l) => /^[WEF]\d{4} /.test(l));
       assert.deepEqual(warnings, [], output());
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -180,7 +190,7 @@ test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exi
   let out = '';
   try {
     await new Promise<void>((resolve, reject) => {
-      const seen = (d: Buffer) => { out += d; if (/try: export KUBECONFIG=/.test(out)) resolve(); };
+      const seen = (d: Buffer) => { out += d; if (/try="export KUBECONFIG=/.test(out)) resolve(); };
       npm.stdout!.on('data', seen);
       npm.stderr!.on('data', seen);
       npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${out}`)));
@@ -188,7 +198,7 @@ test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exi
     const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
     npm.kill('SIGTERM');
     assert.equal(await exited, 0, out);
-    assert.match(out, /received SIGTERM, shutting down/);
+    assert.match(out, /"received signal, shutting down" signal="SIGTERM"/);
     // Nothing serves there any more: the server went with npm, not on as an orphan.
     const client = TestClient.fromKubeconfig(join(dir, 'data', 'admin.kubeconfig'));
     try {
