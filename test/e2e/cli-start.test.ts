@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
@@ -30,7 +30,7 @@ test('--version prints the version and exits 0', () => {
   assert.match(r.stdout, /^plat-apiserver v\d+\.\d+\.\d+\+plat\.\d+\.\d+\.\d+\n$/);
 });
 
-test('a taken port and a locked store are one line and exit 1; the welcome names URL, kubeconfig and a command', async () => {
+test('a taken port and a locked store are one line and exit 1, and the data dir is left as it was; the welcome names URL, kubeconfig and a command', async () => {
   const dir = tempDir();
   const other = tempDir();
   const first = await startChildServer([], dir);
@@ -38,13 +38,24 @@ test('a taken port and a locked store are one line and exit 1; the welcome names
     assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.js:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
-    const busyPort = run(['--secure-port', port, '--data-dir', other, '--log-level', 'warn']);
-    assert.equal(busyPort.code, 1);
-    assert.equal(busyPort.stderr, `plat-apiserver: port ${port} on 127.0.0.1 is already in use (is another server running?); choose another with --secure-port\n`);
+    // A failed start leaves the data dir as it found it: a new one gone again, an empty one empty, a used one whole.
+    const kept = join(other, 'used');
+    mkdirSync(kept);
+    writeFileSync(join(kept, 'notes.txt'), 'mine');
+    for (const dataDir of [join(other, 'fresh', 'data'), join(other, 'empty'), kept]) {
+      if (dataDir.endsWith('empty')) mkdirSync(dataDir);
+      const busyPort = run(['--secure-port', port, '--data-dir', dataDir, '--log-level', 'warn']);
+      assert.equal(busyPort.code, 1);
+      assert.equal(busyPort.stderr, `plat-apiserver: port ${port} on 127.0.0.1 is already in use (is another server running?); choose another with --secure-port\n`);
+    }
+    assert.deepEqual(readdirSync(other).sort(), ['empty', 'used']);
+    assert.deepEqual(readdirSync(join(other, 'empty')), []);
+    assert.equal(readFileSync(join(kept, 'notes.txt'), 'utf8'), 'mine');
 
     const locked = run(['--secure-port', '0', '--data-dir', dir, '--log-level', 'warn']);
     assert.equal(locked.code, 1);
     assert.match(locked.stderr, /^plat-apiserver: .*store\.db is locked: another process has the store open \(--data-dir .*\)\n$/);
+    assert.ok(existsSync(join(dir, 'store.db')) && existsSync(join(dir, 'pki')), 'a store another process holds is left alone');
   } finally {
     first.process.kill('SIGTERM');
     await new Promise((r) => first.process.once('exit', r));
@@ -126,7 +137,7 @@ function startAndWaitForWelcome(dir: string, args: string[] = []): Promise<{ chi
   const output = () => readFileSync(outPath, 'utf8');
   return new Promise((resolve, reject) => {
     const poll = setInterval(() => {
-      if (/try[=:]"?export KUBECONFIG=.*\n/.test(output())) {
+      if (/try"?[=:]"?export KUBECONFIG=.*\n/.test(output())) {
         clearInterval(poll);
         resolve({ child, output });
       }
