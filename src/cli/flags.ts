@@ -5,7 +5,7 @@ import { boolType, intType, portType, ipType, stringType, listOf, commaListOf, u
 import { parseNodePortRange, parseServiceIPRanges } from '../registry/allocation/index.js';
 import { product, vocabulary } from '../machinery/vocabulary.js';
 import { formatDuration, parseDuration } from '../machinery/time.js';
-import { auditModes, defaultServerOptions, type ServerOptions } from '../server/options.js';
+import { auditModes, loggingFormats, defaultServerOptions, type ServerOptions } from '../server/options.js';
 import { backendKinds, isSharedStore } from '../storage/kinds.js';
 import { badControllerEntry, controllerNames, disabledByDefault } from '../controllers/names.js';
 import { authorizationModeNames, badAuthorizationMode } from '../auth/authz/modes.js';
@@ -383,6 +383,7 @@ export const serverFlags: readonly Flag[] = [
   option('leader-elect-renew-deadline', durationType, 'leaderElectRenewDeadlineMs', 'How long the leader retries renewing before it stops leading; less than the lease duration.'),
   option('leader-elect-retry-period', durationType, 'leaderElectRetryPeriodMs', 'Time between attempts to acquire or renew the leader lease.'),
   option('log-level', enumOf(logLevels), 'logLevel', `Log level: ${logLevels.join(', ')}.`),
+  option('logging-format', enumOf(loggingFormats), 'loggingFormat', `Sets the log format. Permitted formats: ${loggingFormats.map((f) => `"${f}"`).join(', ')} (text: upstream's klog lines; json: one JSON object a line).`),
   ...identityFlags,
   ...admissionFlags,
   ...versioningFlags,

@@ -1,10 +1,9 @@
-// Running the server from the command line: start, the welcome lines, signals
-// to shut down, and one line for a start-up failure the user can act on.
+// Running the server from the command line: start, the welcome line, signals
+// to shut down (both in the run's log format), and one line for a start-up
+// failure the user can act on.
 // Loaded by main.ts once the flags are read (see there why not before).
 
 import { resolve } from 'node:path';
-import type { EventEmitter } from 'node:events';
-import pino from 'pino';
 import { commandName } from './flags.js';
 import { startServer, type RunningServer } from '../server/start.js';
 import { collectWhenIdle } from './idlegc.js';
@@ -36,15 +35,14 @@ function startFailure(e: unknown, options: ServerOptions): string | undefined {
   return undefined;
 }
 
-/** The lines a person reads at start (the kubeconfig's path absolute, to copy); the JSON log line says the same for machines. */
-function welcome(server: RunningServer): string {
+/**
+ * The line a person reads at start, in the run's log format: where it serves,
+ * the kubeconfig's absolute path (to copy) and a command to try. Written
+ * whatever the log level, as the one line every start owes its user.
+ */
+function welcome(server: RunningServer): void {
   const kubeconfig = resolve(server.kubeconfigPath);
-  return [
-    `${commandName} is serving at ${server.url}`,
-    `  admin kubeconfig: ${kubeconfig}`,
-    `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`,
-    '',
-  ].join('\n');
+  server.log.child({}, { level: 'info' }).info({ url: server.url, kubeconfig, try: `export KUBECONFIG=${kubeconfig}; kubectl get namespaces` }, `${commandName} is serving`);
 }
 
 /**
@@ -56,25 +54,6 @@ function tolerateClosedOutput(): void {
     stream.on('error', (err: NodeJS.ErrnoException) => { if (err.code !== 'EPIPE') throw err; });
   }
 }
-
-/**
- * Resolves once every line the log has taken is written. pino's flush() calls
- * back at once when its stream does not batch (minLength 0) even while a
- * write is still in flight, so the stream's own state is read: while its
- * `_writing` flag is up, its 'drain' event comes once everything is out.
- */
-function logWritten(log: RunningServer['log']): Promise<void> {
-  const stream = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as (EventEmitter & { _writing?: boolean }) | undefined;
-  return new Promise((done) => {
-    if (!stream?._writing) return done();
-    // A stream that fails (a closed pipe) never drains: the welcome does not wait for it, nor for long.
-    const timer = setTimeout(done, 1000);
-    const finish = () => { clearTimeout(timer); done(); };
-    stream.once('drain', finish);
-    stream.once('error', finish);
-  });
-}
-
 
 function say(text: string): void {
   if (process.stderr.writable) process.stderr.write(text);
@@ -91,7 +70,7 @@ export async function serve(options: ServerOptions): Promise<void> {
     stopSignal = signal;
     if (!server) return;
     const running = server;
-    say(`received ${signal}, shutting down\n`);
+    running.log.child({}, { level: 'info' }).info({ signal }, 'received signal, shutting down');
     running.shutdown().then(() => process.exit(0), (err) => { running.log.error({ err }, 'shutdown failed'); process.exit(1); });
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
@@ -109,9 +88,7 @@ export async function serve(options: ServerOptions): Promise<void> {
   process.on('unhandledRejection', (err) => log.error({ err }, 'unhandled promise rejection; the server goes on'));
   // Heap pages back once a burst of work is over (idlegc.ts).
   collectWhenIdle((ms) => log.debug({ ms: Math.round(ms) }, 'collected garbage after a busy spell'));
-  // The log's own line is out before the welcome, so the two never mix on a terminal.
-  await logWritten(log);
-  say(welcome(server));
+  welcome(server);
   const early = stopSignal;
   if (early) {
     stopSignal = undefined;

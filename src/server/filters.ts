@@ -16,6 +16,7 @@ import { respondError, Representation } from './representation.js';
 import type { AuditAnnotation } from '../admission/types.js';
 import type { AuditRecord } from './audit/event.js';
 import type { WatchHooks } from './handlers/watch.js';
+import { whenAnswered } from './answered.js';
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -61,10 +62,17 @@ export function chain(filters: Filter[], handler: (ctx: RequestContext) => Promi
   );
 }
 
-/** Turns any failure into a Status; an unexpected one is a 500 and a log line, never a crash. */
+/**
+ * Turns any failure into a Status; an unexpected one is a 500 and an error
+ * line with its stack, never a crash. Every other answer of 5xx (a store that
+ * is away, a timeout, a failed health check, an aggregated server's failure)
+ * is a warning: audit ID, method, path, status and what failed, never the
+ * body or the credentials of the request.
+ */
 export function recovery(log: Logger): Filter {
   return async (ctx, next) => {
     ctx.log = log;
+    whenAnswered(ctx.res, () => logServerError(log, ctx));
     try {
       await next();
     } catch (e) {
@@ -82,6 +90,19 @@ export function recovery(log: Logger): Filter {
       else ctx.res.destroy();
     }
   };
+}
+
+function logServerError(log: Logger, ctx: RequestContext): void {
+  if (ctx.panicked) return; // its error line, with the stack, is out already
+  // A failure after the answer began (a stream) ends its connection: the status sent is not what happened.
+  const status = ctx.error?.code ?? (ctx.res.headersSent ? ctx.res.statusCode : 0);
+  if (status < 500) return;
+  const line: Record<string, unknown> = { auditID: ctx.auditID, method: ctx.req.method, path: ctx.path, status };
+  if (ctx.error) {
+    line.reason = ctx.error.reason;
+    line.err = ctx.error.message;
+  }
+  log.warn(line, 'request answered with a server error');
 }
 
 /**

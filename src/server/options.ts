@@ -4,11 +4,16 @@
 import { product } from '../machinery/vocabulary.js';
 import { defaultBackendKind, type BackendKind } from '../storage/kinds.js';
 import { defaultMaxValueBytes } from '../storage/backend.js';
+import type { LogDestination } from './logging.js';
 import { defaultExternalIdentityOptions, type ExternalIdentityOptions } from './external-identity-options.js';
 
 /** How an audit backend takes events, with upstream's names. */
 export const auditModes = ['batch', 'blocking', 'blocking-strict'] as const;
 export type AuditMode = (typeof auditModes)[number];
+
+/** How log lines look, with upstream's names (text: klog's lines). */
+export const loggingFormats = ['text', 'json'] as const;
+export type LoggingFormat = (typeof loggingFormats)[number];
 
 /** Which store: the names live in storage/. */
 export type StorageBackendName = BackendKind;
@@ -94,6 +99,10 @@ export interface ServerOptions extends ExternalIdentityOptions {
   controllers: string[];
   /** Log level for pino: fatal, error, warn, info, debug, trace, silent. */
   logLevel: string;
+  /** How log lines look, as upstream's --logging-format: text (klog's lines, the default) or json (pino's). */
+  loggingFormat: LoggingFormat;
+  /** Where log lines go instead of standard error (tests, a program embedding the server). */
+  logDestination?: LogDestination;
   /** Admission plugins to turn on beside the default set (order irrelevant). */
   enableAdmissionPlugins: string[];
   /** Admission plugins to turn off, default ones included. */
@@ -205,6 +214,7 @@ export const defaultServerOptions: ServerOptions = {
   serviceAccountExtendTokenExpiration: true,
   controllers: ['*'],
   logLevel: 'info',
+  loggingFormat: 'text',
   enableAdmissionPlugins: [],
   disableAdmissionPlugins: [],
   defaultNotReadyTolerationSeconds: 300,

@@ -3,16 +3,18 @@
 
 import { registerCacheMetrics } from './cachemetrics.js';
 import { createServer, Server } from 'node:https';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logging.js';
 import { builtinKinds } from '../api/catalog.js';
 import { product, reservedNamespaces } from '../machinery/vocabulary.js';
 import { systemGroups, type UserInfo } from '../machinery/user.js';
 import { ensureKeyMaterial, joinPem, loadRequestSigner, writeAdminKubeconfig } from '../pki/index.js';
-import { isSharedStore, openBackend, startCompactor, timedBackend, type Backend } from '../storage/index.js';
+import { isSharedStore, openBackend, startCompactor, StorageError, timedBackend, type Backend } from '../storage/index.js';
 import { CacheSet } from '../storage/cache/index.js';
 import { Registry } from '../registry/registry.js';
 import { ObjectLookup } from '../registry/lookup.js';
@@ -110,7 +112,29 @@ async function ensureReservedNamespaces(registry: Registry): Promise<void> {
 
 export async function startServer(overrides: Partial<ServerOptions> = {}): Promise<RunningServer> {
   const options: ServerOptions = { ...defaultServerOptions, ...overrides };
-  const log = pino({ level: options.logLevel, base: undefined });
+  const log = createLogger({ level: options.logLevel, format: options.loggingFormat, destination: options.logDestination });
+  // A failed start closes what it opened and leaves the data dir as it found it.
+  const closers: Closer[] = [];
+  const dataDirBefore = await dataDirState(options.dataDir);
+  try {
+    return await assemble(options, log, closers);
+  } catch (e) {
+    for (const close of closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        log.debug({ err }, 'closing after a failed start');
+      }
+    }
+    // A store another process holds means the folder is not this start's to tidy.
+    if (!(e instanceof StorageError && e.code === 'Unavailable')) await undoDataDir(options.dataDir, dataDirBefore);
+    throw e;
+  }
+}
+
+type Closer = () => unknown;
+
+async function assemble(options: ServerOptions, log: Logger, closers: Closer[]): Promise<RunningServer> {
   // Before anything is opened: a refused --feature-gates or --runtime-config leaves nothing behind.
   const { gates: features, warnings: featureWarnings } = FeatureGates.fromFlags(options.featureGates);
   for (const warning of featureWarnings) log.warn(warning);
@@ -123,6 +147,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   const authorizer = authorization.authorizer;
   const metrics = new Metrics({ features, showHiddenMetricsForVersion: options.showHiddenMetricsForVersion });
   const auditor = await Auditor.create(options, metrics.registry, log);
+  closers.push(() => auditor?.close());
   const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
   let rawBackend: Backend | undefined;
   let objectLookup: ObjectLookup | undefined;
@@ -150,6 +175,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       tolerationSeconds: { notReady: options.defaultNotReadyTolerationSeconds, unreachable: options.defaultUnreachableTolerationSeconds },
     },
   );
+  closers.push(() => admission.close());
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
@@ -165,24 +191,31 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     watchHubBytes: options.watchCacheWindowBytes,
     notice: (line) => log.info(line),
   });
+  closers.push(() => backend.close());
   const compactor = startCompactor(backend, options.etcdCompactionIntervalMs);
+  closers.push(() => compactor.stop());
   // What the server itself asks of the store is timed; the metrics' own counting is not.
   const timed = timedBackend(backend, requestMetrics.storageObserver);
   const caches = new CacheSet(timed, {
     historyWindowMs: options.etcdCompactionIntervalMs, maxBuffered: options.watchMaxBufferedEvents, maxWindowBytes: options.watchCacheWindowBytes,
   });
+  closers.push(() => caches.stopAll());
   registerCacheMetrics(metrics.registry, caches, backend);
   registry = new Registry(builtinKinds, timed, admission.chain, caches, enablement);
   // One informer per resource and selector for the whole process: the RBAC
   // index, the webhook configurations and every controller read from it.
   const informers = new InformerFactory(new InProcessClient(registry, `${product.name}-apiserver`));
+  closers.push(() => informers.stopAll());
   const workQueueMetrics = new PromWorkQueueMetrics(metrics.registry);
   // What admission plugins read (webhook configurations among it) is known before the first request is served.
+  closers.push(() => admissionListers.stop());
   await admissionListers.start(informers, new InProcessClient(registry, `${product.name}-apiserver`));
   // Custom resources are served (by every server on the store) before the first request.
   const conversionWebhooks = new ConversionWebhooks();
+  closers.push(() => conversionWebhooks.close());
   const customResources = new CustomResourceServing(registry, new InProcessClient(registry, `${product.name}-apiextensions`), (msg, extra) => log.warn(extra ?? {}, msg),
     (crd) => conversionWebhooks.conversionFor(crd));
+  closers.push(() => customResources.stop());
   await customResources.start(informers);
   // Group versions APIServices hand to other servers: known before the first request too.
   const servedHere = (group: string, version: string) => registry!.restObjectsOf(group, version).length > 0;
@@ -192,6 +225,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     servedHere,
     log: (msg, extra) => log.warn(extra ?? {}, msg),
   });
+  closers.push(() => aggregator.stop());
   await aggregator.start(informers, new InProcessClient(registry, `${product.name}-aggregator`));
 
   let reservedReady = false;
@@ -214,6 +248,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   }
   health.add({ name: 'shutdown', check: () => { if (shuttingDown || lifecycle.shuttingDown) throw new Error('server is shutting down'); } }, ['readyz']);
 
+  closers.push(() => authorization.stop());
   await authorization.start(registry, informers);
   const lookup = objectLookup = new ObjectLookup(registry, caches);
   const identity = buildAuthentication(options, identityFiles, {
@@ -229,6 +264,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
   if (eviction) registry.addRest(eviction);
   const stopServiceRepairs = await serveServices(registry,
     serviceAllocation(timed, parseServiceIPRanges(options.serviceClusterIpRange), parseNodePortRange(options.serviceNodePortRange), validateClusterIPs), log);
+  closers.push(stopServiceRepairs);
   const version = await packageVersion();
   const openapi = new OpenApiService(registry, { version: versionInfo(version).gitVersion, remote: { get generation() { return aggregator.generation; }, documents: () => aggregator.openapiV3(), v2: () => aggregator.openapiV2() } });
   let address = '';
@@ -269,6 +305,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     server.once('error', reject);
     server.listen(options.securePort, options.bindAddress, () => { server.off('error', reject); resolve(); });
   });
+  closers.push(() => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }));
   const port = (server.address() as AddressInfo).port;
   const host = options.bindAddress === '0.0.0.0' || options.bindAddress === '::' ? '127.0.0.1' : options.bindAddress;
   address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -318,6 +355,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     name: 'poststarthooks', workers: 1, maxRetries: Infinity, failure: 'post-start work failed; trying again', rateLimiter: new ItemExponentialRateLimiter(2_000, 2_000),
     log: (msg, extra) => log.warn(extra ?? {}, msg), describe: (key, err) => ({ err, hook: key }),
   });
+  closers.push(() => postStart.shutDown());
   for (const [key, work] of Object.entries(postStartWork)) {
     try {
       await work.run();
@@ -351,6 +389,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       } : {}),
     },
   );
+  closers.push(() => controllerManager.stop());
   // The product's Service in default and this server's address in its Endpoints.
   const advertised = options.advertiseAddress ?? defaultAdvertiseAddress();
   if (!advertised) log.warn(`no non-loopback address to advertise: the ${product.name} Service's Endpoints will not list this server (set --advertise-address)`);
@@ -362,6 +401,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
     log: (msg, extra) => log.warn(extra ?? {}, msg),
   });
   platService.start();
+  closers.push(() => platService.stop());
   // The APIService controllers run on every server, as upstream's aggregator runs them in each API server.
   const apiServiceControllers = [
     new ApiServiceRegistration(new InProcessClient(registry, `${product.name}-aggregator`), (msg, extra) => log.warn(extra ?? {}, msg), { informers, metrics: workQueueMetrics }),
@@ -369,6 +409,7 @@ export async function startServer(overrides: Partial<ServerOptions> = {}): Promi
       (apiService) => probeApiService(aggregator, apiService)),
   ];
   aggregator.recheck = (apiService) => (apiServiceControllers[1] as ApiServiceAvailability).recheck(String(apiService.metadata?.name));
+  closers.push(() => Promise.all(apiServiceControllers.map((c) => c.stop())));
   await Promise.all(apiServiceControllers.map((c) => c.start()));
   await writeAdminKubeconfig(kubeconfigPath, { server: url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
   log.info({ url, kubeconfig: kubeconfigPath, storage: backend.name }, 'serving');
@@ -414,4 +455,29 @@ function defaultAdvertiseAddress(): string | undefined {
     for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
   }
   return undefined;
+}
+
+/** What the data dir held before this start: absent (with the first folder of its path this start makes), empty, or in use. */
+type DataDirState = { kind: 'absent'; topmost: string } | { kind: 'empty' } | { kind: 'used' };
+
+async function dataDirState(dataDir: string): Promise<DataDirState> {
+  let topmost = resolve(dataDir);
+  try {
+    return (await readdir(topmost)).length === 0 ? { kind: 'empty' } : { kind: 'used' };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return { kind: 'used' };
+  }
+  // mkdir -p makes every missing folder of the path: the outermost of them goes again.
+  for (let parent = dirname(topmost); parent !== topmost && !existsSync(parent); parent = dirname(parent)) topmost = parent;
+  return { kind: 'absent', topmost };
+}
+
+/** After a failed start: a data dir it made is removed, one that was empty is emptied; one in use keeps everything. */
+async function undoDataDir(dataDir: string, before: DataDirState): Promise<void> {
+  if (before.kind === 'used') return;
+  if (before.kind === 'absent') {
+    await rm(before.topmost, { recursive: true, force: true });
+    return;
+  }
+  for (const entry of await readdir(dataDir).catch(() => [])) await rm(join(dataDir, entry), { recursive: true, force: true });
 }

@@ -1,5 +1,5 @@
-// The command as a newcomer meets it: --version, the welcome lines (the
-// kubeconfig's absolute path, the log line never between them), one clear
+// The command as a newcomer meets it: --version, the welcome line (the
+// kubeconfig's absolute path) in the run's one log format, one clear
 // line and exit 1 when the port or the store is taken, a clean stop on
 // Ctrl-C even when the pipe it writes to is gone (`npm start | tee log`), no
 // warning when stopped right after the start, SIGTERM to `npm start`, and the
@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startChildServer, tempDir } from '../support/server.js';
 import { TestClient } from '../support/client.js';
@@ -32,21 +32,32 @@ test('--version prints the version and exits 0', () => {
   assert.match(r.stdout, /^plat-apiserver v\d+\.\d+\.\d+\+plat\.\d+\.\d+\.\d+\n$/);
 });
 
-test('a taken port and a locked store are one line and exit 1; the welcome names URL, kubeconfig and a command', async () => {
+test('a taken port and a locked store are one line and exit 1, and the data dir is left as it was; the welcome names URL, kubeconfig and a command', async () => {
   const dir = tempDir();
   const other = tempDir();
   const first = await startChildServer([], dir);
   try {
-    assert.match(first.output(), /plat-apiserver is serving at https:\/\/127\.0\.0\.1:\d+\n  admin kubeconfig: .*admin\.kubeconfig\n  try: export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces/);
+    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.js:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
-    const busyPort = run(['--secure-port', port, '--data-dir', other, '--log-level', 'warn']);
-    assert.equal(busyPort.code, 1);
-    assert.equal(busyPort.stderr, `plat-apiserver: port ${port} on 127.0.0.1 is already in use (is another server running?); choose another with --secure-port\n`);
+    // A failed start leaves the data dir as it found it: a new one gone again, an empty one empty, a used one whole.
+    const kept = join(other, 'used');
+    mkdirSync(kept);
+    writeFileSync(join(kept, 'notes.txt'), 'mine');
+    for (const dataDir of [join(other, 'fresh', 'data'), join(other, 'empty'), kept]) {
+      if (dataDir.endsWith('empty')) mkdirSync(dataDir);
+      const busyPort = run(['--secure-port', port, '--data-dir', dataDir, '--log-level', 'warn']);
+      assert.equal(busyPort.code, 1);
+      assert.equal(busyPort.stderr, `plat-apiserver: port ${port} on 127.0.0.1 is already in use (is another server running?); choose another with --secure-port\n`);
+    }
+    assert.deepEqual(readdirSync(other).sort(), ['empty', 'used']);
+    assert.deepEqual(readdirSync(join(other, 'empty')), []);
+    assert.equal(readFileSync(join(kept, 'notes.txt'), 'utf8'), 'mine');
 
     const locked = run(['--secure-port', '0', '--data-dir', dir, '--log-level', 'warn']);
     assert.equal(locked.code, 1);
     assert.match(locked.stderr, /^plat-apiserver: .*store\.db is locked: another process has the store open \(--data-dir .*\)\n$/);
+    assert.ok(existsSync(join(dir, 'store.db')) && existsSync(join(dir, 'pki')), 'a store another process holds is left alone');
   } finally {
     first.process.kill('SIGTERM');
     await new Promise((r) => first.process.once('exit', r));
@@ -129,7 +140,7 @@ async function startAndWaitForWelcome(dir: string, args: string[] = []): Promise
   const output = () => readFileSync(outPath, 'utf8');
   return new Promise((resolve, reject) => {
     const poll = setInterval(() => {
-      if (/try: export KUBECONFIG=.*\n/.test(output())) {
+      if (/try"?[=:]"?export KUBECONFIG=.*\n/.test(output())) {
         clearInterval(poll);
         resolve({ child, output });
       }
@@ -141,22 +152,32 @@ async function startAndWaitForWelcome(dir: string, args: string[] = []): Promise
   });
 }
 
-test('the welcome names the kubeconfig by its absolute path, after the JSON log line, never between its lines', async () => {
-  const dir = tempDir();
-  try {
-    const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'info']);
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-    const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
-    const lines = output().split('\n');
-    const first = lines.findIndex((l) => l.startsWith('plat-apiserver is serving at '));
-    assert.equal(lines[first + 1], `  admin kubeconfig: ${kubeconfig}`);
-    assert.equal(lines[first + 2], `  try: export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
-    const serving = lines.findIndex((l) => l.includes('"msg":"serving"'));
-    assert.ok(serving >= 0 && serving < first, output());
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+test('one log format a run: klog text lines by default, the welcome among them; JSON lines with --logging-format json', async () => {
+  for (const format of ['text', 'json']) {
+    const dir = tempDir();
+    try {
+      const { child, output } = await startAndWaitForWelcome(dir, ['--log-level', 'info', ...(format === 'json' ? ['--logging-format', 'json'] : [])]);
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      const kubeconfig = join(dir, 'data', 'admin.kubeconfig');
+      const lines = output().split('\n').filter((l) => l !== '');
+      if (format === 'text') {
+        for (const line of lines) assert.match(line, /^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{6} +\d+ [\w.-]+:\d+\] "/, output());
+        const welcome = lines.find((l) => l.includes('] "plat-apiserver is serving" '));
+        assert.ok(welcome?.endsWith(` kubeconfig="${kubeconfig}" try="export KUBECONFIG=${kubeconfig}; kubectl get namespaces"`), output());
+        assert.match(welcome!, /\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" /);
+        assert.ok(lines.some((l) => l.endsWith('] "received signal, shutting down" signal="SIGTERM"')), output());
+      } else {
+        const records = lines.map((l) => JSON.parse(l));
+        const welcome = records.find((r) => r.msg === 'plat-apiserver is serving');
+        assert.equal(welcome?.kubeconfig, kubeconfig, output());
+        assert.equal(welcome.try, `export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
+        assert.ok(records.some((r) => r.msg === 'received signal, shutting down' && r.signal === 'SIGTERM'), output());
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 });
 
@@ -168,7 +189,7 @@ test('stopping right after the start logs no warning (all controllers running), 
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGINT');
       assert.equal(await exited, 0);
-      const warnings = output().split('\n').filter((l) => /"level":[4-6]\d/.test(l));
+      const warnings = output().split('\n').filter((l) => /^[WEF]\d{4} /.test(l));
       assert.deepEqual(warnings, [], output());
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -183,7 +204,7 @@ test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exi
   let out = '';
   try {
     await new Promise<void>((resolve, reject) => {
-      const seen = (d: Buffer) => { out += d; if (/try: export KUBECONFIG=/.test(out)) resolve(); };
+      const seen = (d: Buffer) => { out += d; if (/try="export KUBECONFIG=/.test(out)) resolve(); };
       npm.stdout!.on('data', seen);
       npm.stderr!.on('data', seen);
       npm.once('exit', (code) => reject(new Error(`npm start exited ${code}: ${out}`)));
@@ -191,7 +212,7 @@ test('SIGTERM sent to npm start reaches the server: it stops cleanly and npm exi
     const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
     npm.kill('SIGTERM');
     assert.equal(await exited, 0, out);
-    assert.match(out, /received SIGTERM, shutting down/);
+    assert.match(out, /"received signal, shutting down" signal="SIGTERM"/);
     // Nothing serves there any more: the server went with npm, not on as an orphan.
     const client = TestClient.fromKubeconfig(join(dir, 'data', 'admin.kubeconfig'));
     try {

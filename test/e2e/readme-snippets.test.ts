@@ -9,6 +9,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { parseFlags } from '../../src/cli/flags.js';
+import { parseMigrateFlags } from '../../src/cli/migrate.js';
 
 const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
 
@@ -84,4 +86,20 @@ test('the README stays short, names the installed command as npx runs it, and it
   const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
   for (const [command] of readme.matchAll(/npx ([a-z-]+)/g)) assert.ok(pkg.bin[command.slice(4)], command);
   for (const [, link] of readme.matchAll(/\]\(([^)#:]+)\)/g)) assert.ok(existsSync(new URL(`../../../${link}`, import.meta.url)), link);
+});
+
+test('every server command the README shows runs from a clone: npm start with flags the command takes, never npx in a block', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'));
+  const entry = /node (\S+)/.exec(pkg.scripts.start)?.[1];
+  assert.ok(entry && existsSync(new URL(`../../../${entry}`, import.meta.url)), `npm start runs ${pkg.scripts.start}`);
+  const blockLines = [...readme.matchAll(/```(?:sh|bash)\n([\s\S]*?)```/g)].flatMap((m) => m[1]!.split('\n'));
+  for (const line of blockLines) assert.doesNotMatch(line, /^\s*npx /, `a clone has no such command: ${line}`);
+  const inline = [...readme.matchAll(/`(npm start[^`]*)`/g)].map((m) => m[1]!.replace(/\s+/g, ' '));
+  const commands = [...blockLines.filter((l) => l.startsWith('npm start')), ...inline];
+  assert.ok(commands.some((c) => / migrate /.test(c)) && commands.some((c) => /etcd3/.test(c)), 'the etcd and migrate examples are among them');
+  for (const command of commands) {
+    // The README's placeholders, filled as a user would.
+    const args = command.replace(/^npm start( --)?/, '').replace('<data dir>', 'data').replace('<url>', 'http://127.0.0.1:2379').split(' ').filter(Boolean);
+    assert.doesNotThrow(() => (args[0] === 'migrate' ? parseMigrateFlags(args.slice(1)) : parseFlags(args)), command);
+  }
 });

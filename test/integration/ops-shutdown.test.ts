@@ -14,7 +14,7 @@ import { eventually } from '../support/eventually.js';
 
 test('SIGTERM: readyz fails first, watches end cleanly, a long list in flight completes, exit 0', async () => {
   const dataDir = tempDir();
-  const child = await startChildServer(['--shutdown-delay-duration', '2s', '--shutdown-watch-termination-grace-period', '5s', '--log-level', 'info', '-v', '3'], dataDir);
+  const child = await startChildServer(['--shutdown-delay-duration', '2s', '--shutdown-watch-termination-grace-period', '5s', '--log-level', 'info', '--logging-format', 'json', '-v', '3'], dataDir);
   const client = TestClient.fromKubeconfig(child.kubeconfigPath);
   const creds = credentialsFromKubeconfig(child.kubeconfigPath);
   try {

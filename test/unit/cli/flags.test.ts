@@ -65,6 +65,7 @@ const samples: [flag: string, value: string, expected: Partial<ServerOptions>][]
   ['leader-elect-renew-deadline', '5s', { leaderElectRenewDeadlineMs: 5_000 }],
   ['leader-elect-retry-period', '1s', { leaderElectRetryPeriodMs: 1_000 }],
   ['log-level', 'debug', { logLevel: 'debug' }],
+  ['logging-format', 'json', { loggingFormat: 'json' }],
   ['anonymous-auth', 'true', { anonymousAuth: true }],
   ['token-auth-file', '/etc/tokens.csv', { tokenAuthFile: '/etc/tokens.csv' }],
   ['api-audiences', 'api,other', { apiAudiences: ['api', 'other'] }],
@@ -286,6 +287,7 @@ describe('parseFlags errors', () => {
     rejects(['--storage-backend', 'etcd'], 'invalid argument "etcd" for "--storage-backend" flag: must be one of sqlite, memory, etcd3', '--storage-backend', 'etcd');
     rejects(['--log-level=verbose'], /for "--log-level" flag: must be one of fatal, error, warn, info, debug, trace, silent$/, '--log-level', 'verbose');
     rejects(['--storage-backend=SQLITE'], /must be one of/, '--storage-backend', 'SQLITE');
+    rejects(['--logging-format', 'yaml'], 'invalid argument "yaml" for "--logging-format" flag: must be one of text, json', '--logging-format', 'yaml');
   });
 
   it('rejects malformed and negative durations', () => {
@@ -348,6 +350,7 @@ describe('help', () => {
     assert.match(lineOf('etcd-compaction-interval'), /--etcd-compaction-interval duration .*\(default 5m0s\)$/);
     assert.match(lineOf('storage-backend'), /\(default sqlite\)$/);
     assert.match(lineOf('log-level'), /\(default info\)$/);
+    assert.match(lineOf('logging-format'), /\(default text\)$/);
     assert.match(lineOf('data-dir'), /\(default \.\/data\)$/);
     assert.match(lineOf('service-account-key-file'), /--service-account-key-file stringArray /);
     assert.match(lineOf('service-account-issuer'), new RegExp(`\\(default \\[https://${product.name}\\.default\\.svc\\.cluster\\.local\\]\\)$`));
