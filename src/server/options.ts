@@ -39,7 +39,7 @@ export interface ServerOptions extends ExternalIdentityOptions {
   proxyClientCertFile?: string;
   proxyClientKeyFile?: string;
   /** Reach aggregated servers through their Service's endpoints rather than its address, as upstream's flag. */
-  enableAggregatorRouting?: boolean;
+  enableAggregatorRouting: boolean;
   serviceAccountIssuer: string[];
   /** jwks_uri of the issuer discovery document; https://<address>/openid/v1/jwks when absent. */
   serviceAccountJwksUri?: string;
@@ -189,6 +189,7 @@ export interface ServerOptions extends ExternalIdentityOptions {
 }
 
 export const defaultServerOptions: ServerOptions = {
+  enableAggregatorRouting: false,
   securePort: 6443,
   bindAddress: '127.0.0.1',
   dataDir: './data',

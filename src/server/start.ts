@@ -221,7 +221,7 @@ async function assemble(options: ServerOptions, log: Logger, closers: Closer[]):
   const servedHere = (group: string, version: string) => registry!.restObjectsOf(group, version).length > 0;
   const aggregator = new Aggregator({
     identity: { certPem: keys.proxyClientCertPem, keyPem: keys.proxyClientKeyPem },
-    routeToEndpoints: options.enableAggregatorRouting ?? false,
+    routeToEndpoints: options.enableAggregatorRouting,
     servedHere,
     log: (msg, extra) => log.warn(extra ?? {}, msg),
   });

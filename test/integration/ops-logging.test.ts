@@ -19,7 +19,7 @@ import { createApp } from '../../src/server/app.js';
 import { Health } from '../../src/server/health.js';
 import { createLogger } from '../../src/server/logging.js';
 import { defaultServerOptions } from '../../src/server/options.js';
-import { MemoryBackend } from '../../src/storage/memory.js';
+import { MemoryBackend } from '../../src/storage/memory/store.js';
 import { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { tempDir } from '../support/server.js';
