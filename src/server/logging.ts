@@ -9,7 +9,9 @@ import pino, { type Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import { basename } from 'node:path';
 
-import type { LoggingFormat } from './options.js';
+/** How log lines look, with upstream's names (text: klog's lines). */
+export const loggingFormats = ['text', 'json'] as const;
+export type LoggingFormat = (typeof loggingFormats)[number];
 
 /** Where lines go instead of standard error (tests, embedding). */
 export interface LogDestination {

@@ -4,16 +4,14 @@
 import { product } from '../machinery/vocabulary.js';
 import { defaultBackendKind, type BackendKind } from '../storage/kinds.js';
 import { defaultMaxValueBytes } from '../storage/backend.js';
-import type { LogDestination } from './logging.js';
+import type { LogDestination, LoggingFormat } from './logging.js';
 import { defaultExternalIdentityOptions, type ExternalIdentityOptions } from './external-identity-options.js';
 
 /** How an audit backend takes events, with upstream's names. */
 export const auditModes = ['batch', 'blocking', 'blocking-strict'] as const;
 export type AuditMode = (typeof auditModes)[number];
 
-/** How log lines look, with upstream's names (text: klog's lines). */
-export const loggingFormats = ['text', 'json'] as const;
-export type LoggingFormat = (typeof loggingFormats)[number];
+export { loggingFormats, type LoggingFormat } from './logging.js';
 
 /** Which store: the names live in storage/. */
 export type StorageBackendName = BackendKind;

@@ -9,7 +9,12 @@
 import type { KeyValue, StorageError, Watch } from '../backend.js';
 import { ownBytes } from '../bytes.js';
 import { derivedCache, Memo } from './derived.js';
-import type { IndexCondition } from './value-index.js';
+
+/** A list or a watch narrowed to one group of an index (see value-index.ts). */
+export interface IndexCondition {
+  name: string;
+  value: string;
+}
 
 /** A stored value as the cache holds it. Never modify `value`: it is shared. */
 export class CachedKeyValue implements KeyValue {

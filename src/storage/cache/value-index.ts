@@ -12,7 +12,7 @@
 // events kept in the window can be filtered for a watcher resumed later.
 
 import { SortedValues } from './sorted-values.js';
-import type { CacheEvent, CachedKeyValue } from './types.js';
+import type { CacheEvent, CachedKeyValue, IndexCondition } from './types.js';
 
 /** An index a consumer asks a cache to keep. */
 export interface CacheIndexDeclaration {
@@ -22,11 +22,7 @@ export interface CacheIndexDeclaration {
   valueOf(kv: CachedKeyValue): string | undefined;
 }
 
-/** A list or a watch narrowed to one group of an index. */
-export interface IndexCondition {
-  name: string;
-  value: string;
-}
+export type { IndexCondition } from './types.js';
 
 export class ValueIndex {
   private groups = new Map<string, SortedValues>();
