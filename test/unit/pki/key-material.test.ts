@@ -63,7 +63,7 @@ describe('ensureKeyMaterial: first start', async () => {
   const paths = keyMaterialPaths(dataDir);
 
   it('generates every file, keys private', async () => {
-    const expected = ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'sa.key', 'sa.pub'];
+    const expected = ['admin.crt', 'admin.key', 'apiserver.crt', 'apiserver.key', 'ca.crt', 'ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'front-proxy-client.crt', 'front-proxy-client.key', 'sa.key', 'sa.pub'];
     assert.deepEqual((await readdir(paths.dir)).sort(), expected);
     assert.equal(material.generated.length, expected.length);
     assert.equal(await mode(dataDir), 0o700);
@@ -268,7 +268,7 @@ describe('ensureKeyMaterial: files named by flags', async () => {
   it('serves with the given pair and generates neither a serving pair nor a service-account key', async () => {
     assert.equal(material.servingCertPem, servingCert);
     assert.equal(material.servingKeyPem, servingKeys.privateKeyPem);
-    assert.deepEqual((await readdir(keyMaterialPaths(dataDir).dir)).sort(), ['admin.crt', 'admin.key', 'ca.crt', 'ca.key']);
+    assert.deepEqual((await readdir(keyMaterialPaths(dataDir).dir)).sort(), ['admin.crt', 'admin.key', 'ca.crt', 'ca.key', 'front-proxy-ca.crt', 'front-proxy-ca.key', 'front-proxy-client.crt', 'front-proxy-client.key']);
   });
 
   it('trusts the client CA bundle and still our own CA', async () => {
