@@ -13,7 +13,7 @@
 
 import { errors, fieldErrors, type FieldError } from '../../machinery/errors.js';
 import { ownValue } from '../../machinery/ownkeys.js';
-import { productGroup } from '../../machinery/vocabulary.js';
+import { productGroup, upstreamCompat } from '../../machinery/vocabulary.js';
 import { requestKind, type AdmissionPlugin, type AdmissionRequest } from '../types.js';
 import { AdmissionConfigError } from '../plugin-names.js';
 import { configSource, expectKind } from '../config.js';
@@ -40,7 +40,7 @@ export function eventLimitsConfig(config: Record<string, unknown> | undefined): 
       + `${productGroup('eventratelimit.admission')}/v1alpha1, with limits) in --admission-control-config-file: limits: Invalid value: null: must not be empty`);
   }
   const what = configSource(config, 'EventRateLimit');
-  expectKind(config, [productGroup('eventratelimit.admission'), 'eventratelimit.admission.k8s.io'].map((g) => ({ apiVersion: `${g}/v1alpha1`, kind: 'Configuration' })), what);
+  expectKind(config, [productGroup('eventratelimit.admission'), `eventratelimit.admission.${upstreamCompat.groupDomain}`].map((g) => ({ apiVersion: `${g}/v1alpha1`, kind: 'Configuration' })), what);
   const list = ownValue(config, 'limits') ?? [];
   if (!Array.isArray(list)) throw new AdmissionConfigError(`${what}: limits must be a list`);
   const problems: FieldError[] = [];

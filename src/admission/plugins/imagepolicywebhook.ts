@@ -15,7 +15,7 @@
 
 import { resolve } from 'node:path';
 import { ownValue } from '../../machinery/ownkeys.js';
-import { product, productGroup, wrongAnswerKind } from '../../machinery/vocabulary.js';
+import { product, productGroup, wrongAnswerKind, upstreamCompat } from '../../machinery/vocabulary.js';
 import { jsonTextExceedsDepth } from '../../machinery/limits.js';
 import { readKubeconfigEndpoint } from '../../client/kubeconfig.js';
 import type { KindVersion, KubeObject } from '../../api/kind.js';
@@ -83,7 +83,7 @@ export async function imagePolicySettings(config: Record<string, unknown> | unde
   const what = configSource(config, 'ImagePolicyWebhook');
   // The versioned form of newer upstream releases is accepted beside the bare one.
   if (ownValue(config, 'kind') !== undefined || ownValue(config, 'apiVersion') !== undefined) {
-    expectKind(config, [productGroup('imagepolicy.admission'), 'imagepolicy.admission.k8s.io'].map((g) => ({ apiVersion: `${g}/v1alpha1`, kind: 'ImagePolicyWebhookConfiguration' })), what);
+    expectKind(config, [productGroup('imagepolicy.admission'), `imagepolicy.admission.${upstreamCompat.groupDomain}`].map((g) => ({ apiVersion: `${g}/v1alpha1`, kind: 'ImagePolicyWebhookConfiguration' })), what);
   }
   // No kind declares this version: --runtime-config's answer for it reads only its name.
   if (!serves?.(imagePolicyGroup, { name: 'v1alpha1' } as KindVersion, 'imagereviews')) {

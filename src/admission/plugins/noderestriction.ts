@@ -11,7 +11,7 @@ import type { KubeObject } from '../../api/kind.js';
 import { ApiError, errors } from '../../machinery/errors.js';
 import { nodeIdentity } from '../../machinery/nodeidentity.js';
 import { podReferences } from '../../machinery/podreferences.js';
-import { product, vocabulary } from '../../machinery/vocabulary.js';
+import { product, upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
 import { forbiddenRequest, qualifiedOf } from '../errors.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
@@ -19,15 +19,14 @@ import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 type ObjectReader = (group: string, version: string, resource: string, namespace: string | undefined, name: string) => Promise<KubeObject | undefined>;
 
 /** The label domains a node's own labels may use, in our spelling and upstream's (node agents written for upstream set theirs). */
-const labelDomains = [product.domain, 'kubernetes.io'];
+const labelDomains = [product.domain, ...upstreamCompat.protectedGroupDomains];
 /** Upstream's kubelet labels (kubelet/pkg/apis): a node agent may set these on its Node. */
 const kubeletLabels = new Set(labelDomains.flatMap((d) => [
   `${d}/hostname`, `topology.${d}/zone`, `topology.${d}/region`, `failure-domain.beta.${d}/zone`, `failure-domain.beta.${d}/region`,
   `beta.${d}/instance-type`, `node.${d}/instance-type`, `${d}/os`, `${d}/arch`, `node.${d}/windows-build`, `beta.${d}/os`, `beta.${d}/arch`,
 ]));
 const kubeletLabelNamespaces = labelDomains.flatMap((d) => [`kubelet.${d}`, `node.${d}`]);
-const restrictedNamespaces = [vocabulary.nodeRestrictionLabelDomain, 'node-restriction.kubernetes.io'];
-const systemLabelDomains = [product.domain, 'kubernetes.io', 'k8s.io'];
+const restrictedNamespaces = labelDomains.map((d) => `node-restriction.${d}`);
 
 const labelNamespace = (key: string) => (key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
 const inDomain = (namespace: string, domain: string) => namespace === domain || namespace.endsWith(`.${domain}`);
@@ -51,7 +50,7 @@ function forbiddenLabels(modified: readonly string[]): string[] {
   return modified.filter((key) => {
     const namespace = labelNamespace(key);
     if (restrictedNamespaces.some((d) => inDomain(namespace, d))) return true;
-    return systemLabelDomains.some((d) => inDomain(namespace, d)) && !isKubeletLabel(key);
+    return labelDomains.some((d) => inDomain(namespace, d)) && !isKubeletLabel(key);
   });
 }
 
