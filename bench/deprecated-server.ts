@@ -10,7 +10,7 @@ import { defineKind, type KindDeclaration } from '../src/api/kind.js';
 import { t } from '../src/api/schema.js';
 import * as meta from '../src/api/meta/v1.js';
 import { parseFlags } from '../src/cli/flags.js';
-import { startServer } from '../src/server/start.js';
+import { startServer } from '../src/apiserver/start.js';
 import { productGroup } from '../src/machinery/vocabulary.js';
 
 export const benchGroup = productGroup('bench');

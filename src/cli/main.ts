@@ -63,7 +63,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if ('version' in parsed) {
-    const [{ packageVersion }, { versionInfo }] = await Promise.all([import('../server/start.js'), import('../server/discovery.js')]);
+    const [{ packageVersion }, { versionInfo }] = await Promise.all([import('../apiserver/version.js'), import('../server/discovery.js')]);
     process.stdout.write(`${commandName} ${versionInfo(await packageVersion()).gitVersion}\n`);
     return;
   }

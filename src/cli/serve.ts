@@ -5,7 +5,7 @@
 
 import { resolve } from 'node:path';
 import { commandName } from './flags.js';
-import { startServer, type RunningServer } from '../server/start.js';
+import { startServer, type RunningServer } from '../apiserver/start.js';
 import { collectWhenIdle } from './idlegc.js';
 import { StorageError } from '../storage/backend.js';
 import { ApiError } from '../machinery/errors.js';
@@ -13,8 +13,8 @@ import { AdmissionConfigError } from '../admission/index.js';
 import type { ServerOptions } from '../server/options.js';
 import { KeyMaterialError } from '../pki/index.js';
 import { TokenFileError } from '../auth/authn/tokenfile.js';
-import { AuthorizationConfigError } from '../server/authorization.js';
-import { IdentityConfigError } from '../server/identity.js';
+import { AuthorizationConfigError } from '../apiserver/authorization.js';
+import { IdentityConfigError } from '../apiserver/identity.js';
 import { AuditConfigError } from '../server/audit/index.js';
 import { RuntimeConfigError } from '../api/versioning.js';
 import { FeatureGateError } from '../machinery/featuregates.js';

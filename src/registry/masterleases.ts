@@ -3,20 +3,26 @@
 // server renews its own with a time to live; an expired lease counts as
 // gone and is removed by whoever reads it next (the store has no TTL of its
 // own on SQLite). Keyed by address and port, since servers sharing a host
-// (as tests do) share an address.
+// (as tests do) share an address. The controller that reads them
+// (controllers/platservice.ts) declares what it needs, which this shape meets.
 
 import type { Backend } from '../storage/backend.js';
 import { lostRace } from './storage-errors.js';
-import type { ServerAddress, ServerLeases } from '../controllers/platservice.js';
 
 const prefix = '/registry/masterleases/';
+
+/** Where a server answers; what the plat Service's controller lists in its Endpoints. */
+export interface ServerAddress {
+  ip: string;
+  port: number;
+}
 
 interface LeaseValue extends ServerAddress {
   /** Milliseconds since the epoch. */
   expires: number;
 }
 
-export class StoredServerLeases implements ServerLeases {
+export class StoredServerLeases {
   constructor(private readonly backend: Backend, private readonly now: () => number = Date.now) {}
 
   private key(s: ServerAddress): string {

@@ -10,7 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startServer } from '../../src/server/start.js';
+import { startServer } from '../../src/apiserver/start.js';
 import { testControllers } from '../support/server.js';
 import { namespaces, secrets, serviceAccounts } from '../../src/api/core/v1/index.js';
 import { resolve, type Schema } from '../../src/api/schema.js';

@@ -12,7 +12,7 @@ import { startTestServer, tempDir, type TestServer, tokenFile } from '../support
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
 import { answer, startWebhook, type TestWebhook } from '../support/authz-webhook.js';
-import { startServer } from '../../src/server/start.js';
+import { startServer } from '../../src/apiserver/start.js';
 import { abacApiVersion } from '../../src/auth/authz/abac.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 

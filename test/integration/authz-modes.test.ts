@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { startTestServer, tempDir, type TestServer, tokenFile } from '../support/server.js';
 import type { TestClient } from '../support/client.js';
 import { assertStatus } from '../support/hostile.js';
-import { startServer } from '../../src/server/start.js';
+import { startServer } from '../../src/apiserver/start.js';
 
 let server: TestServer;
 let anonymous: TestClient;

@@ -6,7 +6,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { InformerFactory } from '../../src/client/informer.js';
 import { CsrCleanerController } from '../../src/controllers/csrcleaner.js';
 import { startTestServer, TestServer } from '../support/server.js';

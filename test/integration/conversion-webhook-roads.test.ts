@@ -16,7 +16,7 @@ import { allow, configure, startWebhookServer, type TestWebhookServer, type Webh
 import { renameKeys } from '../../src/machinery/ownkeys.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { crdPath, widgetGroup } from '../support/crds.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 
 let s: TestServer;
 let hook: TestWebhookServer;

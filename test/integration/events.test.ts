@@ -13,7 +13,7 @@ import { eventually } from '../support/webhook.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { events } from '../../src/api/core/v1/index.js';
 import { kindAt } from '../../src/api/kind.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { builtinSchemaLookup, decodeProtobufObject, encodeProtobufObject } from '../../src/api/protobuf/index.js';
 
 let s: TestServer;

@@ -11,7 +11,7 @@ import { startTestServer, tokenFile, type TestServer } from '../support/server.j
 import { TestClient } from '../support/client.js';
 import { assertReadyWhile, assertStatus, Canary } from '../support/hostile.js';
 import { eventually } from '../support/eventually.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 
 let s: TestServer;

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, TestServer } from '../support/server.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { resources, resourceType, type ResourceHandle } from '../../src/client/resources.js';
 import { vocabulary } from '../../src/machinery/vocabulary.js';
 import { eventually } from '../support/eventually.js';

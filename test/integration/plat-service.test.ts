@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { PlatServiceController } from '../../src/controllers/platservice.js';
 import { StoredServerLeases } from '../../src/registry/masterleases.js';
 import { product, upstreamCompat, vocabulary } from '../../src/machinery/vocabulary.js';

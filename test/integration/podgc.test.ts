@@ -6,7 +6,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { InformerFactory } from '../../src/client/informer.js';
 import { PodGarbageCollector } from '../../src/controllers/podgc.js';
 import { startTestServer, TestServer } from '../support/server.js';

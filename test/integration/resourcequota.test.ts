@@ -12,7 +12,7 @@ import { startTestServer, tempDir, type TestServer } from '../support/server.js'
 import { eventually } from '../support/eventually.js';
 import { assertStatus } from '../support/hostile.js';
 import { crdPath, widgetCrd, widgetGroup } from '../support/crds.js';
-import { InProcessClient } from '../../src/server/inprocess.js';
+import { InProcessClient } from '../../src/apiserver/inprocess.js';
 import { InformerFactory } from '../../src/client/informer.js';
 import { ResourceQuotaController } from '../../src/controllers/resourcequota.js';
 

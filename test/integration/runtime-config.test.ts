@@ -10,7 +10,7 @@ import { startTestServer, tempDir, type TestServer } from '../support/server.js'
 import { gadgetGroup, leveledGadgets } from '../support/gadgets.js';
 import { productGroup, vocabulary } from '../../src/machinery/vocabulary.js';
 import { RuntimeConfigError } from '../../src/api/versioning.js';
-import { startServer } from '../../src/server/start.js';
+import { startServer } from '../../src/apiserver/start.js';
 
 const aggregatedAccept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
 const events = vocabulary.eventsGroup;

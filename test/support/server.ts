@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { spawn, ChildProcess, execFile } from 'node:child_process';
-import { startServer, RunningServer } from '../../src/server/start.js';
+import { startServer, RunningServer } from '../../src/apiserver/start.js';
 import type { ServerOptions } from '../../src/server/options.js';
 import { TestClient } from './client.js';
 import { after } from 'node:test';

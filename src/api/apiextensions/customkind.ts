@@ -143,7 +143,7 @@ function readDefaultsThrough(crd: KubeObject, storedSchemaText: string, previous
 /**
  * The kind an established definition declares. `conversionOf` gives each
  * non-stored version its conversions (None: same shape; Webhook: see
- * server/customresources.ts).
+ * apiserver/customresources.ts).
  */
 export function customKindOf(crd: KubeObject, conversionOf: (version: string) => Conversion = () => sameShape, state: ServingState = { terminating: false },
   previous?: KindDefinition): KindDefinition {

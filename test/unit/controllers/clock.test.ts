@@ -9,7 +9,7 @@ import { builtinKinds } from '../../../src/api/catalog.js';
 import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { CacheSet } from '../../../src/storage/cache/index.js';
 import { Registry } from '../../../src/registry/registry.js';
-import { InProcessClient } from '../../../src/server/inprocess.js';
+import { InProcessClient } from '../../../src/apiserver/inprocess.js';
 import { InformerFactory } from '../../../src/client/informer.js';
 import { resources, resourceType } from '../../../src/client/resources.js';
 import { TokenCleaner } from '../../../src/controllers/tokencleaner.js';

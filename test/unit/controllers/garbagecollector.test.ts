@@ -9,7 +9,7 @@ import { builtinKinds } from '../../../src/api/catalog.js';
 import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { CacheSet } from '../../../src/storage/cache/index.js';
 import { Registry } from '../../../src/registry/registry.js';
-import { InProcessClient } from '../../../src/server/inprocess.js';
+import { InProcessClient } from '../../../src/apiserver/inprocess.js';
 import { ApiClient, ApiObject, ResourceType } from '../../../src/client/types.js';
 import { collectableTypes, GarbageCollector } from '../../../src/controllers/garbagecollector/index.js';
 import { InformerFactory } from '../../../src/client/informer.js';

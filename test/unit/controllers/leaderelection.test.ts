@@ -8,7 +8,7 @@ import { builtinKinds } from '../../../src/api/catalog.js';
 import { MemoryBackend } from '../../../src/storage/memory/store.js';
 import { CacheSet } from '../../../src/storage/cache/index.js';
 import { Registry } from '../../../src/registry/registry.js';
-import { InProcessClient } from '../../../src/server/inprocess.js';
+import { InProcessClient } from '../../../src/apiserver/inprocess.js';
 import type { ApiClient, ApiObject } from '../../../src/client/types.js';
 import { LeaderElector, leasesType } from '../../../src/controllers/leaderelection.js';
 import { IdentityLease, identityLeaseName } from '../../../src/controllers/identitylease.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
-import { IdentityConfigError, readIdentityFiles } from '../../../src/server/identity.js';
+import { IdentityConfigError, readIdentityFiles } from '../../../src/apiserver/identity.js';
 import { defaultServerOptions, type ServerOptions } from '../../../src/server/options.js';
 import { tempDir } from '../../support/server.js';
 

@@ -6,7 +6,7 @@
 // passing their rules, sub-resource paths, printer columns and selectable
 // fields in the JSONPath subset, a webhook's client configuration, the
 // approval annotation of protected groups: ../approval.ts). Names a
-// built-in holds are refused by the serving side (server/customresources.ts),
+// built-in holds are refused by the serving side (apiserver/customresources.ts),
 // which knows the registry. The definition's openAPIV3Schema is kept as sent
 // (`x-kubernetes-*` markers included); api/apiextensions/customkind.ts turns
 // an established definition into a kind.

@@ -1,6 +1,6 @@
 // scheduling/v1 PriorityClass: a name for a pod priority. Names starting
 // `system-` are reserved for the two system classes the server creates at
-// start (server/priorityclasses.ts); the value never changes.
+// start (apiserver/priorityclasses.ts); the value never changes.
 
 import { vocabulary } from '../../../machinery/vocabulary.js';
 import { define, p, t } from '../../schema.js';

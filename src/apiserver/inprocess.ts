@@ -48,6 +48,11 @@ export class InProcessClient implements ApiClient {
     this.user = { username: `system:${manager}`, groups: [systemGroups.masters, systemGroups.authenticated] };
   }
 
+  /** The same client under another field manager and user (the aggregator's, the controller manager's writes). */
+  as(manager: string): InProcessClient {
+    return new InProcessClient(this.registry, manager);
+  }
+
   onResourcesChanged(listener: () => void): () => void {
     return this.registry.onChange(listener);
   }

@@ -4,13 +4,12 @@
 // every server (not only on the one leading the controllers).
 
 import { readFile } from 'node:fs/promises';
-import type { ServerOptions } from './options.js';
+import type { ServerOptions } from '../server/options.js';
 import type { Registry } from '../registry/registry.js';
-import { InProcessClient } from './inprocess.js';
 import type { InformerFactory, InformerSubscription } from '../client/informer.js';
 import type { ApiClient, ApiObject, ResourceType } from '../client/types.js';
 import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
-import { product, vocabulary } from '../machinery/vocabulary.js';
+import { vocabulary } from '../machinery/vocabulary.js';
 import { AlwaysAllowAuthorizer, AlwaysDenyAuthorizer, PrivilegedGroupsAuthorizer, UnionAuthorizer, type Authorizer } from '../auth/authz/authorizer.js';
 import { authorizationOptionsProblem, type AuthorizationMode } from '../auth/authz/modes.js';
 import { RbacIndex } from '../auth/authz/rbacindex.js';
@@ -84,7 +83,7 @@ export interface AuthorizationParts {
   /** The admission plugin that refuses role and binding writes granting what the writer does not hold. */
   escalation: AdmissionPlugin;
   /** Serves the access reviews and subscribes the RBAC index to the shared informers; resolves once they hold every object. */
-  start(registry: Registry, informers: InformerFactory): Promise<void>;
+  start(registry: Registry, informers: InformerFactory, client: ApiClient): Promise<void>;
   stop(): void;
 }
 
@@ -159,9 +158,8 @@ export function buildAuthorization(files: AuthorizationFiles, log?: (message: st
   return {
     authorizer,
     escalation: escalationPlugin(new EscalationCheck(authorizer, rbac, index)),
-    async start(registry, informers) {
+    async start(registry, informers, client) {
       for (const rest of accessReviewRests(authorizer)) registry.addRest(rest);
-      const client = new InProcessClient(registry, `${product.name}-apiserver`);
       subscriptions = feedRbacIndex(informers, client, index);
       if (nodeGraph) subscriptions.push(...feedNodeGraph(informers, client, nodeGraph));
       await Promise.all(subscriptions.map((s) => s.start()));

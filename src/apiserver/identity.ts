@@ -24,7 +24,7 @@ import { createTokenSigner, KeyMaterialError } from '../pki/index.js';
 import { legacyServiceAccountIssuer, type TokenSigner } from '../machinery/serviceaccount.js';
 import { authenticationRests, type TokenReviewer } from '../registry/authentication.js';
 import type { Registry } from '../registry/registry.js';
-import type { ServerOptions } from './options.js';
+import type { ServerOptions } from '../server/options.js';
 
 /** What is read from the options' files before anything else starts, so a bad file stops the start early. */
 export interface IdentityFiles {
