@@ -95,7 +95,7 @@ export async function assemble(options: ServerOptions, log: Logger, closers: Clo
   const health = new Health();
   for (const name of ['ping', 'log']) health.add({ name, check: () => undefined });
   health.add({ name: storage.backend.name, check: () => storage.backend.check() });
-  const hooks = new PostStartHooks(health, () => lifecycle.inLivezGrace(), warn);
+  const hooks = new PostStartHooks(health, { inLivezGrace: () => lifecycle.inLivezGrace(), log: warn });
   closers.add(() => hooks.shutDown());
   // A serving certificate from --tls-cert-file was not issued by our CA: trust its own chain as well.
   const trustedPem = options.tlsCertFile ? joinPem([keys.caCertPem, keys.servingCertPem]) : keys.caCertPem;

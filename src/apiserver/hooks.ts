@@ -9,6 +9,7 @@
 import type { Health } from '../server/health.js';
 import { WorkQueue } from '../client/workqueue.js';
 import { ItemExponentialRateLimiter } from '../client/ratelimit.js';
+import type { Clock } from '../client/clock.js';
 
 export interface PostStartHook {
   /** Its name, and its health check's after `poststarthook/`. */
@@ -18,7 +19,13 @@ export interface PostStartHook {
   run(): Promise<unknown>;
 }
 
-type Log = (message: string, extra?: object) => void;
+export interface PostStartHookOptions {
+  /** Whether /livez still excuses unfinished hooks (--livez-grace-period). */
+  inLivezGrace(): boolean;
+  log(message: string, extra?: object): void;
+  /** The retries' clock (tests move it). */
+  clock?: Clock;
+}
 
 const retryEveryMs = 2_000;
 
@@ -27,10 +34,10 @@ export class PostStartHooks {
   private readonly done = new Set<string>();
   private readonly retries: WorkQueue;
 
-  constructor(private readonly health: Health, private readonly inLivezGrace: () => boolean, private readonly log: Log) {
+  constructor(private readonly health: Health, private readonly o: PostStartHookOptions) {
     this.retries = new WorkQueue((name) => this.run(name), {
       name: 'poststarthooks', workers: 1, maxRetries: Infinity, failure: 'post-start work failed; trying again',
-      rateLimiter: new ItemExponentialRateLimiter(retryEveryMs, retryEveryMs), log, describe: (hook, err) => ({ err, hook }),
+      rateLimiter: new ItemExponentialRateLimiter(retryEveryMs, retryEveryMs), log: o.log, describe: (hook, err) => ({ err, hook }), clock: o.clock,
     });
   }
 
@@ -41,7 +48,7 @@ export class PostStartHooks {
     const check = () => { if (!this.done.has(hook.name)) throw new Error(`post-start hook ${hook.name} has not completed`); };
     this.health.add({ name, check }, ['healthz', 'readyz']);
     // As upstream: within the grace period, unfinished post-start work does not make the server not live.
-    this.health.add({ name, check: () => (this.inLivezGrace() ? undefined : check()) }, ['livez']);
+    this.health.add({ name, check: () => (this.o.inLivezGrace() ? undefined : check()) }, ['livez']);
   }
 
   /** Work that is not a readiness condition (what clients find once it is there): run and retried as a hook, with no health check. */
@@ -55,7 +62,7 @@ export class PostStartHooks {
       try {
         await this.run(hook.name);
       } catch (err) {
-        this.log(`${hook.failure}; trying again`, { err });
+        this.o.log(`${hook.failure}; trying again`, { err });
         this.retries.addRateLimited(hook.name);
       }
     }
