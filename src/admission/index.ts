@@ -33,7 +33,7 @@ import { EventRateLimit, eventLimitsConfig } from './plugins/eventratelimit.js';
 import { OwnerReferencesPermissionEnforcement, type KindResources } from './plugins/ownerreferences.js';
 import { ImagePolicyWebhook, imagePolicySettings } from './plugins/imagepolicywebhook.js';
 import { resourceQuotaPlugin } from './plugins/resourcequota/index.js';
-import { resources, type ResourceHandle } from '../client/resources.js';
+import { resources, resourceType, type ResourceHandle } from '../client/resources.js';
 import { ValidatingAdmissionPolicyPlugin } from './policy/plugin.js';
 import type { AdmissionListers } from './listers.js';
 import { ServiceAccount } from './plugins/serviceaccount.js';
@@ -106,12 +106,20 @@ function liveGetter(c: AdmissionContext, handle: ResourceHandle): (namespace: st
   return async (namespace, name) => c.getObject?.(handle.group, handle.version ?? 'v1', handle.resource, namespace, name);
 }
 
+/** A live list of one namespace's objects of `handle`'s resource through the server's own client, for a lister that holds none. */
+function liveNamespaceList(c: AdmissionContext, handle: ResourceHandle): (namespace: string) => Promise<KubeObject[]> {
+  return async (namespace) => {
+    const client = c.listers.writer();
+    return (await client.list(resourceType(client, handle), namespace)).items as KubeObject[];
+  };
+}
+
 const factories = new Map<string, Factory>([
   ['AlwaysAdmit', (c) => new AlwaysAdmit((m) => c.log.warn(m))],
   ['AlwaysDeny', (c) => new AlwaysDeny((m) => c.log.warn(m))],
   ['NamespaceAutoProvision', (c) => new NamespaceAutoProvision(c.getNamespace, c.createNamespace)],
   ['NamespaceExists', (c) => new NamespaceExists(c.getNamespace)],
-  ['NamespaceLifecycle', (c) => new NamespaceLifecycle(c.getNamespace)],
+  ['NamespaceLifecycle', (c) => new NamespaceLifecycle(c.getNamespace, c.listers.lister(resources.namespaces))],
   ['CertificateApproval', (c) => new CertificateApproval(c.authorize)],
   ['CertificateSigning', (c) => new CertificateSigning(c.authorize)],
   ['CertificateSubjectRestriction', () => new CertificateSubjectRestriction()],
@@ -120,7 +128,7 @@ const factories = new Map<string, Factory>([
   ['NodeRestriction', (c) => new NodeRestriction(c.listers.lister(resources.pods), c.listers.lister(resources.nodes), c.getObject)],
   ['PodSecurity', (c, config) => makePodSecurity(c, config)],
   ['ServiceAccount', (c) => new ServiceAccount(c.listers.lister(resources.serviceAccounts), liveGetter(c, resources.serviceAccounts))],
-  ['LimitRanger', (c) => new LimitRanger(c.listers.lister(resources.limitRanges))],
+  ['LimitRanger', (c) => new LimitRanger(c.listers.lister(resources.limitRanges), liveNamespaceList(c, resources.limitRanges))],
   ['Priority', (c) => {
     const live = liveGetter(c, resources.priorityClasses);
     return new Priority(c.listers.lister(resources.priorityClasses), (name) => live(undefined, name));

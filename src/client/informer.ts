@@ -263,16 +263,21 @@ export class InformerFactory {
         resync();
       }, resyncMs!);
     };
+    // Started once: a second start answers the first's promise (it would replay every object and add a resync timer).
+    let started: Promise<void> | undefined;
+    const begin = async () => {
+      entry ??= shared();
+      // A late subscriber first hears of what the informer holds already, then of every change.
+      for (const obj of entry.informer.list()) handlers.onAdd?.(obj);
+      entry.fanOut.add(handlers);
+      if (resyncMs && resyncMs > 0) resync();
+      await entry.informer.start();
+    };
     return {
       type,
-      start: async () => {
-        if (stopped) return;
-        entry ??= shared();
-        // A late subscriber first hears of what the informer holds already, then of every change.
-        for (const obj of entry.informer.list()) handlers.onAdd?.(obj);
-        entry.fanOut.add(handlers);
-        if (resyncMs && resyncMs > 0) resync();
-        await entry.informer.start();
+      start: () => {
+        if (stopped) return Promise.resolve();
+        return started ??= begin();
       },
       stop: () => {
         stopped = true;

@@ -1,7 +1,7 @@
 // ObjectMeta rules common to every kind: validation on create and update,
 // generated names. Per-kind rules live in the kind's strategy.
 
-import { randomInt } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { FieldError, fieldErrors } from './errors.js';
 import { NameCheck, checkName, isLabelValue, isQualifiedName, isDns1123Label, fieldPath } from './validation.js';
 
@@ -11,10 +11,31 @@ export const totalAnnotationSizeLimit = 256 * 1024;
 const suffixAlphabet = 'bcdfghjklmnpqrstvwxz2456789';
 const maxGeneratedNameLength = 63 - 5;
 
+/**
+ * Random bytes drawn in blocks: a crypto call per character cost several
+ * microseconds per name (every pod gets one for its token volume). A byte
+ * picks a character when it falls below the largest multiple of the
+ * alphabet's length, so every character is equally likely.
+ */
+const randomPool = Buffer.alloc(256);
+let randomAt = randomPool.length;
+const unbiasedBelow = 256 - (256 % suffixAlphabet.length);
+
+function randomSuffixChar(): string {
+  for (;;) {
+    if (randomAt === randomPool.length) {
+      randomFillSync(randomPool);
+      randomAt = 0;
+    }
+    const byte = randomPool[randomAt++]!;
+    if (byte < unbiasedBelow) return suffixAlphabet[byte % suffixAlphabet.length]!;
+  }
+}
+
 export function generateName(base: string): string {
   const prefix = base.length > maxGeneratedNameLength ? base.slice(0, maxGeneratedNameLength) : base;
   let suffix = '';
-  for (let i = 0; i < 5; i++) suffix += suffixAlphabet[randomInt(suffixAlphabet.length)];
+  for (let i = 0; i < 5; i++) suffix += randomSuffixChar();
   return prefix + suffix;
 }
 

@@ -118,6 +118,8 @@ export const vocabulary = {
   /** Label every namespace carries with its own name. */
   namespaceNameLabel: productKey('metadata.name'),
   serviceAccountNameAnnotation: productKey('service-account.name'),
+  /** A ServiceAccount annotation (`true`): its pods may use only the secrets it lists (upstream kubernetes.io/enforce-mountable-secrets, deprecated there). */
+  enforceMountableSecretsAnnotation: productKey('enforce-mountable-secrets'),
   serviceAccountUidAnnotation: productKey('service-account.uid'),
   serviceAccountTokenSecretType: productKey('service-account-token'),
   dockercfgSecretType: productKey('dockercfg'),
@@ -177,6 +179,8 @@ export const upstreamCompat = {
    */
   namespaceNameLabel: 'kubernetes.io/metadata.name',
   serviceNameLabel: 'kubernetes.io/service-name',
+  /** The annotation ServiceAccounts written for upstream carry to limit their pods' secrets: read beside ours. */
+  enforceMountableSecretsAnnotation: 'kubernetes.io/enforce-mountable-secrets',
   /** Domain of the upstream group names typed clients put in paths and bodies (`authentication.k8s.io`). */
   groupDomain: 'k8s.io',
   /**

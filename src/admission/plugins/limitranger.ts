@@ -18,6 +18,7 @@ import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
 import { podContainers } from './podutil.js';
+import { LiveLookup } from '../livelookup.js';
 
 type Obj = Record<string, any>;
 type Resources = Record<string, string>;
@@ -27,11 +28,30 @@ const nanosPerUnit = 10n ** 9n;
 /** The largest value whose milli-units fit in an int64 (upstream's resource.MaxMilliValue). */
 const maxMilliValue = (2n ** 63n - 1n) / 1000n;
 
-function nanos(text: unknown): bigint {
+/** An amount a request, a limit or a pod's total holds: its value, and its text for messages (a total is written only when named). */
+class Amount {
+  constructor(readonly nanos: bigint, private readonly written: string | Quantity) {}
+
+  get text(): string {
+    return typeof this.written === 'string' ? this.written : formatQuantity(this.written);
+  }
+}
+
+/** The amount of `key` in a resource list (undefined when absent; text that is not a quantity counts as 0, as upstream's zero Quantity). */
+function amountIn(list: Obj | undefined, key: string): Amount | undefined {
+  if (!list || !Object.prototype.hasOwnProperty.call(list, key)) return undefined;
+  return amountOf(String(list[key]));
+}
+
+function amountOf(text: string): Amount {
+  return new Amount(parsedOrUndefined(text)?.nanos ?? 0n, text);
+}
+
+function parsedOrUndefined(text: string): Quantity | undefined {
   try {
-    return parseQuantity(String(text)).nanos;
+    return parseQuantity(text);
   } catch {
-    return 0n;
+    return undefined;
   }
 }
 
@@ -41,86 +61,86 @@ function ceilDiv(n: bigint, d: bigint): bigint {
 }
 
 /** request, limit and enforced as upstream compares them: in milli-units when all fit, else in units. */
-function compared(request: unknown, limit: unknown, enforced: unknown): [bigint, bigint, bigint] {
-  const values = [request, limit, enforced].map((q) => (q === undefined ? 0n : nanos(q)));
-  const units = values.map((v) => ceilDiv(v, nanosPerUnit));
-  if (units.every((u) => u <= maxMilliValue)) return values.map((v) => ceilDiv(v, nanosPerMilli)) as [bigint, bigint, bigint];
-  return units as [bigint, bigint, bigint];
+function compared(request: Amount | undefined, limit: Amount | undefined, enforced: Amount): [bigint, bigint, bigint] {
+  const r = request?.nanos ?? 0n;
+  const l = limit?.nanos ?? 0n;
+  const e = enforced.nanos;
+  const fitsMilli = (v: bigint) => ceilDiv(v, nanosPerUnit) <= maxMilliValue;
+  if (fitsMilli(r) && fitsMilli(l) && fitsMilli(e)) return [ceilDiv(r, nanosPerMilli), ceilDiv(l, nanosPerMilli), ceilDiv(e, nanosPerMilli)];
+  return [ceilDiv(r, nanosPerUnit), ceilDiv(l, nanosPerUnit), ceilDiv(e, nanosPerUnit)];
 }
 
-function own(list: Obj | undefined, key: string): string | undefined {
-  return list && Object.prototype.hasOwnProperty.call(list, key) ? String(list[key]) : undefined;
-}
+/** What a request or limit list holds, read by resource name. */
+type AmountOf = (resource: string) => Amount | undefined;
 
-function minConstraint(type: string, resource: string, enforced: string, requests: Obj | undefined, limits: Obj | undefined): string | undefined {
-  const req = own(requests, resource);
-  const lim = own(limits, resource);
+function minConstraint(type: string, resource: string, enforced: Amount, requestOf: AmountOf, limitOf: AmountOf): string | undefined {
+  const req = requestOf(resource);
+  const lim = limitOf(resource);
   const [r, l, e] = compared(req, lim, enforced);
-  if (req === undefined) return `minimum ${resource} usage per ${type} is ${enforced}.  No request is specified`;
-  if (r < e) return `minimum ${resource} usage per ${type} is ${enforced}, but request is ${req}`;
-  if (lim !== undefined && l < e) return `minimum ${resource} usage per ${type} is ${enforced}, but limit is ${lim}`;
+  if (req === undefined) return `minimum ${resource} usage per ${type} is ${enforced.text}.  No request is specified`;
+  if (r < e) return `minimum ${resource} usage per ${type} is ${enforced.text}, but request is ${req.text}`;
+  if (lim !== undefined && l < e) return `minimum ${resource} usage per ${type} is ${enforced.text}, but limit is ${lim.text}`;
   return undefined;
 }
 
-function maxConstraint(type: string, resource: string, enforced: string, requests: Obj | undefined, limits: Obj | undefined): string | undefined {
-  const req = own(requests, resource);
-  const lim = own(limits, resource);
+function maxConstraint(type: string, resource: string, enforced: Amount, requestOf: AmountOf, limitOf: AmountOf): string | undefined {
+  const req = requestOf(resource);
+  const lim = limitOf(resource);
   const [r, l, e] = compared(req, lim, enforced);
-  if (lim === undefined) return `maximum ${resource} usage per ${type} is ${enforced}.  No limit is specified`;
-  if (l > e) return `maximum ${resource} usage per ${type} is ${enforced}, but limit is ${lim}`;
-  if (req !== undefined && r > e) return `maximum ${resource} usage per ${type} is ${enforced}, but request is ${req}`;
+  if (lim === undefined) return `maximum ${resource} usage per ${type} is ${enforced.text}.  No limit is specified`;
+  if (l > e) return `maximum ${resource} usage per ${type} is ${enforced.text}, but limit is ${lim.text}`;
+  if (req !== undefined && r > e) return `maximum ${resource} usage per ${type} is ${enforced.text}, but request is ${req.text}`;
   return undefined;
 }
 
 /** A claim's max bounds what it asks for (its limits are not the user's). */
-function maxRequestConstraint(type: string, resource: string, enforced: string, requests: Obj | undefined): string | undefined {
-  const req = own(requests, resource);
+function maxRequestConstraint(type: string, resource: string, enforced: Amount, requestOf: AmountOf): string | undefined {
+  const req = requestOf(resource);
   const [r, , e] = compared(req, undefined, enforced);
-  if (req === undefined) return `maximum ${resource} usage per ${type} is ${enforced}.  No request is specified`;
-  if (r > e) return `maximum ${resource} usage per ${type} is ${enforced}, but request is ${req}`;
+  if (req === undefined) return `maximum ${resource} usage per ${type} is ${enforced.text}.  No request is specified`;
+  if (r > e) return `maximum ${resource} usage per ${type} is ${enforced.text}, but request is ${req.text}`;
   return undefined;
 }
 
-function ratioConstraint(type: string, resource: string, enforced: string, requests: Obj | undefined, limits: Obj | undefined): string | undefined {
-  const req = own(requests, resource);
-  const lim = own(limits, resource);
+function ratioConstraint(type: string, resource: string, enforced: Amount, requestOf: AmountOf, limitOf: AmountOf): string | undefined {
+  const req = requestOf(resource);
+  const lim = limitOf(resource);
   const [r, l] = compared(req, lim, enforced);
-  if (req === undefined || r === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced}, but no request is specified or request is 0`;
-  if (lim === undefined || l === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced}, but no limit is specified or limit is 0`;
+  if (req === undefined || r === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced.text}, but no request is specified or request is 0`;
+  if (lim === undefined || l === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced.text}, but no limit is specified or limit is 0`;
   const observed = Number(l) / Number(r);
-  const enforcedNanos = nanos(enforced);
-  const enforcedUnits = ceilDiv(enforcedNanos, nanosPerUnit);
+  const enforcedUnits = ceilDiv(enforced.nanos, nanosPerUnit);
   // Upstream compares in thousandths when the ratio's value allows.
-  const exceeds = enforcedUnits <= maxMilliValue ? observed * 1000 > Number(ceilDiv(enforcedNanos, nanosPerMilli)) : observed > Number(enforcedUnits);
-  return exceeds ? `${resource} max limit to request ratio per ${type} is ${enforced}, but provided ratio is ${observed.toFixed(6)}` : undefined;
+  const exceeds = enforcedUnits <= maxMilliValue ? observed * 1000 > Number(ceilDiv(enforced.nanos, nanosPerMilli)) : observed > Number(enforcedUnits);
+  return exceeds ? `${resource} max limit to request ratio per ${type} is ${enforced.text}, but provided ratio is ${observed.toFixed(6)}` : undefined;
 }
 
 type Totals = Map<string, Quantity>;
 
 /** Adds quantities in; a sum keeps the format of its first term, as upstream's Add. */
 function addInto(sum: Totals, list: Obj | Totals | undefined): void {
-  const entries = list instanceof Map ? [...list] : Object.entries(list ?? {}).map(([k, v]) => [k, parsed(v)] as const);
-  for (const [k, q] of entries) {
-    if (!q) continue;
-    const had = sum.get(k);
-    sum.set(k, had ? { nanos: had.nanos + q.nanos, format: had.format } : { ...q });
+  if (list instanceof Map) {
+    for (const [k, q] of list) addOne(sum, k, q);
+    return;
+  }
+  if (!list || typeof list !== 'object') return;
+  for (const k of Object.keys(list)) {
+    const q = parsedOrUndefined(String(list[k]));
+    if (q) addOne(sum, k, q);
   }
 }
 
-function parsed(text: unknown): Quantity | undefined {
-  try {
-    return parseQuantity(String(text));
-  } catch {
-    return undefined;
-  }
+function addOne(sum: Totals, k: string, q: Quantity): void {
+  const had = sum.get(k);
+  sum.set(k, had ? { nanos: had.nanos + q.nanos, format: had.format } : q);
 }
 
 function maxInto(top: Totals, list: Totals): void {
-  for (const [k, q] of list) if (!top.has(k) || top.get(k)!.nanos < q.nanos) top.set(k, { ...q });
+  for (const [k, q] of list) if (!top.has(k) || top.get(k)!.nanos < q.nanos) top.set(k, q);
 }
 
 /** A pod's total of requests or limits as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
-function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Resources {
+function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Totals {
   const spec = (pod.spec ?? {}) as Obj;
   const sum: Totals = new Map();
   for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which]);
@@ -141,9 +161,19 @@ function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Resources {
   }
   maxInto(sum, initPeak);
   addInto(sum, spec.overhead);
-  const out: Resources = {};
-  for (const [k, q] of sum) out[k] = formatQuantity(q);
-  return out;
+  return sum;
+}
+
+/** A total read as an amount: written in upstream's canonical form only when a message names it. */
+function totalsReader(totals: Totals): AmountOf {
+  return (resource) => {
+    const q = totals.get(resource);
+    return q ? new Amount(q.nanos, q) : undefined;
+  };
+}
+
+function listReader(list: Obj | undefined): AmountOf {
+  return (resource) => amountIn(list, resource);
 }
 
 /** Error texts, flattened and without repeats, as upstream's aggregate error reads. */
@@ -152,9 +182,23 @@ function aggregate(messages: readonly string[]): string {
   return unique.length === 1 ? unique[0]! : `[${unique.join(', ')}]`;
 }
 
+/** One bound of an item: the resource and the amount it enforces. */
+interface Bound {
+  resource: string;
+  enforced: Amount;
+}
+
+/** One item of a LimitRange with its bounds parsed. */
+interface CompiledItem {
+  type: string;
+  min: Bound[];
+  max: Bound[];
+  ratio: Bound[];
+}
+
 /** What one LimitRange asks, read once per version of it (the informer hands a new object on each change). */
 interface Compiled {
-  items: Obj[];
+  items: CompiledItem[];
   /** The Container items' defaults, merged in item order. */
   defaultRequests: Resources;
   defaultLimits: Resources;
@@ -162,6 +206,11 @@ interface Compiled {
 }
 
 const compiledRanges = new WeakMap<KubeObject, Compiled>();
+
+function bounds(list: unknown): Bound[] {
+  if (!list || typeof list !== 'object') return [];
+  return Object.entries(list as Obj).map(([resource, v]) => ({ resource, enforced: amountOf(String(v)) }));
+}
 
 function compiled(lr: KubeObject): Compiled {
   let c = compiledRanges.get(lr);
@@ -176,22 +225,20 @@ function compiled(lr: KubeObject): Compiled {
   }
   // Sorted once here: the annotation names resources in sorted order.
   const sorted = (r: Resources): Resources => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  c = { items: list, defaultRequests: sorted(defaultRequests), defaultLimits: sorted(defaultLimits), hasDefaults: Object.keys(defaultRequests).length + Object.keys(defaultLimits).length > 0 };
+  c = {
+    items: list.map((item) => ({ type: String(item.type), min: bounds(item.min), max: bounds(item.max), ratio: bounds(item.maxLimitRequestRatio) })),
+    defaultRequests: sorted(defaultRequests), defaultLimits: sorted(defaultLimits),
+    hasDefaults: Object.keys(defaultRequests).length + Object.keys(defaultLimits).length > 0,
+  };
   compiledRanges.set(lr, c);
   return c;
 }
 
-function items(lr: KubeObject): Obj[] {
-  return compiled(lr).items;
-}
-
-function checkContainer(item: Obj, container: Obj, errs: string[]): void {
-  const requests = container.resources?.requests as Obj | undefined;
-  const limits = container.resources?.limits as Obj | undefined;
-  const type = String(item.type);
-  for (const [k, v] of Object.entries((item.min ?? {}) as Obj)) push(errs, minConstraint(type, k, String(v), requests, limits));
-  for (const [k, v] of Object.entries((item.max ?? {}) as Obj)) push(errs, maxConstraint(type, k, String(v), requests, limits));
-  for (const [k, v] of Object.entries((item.maxLimitRequestRatio ?? {}) as Obj)) push(errs, ratioConstraint(type, k, String(v), requests, limits));
+/** Every min, max and ratio bound of `item` against what requestOf and limitOf read. */
+function checkBounds(item: CompiledItem, requestOf: AmountOf, limitOf: AmountOf, errs: string[]): void {
+  for (const b of item.min) push(errs, minConstraint(item.type, b.resource, b.enforced, requestOf, limitOf));
+  for (const b of item.max) push(errs, maxConstraint(item.type, b.resource, b.enforced, requestOf, limitOf));
+  for (const b of item.ratio) push(errs, ratioConstraint(item.type, b.resource, b.enforced, requestOf, limitOf));
 }
 
 function push(errs: string[], message: string | undefined): void {
@@ -200,30 +247,27 @@ function push(errs: string[], message: string | undefined): void {
 
 export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
   const errs: string[] = [];
-  for (const item of items(lr)) {
+  for (const item of compiled(lr).items) {
     if (item.type === 'Container') {
       for (const list of ['containers', 'initContainers']) {
-        for (const c of (pod.spec?.[list] ?? []) as Obj[]) if (c && typeof c === 'object') checkContainer(item, c, errs);
+        for (const c of (pod.spec?.[list] ?? []) as Obj[]) {
+          if (c && typeof c === 'object') checkBounds(item, listReader(c.resources?.requests), listReader(c.resources?.limits), errs);
+        }
       }
     }
-    if (item.type === 'Pod') {
-      const requests = podTotal(pod, 'requests');
-      const limits = podTotal(pod, 'limits');
-      for (const [k, v] of Object.entries((item.min ?? {}) as Obj)) push(errs, minConstraint('Pod', k, String(v), requests, limits));
-      for (const [k, v] of Object.entries((item.max ?? {}) as Obj)) push(errs, maxConstraint('Pod', k, String(v), requests, limits));
-      for (const [k, v] of Object.entries((item.maxLimitRequestRatio ?? {}) as Obj)) push(errs, ratioConstraint('Pod', k, String(v), requests, limits));
-    }
+    if (item.type === 'Pod') checkBounds(item, totalsReader(podTotal(pod, 'requests')), totalsReader(podTotal(pod, 'limits')), errs);
   }
   return errs;
 }
 
 export function claimLimitErrors(lr: KubeObject, claim: KubeObject): string[] {
   const errs: string[] = [];
-  const requests = claim.spec?.resources?.requests as Obj | undefined;
-  for (const item of items(lr)) {
+  const requestOf = listReader(claim.spec?.resources?.requests);
+  const noLimits: AmountOf = () => undefined;
+  for (const item of compiled(lr).items) {
     if (item.type !== 'PersistentVolumeClaim') continue;
-    for (const [k, v] of Object.entries((item.min ?? {}) as Obj)) push(errs, minConstraint('PersistentVolumeClaim', k, String(v), requests, {}));
-    for (const [k, v] of Object.entries((item.max ?? {}) as Obj)) push(errs, maxRequestConstraint('PersistentVolumeClaim', k, String(v), requests));
+    for (const b of item.min) push(errs, minConstraint(item.type, b.resource, b.enforced, requestOf, noLimits));
+    for (const b of item.max) push(errs, maxRequestConstraint(item.type, b.resource, b.enforced, requestOf));
   }
   return errs;
 }
@@ -254,10 +298,18 @@ function fill(resources: Obj, which: 'requests' | 'limits', defaults: Resources)
   return set;
 }
 
+/** How long a live list of a namespace without LimitRanges in the lister is trusted, and how many are kept (upstream's liveTTL and LRU size). */
+const liveLookupTtlMs = 30_000;
+const liveLookupSize = 10_000;
+
 export class LimitRanger implements AdmissionPlugin {
   readonly name = 'LimitRanger';
+  private readonly live?: LiveLookup;
 
-  constructor(private readonly limitRanges: Lister) {}
+  /** `liveList`: the namespace's LimitRanges read live, for when the lister holds none (one created a moment ago). */
+  constructor(private readonly limitRanges: Lister, liveList?: (namespace: string) => Promise<KubeObject[]>, now?: () => number) {
+    if (liveList) this.live = new LiveLookup({ list: liveList, ttlMs: liveLookupTtlMs, size: liveLookupSize, now });
+  }
 
   /** Whether upstream's LimitRanger looks at this request at all. */
   private handles(r: AdmissionRequest): 'pod' | 'claim' | undefined {
@@ -267,21 +319,45 @@ export class LimitRanger implements AdmissionPlugin {
     return undefined;
   }
 
-  mutate(r: AdmissionRequest): void {
+  /**
+   * The namespace's LimitRanges: the lister's, or when it holds none a live
+   * list (answered at once while a recent one is trusted). A failed live
+   * list refuses the request, as upstream (403).
+   */
+  private ranges(r: AdmissionRequest): readonly KubeObject[] | Promise<readonly KubeObject[]> {
+    const namespace = r.namespace!;
+    const held = this.limitRanges.inNamespace(namespace);
+    if (held.length || !this.live) return held;
+    return this.live.fresh(namespace) ?? this.live.items(namespace).catch((e: unknown) => {
+      throw forbiddenRequest(r, (e as Error)?.message ?? String(e));
+    });
+  }
+
+  mutate(r: AdmissionRequest): void | Promise<void> {
     if (this.handles(r) !== 'pod') return;
+    const ranges = this.ranges(r);
+    if (ranges instanceof Promise) return ranges.then((found) => this.defaultPod(r, found));
+    this.defaultPod(r, ranges);
+  }
+
+  validate(r: AdmissionRequest): void | Promise<void> {
+    const what = this.handles(r);
+    if (!what) return;
+    const ranges = this.ranges(r);
+    if (ranges instanceof Promise) return ranges.then((found) => this.check(r, what, found));
+    this.check(r, what, ranges);
+  }
+
+  private defaultPod(r: AdmissionRequest, ranges: readonly KubeObject[]): void {
     const pod = r.object!;
     const notes: string[] = [];
-    for (const lr of this.limitRanges.inNamespace(r.namespace!)) applyDefaults(lr, pod, notes);
+    for (const lr of ranges) applyDefaults(lr, pod, notes);
     if (notes.length) (pod.metadata ??= {}).annotations = { ...(pod.metadata.annotations ?? {}), [vocabulary.limitRangerAnnotation]: `LimitRanger plugin set: ${notes.join('; ')}` };
   }
 
-  validate(r: AdmissionRequest): void {
-    const what = this.handles(r);
-    if (!what) return;
+  private check(r: AdmissionRequest, what: 'pod' | 'claim', ranges: readonly KubeObject[]): void {
     const errs: string[] = [];
-    for (const lr of this.limitRanges.inNamespace(r.namespace!)) {
-      errs.push(...(what === 'pod' ? podLimitErrors(lr, r.object!) : claimLimitErrors(lr, r.object!)));
-    }
+    for (const lr of ranges) errs.push(...(what === 'pod' ? podLimitErrors(lr, r.object!) : claimLimitErrors(lr, r.object!)));
     if (errs.length) throw forbiddenRequest(r, aggregate(errs));
   }
 }

@@ -2,13 +2,16 @@
 // content in one being terminated, and the reserved namespaces cannot be
 // deleted. As upstream, it runs in the mutating phase, so these answers come
 // before the object is validated. As upstream's, it reads the namespace from
-// the server's cache without waiting for the cache to catch up (the store is
-// asked when the cache does not hold it), and reads it live for a while after
-// admitting its deletion, when the cache may still show it active.
+// an informer-fed lister (answering without a promise), asks the server's
+// cache and then the store when the lister does not hold it (a namespace
+// created a moment ago), and reads it live for a while after admitting its
+// deletion, when the caches may still show it active.
 
 import { ApiError, errors } from '../../machinery/errors.js';
 import { reservedNamespaces } from '../../machinery/vocabulary.js';
 import type { KubeObject } from '../../api/kind.js';
+import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
+import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { qualifiedOf } from '../errors.js';
 
@@ -24,9 +27,10 @@ export class NamespaceLifecycle implements AdmissionPlugin {
   /** Namespaces whose deletion this plugin admitted, and until when they are read live. */
   private readonly deletedLately = new Map<string, number>();
 
-  constructor(private readonly getNamespace: NamespaceGetter) {}
+  /** `namespaces`: the informer-fed lister read first; without one every lookup goes through `getNamespace`. */
+  constructor(private readonly getNamespace: NamespaceGetter, private readonly namespaces?: Lister) {}
 
-  async mutate(r: AdmissionRequest): Promise<void> {
+  mutate(r: AdmissionRequest): MaybePromise<void> {
     if (r.kind.group === '' && r.kind.kind === 'Namespace') {
       if (r.operation === 'DELETE' && reservedNamespaces.includes(r.name)) {
         throw errors.forbidden(namespacesResource, r.name, 'this namespace may not be deleted');
@@ -36,9 +40,14 @@ export class NamespaceLifecycle implements AdmissionPlugin {
     }
     // Cluster-scoped objects, and deletions anywhere, pass.
     if (!r.namespace || r.operation === 'DELETE') return;
-    let ns = await this.getNamespace(r.namespace, false);
-    if (ns && ns.status?.phase !== 'Terminating' && this.deletedRecently(r.namespace)) ns = await this.getNamespace(r.namespace, true);
-    if (!ns) throw errors.notFound(namespacesResource, r.namespace);
+    const name = r.namespace;
+    const known = this.namespaces?.get(undefined, name) ?? this.getNamespace(name, false);
+    const current = andThen(known, (ns) => (ns && ns.status?.phase !== 'Terminating' && this.deletedRecently(name) ? this.getNamespace(name, true) : ns));
+    return andThen(current, (ns) => this.admit(r, ns));
+  }
+
+  private admit(r: AdmissionRequest, ns: KubeObject | undefined): void {
+    if (!ns) throw errors.notFound(namespacesResource, r.namespace!);
     if (r.operation !== 'CREATE' || ns.status?.phase !== 'Terminating') return;
     const err = errors.forbidden(qualifiedOf(r), r.name,
       `unable to create new content in namespace ${r.namespace} because it is being terminated`);

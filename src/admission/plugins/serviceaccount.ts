@@ -6,7 +6,10 @@
 // the namespace) read-only at the account directory; a pod without
 // `imagePullSecrets` takes the account's. Mirror pods are not changed (the
 // node agent would delete a pod that no longer matches its manifest) and may
-// not reference accounts, secrets or token projections. As upstream, the
+// not reference accounts, secrets or token projections. An account
+// annotated to enforce mountable secrets (upstream's deprecated
+// `enforce-mountable-secrets`) limits its pods, and the ephemeral containers
+// added to them later, to the secrets and pull secrets it lists. As upstream, the
 // account comes from the informer's cache, with a live read on a miss, and
 // the `default` account, which the service account controller creates just
 // after its namespace, is asked for again a few times before the pod is refused.
@@ -15,7 +18,7 @@ import type { KubeObject } from '../../api/kind.js';
 import { errors } from '../../machinery/errors.js';
 import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 import { generateName } from '../../machinery/objectmeta.js';
-import { vocabulary } from '../../machinery/vocabulary.js';
+import { upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
@@ -84,6 +87,63 @@ function referencesSecrets(pod: KubeObject): boolean {
   return all.some((c) => ((c?.env ?? []) as Obj[]).some((e) => e?.valueFrom?.secretKeyRef) || ((c?.envFrom ?? []) as Obj[]).some((e) => e?.secretRef));
 }
 
+/** Whether the account limits its pods to the secrets it lists: our annotation, else upstream's, read as Go's ParseBool (an unparsable value is false). */
+function enforcesMountableSecrets(account: KubeObject): boolean {
+  const annotations = account.metadata?.annotations as Obj | undefined;
+  if (!annotations) return false;
+  for (const key of [vocabulary.enforceMountableSecretsAnnotation, upstreamCompat.enforceMountableSecretsAnnotation]) {
+    if (Object.prototype.hasOwnProperty.call(annotations, key)) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(String(annotations[key]));
+  }
+  return false;
+}
+
+function namesOf(list: unknown): Set<string> {
+  return new Set(Array.isArray(list) ? list.map((ref: Obj) => String(ref?.name ?? '')) : []);
+}
+
+type ContainerWhat = 'init container' | 'container' | 'ephemeral container';
+
+/** The first env or envFrom secret of `containers` the account does not list, in upstream's words. */
+function containerSecretOutsideAccount(what: ContainerWhat, containers: unknown, mountable: Set<string>, account: string): string | undefined {
+  for (const c of (Array.isArray(containers) ? containers : []) as Obj[]) {
+    for (const env of (Array.isArray(c?.env) ? c.env : []) as Obj[]) {
+      const ref = env?.valueFrom?.secretKeyRef;
+      if (ref && !mountable.has(String(ref.name ?? ''))) {
+        return `${what} ${c.name} with envVar ${env.name} referencing secret.secretName="${ref.name ?? ''}" is not allowed because service account ${account} does not reference that secret`;
+      }
+    }
+    for (const from of (Array.isArray(c?.envFrom) ? c.envFrom : []) as Obj[]) {
+      const ref = from?.secretRef;
+      if (ref && !mountable.has(String(ref.name ?? ''))) {
+        return `${what} ${c.name} with envFrom referencing secret.secretName="${ref.name ?? ''}" is not allowed because service account ${account} does not reference that secret`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The first secret a new pod uses that the account does not list (secret volumes, env of init containers then containers, pull secrets), as upstream checks them. */
+function secretOutsideAccount(account: KubeObject, pod: KubeObject): string | undefined {
+  const name = account.metadata?.name ?? '';
+  const spec = (pod.spec ?? {}) as Obj;
+  const mountable = namesOf(account.secrets);
+  for (const v of (Array.isArray(spec.volumes) ? spec.volumes : []) as Obj[]) {
+    if (!v?.secret) continue;
+    const secretName = String(v.secret.secretName ?? '');
+    if (!mountable.has(secretName)) return `volume with secret.secretName="${secretName}" is not allowed because service account ${name} does not reference that secret`;
+  }
+  const fromContainers = containerSecretOutsideAccount('init container', spec.initContainers, mountable, name)
+    ?? containerSecretOutsideAccount('container', spec.containers, mountable, name);
+  if (fromContainers) return fromContainers;
+  const pullable = namesOf(account.imagePullSecrets);
+  const pulls = (Array.isArray(spec.imagePullSecrets) ? spec.imagePullSecrets : []) as Obj[];
+  for (const [i, ref] of pulls.entries()) {
+    const pullName = String(ref?.name ?? '');
+    if (!pullable.has(pullName)) return `imagePullSecrets[${i}].name="${pullName}" is not allowed because service account ${name} does not reference that imagePullSecret`;
+  }
+  return undefined;
+}
+
 export class ServiceAccount implements AdmissionPlugin {
   readonly name = 'ServiceAccount';
 
@@ -110,9 +170,11 @@ export class ServiceAccount implements AdmissionPlugin {
   }
 
   validate(r: AdmissionRequest): MaybePromise<void> {
-    const pod = podOf(r);
-    if (!pod || r.operation !== 'CREATE') return;
+    const pod = podOf(r, ['ephemeralcontainers']);
+    if (!pod) return;
     const spec = (pod.spec ?? {}) as Obj;
+    if (r.operation === 'UPDATE' && r.subresource === 'ephemeralcontainers') return this.validateEphemeral(r, spec);
+    if (r.operation !== 'CREATE' || r.subresource) return;
     if (isMirrorPod(pod)) {
       if (spec.serviceAccountName) throw forbiddenRequest(r, 'a mirror pod may not reference service accounts');
       if (referencesSecrets(pod)) throw forbiddenRequest(r, 'a mirror pod may not reference secrets');
@@ -122,7 +184,20 @@ export class ServiceAccount implements AdmissionPlugin {
       return;
     }
     if (!spec.serviceAccountName) throw forbiddenRequest(r, `no service account specified for pod ${r.namespace}/${r.name}`);
-    return andThen(this.account(r, spec.serviceAccountName), () => undefined);
+    return andThen(this.account(r, spec.serviceAccountName), (account) => {
+      const outside = enforcesMountableSecrets(account) ? secretOutsideAccount(account, pod) : undefined;
+      if (outside) throw forbiddenRequest(r, outside);
+    });
+  }
+
+  /** Ephemeral containers added to a running pod may use only the secrets an enforcing account lists. */
+  private validateEphemeral(r: AdmissionRequest, spec: Obj): MaybePromise<void> {
+    if (!spec.serviceAccountName) throw forbiddenRequest(r, `no service account specified for pod ${r.namespace}/${r.name}`);
+    return andThen(this.account(r, spec.serviceAccountName), (account) => {
+      if (!enforcesMountableSecrets(account)) return;
+      const outside = containerSecretOutsideAccount('ephemeral container', spec.ephemeralContainers, namesOf(account.secrets), account.metadata?.name ?? '');
+      if (outside) throw forbiddenRequest(r, outside);
+    });
   }
 
   /** The account from the cache, else live (a few times for `default`); refuses the pod when there is none. */

@@ -10,7 +10,8 @@ import type { AdmissionRequest, Operation } from '../../../src/admission/types.j
 import { defineKind, type KindDefinition, type KubeObject } from '../../../src/api/kind.js';
 import { t } from '../../../src/api/schema.js';
 import { configMaps, namespaces, serviceAccounts } from '../../../src/api/core/v1/index.js';
-import { isApiError, type ApiError } from '../../../src/machinery/errors.js';
+import type { Lister } from '../../../src/admission/listers.js';
+import { rejection } from '../../support/admission.js';
 import { reservedNamespaces, vocabulary } from '../../../src/machinery/vocabulary.js';
 
 const clusterWidgets = defineKind({
@@ -44,20 +45,31 @@ function plugin(...known: KubeObject[]) {
   return { lifecycle, asked };
 }
 
-async function rejection(p: Promise<void>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (e) {
-    assert.ok(isApiError(e), `an ApiError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail('the request was admitted');
+/** A lister holding `held` only, as the informer does before it has seen a new namespace. */
+function listerOf(...held: KubeObject[]): Lister {
+  const byName = new Map(held.map((ns) => [ns.metadata!.name!, ns]));
+  return {
+    list: () => held, inNamespace: () => [], get: (_ns, name) => byName.get(name), byIndex: () => [],
+    onChange: () => undefined, hasSynced: () => true,
+  };
 }
 
 describe('NamespaceLifecycle', () => {
+  test('a namespace the lister holds answers without a promise and without a lookup; one it misses is looked up', async () => {
+    const asked: string[] = [];
+    const lifecycle = new NamespaceLifecycle(async (name) => { asked.push(name); return name === 'fresh' ? active('fresh') : undefined; }, listerOf(active('default'), terminating('doomed')));
+    assert.equal(lifecycle.mutate(request('CREATE', configMaps, 'cm', 'default')), undefined);
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'cm', 'doomed')));
+    assert.equal(e.code, 403);
+    assert.deepEqual(asked, []);
+    await lifecycle.mutate(request('CREATE', configMaps, 'cm', 'fresh'));
+    assert.equal((await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'cm', 'nope')))).code, 404);
+    assert.deepEqual(asked, ['fresh', 'nope']);
+  });
+
   test('a create in a missing namespace is 404 for the namespace', async () => {
     const { lifecycle } = plugin(active('default'));
-    const e = await rejection(lifecycle.mutate(request('CREATE', configMaps, 'cm', 'nope')));
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'cm', 'nope')));
     assert.deepEqual(e.toStatus(), {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
       message: 'namespaces "nope" not found', reason: 'NotFound', details: { name: 'nope', kind: 'namespaces' }, code: 404,
@@ -66,7 +78,7 @@ describe('NamespaceLifecycle', () => {
 
   test('a create in a terminating namespace is 403 naming the object', async () => {
     const { lifecycle } = plugin(terminating('doomed'));
-    const e = await rejection(lifecycle.mutate(request('CREATE', configMaps, 'cm', 'doomed')));
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'cm', 'doomed')));
     const status = e.toStatus();
     assert.equal(status.code, 403);
     assert.equal(status.reason, 'Forbidden');
@@ -79,13 +91,13 @@ describe('NamespaceLifecycle', () => {
 
   test('the terminating cause says which namespace, in upstream\'s words', async () => {
     const { lifecycle } = plugin(terminating('doomed'));
-    const e = await rejection(lifecycle.mutate(request('CREATE', configMaps, 'cm', 'doomed')));
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'cm', 'doomed')));
     assert.deepEqual(e.details?.causes, [{ reason: 'NamespaceTerminating', message: 'namespace doomed is being terminated', field: 'metadata.namespace' }]);
   });
 
   test('a create of a sub-resource in a terminating namespace is refused for the parent resource', async () => {
     const { lifecycle } = plugin(terminating('doomed'));
-    const e = await rejection(lifecycle.mutate(request('CREATE', serviceAccounts, 'robot', 'doomed', 'token')));
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', serviceAccounts, 'robot', 'doomed', 'token')));
     assert.equal(e.code, 403);
     assert.equal(e.message, 'serviceaccounts "robot" is forbidden: unable to create new content in namespace doomed because it is being terminated');
   });
@@ -110,7 +122,7 @@ describe('NamespaceLifecycle', () => {
 
   test('an update in a missing namespace is 404 for the namespace', async () => {
     const { lifecycle } = plugin();
-    const e = await rejection(lifecycle.mutate(request('UPDATE', configMaps, 'cm', 'nope')));
+    const e = await rejection(() => lifecycle.mutate(request('UPDATE', configMaps, 'cm', 'nope')));
     assert.equal(e.code, 404);
     assert.equal(e.message, 'namespaces "nope" not found');
   });
@@ -119,7 +131,7 @@ describe('NamespaceLifecycle', () => {
     assert.deepEqual([...reservedNamespaces], ['default', vocabulary.systemNamespace, vocabulary.publicNamespace]);
     const { lifecycle } = plugin(...reservedNamespaces.map(active));
     for (const name of reservedNamespaces) {
-      const e = await rejection(lifecycle.mutate(request('DELETE', namespaces, name)));
+      const e = await rejection(() => lifecycle.mutate(request('DELETE', namespaces, name)));
       assert.deepEqual(e.toStatus(), {
         kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure',
         message: `namespaces "${name}" is forbidden: this namespace may not be deleted`, reason: 'Forbidden',
@@ -159,7 +171,7 @@ describe('NamespaceLifecycle', () => {
     const lifecycle = new NamespaceLifecycle(async (name, live) => { asked.push([name, live]); return live ? terminating(name) : active(name); });
     await lifecycle.mutate(request('CREATE', configMaps, 'before', 'going'));
     await lifecycle.mutate(request('DELETE', namespaces, 'going'));
-    const e = await rejection(lifecycle.mutate(request('CREATE', configMaps, 'after', 'going')));
+    const e = await rejection(() => lifecycle.mutate(request('CREATE', configMaps, 'after', 'going')));
     assert.equal(e.toStatus().code, 403);
     await lifecycle.mutate(request('CREATE', configMaps, 'elsewhere', 'other'));
     assert.deepEqual(asked, [['going', false], ['going', false], ['going', true], ['other', false]]);

@@ -6,7 +6,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mergeTolerations, tolerationCovers } from '../../../src/admission/plugins/tolerations.js';
-import { applyDefaults, claimLimitErrors, podLimitErrors } from '../../../src/admission/plugins/limitranger.js';
+import { applyDefaults, claimLimitErrors, LimitRanger, podLimitErrors } from '../../../src/admission/plugins/limitranger.js';
+import type { Lister } from '../../../src/admission/listers.js';
+import type { KubeObject } from '../../../src/api/kind.js';
+import { pods } from '../../../src/api/core/v1/index.js';
+import { admissionRequest, rejection } from '../../support/admission.js';
 
 const exists = (key: string, effect = 'NoSchedule', extra: Record<string, unknown> = {}) => ({ key, operator: 'Exists', effect, ...extra });
 
@@ -94,5 +98,64 @@ describe('LimitRanger defaults', () => {
     assert.deepEqual(pod.spec.containers[0]!.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } });
     assert.deepEqual(pod.spec.initContainers[0]!.resources, { requests: { cpu: '500m', memory: '128Mi' }, limits: { cpu: '1', memory: '256Mi' } });
     assert.deepEqual(notes, ['memory request for container c', 'cpu, memory limit for container c', 'cpu, memory request for init container i', 'cpu, memory limit for init container i']);
+  });
+});
+
+describe('LimitRanger live lookup', () => {
+  // A lister holding `held`, and a live list that counts its calls and answers `live` (or fails).
+  const setup = (held: KubeObject[], live: () => Promise<KubeObject[]>) => {
+    const lister: Lister = {
+      list: () => held, inNamespace: () => held, get: () => undefined, byIndex: () => [],
+      onChange: () => undefined, hasSynced: () => true,
+    };
+    let clock = 1_000;
+    const calls: string[] = [];
+    const plugin = new LimitRanger(lister, (ns) => { calls.push(ns); return live(); }, () => clock);
+    return { plugin, calls, advance: (ms: number) => { clock += ms; } };
+  };
+  const range: KubeObject = { metadata: { name: 'lr', namespace: 'ns' }, spec: { limits: [{ type: 'Container', default: { cpu: '1' }, defaultRequest: { cpu: '500m' }, max: { cpu: '2' } }] } };
+  const podCreate = (name: string, limits?: Record<string, string>) =>
+    admissionRequest('CREATE', pods, name, { namespace: 'ns', object: { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'ns' }, spec: { containers: [container('c', undefined, limits)] } } });
+
+  it('a namespace whose LimitRange the lister does not hold yet is listed live, and its defaults applied', async () => {
+    const { plugin, calls } = setup([], async () => [range]);
+    const request = podCreate('a');
+    await plugin.mutate(request);
+    assert.deepEqual(request.object!.spec.containers[0].resources, { requests: { cpu: '500m' }, limits: { cpu: '1' } });
+    assert.deepEqual(calls, ['ns']);
+    const e = await rejection(() => plugin.validate(podCreate('b', { cpu: '3' })));
+    assert.equal(e.code, 403);
+    assert.match(e.message, /maximum cpu usage per Container is 2, but limit is 3/);
+  });
+
+  it('simultaneous misses share one live list; its answer is trusted for 30 s, then listed again', async () => {
+    const { plugin, calls, advance } = setup([], async () => [range]);
+    await Promise.all([plugin.mutate(podCreate('a')), plugin.mutate(podCreate('b')), plugin.validate(podCreate('c', { cpu: '1' }))]);
+    assert.equal(calls.length, 1);
+    advance(30_000);
+    await plugin.mutate(podCreate('d'));
+    assert.equal(calls.length, 1, 'still trusted at 30 s');
+    advance(1);
+    await plugin.mutate(podCreate('e'));
+    assert.equal(calls.length, 2);
+  });
+
+  it('a failed live list refuses the request (403) and is not remembered', async () => {
+    let fail = true;
+    const { plugin, calls } = setup([], async () => { if (fail) throw new Error('store unavailable'); return []; });
+    const e = await rejection(() => plugin.mutate(podCreate('a')));
+    assert.equal(e.code, 403);
+    assert.match(e.message, /store unavailable/);
+    fail = false;
+    await plugin.mutate(podCreate('b'));
+    assert.equal(calls.length, 2);
+  });
+
+  it('a lister that holds LimitRanges is never bypassed', async () => {
+    const { plugin, calls } = setup([range], async () => { throw new Error('not called'); });
+    const request = podCreate('a');
+    assert.equal(plugin.mutate(request), undefined, 'answered without waiting');
+    assert.deepEqual(request.object!.spec.containers[0].resources.requests, { cpu: '500m' });
+    assert.deepEqual(calls, []);
   });
 });

@@ -139,6 +139,26 @@ test('resync redelivers every object as an update at its period, on the injected
   assert.deepEqual(updates, ['x', 'x'], 'a stopped reader resyncs no more');
 });
 
+test('a second start is the first: nothing replayed, no second resync timer', async () => {
+  const client = await cluster();
+  const clock = new FakeClock();
+  const factory = new InformerFactory(client, clock);
+  cleanups.push(() => factory.stopAll());
+  const cms = resourceType(client, resources.configMaps);
+  await namespaces(client, 'a');
+  await client.create(cms, 'a', configMap('a', 'x'));
+  const adds: string[] = [];
+  const updates: string[] = [];
+  const s = factory.subscribe(cms, { onAdd: (o) => adds.push(o.metadata!.name), onUpdate: (_old, o) => updates.push(o.metadata!.name) }, { resyncMs: 60_000 });
+  const first = s.start();
+  assert.equal(s.start(), first);
+  await first;
+  await s.start();
+  assert.deepEqual(adds, ['x']);
+  clock.advance(60_000);
+  assert.deepEqual(updates, ['x']);
+});
+
 test('the informer lives while someone reads it: the last reader to stop ends its watch', async () => {
   const client = await cluster();
   const factory = new InformerFactory(client);

@@ -38,6 +38,12 @@ test('generated names keep a 58-character prefix and add 5 characters', () => {
   assert.equal(generateName('x'.repeat(80)).length, 63);
 });
 
+test('generated suffixes use upstream\'s alphabet (no vowels, no look-alike digits), every character of it', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 2000; i++) for (const c of generateName('a-').slice(2)) seen.add(c);
+  assert.equal([...seen].sort().join(''), '245678bcdfghjklmnpqrstvwxz9'.split('').sort().join(''));
+});
+
 test('Invalid status message and causes follow upstream form', () => {
   const e = errors.invalid('', 'ServiceAccount', 'Bad', [fieldErrors.invalid('metadata.name', 'Bad', 'must be lowercase'), fieldErrors.required('spec.x')]);
   assert.equal(e.code, 422);

@@ -121,8 +121,13 @@ export class PodSecurity implements AdmissionPlugin {
     if (template) return this.validateWorkload(r, template);
   }
 
+  /** A namespace's policy, read once per version of it (the lister hands a new object on each change). */
+  private readonly policies = new WeakMap<KubeObject, { policy: Policy; errors: FieldError[] }>();
+
   private policyOf(namespace: KubeObject): { policy: Policy; errors: FieldError[] } {
-    return policyFromLabels(asObject(namespace.metadata?.labels), this.config.defaults);
+    let found = this.policies.get(namespace);
+    if (!found) this.policies.set(namespace, found = policyFromLabels(asObject(namespace.metadata?.labels), this.config.defaults));
+    return found;
   }
 
   private exempt(r: AdmissionRequest): boolean {

@@ -27,6 +27,7 @@ import { resources, resourceType } from '../../../client/resources.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../../types.js';
 import { qualifiedOf } from '../../errors.js';
 import { limitedResourcesOf, type LimitedResource } from './config.js';
+import { LiveLookup } from '../../livelookup.js';
 
 export type { LimitedResource } from './config.js';
 
@@ -116,16 +117,19 @@ export class ResourceQuota implements AdmissionPlugin {
   /** Quotas this server wrote last, newer than the lister's until its watch catches up (upstream's updatedQuotas). */
   private readonly written = new Bounded<KubeObject>();
   /** Live lists of namespaces whose lister held no quota, until they expire. */
-  private readonly liveLists = new Bounded<{ expires: number; quotas: KubeObject[] }>();
+  private readonly live: LiveLookup;
 
   constructor(
     private readonly quotas: Lister,
     private readonly access: QuotaAccess,
     private readonly limited: readonly LimitedResource[] = [],
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.live = new LiveLookup({ list: (namespace) => access.list(namespace), ttlMs: liveLookupTtlMs, size: cacheLimit, now });
+  }
 
-  async validate(request: AdmissionRequest): Promise<void> {
+  // Answers without a promise when nothing is charged (most requests, most namespaces).
+  validate(request: AdmissionRequest): void | Promise<void> {
     // Sub-resources, cluster-scoped objects and the creation of namespaces are never charged, as upstream.
     if (request.subresource || !request.namespace) return;
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return;
@@ -135,6 +139,11 @@ export class ResourceQuota implements AdmissionPlugin {
     if (!evaluator || !evaluator.handles(request.operation)) return;
     // Most namespaces have no quota: known to have none, the request waits for no batch.
     if (this.limited.length === 0 && this.knownWithoutQuota(request.namespace)) return;
+    return this.charge(request, evaluator);
+  }
+
+  /** Waits for the namespace's next batch to charge the request, and remembers the charge to give back. */
+  private async charge(request: AdmissionRequest, evaluator: Evaluator): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const waiter = await new Promise<Waiter>((resolve) => {
       const w: Waiter = { request, evaluator, charged: new Map(), resolve: () => resolve(w) };
@@ -200,21 +209,13 @@ export class ResourceQuota implements AdmissionPlugin {
 
   private knownWithoutQuota(namespace: string): boolean {
     if (this.quotas.inNamespace(namespace).length) return false;
-    const live = this.liveLists.get(namespace);
-    return !!live && live.expires >= this.now() && live.quotas.length === 0;
+    return this.live.fresh(namespace)?.length === 0;
   }
 
   /** The namespace's quotas: the lister's, or a live list when it holds none, each replaced by a newer copy this server wrote. */
   private async namespaceQuotas(namespace: string): Promise<KubeObject[]> {
     let items = this.quotas.inNamespace(namespace);
-    if (items.length === 0) {
-      let live = this.liveLists.get(namespace);
-      if (!live || live.expires < this.now()) {
-        live = { expires: this.now() + liveLookupTtlMs, quotas: await this.access.list(namespace) };
-        this.liveLists.set(namespace, live);
-      }
-      items = live.quotas;
-    }
+    if (items.length === 0) items = await this.live.items(namespace);
     return items.map((q) => this.newest(q));
   }
 
@@ -270,7 +271,7 @@ export class ResourceQuota implements AdmissionPlugin {
         } catch (e) {
           // As upstream, any failed write is read again (a quota deleted meanwhile drops out, and out of the live list).
           failed.add(q.name);
-          if ((e as { code?: unknown })?.code === 404) this.liveLists.delete(namespace);
+          if ((e as { code?: unknown })?.code === 404) this.live.forget(namespace);
           lastError = isConflict(e) ? errors.staleObject(quotasResource, q.name)
             : e instanceof ApiError ? e : errors.internal(`unable to update the status of quota ${q.name}: ${(e as Error)?.message ?? String(e)}`);
         }
