@@ -24,7 +24,7 @@ import { pods } from '../src/api/core/v1/index.js';
 import { InformerFactory } from '../src/client/informer.js';
 import { resources, resourceType } from '../src/client/resources.js';
 import { Registry } from '../src/registry/registry.js';
-import { InProcessClient } from '../src/server/inprocess.js';
+import { InProcessClient } from '../src/apiserver/inprocess.js';
 import { CacheSet } from '../src/storage/cache/index.js';
 import { MemoryBackend } from '../src/storage/memory/store.js';
 import type { AdmissionRequest } from '../src/admission/types.js';
