@@ -45,6 +45,11 @@ export function celLoaded(): boolean {
   return celModule !== undefined;
 }
 
+/** Whether RE2 is loaded (tests). */
+export function re2Loaded(): boolean {
+  return re2Module !== undefined;
+}
+
 /** What a schema (with our markers) needs to compile and run: CEL for its rules, RE2 for its patterns. */
 export function schemaNeeds(schema: JSONSchemaProps): { rules: boolean; patterns: boolean } {
   const found = { rules: false, patterns: false };

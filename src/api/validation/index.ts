@@ -61,7 +61,7 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
 }
 export type { Compiled } from './cel/program.js';
 export type { AuthorizationAnswers } from './cel/authz.js';
-export { cel, celLoaded, loadCel, loadRe2, loaderFor, re2, schemaNeeds } from './engines.js';
+export { cel, celLoaded, loadCel, loadRe2, loaderFor, re2, re2Loaded, schemaNeeds } from './engines.js';
 
 // CEL's entry points, for callers that loaded it (loadCel): importing them loads nothing.
 export const compileExpression: typeof CelParts.compileExpression = (...args) => cel().compileExpression(...args);
