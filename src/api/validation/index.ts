@@ -40,7 +40,14 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
   // The rules compile on the first validation, CEL loaded by then (see engines.ts): serving a kind does not load CEL.
   const declaresRules = schemaNeeds(schema).rules;
   let compiledRules: RuleWalk | undefined;
-  const rulesOf = () => (declaresRules ? (compiledRules ??= cel().compileRules(schema, limits)) : undefined);
+  let rulesCompiled = !declaresRules;
+  const rulesOf = () => {
+    if (!rulesCompiled) {
+      compiledRules = cel().compileRules(schema, limits);
+      rulesCompiled = true;
+    }
+    return compiledRules;
+  };
   const applyDefaults = compileDefaulter(schema);
   const prune = compilePruner(schema);
   const run = (obj: unknown, old: unknown): FieldError[] => {
