@@ -5,16 +5,18 @@
 // discarding it. Per start: ready, first byte and last byte of the list from
 // the spawn, and the server's CPU from the spawn to the last byte. The data
 // dir is filled on first use and kept (pass the same --data-dir again), so
-// rounds and runs compare starts, not loads.
+// rounds and runs compare starts, not loads. With --rss, each start also
+// reads the server's RSS 0.5 s after ready, before the list (as run.ts's idle
+// RSS; with --objects 0 that is the idle RSS of a start on an empty store).
 //
 //   node dist/bench/restart.js --data-dir DIR [--base OTHER/dist/src/cli/main.js]
-//        [--rounds 3] [--objects 100000] [--node-arg=--cpu-prof ...] [--server-arg=--controllers=... ...]
+//        [--rounds 3] [--objects 100000] [--rss] [--node-arg=--cpu-prof ...] [--server-arg=--controllers=... ...]
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'node:https';
-import { cpuMsPrecise, readCredentials, startBenchServer, type BenchServer, type Credentials } from './child.js';
+import { cpuMsPrecise, readCredentials, rssBytes, startBenchServer, type BenchServer, type Credentials } from './child.js';
 import { LoadGenerator } from './load.js';
 import { fmtInt, fmtMB, fmtMs, median } from './stats.js';
 
@@ -76,14 +78,22 @@ export interface RestartSample {
   mainCpuAtReadyMs: number;
   bytes: number;
   load1: number;
+  /** RSS 0.5 s after ready (with --rss), bytes. */
+  rss?: number;
 }
 
 /** One start of `entry` (undefined: this build) on `dataDir`, then the list; the process is stopped after. */
-export async function restartAndList(dataDir: string, creds: Credentials, entry: string | undefined, nodeArgs: string[], extraArgs: string[] = [], expectBytes?: number): Promise<RestartSample> {
+export async function restartAndList(dataDir: string, creds: Credentials, entry: string | undefined, nodeArgs: string[], extraArgs: string[] = [], expectBytes?: number,
+  readRss = false): Promise<RestartSample> {
   const load1 = loadavg()[0]!;
   const server = await startBenchServer({ dataDir, creds, entry, nodeArgs, extraArgs });
   const mainCpuAtReady = mainThreadCpuMs(server.pid);
   try {
+    let rss: number | undefined;
+    if (readRss) {
+      await new Promise((r) => setTimeout(r, 500));
+      rss = rssBytes(server.pid);
+    }
     const list = await discardList(server, `/api/v1/namespaces/${NAMESPACE}/configmaps`);
     const cpu = cpuMsPrecise(server.pid);
     const mainCpu = mainThreadCpuMs(server.pid);
@@ -91,7 +101,7 @@ export async function restartAndList(dataDir: string, creds: Credentials, entry:
     if (expectBytes !== undefined && Math.abs(list.bytes - expectBytes) > expectBytes / 100) throw new Error(`list after restart: ${list.bytes} bytes, expected about ${expectBytes}`);
     return {
       readyMs: server.readyMs, firstByteMs: server.readyMs + list.firstByteMs, lastByteMs: server.readyMs + list.lastByteMs,
-      cpuMs: cpu, mainCpuMs: mainCpu, mainCpuAtReadyMs: mainCpuAtReady, bytes: list.bytes, load1,
+      cpuMs: cpu, mainCpuMs: mainCpu, mainCpuAtReadyMs: mainCpuAtReady, bytes: list.bytes, load1, ...(rss !== undefined ? { rss } : {}),
     };
   } finally {
     await server.stop();
@@ -104,7 +114,7 @@ function mainThreadCpuMs(pid: number): number {
 }
 
 function cell(s: RestartSample): string {
-  return `ready ${fmtMs(s.readyMs)} · first byte ${fmtMs(s.firstByteMs)} · last byte ${fmtMs(s.lastByteMs)} · CPU ${fmtMs(s.cpuMs)}, main thread ${fmtMs(s.mainCpuMs)} (${fmtMs(s.mainCpuAtReadyMs)} to ready) (load ${s.load1.toFixed(1)})`;
+  return `ready ${fmtMs(s.readyMs)} · first byte ${fmtMs(s.firstByteMs)} · last byte ${fmtMs(s.lastByteMs)} · CPU ${fmtMs(s.cpuMs)}, main thread ${fmtMs(s.mainCpuMs)} (${fmtMs(s.mainCpuAtReadyMs)} to ready)${s.rss !== undefined ? ` · RSS ${fmtMB(s.rss)}` : ''} (load ${s.load1.toFixed(1)})`;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -117,6 +127,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   const base = arg('--base');
   const rounds = Number(arg('--rounds') ?? 3);
   const objects = Number(arg('--objects') ?? 100_000);
+  const readRss = process.argv.includes('--rss');
   const nodeArgs = process.argv.filter((a) => a.startsWith('--node-arg=')).map((a) => a.slice('--node-arg='.length));
   const serverArgs = process.argv.filter((a) => a.startsWith('--server-arg=')).map((a) => a.slice('--server-arg='.length));
   const t0 = performance.now();
@@ -131,7 +142,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const order = Object.keys(builds);
     if (round % 2 === 1) order.reverse();
     for (const name of order) {
-      const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, serverArgs, bytes);
+      const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, serverArgs, bytes, readRss);
       bytes ??= s.bytes;
       samples[name]!.push(s);
       progress(`round ${round + 1} ${name.padEnd(4)}: ${cell(s)}`);
@@ -139,7 +150,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   }
   for (const [name, xs] of Object.entries(samples)) {
     const m = (f: (s: RestartSample) => number) => fmtMs(median(xs.map(f)));
-    process.stdout.write(`${name}: median of ${xs.length}: ready ${m((s) => s.readyMs)}, first byte ${m((s) => s.firstByteMs)}, last byte ${m((s) => s.lastByteMs)}, CPU ${m((s) => s.cpuMs)}, main thread ${m((s) => s.mainCpuMs)} (${m((s) => s.mainCpuAtReadyMs)} to ready); list ${fmtMB(bytes ?? 0)}\n`);
+    process.stdout.write(`${name}: median of ${xs.length}: ready ${m((s) => s.readyMs)}, first byte ${m((s) => s.firstByteMs)}, last byte ${m((s) => s.lastByteMs)}, CPU ${m((s) => s.cpuMs)}, main thread ${m((s) => s.mainCpuMs)} (${m((s) => s.mainCpuAtReadyMs)} to ready)${readRss ? `, RSS ${fmtMB(median(xs.map((s) => s.rss!)))}` : ''}; list ${fmtMB(bytes ?? 0)}\n`);
   }
   process.exit(0);
 }

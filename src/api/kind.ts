@@ -25,6 +25,12 @@ export interface Strategy {
   prepareForUpdate?(obj: KubeObject, old: KubeObject): void;
   validate?(obj: KubeObject): FieldError[];
   validateUpdate?(obj: KubeObject, old: KubeObject): FieldError[];
+  /**
+   * What the kind's validation needs loaded that the server loads on first
+   * need (CEL, RE2: validation/engines.ts), for this object; awaited before a
+   * write's object is decoded and validated. Undefined when nothing is to load.
+   */
+  load?(obj: KubeObject): Promise<void> | undefined;
   /** Beyond metadata.finalizers: whether the kind's own state keeps a deleted object (namespace spec.finalizers). */
   holdsDeletion?(obj: KubeObject): boolean;
   /** When a held object starts deleting (e.g. a namespace turns Terminating). */

@@ -16,6 +16,7 @@ import { builtinKinds } from '../api/catalog.js';
 import { kindAt } from '../api/kind.js';
 import { discoveredUpstreamGroup, productGroupForUpstream } from '../machinery/vocabulary.js';
 import type { JSONSchemaProps } from '../api/validation/structural.js';
+import { loadCel } from '../api/validation/index.js';
 import { policyTypeWarnings, typeOfJsonSchema, typeOfSchema, type CelType, type CheckedType } from '../api/admissionregistration/v1/typechecking.js';
 import { BaseController, type KitArgument, type Log } from './controller.js';
 
@@ -51,6 +52,7 @@ export class PolicyStatusController extends BaseController {
     if (!policy) return;
     const generation = policy.metadata?.generation ?? 0;
     if (generation <= (policy.status?.observedGeneration ?? 0)) return;
+    await loadCel();
     const warnings = policyTypeWarnings(policy, this.typesToCheck(policy), this.paramType(policy));
     const status = { ...(policy.status ?? {}), observedGeneration: generation, typeChecking: warnings.length ? { expressionWarnings: warnings } : {} };
     try {

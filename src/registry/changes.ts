@@ -33,12 +33,18 @@ export interface Change {
   make(live: KubeObject | undefined): Promise<Changed>;
 }
 
+/** Loads what the kind's validation needs for a body sent (CEL, RE2: Strategy.load), before it is decoded and checked. */
+export function loadForWrite(kind: KindDefinition, value: unknown): Promise<void> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? kind.strategy.load?.(value as KubeObject) : undefined;
+}
+
 /**
  * A body to write, at the version `codec` serves (the stored one without):
  * decoded there, converted to the stored version, defaulted. A version a
  * webhook converts has its conversion made ahead, one review per write.
  */
 export async function decodeToStored(kind: KindDefinition, value: unknown, decode: DecodeOptions, codec?: VersionCodec): Promise<KubeObject> {
+  await loadForWrite(kind, value);
   if (codec?.convertsLater) await codec.aheadToStored(decodeSent(kind, value, { ...decode, warnings: [] }, codec));
   return decodeForWrite(kind, value, decode, codec);
 }

@@ -156,6 +156,7 @@ export class WriteSteps {
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun });
       return finishedBy(finish, async () => {
         const meta = this.omitEmpty(obj).metadata!;
+        await strategy.load?.(obj);
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
         await admission.validate(request);
@@ -249,6 +250,8 @@ export class WriteSteps {
     } else {
       delete meta.generation;
     }
+    // A part with rules of its own (a status that checks only itself) needs nothing the kind's rules load.
+    if (!ownPart?.validateUpdate) await strategy.load?.(next);
     const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...((ownPart?.validateUpdate ?? strategy.validateUpdate)?.(next, old) ?? [])];
     if (oldMeta.deletionTimestamp) {
       const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));

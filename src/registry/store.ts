@@ -25,7 +25,7 @@ import { checkPreconditions, planDeletion } from './deletion.js';
 import { parseResourceVersion, StoredList, StoredObject } from './objects.js';
 import type { WriteHooks } from './hooks.js';
 import { retry, updateLoop, type Attempt } from './updateloop.js';
-import { applied, applyConfig, computed, decodeToStored, patched, replacement, type Change } from './changes.js';
+import { applied, applyConfig, computed, decodeToStored, loadForWrite, patched, replacement, type Change } from './changes.js';
 import { WriteSteps, type Write } from './steps.js';
 import {
   decodeOptions, deleteOperationOptions, operationOptions, serverManager,
@@ -198,6 +198,7 @@ export class ResourceStore {
    */
   async patch(namespace: string | undefined, name: string, patch: SentPatch, opts: WriteOptions, scope: RequestScope, target: WriteTarget = {}): Promise<Written> {
     const decode = decodeOptions(patch, opts, scope);
+    if (patch.type === 'apply') await loadForWrite(this.kind, patch.value);
     const change = patch.type === 'apply'
       ? applied(this.kind, applyConfig(this.kind, this.owned, patch.value, name, namespace, decode, target.codec), {
         manager: opts.manager ?? serverManager, force: opts.force ?? false, subresource: target.subresource, codec: target.codec, clientGroup: scope.clientGroup,

@@ -13,7 +13,8 @@
 
 import { celError, isCelError } from '@bufbuild/cel';
 import type { KubeObject } from '../../api/kind.js';
-import { authorizerValue, costLimits } from '../../api/validation/index.js';
+import { authorizerValue } from '../../api/validation/index.js';
+import { costLimits } from '../../api/validation/cel/cost.js';
 import { awaitingAnswer } from '../../api/validation/cel/authz.js';
 import { JsonList, JsonMap, type ToCel } from '../../api/validation/cel/jsonvalues.js';
 import type { Authorize } from '../plugins/signerauthorization.js';

@@ -21,7 +21,8 @@ import { forbiddenRequest, qualifiedOf } from '../errors.js';
 import { addAuditAnnotation, addWarning, type AdmissionPlugin, type AdmissionRequest } from '../types.js';
 import { WebhookMatcher, type NamespaceLabelCache, type ServesVersion } from '../webhook/matcher.js';
 import { convertAheadFor } from '../webhook/review.js';
-import { evaluatePolicy, type Decision } from './evaluate.js';
+import { celLoaded, loadCel } from '../../api/validation/index.js';
+import type { Decision } from './evaluate.js';
 import { PolicyMatcher } from './matcher.js';
 import { collectParams, type LiveRead } from './params.js';
 import { PolicySource, type BoundPolicy, type CompiledBinding, type CompiledPolicy } from './source.js';
@@ -66,6 +67,13 @@ interface Denied {
   decision: Pick<Decision, 'message' | 'reason'>;
 }
 
+// Policies compile and run with CEL, and their evaluation imports it: both load with the first bound policy, not with the server.
+let evaluator: typeof import('./evaluate.js') | undefined;
+function loadEvaluation(): Promise<void> | undefined {
+  if (evaluator && celLoaded()) return undefined;
+  return Promise.all([loadCel(), import('./evaluate.js').then((m) => { evaluator = m; })]).then(() => undefined);
+}
+
 export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   readonly name = 'ValidatingAdmissionPolicy';
   private readonly source: PolicySource;
@@ -81,6 +89,10 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
   /** Without a bound policy for the resource (most writes) the chain goes on at once, without a promise. */
   validate(request: AdmissionRequest): Promise<void> | undefined {
     if (request.kind.group === vocabulary.admissionRegistrationGroup && exemptKinds.has(request.kind.kind)) return undefined;
+    if (this.source.anyBound) {
+      const loading = loadEvaluation();
+      if (loading) return loading.then(() => this.validate(request));
+    }
     const candidates = this.source.candidates(qualifiedOf(request).resource);
     return candidates.length === 0 ? undefined : this.validateWith(candidates, request);
   }
@@ -126,7 +138,7 @@ export class ValidatingAdmissionPolicyPlugin implements AdmissionPlugin {
           continue;
         }
         for (const params of collected.params) {
-          const evaluation = await evaluatePolicy({ policy, invocation, request, params, namespaceObject: await namespaceOf(), authorize: this.parts.authorize });
+          const evaluation = await evaluator!.evaluatePolicy({ policy, invocation, request, params, namespaceObject: await namespaceOf(), authorize: this.parts.authorize });
           for (const [key, value] of evaluation.annotations) {
             let values = annotations.get(key);
             if (!values) annotations.set(key, values = new Set());

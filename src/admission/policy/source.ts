@@ -155,13 +155,23 @@ export class PolicySource {
   /** The bound policies whose rules can name a resource, by resource: most requests meet few or none. */
   private byResource = new Map<string, readonly BoundPolicy[]>();
 
+  /** Whether some policy has a binding (then compiling needs CEL), worked out once per change. */
+  private bindsAny?: boolean;
+
   constructor(private readonly policies: Lister, private readonly bindings: Lister) {
     const changed = () => {
       this.compiled = undefined;
       this.byResource = new Map();
+      this.bindsAny = undefined;
     };
     policies.onChange(changed);
     bindings.onChange(changed);
+  }
+
+  /** Whether there may be a bound policy: the policies compile with CEL, to be loaded before `candidates` (see validation/engines.ts). */
+  get anyBound(): boolean {
+    this.bindsAny ??= this.policies.list().length > 0 && this.bindings.list().length > 0;
+    return this.bindsAny;
   }
 
   /** Every policy with at least one binding, in name order. */

@@ -15,7 +15,7 @@
 import type { Attributes, Decision } from '../../machinery/authorization.js';
 import { errors, type ApiError } from '../../machinery/errors.js';
 import {
-  authorizerValue, compileExpression, costLimits, jsonToCel, matchConditionVariables, withAuthorizationAnswers,
+  authorizerValue, cel, compileExpression, jsonToCel, matchConditionVariables, withAuthorizationAnswers,
   type AuthorizationAnswers, type Compiled,
 } from '../../api/validation/index.js';
 import type { Authorize } from '../plugins/signerauthorization.js';
@@ -105,6 +105,7 @@ export async function conditionsMatch(conditions: readonly CompiledCondition[] |
   };
   const answers = new RequestAuthorizations(authorize);
   const failures: string[] = [];
+  const { costLimits } = cel();
   let remaining = costLimits.matchConditions;
   for (const c of conditions) {
     if (typeof c.program === 'string') { failures.push(`expression '${c.expression}' resulted in error: ${c.program}`); continue; }

@@ -52,6 +52,8 @@ export class MutatingAdmissionWebhook implements AdmissionPlugin {
   /** Without a webhook for the resource (most writes) the chain goes on at once, without a promise. */
   mutate(request: AdmissionRequest, round: MutationRound): Promise<void> | undefined {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return undefined;
+    const loading = this.parts.source.load();
+    if (loading) return loading.then(() => this.mutate(request, round));
     const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     return hooks.length === 0 ? undefined : this.mutateWith(hooks, request, round);
   }

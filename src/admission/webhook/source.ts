@@ -4,6 +4,7 @@
 // list order, as upstream.
 
 import { compileMatchConditions, type CompiledCondition } from './conditions.js';
+import { loadCel } from '../../api/validation/index.js';
 import type { KubeObject } from '../../api/kind.js';
 import { labelSelectorOf, type LabelSelector } from '../../machinery/selectors.js';
 
@@ -98,6 +99,8 @@ export interface IndexedWebhook {
 
 export class WebhookSource {
   private compiled?: readonly CompiledWebhook[];
+  /** Whether some webhook has match conditions (they compile with CEL), worked out once per change. */
+  private conditional?: boolean;
   /** The webhooks whose rules can name a resource, by resource: most requests meet few or none. */
   private byResource = new Map<string, readonly IndexedWebhook[]>();
 
@@ -105,7 +108,15 @@ export class WebhookSource {
     feed.onChange(() => {
       this.compiled = undefined;
       this.byResource = new Map();
+      this.conditional = undefined;
     });
+  }
+
+  /** Loads CEL when a webhook's match conditions need it, before `candidates` compiles them; undefined when nothing is to load. */
+  load(): Promise<void> | undefined {
+    this.conditional ??= this.feed.list().some((config) => Array.isArray(config.webhooks)
+      && config.webhooks.some((h: unknown) => Array.isArray((h as { matchConditions?: unknown } | null)?.matchConditions) && (h as { matchConditions: unknown[] }).matchConditions.length > 0));
+    return this.conditional ? loadCel() : undefined;
   }
 
   /** Every webhook, in calling order. */

@@ -19,6 +19,8 @@ export class ValidatingAdmissionWebhook implements AdmissionPlugin {
   /** Without a webhook for the resource (most writes) the chain goes on at once, without a promise. */
   validate(request: AdmissionRequest): Promise<void> | undefined {
     if (exemptFromWebhooks(request, this.parts.configurationGroup)) return undefined;
+    const loading = this.parts.source.load();
+    if (loading) return loading.then(() => this.validate(request));
     const hooks = this.parts.source.candidates(qualifiedOf(request).resource);
     return hooks.length === 0 ? undefined : this.validateWith(hooks, request);
   }

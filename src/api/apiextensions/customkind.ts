@@ -12,7 +12,7 @@ import { setPath } from '../../machinery/paths.js';
 import { defineKind, statusSubresource, type KindDefinition, type KubeObject, type LaterConversion, type PrinterColumn, type SubresourceDeclaration, type VersionDeclaration } from '../kind.js';
 import { nameColumn } from '../core/v1/common.js';
 import { scales } from '../autoscaling/v1/scale.js';
-import { compileSchema, pruneDefaults, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
+import { compileSchema, loaderFor, pruneDefaults, type CompiledSchema, type JSONSchemaProps } from '../validation/index.js';
 import { customKindSchema, declaresDefaults, withOurMarkers } from './schema.js';
 import { findFirst, parseJsonPath, type JsonPath } from './jsonpath.js';
 
@@ -156,8 +156,10 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
   const subresources: Record<string, SubresourceDeclaration> = {};
   if (subs.status) subresources.status = statusSubresource;
   if (subs.scale) subresources.scale = scaleView(subs.scale);
+  const otherProps: JSONSchemaProps[] = [];
   const others = versions.filter((v) => v !== storage).map((v): VersionDeclaration => {
-    const { compiled, declaration } = versionParts(crd, v);
+    const { compiled, declaration, props } = versionParts(crd, v);
+    otherProps.push(props);
     const conversion = conversionOf(v.name);
     return {
       ...declaration, toStored: conversion.toStored, fromStored: conversion.fromStored,
@@ -183,6 +185,8 @@ export function customKindOf(crd: KubeObject, conversionOf: (version: string) =>
     // (this server heard of it at the definition's resourceVersion) are defaulted again when read.
     ...(declaresDefaults(stored.props) ? { readDefaultsThrough: readDefaultsThrough(crd, storedSchemaText, previous) } : {}),
     strategy: {
+      // The schemas' rules and patterns compile when they first run; a write loads CEL and RE2 first, if they use them.
+      load: loaderFor([stored.props, ...otherProps]),
       prepareForCreate: () => {
         if (state.terminating) throw errors.verbNotAllowed({ group: spec.group, resource: names.plural }, 'create not allowed while custom resource definition is terminating');
       },

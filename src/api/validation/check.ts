@@ -11,10 +11,8 @@
 // a combinator must also be declared outside it), and oldSelf in the
 // uncorrelatable part of a schema (under atomic lists).
 
-import { RE2JS } from '@bufbuild/re2';
 import { FieldError, fieldErrors } from '../../machinery/errors.js';
-import { cardinalityOf, costErrorMessage, costLimits, estimateCost, ruleCost } from './cel/cost.js';
-import { compileRule } from './cel/rules.js';
+import { cel, re2 } from './engines.js';
 import { JSONSchemaProps, markers, markersOf } from './structural.js';
 import { checkDefaults } from './defaults.js';
 
@@ -25,7 +23,7 @@ interface Total { cost: number; mostExpensive: { path: string; cost: number }[] 
 
 function observe(total: Total, path: string, cost: number): void {
   total.cost = Math.min(total.cost + cost, 2 ** 64);
-  if (cost < costLimits.perSchema / 100) return;
+  if (cost < cel().costLimits.perSchema / 100) return;
   total.mostExpensive.push({ path, cost });
   total.mostExpensive.sort((a, b) => b.cost - a.cost);
   total.mostExpensive.length = Math.min(total.mostExpensive.length, 4);
@@ -42,9 +40,10 @@ export function checkSchema(schema: JSONSchemaProps, base: string, opts: { prune
   const errs: FieldError[] = [];
   const total: Total = { cost: 0, mostExpensive: [] };
   checkNode(schema, 'root', base, errs, [schema], total);
-  if (total.cost > costLimits.perSchema) {
+  // Only rules cost (CEL is loaded when there are any).
+  if (total.cost > 0 && total.cost > cel().costLimits.perSchema) {
     for (const e of total.mostExpensive) errs.push(fieldErrors.forbidden(e.path, 'contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema'));
-    errs.push(fieldErrors.forbidden(base, costErrorMessage(`${markers.validations} estimated rule cost total for entire OpenAPIv3 schema`, total.cost, costLimits.perSchema)));
+    errs.push(fieldErrors.forbidden(base, cel().costErrorMessage(`${markers.validations} estimated rule cost total for entire OpenAPIv3 schema`, total.cost, cel().costLimits.perSchema)));
   }
   // As upstream, defaults meet the CEL rules only in an otherwise sound schema.
   errs.push(...checkDefaults(schema, base, { prunedDefaults: opts.prunedDefaults ?? true, rules: errs.length === 0 }));
@@ -147,7 +146,7 @@ function checkNested(v: JSONSchemaProps, path: string, errs: FieldError[]): void
 
 function checkPattern(s: JSONSchemaProps, path: string, errs: FieldError[]): void {
   if (!s.pattern) return;
-  try { RE2JS.compile(s.pattern); } catch (e) {
+  try { re2().compile(s.pattern); } catch (e) {
     errs.push(fieldErrors.invalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${(e as Error).message}`));
   }
 }
@@ -182,7 +181,8 @@ function checkListMarkers(s: JSONSchemaProps, path: string, errs: FieldError[]):
 
 function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancestors: JSONSchemaProps[], total: Total): void {
   const rules = markersOf(s).validations;
-  if (rules === undefined) return;
+  if (rules === undefined || rules.length === 0) return;
+  const { cardinalityOf, costErrorMessage, costLimits, estimateCost, ruleCost } = cel();
   const cardinality = cardinalityOf(ancestors);
   // The root and embedded resources always show apiVersion, kind and metadata's names to rules.
   const roots = new Set(ancestors.length === 1 || markersOf(s).embeddedResource ? ['self', 'oldSelf'] : []);
@@ -194,7 +194,7 @@ function checkRules(s: JSONSchemaProps, path: string, errs: FieldError[], ancest
     if (rule.message !== undefined && rule.message.includes('\n')) errs.push(fieldErrors.invalid(`${at}.message`, rule.message, 'message must not contain line breaks'));
     if (rule.messageExpression !== undefined && rule.messageExpression.trim() === '') errs.push(fieldErrors.required(`${at}.messageExpression`, 'messageExpression must be non-empty if specified'));
     if (rule.fieldPath !== undefined && !fieldPathResolves(s, rule.fieldPath)) errs.push(fieldErrors.invalid(`${at}.fieldPath`, rule.fieldPath, 'fieldPath must be a valid path'));
-    const compiled = compileRule(rule);
+    const compiled = cel().compileRule(rule);
     if (!compiled.program) { errs.push(fieldErrors.invalid(`${at}.rule`, rule, compiled.compileError ?? '')); continue; }
     if (rule.optionalOldSelf && !compiled.usesOldSelf) errs.push(fieldErrors.invalid(`${at}.optionalOldSelf`, true, 'may not be set if oldSelf is not used in rule'));
     if (compiled.message === undefined && rule.messageExpression) { errs.push(fieldErrors.invalid(`${at}.messageExpression`, rule, compiled.compileError ?? '')); continue; }

@@ -9,8 +9,8 @@
 
 import { FieldError, fieldErrors, GoLiteral } from '../../machinery/errors.js';
 import { setOwn } from '../../machinery/ownkeys.js';
-import { costLimits } from './cel/cost.js';
-import { compileRules, type Budget } from './cel/rules.js';
+import type { Budget } from './cel/rules.js';
+import { cel, schemaNeeds } from './engines.js';
 import { compilePruner } from './pruning.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from './structural.js';
 import { compileValidator, isObject } from './validator.js';
@@ -79,14 +79,17 @@ function compileValueDefaults(s: JSONSchemaProps): ((v: unknown) => unknown) | u
  */
 export function checkDefaults(schema: JSONSchemaProps, base: string, opts: { prunedDefaults: boolean; rules: boolean }): FieldError[] {
   const errs: FieldError[] = [];
-  const budget: Budget = { remaining: costLimits.perRequest };
+  // One budget for the whole schema, made when the first rules run (CEL is loaded when there are any).
+  let budget: Budget | undefined;
   walkDefaults(schema, base, true, false, (s, path, resourceRoot, insideMeta) => {
     if (opts.prunedDefaults && !insideMeta && unpruned(s, resourceRoot)) errs.push(fieldErrors.invalid(`${path}.default`, new GoLiteral(goSyntax(s.default)), 'must not have unknown fields'));
     const found = schemaErrorsOf(s, `${path}.default`);
     errs.push(...found);
-    if (found.length || !opts.rules || budget.remaining < 0) return;
-    const rules = compileRules(s);
+    if (found.length || !opts.rules || (budget && budget.remaining < 0)) return;
+    // Only a default under rules needs CEL (loaded by then: see engines.ts).
+    const rules = schemaNeeds(s).rules ? cel().compileRules(s) : undefined;
     if (!rules) return;
+    budget ??= { remaining: cel().costLimits.perRequest };
     const before = errs.length;
     rules(s.default, s.default, `${path}.default`, errs, budget);
     if (errs.length === before && budget.remaining >= 0) rules(s.default, undefined, `${path}.default`, errs, budget);

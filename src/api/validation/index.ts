@@ -8,8 +8,9 @@
 // messages; nothing here is wired into them.
 
 import { FieldError, fieldErrors, maxListedErrors } from '../../machinery/errors.js';
-import { costLimits } from './cel/cost.js';
-import { compileRules, type RuleLimits } from './cel/rules.js';
+import type { RuleLimits, RuleWalk } from './cel/rules.js';
+import type * as CelParts from './celparts.js';
+import { cel, schemaNeeds } from './engines.js';
 import { compileDefaulter } from './defaults.js';
 import { compilePruner } from './pruning.js';
 import type { JSONSchemaProps } from './structural.js';
@@ -17,7 +18,6 @@ import { compileValidator } from './validator.js';
 
 export { checkSchema } from './check.js';
 export { hasUnprunedDefaults, pruneDefaults } from './defaults.js';
-export { costLimits } from './cel/cost.js';
 export { markers, type JSONSchemaProps, type ValidationRule } from './structural.js';
 
 export interface CompiledSchema {
@@ -37,13 +37,23 @@ const notChecked = 'some validation rules were not checked because the object wa
 /** Compiles a (checked) schema once into its validator and defaulter. */
 export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}): CompiledSchema {
   const check = compileValidator(schema);
-  const rules = compileRules(schema, limits);
+  // The rules compile on the first validation, CEL loaded by then (see engines.ts): serving a kind does not load CEL.
+  const declaresRules = schemaNeeds(schema).rules;
+  let compiledRules: RuleWalk | undefined;
+  let rulesCompiled = !declaresRules;
+  const rulesOf = () => {
+    if (!rulesCompiled) {
+      compiledRules = cel().compileRules(schema, limits);
+      rulesCompiled = true;
+    }
+    return compiledRules;
+  };
   const applyDefaults = compileDefaulter(schema);
   const prune = compilePruner(schema);
-  const perRequest = limits.perRequest ?? costLimits.perRequest;
   const run = (obj: unknown, old: unknown): FieldError[] => {
     const errs: FieldError[] = [];
     check(obj, '', errs);
+    const rules = rulesOf();
     if (!rules) return errs;
     // As upstream: rules are not run over an object of the wrong shape (type, enum, required, size);
     // nor, here, over one whose errors filled the list (the validator stopped walking it).
@@ -51,14 +61,20 @@ export function compileSchema(schema: JSONSchemaProps, limits: RuleLimits = {}):
       errs.push(fieldErrors.invalid('<nil>', null, notChecked));
       return errs;
     }
-    rules(obj, old, '', errs, { remaining: perRequest });
+    rules(obj, old, '', errs, { remaining: limits.perRequest ?? cel().costLimits.perRequest });
     return errs;
   };
   return { prune, applyDefaults, validate: (obj) => run(obj, undefined), validateUpdate: run };
 }
-export { compileExpression, jsonToCel, costLimitExceeded, type Compiled } from './cel/program.js';
+export type { Compiled } from './cel/program.js';
+export type { AuthorizationAnswers } from './cel/authz.js';
+export { cel, celLoaded, loadCel, loadRe2, loaderFor, re2, re2Loaded, schemaNeeds } from './engines.js';
 
-export { authorizerValue, withAuthorizationAnswers, type AuthorizationAnswers } from './cel/authz.js';
+// CEL's entry points, for callers that loaded it (loadCel): importing them loads nothing.
+export const compileExpression: typeof CelParts.compileExpression = (...args) => cel().compileExpression(...args);
+export const jsonToCel: typeof CelParts.jsonToCel = (...args) => cel().jsonToCel(...args);
+export const authorizerValue: typeof CelParts.authorizerValue = (...args) => cel().authorizerValue(...args);
+export const withAuthorizationAnswers: typeof CelParts.withAuthorizationAnswers = (...args) => cel().withAuthorizationAnswers(...args);
 
 /** The variables of an admission webhook's match conditions (see admission/webhook/conditions.ts). */
 export const matchConditionVariables = ['object', 'oldObject', 'request', 'authorizer'] as const;

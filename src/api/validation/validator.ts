@@ -8,11 +8,11 @@
 // (`maxListedErrors`), so a request's validation is bounded in time and in
 // the size of its answer, however hostile the object.
 
-import { RE2JS } from '@bufbuild/re2';
 import { FieldError, fieldErrors, maxListedErrors } from '../../machinery/errors.js';
 import { hasOwn } from '../../machinery/ownkeys.js';
 import { formatCheck } from './formats.js';
 import { fieldOf, schemaErrors, supportedValues } from './messages.js';
+import { re2 } from './engines.js';
 import { JSONSchemaProps, markersOf } from './structural.js';
 
 /**
@@ -84,6 +84,12 @@ function rememberedPattern(re: { test(v: string): boolean }): { test(v: string):
       return answer;
     },
   };
+}
+
+/** A pattern compiled when it first runs, RE2 loaded by then (see engines.ts): compiling a schema does not load RE2. */
+function firstUseCompiled(pattern: string): { test(v: string): boolean } {
+  let compiled: { test(v: string): boolean } | undefined;
+  return { test: (v) => (compiled ??= re2().compile(pattern)).test(v) };
 }
 
 /** What the type check calls a number's format (Go decodes JSON integers to int64, the rest to float64); other values have none. */
@@ -168,7 +174,7 @@ function compileTypeCheck(types: string[], format: string, nullable: boolean): (
 /** The string validator (the first of maxLength, minLength, pattern that fails) and the format's check; the matches they count. */
 function compileString(s: JSONSchemaProps, formatTest: ((v: string) => boolean) | undefined, formatName: string): (v: string, path: string, errs: FieldError[]) => number {
   const { maxLength, minLength } = s;
-  const re = s.pattern !== undefined ? rememberedPattern(RE2JS.compile(s.pattern)) : undefined;
+  const re = s.pattern !== undefined ? rememberedPattern(firstUseCompiled(s.pattern)) : undefined;
   const pattern = s.pattern ?? '';
   const format = formatTest && rememberedPattern({ test: formatTest });
   const matches = format ? 2 : 1;

@@ -20,6 +20,10 @@ import { requestKind, requestResource } from '../../../src/admission/types.js';
 import { admissionRequest } from '../../support/admission.js';
 import { ApiEnablement } from '../../../src/api/versioning.js';
 import { builtinKinds } from '../../../src/api/catalog.js';
+import { loadCel } from '../../../src/api/validation/engines.js';
+
+// CEL loads on first need (validation/engines.ts); these tests call the code under it directly.
+await loadCel();
 
 function policyOf(spec: Record<string, unknown>) {
   const obj = { metadata: { name: 'p' }, spec: { matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['*'], resources: ['configmaps'] }] }, ...spec } };

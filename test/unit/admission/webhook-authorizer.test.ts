@@ -10,6 +10,10 @@ import { AbacAuthorizer, abacApiVersion, parsePolicyFile } from '../../../src/au
 import type { Attributes } from '../../../src/machinery/authorization.js';
 import { configMaps } from '../../../src/api/core/v1/index.js';
 import { admissionRequest, rejection } from '../../support/admission.js';
+import { loadCel } from '../../../src/api/validation/engines.js';
+
+// CEL loads on first need (validation/engines.ts); these tests call the code under it directly.
+await loadCel();
 
 const policy = (spec: Record<string, unknown>) => JSON.stringify({ apiVersion: abacApiVersion, kind: 'Policy', spec });
 const abac = new AbacAuthorizer(parsePolicyFile('policy.jsonl', [

@@ -5,6 +5,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mutatingWebhookConfigurations, validatingWebhookConfigurations } from '../../../src/api/admissionregistration/v1/index.js';
 import type { KindDefinition, KubeObject } from '../../../src/api/kind.js';
+import { loadCel, loadRe2 } from '../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 type Hook = Record<string, any>;
 

@@ -9,7 +9,7 @@
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, fieldPath, isDns1035Label, isDns1123Subdomain, isPathSegmentName, isQualifiedName } from '../../../machinery/validation.js';
 import { validateLabelSelector } from '../../../machinery/selectors.js';
-import { compileExpression } from '../../validation/index.js';
+import { cel } from '../../validation/index.js';
 import { validateConditions } from '../../meta/conditions.js';
 import type { KubeObject } from '../../kind.js';
 import { validateMatchConditions, validateRule } from './webhooks.js';
@@ -47,7 +47,7 @@ const listOf = (v: unknown): Json[] => (Array.isArray(v) ? v.map((x) => (isObjec
  * checker refuses it.
  */
 function compileError(field: string, expression: string, variables: readonly string[], declared?: ReadonlySet<string>): FieldError[] {
-  const compiled = compileExpression(expression, variables);
+  const compiled = cel().compileExpression(expression, variables);
   if (typeof compiled === 'string') return [fieldErrors.invalid(field, expression, compiled)];
   const unknown = declared && checkExpression(expression, dynType, dynType, fieldsType(declared));
   return unknown ? [fieldErrors.invalid(field, expression, `compilation failed: ${unknown}`)] : [];

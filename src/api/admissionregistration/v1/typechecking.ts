@@ -12,7 +12,7 @@
 // compared with a number). Anything it cannot type is `dyn` and checks.
 
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { parseCel } from '../../validation/cel/parser.js';
+import { cel } from '../../validation/engines.js';
 import { resolve, type Schema } from '../../schema.js';
 import { ObjectMeta } from '../../meta/v1.js';
 import type { JSONSchemaProps } from '../../validation/structural.js';
@@ -221,7 +221,7 @@ export function fieldsType(names: ReadonlySet<string>): CelType {
 export function checkExpression(expression: string, object: CelType, params: CelType = dyn, variables: CelType = dyn): string | undefined {
   let ast: Expr;
   try {
-    ast = parseCel(expression);
+    ast = cel().parseCel(expression);
   } catch {
     return undefined;
   }

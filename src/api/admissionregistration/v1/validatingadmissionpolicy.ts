@@ -8,6 +8,7 @@ import { defineKind, statusSubresource, type KubeObject, type PrinterColumn } fr
 import { ageColumn, nameColumn } from '../../core/v1/common.js';
 import { group } from './webhooks.js';
 import { policySchemasV1, policySchemasV1beta1 } from './policyschemas.js';
+import { loadCel } from '../../validation/index.js';
 import { bindingValidation, defaultBinding, defaultPolicy, policyValidation } from './policyvalidation.js';
 
 const sameShape = { toStored: (o: KubeObject) => o, fromStored: (o: KubeObject) => o };
@@ -38,7 +39,7 @@ export const validatingAdmissionPolicies = defineKind({
   scope: 'Cluster',
   schema: policySchemasV1.policy,
   tracksGeneration: true,
-  strategy: { defaults: defaultPolicy, validate: policyValidation.validate, validateUpdate: policyValidation.validateUpdate },
+  strategy: { defaults: defaultPolicy, load: loadCel, validate: policyValidation.validate, validateUpdate: policyValidation.validateUpdate },
   subresources: { status: { ...statusSubresource, validateUpdate: policyValidation.validateStatus } },
   printerColumns: policyColumns,
   otherVersions: [{ name: 'v1beta1', schema: policySchemasV1beta1.policy, enabledByDefault: false, ...sameShape }],

@@ -7,7 +7,7 @@
 import { vocabulary, definitionPrefix } from '../../../machinery/vocabulary.js';
 import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { checkName, fieldPath, isDns1035Label, isDns1123Subdomain, isQualifiedName } from '../../../machinery/validation.js';
-import { compileExpression, matchConditionVariables } from '../../validation/index.js';
+import { cel, loadCel, matchConditionVariables } from '../../validation/index.js';
 import { validateLabelSelector } from '../../../machinery/selectors.js';
 import { define, p, t, type Schema } from '../../schema.js';
 import { LabelSelector } from '../../meta/v1.js';
@@ -274,7 +274,7 @@ export function validateMatchConditions(field: string, conditions: unknown, vari
     const expression = typeof c.expression === 'string' ? c.expression.trim() : '';
     if (!expression) errs.push(fieldErrors.required(`${at}.expression`));
     else {
-      const compiled = compileExpression(expression, variables);
+      const compiled = cel().compileExpression(expression, variables);
       if (typeof compiled === 'string') errs.push(fieldErrors.invalid(`${at}.expression`, expression, compiled));
     }
     const name = typeof c.name === 'string' ? c.name : '';
@@ -304,6 +304,8 @@ function validateConfiguration(config: KubeObject, mutating: boolean, lenient: L
 /** The strategy's validate and validateUpdate for a configuration kind. */
 export function configurationValidation(mutating: boolean) {
   return {
+    // Match conditions compile as CEL; a configuration without them loads nothing.
+    load: (config: KubeObject) => (hooksOf(config).some((h) => Array.isArray(h.matchConditions) && h.matchConditions.length > 0) ? loadCel() : undefined),
     validate: (config: KubeObject) => validateConfiguration(config, mutating, strict),
     validateUpdate: (config: KubeObject, old: KubeObject) => {
       const oldHooks = hooksOf(old);

@@ -19,7 +19,7 @@ import { define, t } from '../../schema.js';
 import { defineKind, statusSubresource, type KubeObject } from '../../kind.js';
 import { kindSchema, nameColumn } from '../../core/v1/common.js';
 import { validateWebhookUrl } from '../../admissionregistration/v1/webhooks.js';
-import { checkSchema, hasUnprunedDefaults } from '../../validation/index.js';
+import { checkSchema, hasUnprunedDefaults, loaderFor } from '../../validation/index.js';
 import { withOurMarkers } from '../schema.js';
 import { parseJsonPath } from '../jsonpath.js';
 import { validateApproval } from '../approval.js';
@@ -295,6 +295,13 @@ function validateUpdate(crd: KubeObject, old: KubeObject): FieldError[] {
   return errs;
 }
 
+/** Loads what checking the definition's schemas needs: CEL for their rules, RE2 for their patterns. */
+function loadForSchemas(crd: KubeObject): Promise<void> | undefined {
+  const versions: unknown[] = Array.isArray(crd.spec?.versions) ? crd.spec.versions : [];
+  const schemas = versions.map((v) => (v as Json)?.schema?.openAPIV3Schema).filter((s) => typeof s === 'object' && s !== null && !Array.isArray(s));
+  return loaderFor(schemas.map((s) => withOurMarkers(s)))?.();
+}
+
 export const customResourceDefinitions = defineKind({
   group: apiextensionsGroup, version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', scope: 'Cluster',
   shortNames: ['crd', 'crds'], categories: ['api-extensions'],
@@ -307,6 +314,7 @@ export const customResourceDefinitions = defineKind({
     defaults,
     prepareForCreate: (crd) => { delete crd.status; recordStorageVersion(crd); },
     prepareForUpdate: (crd) => recordStorageVersion(crd),
+    load: loadForSchemas,
     validate,
     validateUpdate,
     // The first DELETE holds the definition with the cleanup finalizer, as upstream's storage does.

@@ -8,6 +8,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
 import { errors, fieldErrors, maxListedErrors, maxListedErrorsText, maxSupportedValuesText, supportedValuesText } from '../../../../src/machinery/errors.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const listOf = (items: JSONSchemaProps, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps =>
   ({ type: 'object', properties: { spec: { type: 'object', properties: { items: { type: 'array', items, ...extra } } } } });

@@ -21,6 +21,10 @@ import { KindAdorner, toDebugString } from '@bufbuild/cel-spec/testdata/to-debug
 import type { SerializedIncrementalTest, SerializedIncrementalTestSuite } from '@bufbuild/cel-spec/testdata/tests.js';
 import { parseCel } from '../../../../src/api/validation/cel/parser.js';
 import { compileExpression } from '../../../../src/api/validation/index.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 function flatten(suite: SerializedIncrementalTestSuite, path = ''): [string, SerializedIncrementalTest][] {
   const here = `${path}/${suite.name}`;

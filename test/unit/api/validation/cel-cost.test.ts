@@ -8,6 +8,10 @@ import assert from 'node:assert/strict';
 import { compileExpression, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
 import { compileToCel } from '../../../../src/api/validation/cel/rules.js';
 import { markers } from '../../../../src/api/validation/structural.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const str: JSONSchemaProps = { type: 'string' };
 const int: JSONSchemaProps = { type: 'integer' };

@@ -10,6 +10,10 @@ import { checkSchema, compileExpression, compileSchema, type JSONSchemaProps } f
 import { cardinalityOf, estimateCost } from '../../../../src/api/validation/cel/cost.js';
 import { escapePropertyName, unescapePropertyName } from '../../../../src/api/validation/cel/escaping.js';
 import { markers } from '../../../../src/api/validation/structural.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 type Gen = (max?: number) => JSONSchemaProps;
 

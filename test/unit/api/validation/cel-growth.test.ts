@@ -8,7 +8,11 @@
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compileExpression, compileSchema, costLimitExceeded, costLimits, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
+import { compileExpression, compileSchema, loadCel, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
+import { costLimitExceeded } from '../../../../src/api/validation/cel/program.js';
+import { costLimits } from '../../../../src/api/validation/cel/cost.js';
+
+await loadCel();
 
 function evaluate(expr: string, self: unknown, limit = costLimits.perCall) {
   const program = compileExpression(expr, ['self']);

@@ -9,6 +9,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileExpression } from '../../../../src/api/validation/index.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 /** The value of `expr` over `self`, lists as arrays; a string `error: ...` when it fails. */
 function run(expr: string, self: unknown = null): unknown {

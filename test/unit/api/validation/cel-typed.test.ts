@@ -8,6 +8,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkSchema, compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const obj = (properties: Record<string, JSONSchemaProps>): JSONSchemaProps => ({ type: 'object', properties });
 const withRules = (schema: JSONSchemaProps, rules: string[]): JSONSchemaProps => ({ ...schema, [markers.validations]: rules.map((rule) => ({ rule })) });

@@ -5,6 +5,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkSchema, compileSchema, markers, type JSONSchemaProps, type ValidationRule } from '../../../../src/api/validation/index.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const rules = (...r: ValidationRule[]) => ({ [markers.validations]: r });
 const obj = (properties: Record<string, JSONSchemaProps>, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'object', properties, ...extra });

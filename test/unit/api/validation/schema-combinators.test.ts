@@ -16,6 +16,10 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
 import { withOurMarkers } from '../../../../src/api/apiextensions/schema.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const messages = (schema: JSONSchemaProps, value: unknown): string[] => compileSchema(schema).validate(value).map((e) => e.describe());
 const fieldOf = (s: JSONSchemaProps): JSONSchemaProps => ({ type: 'object', properties: { field: s } });

@@ -5,6 +5,10 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compileSchema, markers, type JSONSchemaProps } from '../../../../src/api/validation/index.js';
 import { errors } from '../../../../src/machinery/errors.js';
+import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
+
+// CEL and RE2 load on first need (validation/engines.ts); these tests call the code under them directly.
+await Promise.all([loadCel(), loadRe2()]);
 
 const obj = (properties: Record<string, JSONSchemaProps>, extra: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({ type: 'object', properties, ...extra });
 /** A root with `spec` holding one field `x` of schema `s`. */
