@@ -24,16 +24,6 @@ const messageType = (name: string): CelValue | undefined => {
   return desc ? objectType(desc) : undefined;
 };
 
-// The library's functions on timestamps and durations (equality, type())
-// read its evaluation context, which only its own planner sets; this
-// interpreter sets the same context, from the library's module of it (not
-// among the package's exports, so it is loaded by its file next to them).
-const evalContext = await import(new URL('./eval.js', import.meta.resolve('@bufbuild/cel')).href) as {
-  setEvalContext(context: { registry: unknown }): () => void;
-};
-
-const registryContext = { registry: env.registry };
-
 const knownFunctions = (() => {
   const names = new Set<string>();
   for (const f of env.funcs) names.add(f.name);
@@ -62,20 +52,12 @@ export function compileExpression(source: string, variables: readonly string[]):
   const badPattern = constantPatternError(ast);
   if (badPattern) return `program instantiation failed: ${badPattern}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
-  // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
-  const unsetForPlanning = evalContext.setEvalContext(registryContext);
-  let run: ReturnType<Planner['program']>;
-  try {
-    run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
-  } finally {
-    unsetForPlanning();
-  }
+  const run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
   return {
     ast,
     reads,
     eval(vars, limit) {
       meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
-      const unset = evalContext.setEvalContext(registryContext);
       // A CEL error is a value (an absent field read beside a has() that excuses it, say), never a stack
       // a user sees: errors made while evaluating skip capturing one, the dearest part of making them.
       const stackTraceLimit = Error.stackTraceLimit;
@@ -85,7 +67,6 @@ export function compileExpression(source: string, variables: readonly string[]):
         result = run(vars);
       } finally {
         Error.stackTraceLimit = stackTraceLimit;
-        unset();
       }
       // One shape for every answer (a spread of a shared part made each a new shape to look up).
       if (meter.exceeded) return { value: undefined, error: costLimitExceeded, cost: meter.cost, exceeded: true };
