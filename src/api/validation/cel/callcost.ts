@@ -223,7 +223,11 @@ export function callCostOf(name: string): CallCost {
     case '@in':
       return (_a0, a1) => (isCelList(a1) ? actualSize(a1) : 1);
     case '_==_': case '_!=_':
-      return (a0, a1) => scaled(Math.min(actualSize(a0), actualSize(a1)));
+      return (a0, a1) => {
+        // Strings of ten code units or fewer cost 1 (0 when one is empty) without counting their code points.
+        if (typeof a0 === 'string' && typeof a1 === 'string' && (a0.length <= 10 || a1.length <= 10)) return a0.length && a1.length ? 1 : 0;
+        return scaled(Math.min(actualSize(a0), actualSize(a1)));
+      };
     case '_<_': case '_<=_': case '_>_': case '_>=_':
       return (a0, a1) => ((typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)
         ? scaled(Math.min(actualSize(a0), actualSize(a1))) : 1);
