@@ -320,6 +320,43 @@ export class Planner {
     }
     if (runs.length === 2) {
       const r0 = runs[0]!, r1 = runs[1]!;
+      const general = (v0: CelValue, v1: CelValue): unknown => {
+        if (direct) {
+          const d = direct(v0, v1);
+          if (d !== undefined) { charge(meter, costOf(v0, v1, undefined, undefined, hasTarget, headroom(meter))); return d; }
+        }
+        const error = isCelError(v0) ? v0 : isCelError(v1) ? v1 : undefined;
+        return hasTarget ? finish(v0, [v1], error) : finish(undefined, [v0, v1], error);
+      };
+      // The commonest calls of validation rules, each its own function (so each its own optimised code): strings and ints compared
+      // in place, charged by the same rule as the general road; any other operands take that road.
+      if (!hasTarget && (name === '_==_' || name === '_!=_')) {
+        const same = name === '_==_';
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if ((typeof v0 === 'string' && typeof v1 === 'string') || (typeof v0 === 'bigint' && typeof v1 === 'bigint')) {
+              charge(meter, costOf(v0, v1, undefined, undefined, false, 0));
+              return (v0 === v1) === same;
+            }
+            return general(v0, v1);
+          },
+        };
+      }
+      if (!hasTarget && (name === '_<_' || name === '_<=_' || name === '_>_' || name === '_>=_')) {
+        const compare = name === '_<_' ? (a: bigint, b: bigint) => a < b : name === '_<=_' ? (a: bigint, b: bigint) => a <= b
+          : name === '_>_' ? (a: bigint, b: bigint) => a > b : (a: bigint, b: bigint) => a >= b;
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if (typeof v0 === 'bigint' && typeof v1 === 'bigint') {
+              charge(meter, costOf(v0, v1, undefined, undefined, false, 0));
+              return compare(v0, v1);
+            }
+            return general(v0, v1);
+          },
+        };
+      }
       return {
         run: (s) => {
           const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
@@ -366,6 +403,20 @@ export class Planner {
   /** && and ||: short-circuit in order, an error absorbed by a deciding operand on either side, as CEL's commutative logic. */
   private planLogic(id: number, and: boolean, args: Planned[]): Planned {
     const runs = args.map((a) => a.run);
+    if (runs.length === 2) {
+      // The parser's form: two operands, without a loop.
+      const r0 = runs[0]!, r1 = runs[1]!;
+      return {
+        run: (s) => {
+          const v0 = r0(s);
+          if (v0 === !and) return !and;
+          const v1 = r1(s);
+          if (v1 === !and) return !and;
+          if (v0 === and) return v1 === and ? and : isCelError(v1) ? v1 : celError(`no such overload`, id);
+          return isCelError(v0) ? v0 : celError(`no such overload`, id);
+        },
+      };
+    }
     return {
       run: (s) => {
         let error: unknown;
