@@ -115,8 +115,12 @@ export class Planner {
     const root = this.plan(e, new Map(this.variables.map((name, i) => [name, i]))).run;
     const size = this.slotCount, declared = this.variables.length;
     return (values) => {
-      const slots: Slots = new Array(size);
-      for (let i = 0; i < declared; i++) slots[i] = values[i];
+      // Without a comprehension nothing is written to a slot: the values are read where they are.
+      let slots = values as Slots;
+      if (size > declared) {
+        slots = new Array(size);
+        for (let i = 0; i < declared; i++) slots[i] = values[i];
+      }
       try {
         return root(slots);
       } catch (err) {

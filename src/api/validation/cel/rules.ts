@@ -124,6 +124,8 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
   const self = toCel(v);
   let oldSelf: unknown;
+  // The variables in the order compileRule declares them, shared by the rules of this node (oldSelf set once it is read).
+  const vars: unknown[] = [self, undefined];
   for (const r of rules) {
     if (budget.remaining < 0) return;
     if (!r.program) {
@@ -133,8 +135,7 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
     const hasOld = old !== undefined && old !== null;
     if (r.usesOldSelf && !hasOld && !r.rule.optionalOldSelf) continue;
     if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
-    // The variables in the order compileRule declares them.
-    const vars = [self, r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf];
+    vars[1] = r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf;
     const result = r.program.evalValues(vars, Math.min(perCall, budget.remaining));
     if (result.exceeded || result.error !== undefined || result.value !== true) ruleFailed(r, result, v, vars, typeName, path, errs, budget, perCall);
     else budget.remaining -= result.cost;
