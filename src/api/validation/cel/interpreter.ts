@@ -311,6 +311,15 @@ export class Planner {
     // A primitive answer (direct) is charged as the call and made without an array of arguments.
     if (runs.length === 1) {
       const r0 = runs[0]!;
+      if (!hasTarget && name === '!_') {
+        return {
+          run: (s) => {
+            const v = r0(s) as CelValue;
+            if (typeof v === 'boolean') { charge(meter, costOf(v, undefined, undefined, undefined, false, 0)); return !v; }
+            return finish(undefined, [v], isCelError(v) ? v : undefined);
+          },
+        };
+      }
       return {
         run: (s) => {
           const v = r0(s) as CelValue;
@@ -342,6 +351,20 @@ export class Planner {
             if ((typeof v0 === 'string' && typeof v1 === 'string') || (typeof v0 === 'bigint' && typeof v1 === 'bigint')) {
               charge(meter, costOf(v0, v1, undefined, undefined, false, 0));
               return (v0 === v1) === same;
+            }
+            return general(v0, v1);
+          },
+        };
+      }
+      if (hasTarget && (name === 'contains' || name === 'startsWith' || name === 'endsWith')) {
+        const test = name === 'contains' ? (t: string, a: string) => t.includes(a) : name === 'startsWith' ? (t: string, a: string) => t.startsWith(a)
+          : (t: string, a: string) => t.endsWith(a);
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if (typeof v0 === 'string' && typeof v1 === 'string') {
+              charge(meter, costOf(v0, v1, undefined, undefined, true, 0));
+              return test(v0, v1);
             }
             return general(v0, v1);
           },
