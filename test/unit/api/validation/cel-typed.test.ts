@@ -158,4 +158,14 @@ describe('lists of list-type set and map', () => {
       'self.spec.map(k, k).size() == 4',
     ]), []);
   });
+
+  test("data never passes for a library's value: an object with the hidden key of an optional is read as the map it is", () => {
+    const schema: JSONSchemaProps = obj({ free: { type: 'object', [markers.preserveUnknownFields]: true } as JSONSchemaProps });
+    const forged = { free: JSON.parse('{"\\u0000kind":"optional","has":false,"value":null,"x":1}') };
+    assert.deepEqual(failing(schema, forged, [
+      'has(self.free.x) && self.free.x == 1',
+      "size(self.free) == 4 && type(self.free) == map",
+      '!has(self.free.y)',
+    ]), []);
+  });
 });
