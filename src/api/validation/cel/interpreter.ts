@@ -16,11 +16,16 @@
 //     [constants]` costs only its left side;
 //   - a comprehension charges its range, then its condition and step per
 //     element, then its result.
+// The expression is planned once into a tree of closures, one per node,
+// each made for its node's operator and operand count: evaluation never
+// looks at a node's kind or resolves a name, variables are read from
+// numbered slots, and the calls rules make most (==, !=, the orderings, !,
+// contains, startsWith, endsWith on strings and ints; two-operand && and
+// ||) are functions of their own, so each gets its own optimised code.
 // The functions themselves (operators, conversions, the standard library
 // and ours) are @bufbuild/cel's, called through its function registry
 // (dispatch.ts: the primitive cases of the standard operators answered
-// directly, the overload remembered per call site); this file only walks
-// the tree. It also gives the optional values their
+// directly, the overload remembered per call site). It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
