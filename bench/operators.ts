@@ -22,6 +22,7 @@ import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } fr
 import { runAlone, withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, fmtMs, median } from './stats.js';
+import type { FieldError } from '../src/machinery/errors.js';
 
 const CONCURRENCY = 16;
 const TIMEOUT_MS = 60_000;
@@ -232,7 +233,40 @@ async function routesAlone(): Promise<void> {
   } finally { baseline?.remove(); }
 }
 
+/**
+ * `--in-process`: the HTTPRoute's own validation without a server, in a warm
+ * loop over the bench's object (defaults applied, as the server has them):
+ * the schema validator and the CEL rules apart, CPU µs per object; with
+ * `--cpu-prof` on node's command line, a profile of just that.
+ */
+async function validationAlone(): Promise<void> {
+  const { compileDefaulter } = await import('../src/api/validation/defaults.js');
+  const { compileValidator } = await import('../src/api/validation/validator.js');
+  const { compileRules } = await import('../src/api/validation/cel/rules.js');
+  const { pruneDefaults } = await import('../src/api/validation/index.js');
+  const { withOurMarkers } = await import('../src/api/apiextensions/schema.js');
+  const file = join(fixtures, 'gateway-api/standard/gateway.networking.k8s.io_httproutes.yaml');
+  const crd = parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJS();
+  const v1 = crd.spec.versions.find((v: { name: string }) => v.name === 'v1');
+  const schema = pruneDefaults(withOurMarkers(v1.schema.openAPIV3Schema));
+  const withDefaults = compileDefaulter(schema);
+  const objects = Array.from({ length: 50 }, (_, i) => { const o = fullHttpRoute(`r${i}`); withDefaults(o); return o; });
+  const check = compileValidator(schema), rules = compileRules(schema)!;
+  const rounds = process.argv.includes('--quick') ? 1000 : 5000;
+  for (const [name, run] of [
+    ['schema validator', (o: unknown) => check(o, '', [])],
+    ['CEL rules', (o: unknown) => { const errs: FieldError[] = []; rules(o, undefined, '', errs, { remaining: Number.MAX_SAFE_INTEGER }); if (errs.length) throw new Error(errs[0]!.describe()); }],
+  ] as const) {
+    for (let i = 0; i < rounds; i++) run(objects[i % objects.length]);
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < rounds; i++) run(objects[i % objects.length]);
+    const cpu = process.cpuUsage(cpu0);
+    process.stdout.write(`| ${name} | ${((cpu.user + cpu.system) / rounds).toFixed(0)} µs CPU per HTTPRoute |\n`);
+  }
+}
+
 if (process.argv[1]?.endsWith('operators.js')) {
-  if (process.argv.includes('--routes')) await routesAlone();
+  if (process.argv.includes('--in-process')) await validationAlone();
+  else if (process.argv.includes('--routes')) await routesAlone();
   else await runAlone(import.meta.url, benchOperators);
 }

@@ -148,8 +148,11 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
  */
 function compileTypeCheck(types: string[], format: string, nullable: boolean): (v: unknown, path: string, errs: FieldError[]) => boolean {
   const typeName = types.join(',');
-  const has = (t: string) => types.includes(t);
-  const numeric = has('integer') || has('number');
+  // Which JSON types pass, decided once per node rather than searched per value.
+  const accepted = { null: false, boolean: false, integer: false, number: false, string: false, array: false, object: false };
+  for (const t of types) if (hasOwn(accepted, t)) accepted[t as JsonType] = true;
+  accepted.integer ||= accepted.number;
+  const numeric = types.includes('integer') || types.includes('number');
   return (v, path, errs) => {
     if (v === null || v === undefined) {
       if (types.length && !nullable) { errs.push(schemaErrors.type(path, typeName, 'null')); return false; }
@@ -157,7 +160,7 @@ function compileTypeCheck(types: string[], format: string, nullable: boolean): (
     }
     const found = jsonTypeOf(v);
     // An integral value passes as a number, and (JSON has one number type) a number with an integral value as an integer.
-    const matches = has(found) || (found === 'integer' && has('number'));
+    const matches = accepted[found];
     if (format && typeof v !== 'string' && !Array.isArray(v) && !matches) {
       errs.push(schemaErrors.formatType(path, format, dataFormat(v)));
       return false;

@@ -4,11 +4,17 @@
 // an absent field (or key, or index) makes an empty optional.
 
 import { celError, isCelList, isCelMap, isCelUint } from '@bufbuild/cel';
+import { JsonMap } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 
 export const noSuchOverload = (id: number) => celError('no such overload', id);
 
 export function selectField(id: number, o: unknown, field: string): unknown {
+  // The rule's own data, the common case: no optional to look through.
+  if (o instanceof JsonMap) {
+    const v = o.get(field);
+    return v === undefined ? celError(`no such key: ${field}`, id) : v;
+  }
   const opt = optionalValue(o);
   if (opt === null) return o;
   if (opt !== undefined) {

@@ -64,6 +64,9 @@ function traversalCost(v: unknown, budget: number): number {
 
 const scaled = (size: number, factor = stringFactor): number => Math.ceil(size * factor);
 
+/** scaled(actualSize(v)): a string of ten code units or fewer is 1 (0 when empty) without counting its code points. */
+const scaledSize = (v: unknown): number => (typeof v === 'string' && v.length <= 10 ? (v.length ? 1 : 0) : scaled(actualSize(v)));
+
 /** The largest size worth measuring when `budget` is left: anything larger costs more than that at a tenth a unit. */
 const sizeCap = (budget: number): number => (budget === Infinity ? Infinity : (budget + 1) / stringFactor);
 
@@ -176,7 +179,7 @@ export type CallCost = (a0: unknown, a1: unknown, a2: unknown, a3: unknown, memb
 
 const one: CallCost = () => 1;
 const checkCost: CallCost = () => authorizationCheckCost;
-const sizeOfFirst: CallCost = (a0) => scaled(actualSize(a0));
+const sizeOfFirst: CallCost = (a0) => scaledSize(a0);
 
 /** The cost rule of function `name`, chosen once per call site (most names cost a constant). */
 export function callCostOf(name: string): CallCost {
@@ -223,7 +226,11 @@ export function callCostOf(name: string): CallCost {
     case '@in':
       return (_a0, a1) => (isCelList(a1) ? actualSize(a1) : 1);
     case '_==_': case '_!=_':
-      return (a0, a1) => scaled(Math.min(actualSize(a0), actualSize(a1)));
+      return (a0, a1) => {
+        // Strings of ten code units or fewer cost 1 (0 when one is empty) without counting their code points.
+        if (typeof a0 === 'string' && typeof a1 === 'string' && (a0.length <= 10 || a1.length <= 10)) return a0.length && a1.length ? 1 : 0;
+        return scaled(Math.min(actualSize(a0), actualSize(a1)));
+      };
     case '_<_': case '_<=_': case '_>_': case '_>=_':
       return (a0, a1) => ((typeof a0 === 'string' && typeof a1 === 'string') || (a0 instanceof Uint8Array && a1 instanceof Uint8Array)
         ? scaled(Math.min(actualSize(a0), actualSize(a1))) : 1);
@@ -242,7 +249,7 @@ export function callCostOf(name: string): CallCost {
     case 'matches':
       return (a0, a1) => scaled(1 + actualSize(a0)) * scaled(actualSize(a1), regexFactor);
     case 'contains':
-      return (a0, a1) => (typeof a0 === 'string' ? scaled(actualSize(a0)) * scaled(actualSize(a1)) : 1);
+      return (a0, a1) => (typeof a0 === 'string' ? scaledSize(a0) * scaledSize(a1) : 1);
     default:
       return one;
   }

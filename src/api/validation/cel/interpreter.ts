@@ -16,11 +16,16 @@
 //     [constants]` costs only its left side;
 //   - a comprehension charges its range, then its condition and step per
 //     element, then its result.
+// The expression is planned once into a tree of closures, one per node,
+// each made for its node's operator and operand count: evaluation never
+// looks at a node's kind or resolves a name, variables are read from
+// numbered slots, and the calls rules make most (==, !=, the orderings, !,
+// contains, startsWith, endsWith on strings and ints; two-operand && and
+// ||) are functions of their own, so each gets its own optimised code.
 // The functions themselves (operators, conversions, the standard library
 // and ours) are @bufbuild/cel's, called through its function registry
 // (dispatch.ts: the primitive cases of the standard operators answered
-// directly, the overload remembered per call site); this file only walks
-// the tree. It also gives the optional values their
+// directly, the overload remembered per call site). It also gives the optional values their
 // behaviour: `.?f` and `[?k]` make optionals, selecting into an optional
 // stays optional, and list and map literals drop their absent optional
 // entries. `==`, `!=` and `+` with a set or list-map on the left follow
@@ -32,7 +37,7 @@ import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { callCostOf } from './callcost.js';
 import { directCall, siteCall, type Overloads } from './dispatch.js';
 import { indexValue, noSuchOverload, selectField } from './access.js';
-import { celOfJson } from './jsonvalues.js';
+import { JsonList } from './jsonvalues.js';
 import { optionalNone, optionalOf, optionalValue } from './optional.js';
 import { listKindOf, typedListAdd, typedListEquals } from './listtypes.js';
 import { appendLists } from './append.js';
@@ -62,17 +67,18 @@ function headroom(meter: Meter): number {
   return meter.silent > 0 ? Infinity : Math.max(0, meter.limit - meter.cost);
 }
 
-/** Variables in scope: the program's, then each comprehension's. */
-interface Scope { lookup(name: string): unknown }
+/**
+ * The variables of one evaluation, each in its slot: the program's first,
+ * in the order it declares them, then each comprehension's (its
+ * accumulator and loop variables), numbered when the plan is made, so a
+ * read is an index, never a search by name.
+ */
+type Slots = unknown[];
 
-class Frame implements Scope {
-  constructor(private readonly name: string, public value: unknown, private readonly parent: Scope) {}
-  lookup(name: string): unknown {
-    return name === this.name ? this.value : this.parent.lookup(name);
-  }
-}
+type Run = (s: Slots) => unknown;
 
-type Run = (s: Scope) => unknown;
+/** Which slot each name in scope reads. */
+type Locals = ReadonlyMap<string, number>;
 
 interface Planned {
   run: Run;
@@ -97,18 +103,31 @@ const typeNames: Record<string, CelValue> = {
 const conversions = new Set(['bool', 'bytes', 'double', 'duration', 'dyn', 'int', 'string', 'timestamp', 'type', 'uint']);
 
 export class Planner {
-  constructor(private readonly funcs: FunctionRegistry, private readonly variables: ReadonlySet<string>, private readonly meter: Meter,
-    private readonly messageType: (name: string) => CelValue | undefined) {}
+  /** Slots numbered so far: the program's variables, then every comprehension's. */
+  private slotCount: number;
 
-  /** Evaluates with `vars`; throws nothing but returns an error value, or `exceeded` set on the meter. */
-  program(e: Expr): (vars: Record<string, unknown>) => unknown {
-    const root = this.plan(e, new Set()).run;
-    const names = [...this.variables];
-    return (vars) => {
-      // The variables as CEL values, read by a scan (a program declares a handful).
-      const values = names.map((name) => (Object.prototype.hasOwnProperty.call(vars, name) ? celOfJson(vars[name]) : undefined));
+  constructor(private readonly funcs: FunctionRegistry, private readonly variables: readonly string[], private readonly meter: Meter,
+    private readonly messageType: (name: string) => CelValue | undefined) {
+    this.slotCount = variables.length;
+  }
+
+  /**
+   * Evaluates with `values`, the CEL values of the variables in the order
+   * they were declared (undefined for one not given); throws nothing but
+   * returns an error value, or `exceeded` set on the meter.
+   */
+  program(e: Expr): (values: readonly unknown[]) => unknown {
+    const root = this.plan(e, new Map(this.variables.map((name, i) => [name, i]))).run;
+    const size = this.slotCount, declared = this.variables.length;
+    return (values) => {
+      // Without a comprehension nothing is written to a slot: the values are read where they are.
+      let slots = values as Slots;
+      if (size > declared) {
+        slots = new Array(size);
+        for (let i = 0; i < declared; i++) slots[i] = values[i];
+      }
       try {
-        return root({ lookup: (name) => { const i = names.indexOf(name); return i < 0 ? undefined : values[i]; } });
+        return root(slots);
       } catch (err) {
         if (err instanceof CostLimitReached) return celError('operation cancelled: actual cost limit exceeded', Number(e.id));
         return celError(String((err as Error)?.message ?? err), Number(e.id));
@@ -116,7 +135,7 @@ export class Planner {
     };
   }
 
-  private plan(e: Expr, locals: ReadonlySet<string>): Planned {
+  private plan(e: Expr, locals: Locals): Planned {
     const id = Number(e.id);
     const k = e.exprKind;
     switch (k.case) {
@@ -152,9 +171,10 @@ export class Planner {
     }
   }
 
-  private planIdent(id: number, name: string, locals: ReadonlySet<string>): Planned {
+  private planIdent(id: number, name: string, locals: Locals): Planned {
     const meter = this.meter;
-    if (!locals.has(name) && !this.variables.has(name)) {
+    const slot = locals.get(name);
+    if (slot === undefined) {
       const type = typeNames[name] ?? this.messageType(name);
       if (type !== undefined) return { run: () => type, constant: { value: type } };
       return { run: () => celError(`undeclared reference to '${name}'`, id) };
@@ -163,20 +183,20 @@ export class Planner {
       attribute: true,
       run: (s) => {
         charge(meter, 1);
-        const v = s.lookup(name);
+        const v = s[slot];
         return v === undefined ? celError(`undeclared reference to '${name}'`, id) : v;
       },
     };
   }
 
   /** `google.protobuf.Duration` and the like: a select chain naming a type rather than reading a variable. */
-  private qualifiedType(e: Expr, locals: ReadonlySet<string>): CelValue | undefined {
+  private qualifiedType(e: Expr, locals: Locals): CelValue | undefined {
     const parts: string[] = [];
     let cur: Expr | undefined = e;
     while (cur?.exprKind.case === 'selectExpr' && !cur.exprKind.value.testOnly) { parts.unshift(cur.exprKind.value.field); cur = cur.exprKind.value.operand; }
     if (cur?.exprKind.case !== 'identExpr') return undefined;
     const root = cur.exprKind.value.name;
-    if (locals.has(root) || this.variables.has(root)) return undefined;
+    if (locals.has(root)) return undefined;
     return this.messageType([root, ...parts].join('.'));
   }
 
@@ -209,11 +229,11 @@ export class Planner {
     };
   }
 
-  private planCall(id: number, name: string, targetExpr: Expr | undefined, argExprs: Expr[], locals: ReadonlySet<string>): Planned {
+  private planCall(id: number, name: string, targetExpr: Expr | undefined, argExprs: Expr[], locals: Locals): Planned {
     const meter = this.meter;
     // `format.dns1123Label()`, `sets.contains(a, b)`: a namespaced function, not a method on a variable.
     const t = targetExpr?.exprKind;
-    if (t?.case === 'identExpr' && !locals.has(t.value.name) && !this.variables.has(t.value.name) && this.funcs.find(`${t.value.name}.${name}`)) {
+    if (t?.case === 'identExpr' && !locals.has(t.value.name) && this.funcs.find(`${t.value.name}.${name}`)) {
       return this.planFunction(id, `${t.value.name}.${name}`, undefined, argExprs.map((a) => this.plan(a, locals)));
     }
     const target = targetExpr ? this.plan(targetExpr, locals) : undefined;
@@ -254,7 +274,7 @@ export class Planner {
     const meter = this.meter;
     meter.silent++;
     try {
-      const v = run({ lookup: () => undefined });
+      const v = run([]);
       return isCelError(v) ? undefined : v;
     } catch {
       return undefined;
@@ -296,6 +316,15 @@ export class Planner {
     // A primitive answer (direct) is charged as the call and made without an array of arguments.
     if (runs.length === 1) {
       const r0 = runs[0]!;
+      if (!hasTarget && name === '!_') {
+        return {
+          run: (s) => {
+            const v = r0(s) as CelValue;
+            if (typeof v === 'boolean') { charge(meter, costOf(v, undefined, undefined, undefined, false, 0)); return !v; }
+            return finish(undefined, [v], isCelError(v) ? v : undefined);
+          },
+        };
+      }
       return {
         run: (s) => {
           const v = r0(s) as CelValue;
@@ -309,6 +338,57 @@ export class Planner {
     }
     if (runs.length === 2) {
       const r0 = runs[0]!, r1 = runs[1]!;
+      const general = (v0: CelValue, v1: CelValue): unknown => {
+        if (direct) {
+          const d = direct(v0, v1);
+          if (d !== undefined) { charge(meter, costOf(v0, v1, undefined, undefined, hasTarget, headroom(meter))); return d; }
+        }
+        const error = isCelError(v0) ? v0 : isCelError(v1) ? v1 : undefined;
+        return hasTarget ? finish(v0, [v1], error) : finish(undefined, [v0, v1], error);
+      };
+      // The commonest calls of validation rules, each its own function (so each its own optimised code): strings and ints compared
+      // in place, charged by the same rule as the general road; any other operands take that road.
+      if (!hasTarget && (name === '_==_' || name === '_!=_')) {
+        const same = name === '_==_';
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if ((typeof v0 === 'string' && typeof v1 === 'string') || (typeof v0 === 'bigint' && typeof v1 === 'bigint')) {
+              charge(meter, costOf(v0, v1, undefined, undefined, false, 0));
+              return (v0 === v1) === same;
+            }
+            return general(v0, v1);
+          },
+        };
+      }
+      if (hasTarget && (name === 'contains' || name === 'startsWith' || name === 'endsWith')) {
+        const test = name === 'contains' ? (t: string, a: string) => t.includes(a) : name === 'startsWith' ? (t: string, a: string) => t.startsWith(a)
+          : (t: string, a: string) => t.endsWith(a);
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if (typeof v0 === 'string' && typeof v1 === 'string') {
+              charge(meter, costOf(v0, v1, undefined, undefined, true, 0));
+              return test(v0, v1);
+            }
+            return general(v0, v1);
+          },
+        };
+      }
+      if (!hasTarget && (name === '_<_' || name === '_<=_' || name === '_>_' || name === '_>=_')) {
+        const compare = name === '_<_' ? (a: bigint, b: bigint) => a < b : name === '_<=_' ? (a: bigint, b: bigint) => a <= b
+          : name === '_>_' ? (a: bigint, b: bigint) => a > b : (a: bigint, b: bigint) => a >= b;
+        return {
+          run: (s) => {
+            const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
+            if (typeof v0 === 'bigint' && typeof v1 === 'bigint') {
+              charge(meter, costOf(v0, v1, undefined, undefined, false, 0));
+              return compare(v0, v1);
+            }
+            return general(v0, v1);
+          },
+        };
+      }
       return {
         run: (s) => {
           const v0 = r0(s) as CelValue, v1 = r1(s) as CelValue;
@@ -355,6 +435,20 @@ export class Planner {
   /** && and ||: short-circuit in order, an error absorbed by a deciding operand on either side, as CEL's commutative logic. */
   private planLogic(id: number, and: boolean, args: Planned[]): Planned {
     const runs = args.map((a) => a.run);
+    if (runs.length === 2) {
+      // The parser's form: two operands, without a loop.
+      const r0 = runs[0]!, r1 = runs[1]!;
+      return {
+        run: (s) => {
+          const v0 = r0(s);
+          if (v0 === !and) return !and;
+          const v1 = r1(s);
+          if (v1 === !and) return !and;
+          if (v0 === and) return v1 === and ? and : isCelError(v1) ? v1 : celError(`no such overload`, id);
+          return isCelError(v0) ? v0 : celError(`no such overload`, id);
+        },
+      };
+    }
     return {
       run: (s) => {
         let error: unknown;
@@ -388,7 +482,7 @@ export class Planner {
     const meter = this.meter;
     const runOperand = operand.run;
     // A key that is itself a variable or field path is read as part of the qualifier.
-    const runKey = key.attribute ? (s: Scope) => { meter.silent++; try { return key.run(s); } finally { meter.silent--; } } : key.run;
+    const runKey = key.attribute ? (s: Slots) => { meter.silent++; try { return key.run(s); } finally { meter.silent--; } } : key.run;
     const cost = operand.attribute ? 1 : 2;
     return {
       attribute: true,
@@ -528,46 +622,58 @@ export class Planner {
     };
   }
 
-  private planFold(id: number, c: Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'], locals: ReadonlySet<string>): Planned {
-    const inner = new Set(locals);
-    inner.add(c.accuVar);
-    inner.add(c.iterVar);
-    if (c.iterVar2) inner.add(c.iterVar2);
+  private planFold(id: number, c: Extract<Expr['exprKind'], { case: 'comprehensionExpr' }>['value'], locals: Locals): Planned {
     const range = this.plan(c.iterRange!, locals).run;
     const init = this.plan(c.accuInit!, locals).run;
+    // The accumulator and loop variables take slots of their own, shadowing outer names.
+    const inner = new Map(locals);
+    const accuSlot = this.slotCount++, firstSlot = this.slotCount++, secondSlot = c.iterVar2 ? this.slotCount++ : -1;
+    inner.set(c.accuVar, accuSlot);
+    inner.set(c.iterVar, firstSlot);
+    if (c.iterVar2) inner.set(c.iterVar2, secondSlot);
     const cond = this.plan(c.loopCondition!, inner).run;
     const step = this.plan(c.loopStep!, inner).run;
-    const result = this.plan(c.result!, inner).run;
-    const { accuVar, iterVar, iterVar2 } = c;
+    // The result reads the accumulator; the loop variables are out of scope there.
+    const result = this.plan(c.result!, new Map(locals).set(c.accuVar, accuSlot)).run;
+    const two = secondSlot >= 0;
     return {
       run: (s) => {
         const r = range(s);
         if (isCelError(r)) return r;
         const list = isCelList(r);
         if (!list && !isCelMap(r)) return celError(`type mismatch: iterable vs ${typeof r}`, id);
-        const accu = new Frame(accuVar, init(s), s);
-        if (isCelError(accu.value)) return accu.value;
-        // One frame per variable for the whole loop, its value set per element (nothing keeps a frame past its step).
-        const first = new Frame(iterVar, undefined, accu);
-        const frame = iterVar2 ? new Frame(iterVar2, undefined, first) : first;
+        const accu = init(s);
+        if (isCelError(accu)) return accu;
+        s[accuSlot] = accu;
         // One variable: a list's elements, a map's keys; two: index (or key) and element (or value).
-        const visit = (k: unknown, v: unknown): boolean => {
-          first.value = iterVar2 ? k : list ? v : k;
-          if (iterVar2) (frame as Frame).value = v;
-          const ok = cond(frame);
-          if (ok !== true) { stop = ok; return false; }
-          accu.value = step(frame);
-          return true;
-        };
         let stop: unknown = true;
-        if (list) {
+        if (r instanceof JsonList) {
+          // The JSON list of a rule's data, read by index (its iterator is a generator).
+          for (let i = 0, n = r.size; i < n; i++) {
+            if (two) { s[firstSlot] = BigInt(i); s[secondSlot] = r.get(i); } else s[firstSlot] = r.get(i);
+            const ok = cond(s);
+            if (ok !== true) { stop = ok; break; }
+            s[accuSlot] = step(s);
+          }
+        } else if (list) {
           let i = 0;
-          for (const v of r) if (!visit(iterVar2 ? BigInt(i++) : undefined, v)) break;
+          for (const v of r) {
+            if (two) { s[firstSlot] = BigInt(i++); s[secondSlot] = v; } else s[firstSlot] = v;
+            const ok = cond(s);
+            if (ok !== true) { stop = ok; break; }
+            s[accuSlot] = step(s);
+          }
         } else {
-          for (const k of [...r.keys()]) if (!visit(k, iterVar2 ? r.get(k as string) : undefined)) break;
+          for (const k of [...r.keys()]) {
+            s[firstSlot] = k;
+            if (two) s[secondSlot] = r.get(k as string);
+            const ok = cond(s);
+            if (ok !== true) { stop = ok; break; }
+            s[accuSlot] = step(s);
+          }
         }
         if (isCelError(stop)) return stop;
-        return result(accu);
+        return result(s);
       },
     };
   }

@@ -42,7 +42,6 @@ export interface PropertyNames { name(property: string): string; property(name: 
  * rules read under escaped names (`__namespace__`, `a__dash__b`).
  */
 export class JsonMap {
-  readonly [mapMark] = {};
   constructor(private readonly obj: Json, private readonly fields: ReadonlyMap<string, ToCel> | undefined, private readonly rest: ToCel,
     private readonly names?: PropertyNames) {}
 
@@ -58,8 +57,10 @@ export class JsonMap {
     return (this.fields?.get(key) ?? this.rest)(v) as CelValue;
   }
 
-  has(key: unknown): boolean {
-    return this.get(key) != undefined;
+  has(name: unknown): boolean {
+    // A present value converts to a present one: its presence is read without converting it.
+    const key = typeof name === 'string' && this.names ? this.names.property(name) : name;
+    return typeof key === 'string' && hasOwn(this.obj, key) && this.obj[key] != undefined;
   }
 
   /** The keys as rules name them. */
@@ -91,7 +92,6 @@ export class JsonMap {
 
 /** A JSON array as a CEL list, `item` converting each item as it is read. */
 export class JsonList {
-  readonly [listMark] = {};
   constructor(private readonly items: readonly unknown[], private readonly item: ToCel) {}
 
   get size(): number {
@@ -111,6 +111,10 @@ export class JsonList {
     return this.values();
   }
 }
+
+// The library's marks, on the prototypes: nothing to allocate per value (the library asks with `in`).
+Object.defineProperty(JsonMap.prototype, mapMark, { value: {} });
+Object.defineProperty(JsonList.prototype, listMark, { value: {} });
 
 /** A JSON list as the library's type, where its functions take one. */
 export const asCelList = (l: JsonList): CelList => l as unknown as CelList;

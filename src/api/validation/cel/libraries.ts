@@ -23,6 +23,7 @@ import { formatLib } from './format.js';
 import { mapInsert } from './parser.js';
 import { compileRegex, find, findAll, test } from './regex.js';
 import { insertEntry } from './append.js';
+import { timeLib } from './time.js';
 
 const { STRING, BOOL, INT, DOUBLE, DYN } = CelScalar;
 const LIST = listType(DYN);
@@ -372,4 +373,4 @@ const comprehensionLib: CelFunc[] = [
 /** Every function a validation rule may call beside the standard ones. */
 export const kubernetesLibraries: CelFunc[] = [];
 
-kubernetesLibraries.push(...strings, ...stringFixes, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib);
+kubernetesLibraries.push(...strings, ...stringFixes, ...lists, ...regexLib, ...urlLib, ...ipLib, ...quantityLib, ...formatLib, ...setsLib, ...comprehensionLib, ...authorizationLib, ...optionalLib, ...timeLib);

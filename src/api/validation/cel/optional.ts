@@ -6,7 +6,7 @@
 // of a rule with optionalOldSelf is one.
 
 import { celFunc, celMethod, CelScalar, isCelList, isCelMap, isCelUint, type CelFunc, type CelValue } from '@bufbuild/cel';
-import { field, isLibraryValue, opaque } from './values.js';
+import { field, isLibraryValue, libraryKindOf, opaque } from './values.js';
 
 const { BOOL, DYN } = CelScalar;
 
@@ -25,10 +25,8 @@ export function optionalMaybe(value: unknown): CelValue {
 
 /** What an optional holds: undefined when `v` is no optional, null when it is none, else the value. */
 export function optionalValue(v: unknown): { value: unknown } | null | undefined {
-  if (!isLibraryValue(v)) return undefined;
-  let has: boolean;
-  try { has = field<boolean>(v as CelValue, 'optional', 'has'); } catch { return undefined; }
-  return has ? { value: field<unknown>(v as CelValue, 'optional', 'value') } : null;
+  if (libraryKindOf(v) !== 'optional') return undefined;
+  return field<boolean>(v as CelValue, 'optional', 'has') ? { value: field<unknown>(v as CelValue, 'optional', 'value') } : null;
 }
 
 function isZero(v: unknown): boolean {

@@ -6,8 +6,9 @@
 
 import { celEnv, isCelError, objectType, type CelValue } from '@bufbuild/cel';
 import type { Expr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
-import { setOwn } from '../../../machinery/ownkeys.js';
+import { hasOwn, setOwn } from '../../../machinery/ownkeys.js';
 import { Planner, type Meter } from './interpreter.js';
+import { celOfJson } from './jsonvalues.js';
 import { kubernetesLibraries } from './libraries.js';
 import { compileRegex } from './regex.js';
 import { parseCel } from './parser.js';
@@ -24,26 +25,20 @@ const messageType = (name: string): CelValue | undefined => {
   return desc ? objectType(desc) : undefined;
 };
 
-// The library's functions on timestamps and durations (equality, type())
-// read its evaluation context, which only its own planner sets; this
-// interpreter sets the same context, from the library's module of it (not
-// among the package's exports, so it is loaded by its file next to them).
-const evalContext = await import(new URL('./eval.js', import.meta.resolve('@bufbuild/cel')).href) as {
-  setEvalContext(context: { registry: unknown }): () => void;
-};
-
-const registryContext = { registry: env.registry };
-
 const knownFunctions = (() => {
   const names = new Set<string>();
   for (const f of env.funcs) names.add(f.name);
   return names;
 })();
 
+export interface Evaluation { value?: CelValue; error?: string; cost: number; exceeded: boolean }
+
 export interface Compiled {
   ast: Expr;
-  /** Evaluates with the given variables; the meter's cost is the cost of this call. */
-  eval(vars: Record<string, unknown>, limit: number): { value?: CelValue; error?: string; cost: number; exceeded: boolean };
+  /** Evaluates with the given variables (JSON or CEL values); the meter's cost is the cost of this call. */
+  eval(vars: Record<string, unknown>, limit: number): Evaluation;
+  /** As eval, with the variables' CEL values in the order they were declared (undefined for one not given). */
+  evalValues(values: readonly unknown[], limit: number): Evaluation;
   /** The variables the expression reads (e.g. whether a rule reads `oldSelf`). */
   reads: Set<string>;
 }
@@ -62,36 +57,31 @@ export function compileExpression(source: string, variables: readonly string[]):
   const badPattern = constantPatternError(ast);
   if (badPattern) return `program instantiation failed: ${badPattern}`;
   const meter: Meter = { cost: 0, limit: Infinity, exceeded: false, silent: 0 };
-  // Planning folds conversions of constants (`duration('1h')`), which read the evaluation context too.
-  const unsetForPlanning = evalContext.setEvalContext(registryContext);
-  let run: ReturnType<Planner['program']>;
-  try {
-    run = new Planner(env.funcs, new Set(variables), meter, messageType).program(ast);
-  } finally {
-    unsetForPlanning();
-  }
+  const names = [...new Set(variables)];
+  const run = new Planner(env.funcs, names, meter, messageType).program(ast);
+  const evalValues = (values: readonly unknown[], limit: number): Evaluation => {
+    meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
+    // A CEL error is a value (an absent field read beside a has() that excuses it, say), never a stack
+    // a user sees: errors made while evaluating skip capturing one, the dearest part of making them.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    let result: unknown;
+    try {
+      result = run(values);
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
+    // One shape for every answer (a spread of a shared part made each a new shape to look up).
+    if (meter.exceeded) return { value: undefined, error: costLimitExceeded, cost: meter.cost, exceeded: true };
+    if (isCelError(result)) return { value: undefined, error: result.message, cost: meter.cost, exceeded: false };
+    return { value: result as CelValue, error: undefined, cost: meter.cost, exceeded: false };
+  };
   return {
     ast,
     reads,
-    eval(vars, limit) {
-      meter.cost = 0; meter.limit = limit; meter.exceeded = false; meter.silent = 0;
-      const unset = evalContext.setEvalContext(registryContext);
-      // A CEL error is a value (an absent field read beside a has() that excuses it, say), never a stack
-      // a user sees: errors made while evaluating skip capturing one, the dearest part of making them.
-      const stackTraceLimit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 0;
-      let result: unknown;
-      try {
-        result = run(vars);
-      } finally {
-        Error.stackTraceLimit = stackTraceLimit;
-        unset();
-      }
-      // One shape for every answer (a spread of a shared part made each a new shape to look up).
-      if (meter.exceeded) return { value: undefined, error: costLimitExceeded, cost: meter.cost, exceeded: true };
-      if (isCelError(result)) return { value: undefined, error: result.message, cost: meter.cost, exceeded: false };
-      return { value: result as CelValue, error: undefined, cost: meter.cost, exceeded: false };
-    },
+    evalValues,
+    // The variables as CEL values, by name (a program declares a handful).
+    eval: (vars, limit) => evalValues(names.map((name) => (hasOwn(vars, name) ? celOfJson(vars[name]) : undefined)), limit),
   };
 }
 

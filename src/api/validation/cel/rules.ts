@@ -14,7 +14,7 @@ import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '.
 import { isObject } from '../validator.js';
 import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
-import { compileExpression, costLimitExceeded, type Compiled } from './program.js';
+import { compileExpression, costLimitExceeded, type Compiled, type Evaluation } from './program.js';
 import { compileToCel } from './typed.js';
 
 export { compileToCel };
@@ -124,6 +124,8 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
   const self = toCel(v);
   let oldSelf: unknown;
+  // The variables in the order compileRule declares them, shared by the rules of this node (oldSelf set once it is read).
+  const vars: unknown[] = [self, undefined];
   for (const r of rules) {
     if (budget.remaining < 0) return;
     if (!r.program) {
@@ -133,8 +135,8 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
     const hasOld = old !== undefined && old !== null;
     if (r.usesOldSelf && !hasOld && !r.rule.optionalOldSelf) continue;
     if (r.usesOldSelf && oldSelf === undefined && hasOld) oldSelf = toCel(old);
-    const vars = { self, oldSelf: r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf };
-    const result = r.program.eval(vars, Math.min(perCall, budget.remaining));
+    vars[1] = r.rule.optionalOldSelf ? optionalMaybe(hasOld ? oldSelf : undefined) : oldSelf;
+    const result = r.program.evalValues(vars, Math.min(perCall, budget.remaining));
     if (result.exceeded || result.error !== undefined || result.value !== true) ruleFailed(r, result, v, vars, typeName, path, errs, budget, perCall);
     else budget.remaining -= result.cost;
     if (budget.remaining < 0) return;
@@ -142,7 +144,7 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
 }
 
 /** What a rule that did not pass adds: a field error, and the budget spent (none left when it ran out). */
-function ruleFailed(r: CompiledRule, result: ReturnType<Compiled['eval']>, v: unknown, vars: Record<string, unknown>, typeName: string,
+function ruleFailed(r: CompiledRule, result: Evaluation, v: unknown, vars: readonly unknown[], typeName: string,
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
   const field = fieldOf(path);
   const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
@@ -167,7 +169,7 @@ function ruleFailed(r: CompiledRule, result: ReturnType<Compiled['eval']>, v: un
   const at = r.fieldPath ? fieldOf(childPath(path, r.fieldPath).replace(/\.\[/g, '[')) : field;
   let detail = r.rule.message?.trim() ? r.rule.message.trim() : `failed rule: ${ruleText}`;
   if (r.message) {
-    const msg = r.message.eval(vars, Math.min(perCall, budget.remaining));
+    const msg = r.message.evalValues(vars, Math.min(perCall, budget.remaining));
     if (msg.exceeded) {
       errs.push(fieldErrors.invalid(at, typeName, `messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run`));
       budget.remaining = -1;

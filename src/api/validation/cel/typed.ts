@@ -7,15 +7,13 @@
 // per schema and applied as a rule reads each value (jsonvalues.ts); a subtree
 // with nothing to convert is read as plain JSON.
 
-import { create } from '@bufbuild/protobuf';
-import { reflect } from '@bufbuild/protobuf/reflect';
-import { DurationSchema, TimestampSchema } from '@bufbuild/protobuf/wkt';
 import type { CelValue } from '@bufbuild/cel';
 import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
 import { isObject } from '../validator.js';
 import { asCelList, celOfJson, JsonList, JsonMap, type PropertyNames, type ToCel } from './jsonvalues.js';
 import { escapePropertyName, needsEscaping, unescapePropertyName } from './escaping.js';
 import { withListKind, type ListKind } from './listtypes.js';
+import { celDuration, celTimestamp } from './time.js';
 
 /** The CEL form of a value of `s`, converted as a rule reads it (jsonvalues.ts). */
 export function compileToCel(s: JSONSchemaProps): ToCel {
@@ -85,17 +83,6 @@ const stringFormats: Record<string, (s: string) => unknown> = {
   duration: parseDuration,
   byte: (s) => (/^[A-Za-z0-9+/]*={0,2}$/.test(s) && s.length % 4 === 0 ? new Uint8Array(Buffer.from(s, 'base64')) : undefined),
 };
-
-/** A CEL timestamp of `seconds` since the epoch and `nanos`. */
-export function celTimestamp(seconds: bigint, nanos: number): CelValue {
-  return reflect(TimestampSchema, create(TimestampSchema, { seconds, nanos })) as unknown as CelValue;
-}
-
-/** A CEL duration of `total` nanoseconds. */
-export function celDuration(total: bigint): CelValue {
-  const seconds = total / 1_000_000_000n;
-  return reflect(DurationSchema, create(DurationSchema, { seconds, nanos: Number(total - seconds * 1_000_000_000n) })) as unknown as CelValue;
-}
 
 // RFC 3339 and the layouts strfmt's ParseDateTime accepts: fractions optional, a missing zone is UTC.
 const dateTime = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:?\d{2})?$/;
