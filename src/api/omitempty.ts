@@ -2,6 +2,9 @@
 // typed encoding does: its Go types mark them `omitempty`, so after a
 // strategic merge patch that removes every annotation, or a write of
 // `subsets: []`, the object holds no `annotations` and no `subsets` at all.
+// And the structs it always writes: a field that is a Go value struct (a
+// container's `resources`, a Deployment's `status`) reads back as `{}` when
+// it was not sent, as an object created on upstream does.
 // The fields upstream writes even when empty are its required ones (no
 // omitempty), and those are ours too; structs are never dropped (an empty
 // selector selects everything). Custom resources keep what they were sent,
@@ -13,6 +16,7 @@
 // schema's references on every write (a Deployment: 23 µs a walk).
 
 import { resolve, type Schema } from './schema.js';
+import { isValueStructDefault } from './valuestructs.js';
 
 type Obj = Record<string, unknown>;
 
@@ -22,6 +26,8 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 interface Plan {
   /** An object's fields by name: the plan of each and whether it goes when empty (an optional list or map). */
   fields?: Map<string, { plan: Plan; dropsEmpty: 'list' | 'map' | undefined }>;
+  /** Fields Go writes as `{}` when the object has none (value structs: valuestructs.ts). */
+  fills?: string[];
   /** A list's items, or a map's values. */
   elements?: Plan;
 }
@@ -47,12 +53,18 @@ function planOf(schema: Schema): Plan {
       const kind = f.type === 'array' ? 'list' : f.type === 'object' && !f.properties && f.additionalProperties ? 'map' : undefined;
       return [name, { plan: planOf(f), dropsEmpty: required.has(name) ? undefined : kind }];
     }));
+    const fills = Object.keys(s.properties).filter((name) => isValueStructDefault(s.properties![name]!.default));
+    if (fills.length) plan.fills = fills;
   } else if (s.type === 'object' && s.additionalProperties) plan.elements = planOf(s.additionalProperties);
   return plan;
 }
 
-/** Removes from `obj` (in place) the empty maps and lists `schema` does not require; answers `obj`. */
-export function dropEmptyCollections<T>(obj: T, schema: Schema): T {
+/**
+ * Shapes `obj` (in place) as upstream's typed encoding writes it: removes the
+ * empty maps and lists `schema` does not require, and writes the value
+ * structs it lacks as `{}`; answers `obj`.
+ */
+export function asTypedEncoding<T>(obj: T, schema: Schema): T {
   walk(obj, planOf(schema), 0);
   return obj;
 }
@@ -73,6 +85,7 @@ function walk(value: unknown, plan: Plan, depth: number): void {
     if (plan.elements && plan.elements !== leaf) for (const k of Object.keys(value)) walk(value[k], plan.elements, depth + 1);
     return;
   }
+  if (plan.fills) for (const k of plan.fills) if (!Object.hasOwn(value, k)) value[k] = {};
   for (const k of Object.keys(value)) {
     const field = fields.get(k);
     if (!field) continue;

@@ -15,7 +15,7 @@ import { deepEqual } from '../machinery/equal.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
-import { dropEmptyCollections } from '../api/omitempty.js';
+import { asTypedEncoding } from '../api/omitempty.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { Admission, AdmissionRequest, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
@@ -90,7 +90,7 @@ export class WriteSteps {
    * one). Custom kinds keep what they were sent.
    */
   private omitEmpty(obj: KubeObject): KubeObject {
-    return this.kind.strategicMerge ? dropEmptyCollections(obj, this.kind.schema) : obj;
+    return this.kind.strategicMerge ? asTypedEncoding(obj, this.kind.schema) : obj;
   }
 
   /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
