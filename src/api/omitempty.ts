@@ -61,37 +61,37 @@ function planOf(schema: Schema): Plan {
 
 /**
  * Shapes `obj` (in place) as upstream's typed encoding writes it: removes the
- * empty maps and lists `schema` does not require, and writes the value
- * structs it lacks as `{}`; answers `obj`.
+ * empty maps and lists `schema` does not require, and (with `fill`) writes
+ * the value structs it lacks as `{}`; answers `obj`.
  */
-export function asTypedEncoding<T>(obj: T, schema: Schema): T {
-  walk(obj, planOf(schema), 0);
+export function asTypedEncoding<T>(obj: T, schema: Schema, fill = true): T {
+  walk(obj, planOf(schema), 0, fill);
   return obj;
 }
 
 /** Objects nest far less than this in any built-in kind; deeper values were refused when decoded. */
 const maxDepth = 64;
 
-function walk(value: unknown, plan: Plan, depth: number): void {
+function walk(value: unknown, plan: Plan, depth: number, fill: boolean): void {
   if (depth > maxDepth || plan === leaf) return;
   if (Array.isArray(value)) {
-    if (plan.elements && plan.elements !== leaf) for (const item of value) walk(item, plan.elements, depth + 1);
+    if (plan.elements && plan.elements !== leaf) for (const item of value) walk(item, plan.elements, depth + 1, fill);
     return;
   }
   if (!isObject(value)) return;
   const fields = plan.fields;
   if (!fields) {
     // A map: its values may be structs or lists of their own.
-    if (plan.elements && plan.elements !== leaf) for (const k of Object.keys(value)) walk(value[k], plan.elements, depth + 1);
+    if (plan.elements && plan.elements !== leaf) for (const k of Object.keys(value)) walk(value[k], plan.elements, depth + 1, fill);
     return;
   }
-  if (plan.fills) for (const k of plan.fills) if (!Object.hasOwn(value, k)) value[k] = {};
+  if (fill && plan.fills) for (const k of plan.fills) if (!Object.hasOwn(value, k)) value[k] = {};
   for (const k of Object.keys(value)) {
     const field = fields.get(k);
     if (!field) continue;
     const v = value[k];
     if (field.dropsEmpty === 'list' ? Array.isArray(v) && v.length === 0 : field.dropsEmpty === 'map' && isObject(v) && isEmpty(v)) delete value[k];
-    else if (typeof v === 'object' && v !== null) walk(v, field.plan, depth + 1);
+    else if (typeof v === 'object' && v !== null) walk(v, field.plan, depth + 1, fill);
   }
 }
 
