@@ -32,6 +32,8 @@ export interface WriteRoadBenchOptions {
    * still needs etcd3).
    */
   baselineDir?: string;
+  /** Alternated rounds (medians steady with more where the machine is loaded); 3 quick, 7 otherwise. */
+  rounds?: number;
 }
 
 const CONCURRENCY = 16;
@@ -51,7 +53,7 @@ interface Side {
 export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 1_000;
-  const ROUNDS = quick ? 3 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 7);
   const commit = opts.baseline ?? writeRoadBaselineCommit;
   const baseline = opts.baselineDir ? preparedBaseline(opts.baselineDir) : buildBaseline(commit, progress);
   const dirs: string[] = [];
@@ -124,13 +126,15 @@ function preparedBaseline(dir: string): { cliPath: string; remove: () => void } 
   return { cliPath, remove: () => {} };
 }
 
-// Alone: node dist/bench/writeroad.js [--quick] [--baseline <commit>] [--baseline-dir <built folder>]
+// Alone: node dist/bench/writeroad.js [--quick] [--rounds <n>] [--baseline <commit>] [--baseline-dir <built folder>]
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick');
   const arg = (flag: string) => {
     const at = process.argv.indexOf(flag);
     return at > 0 ? process.argv[at + 1] : undefined;
   };
-  const rows = await benchWriteRoad({ quick, baseline: arg('--baseline'), baselineDir: arg('--baseline-dir'), progress: (m) => process.stderr.write(`${m}\n`) });
+  const rounds = arg('--rounds') === undefined ? undefined : Number(arg('--rounds'));
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds takes a positive whole number');
+  const rows = await benchWriteRoad({ quick, rounds, baseline: arg('--baseline'), baselineDir: arg('--baseline-dir'), progress: (m) => process.stderr.write(`${m}\n`) });
   for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
 }
