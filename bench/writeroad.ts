@@ -7,10 +7,10 @@
 // create, and server-side applies that change a label. Each cell is the
 // median of the rounds' server CPU per request.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { buildBaseline } from './codec.js';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
@@ -25,6 +25,15 @@ export interface WriteRoadBenchOptions {
   quick: boolean;
   progress: (msg: string) => void;
   baseline?: string;
+  /**
+   * A folder where the baseline is already built (git archive, its own
+   * `npm ci`, tsc): used as it is and kept. A baseline built here links this
+   * tree's node_modules, which fails once its dependencies differ (e6652da
+   * still needs etcd3).
+   */
+  baselineDir?: string;
+  /** Alternated rounds (medians steady with more where the machine is loaded); 3 quick, 7 otherwise. */
+  rounds?: number;
 }
 
 const CONCURRENCY = 16;
@@ -44,9 +53,9 @@ interface Side {
 export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 1_000;
-  const ROUNDS = quick ? 3 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 7);
   const commit = opts.baseline ?? writeRoadBaselineCommit;
-  const baseline = buildBaseline(commit, progress);
+  const baseline = opts.baselineDir ? preparedBaseline(opts.baselineDir) : buildBaseline(commit, progress);
   const dirs: string[] = [];
   const sides: Side[] = [];
   try {
@@ -110,10 +119,22 @@ export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]
   }
 }
 
-// Alone: node dist/bench/writeroad.js [--quick] [--baseline <commit>]
+/** A baseline built beforehand in `dir`: its CLI, left in place afterwards. */
+function preparedBaseline(dir: string): { cliPath: string; remove: () => void } {
+  const cliPath = join(resolve(dir), 'dist/src/cli/main.js');
+  if (!existsSync(cliPath)) throw new Error(`${dir} holds no build (${cliPath} is missing): run npm ci and tsc there first`);
+  return { cliPath, remove: () => {} };
+}
+
+// Alone: node dist/bench/writeroad.js [--quick] [--rounds <n>] [--baseline <commit>] [--baseline-dir <built folder>]
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick');
-  const at = process.argv.indexOf('--baseline');
-  const rows = await benchWriteRoad({ quick, baseline: at > 0 ? process.argv[at + 1] : undefined, progress: (m) => process.stderr.write(`${m}\n`) });
+  const arg = (flag: string) => {
+    const at = process.argv.indexOf(flag);
+    return at > 0 ? process.argv[at + 1] : undefined;
+  };
+  const rounds = arg('--rounds') === undefined ? undefined : Number(arg('--rounds'));
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds > 0)) throw new Error('--rounds takes a positive whole number');
+  const rows = await benchWriteRoad({ quick, rounds, baseline: arg('--baseline'), baselineDir: arg('--baseline-dir'), progress: (m) => process.stderr.write(`${m}\n`) });
   for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
 }

@@ -2,6 +2,8 @@
 // schemas. Merge markers are typed fields here; the OpenAPI generator turns
 // them into the `x-<product>-…` extensions (and the upstream names kubectl reads).
 
+import { valueStructFieldsOf } from './valuestructs.js';
+
 export type ListType = 'atomic' | 'set' | 'map';
 export type MapType = 'atomic' | 'granular';
 
@@ -71,7 +73,30 @@ export interface Schema {
  * travels with whatever uses it, so kinds added at run time bring their own.
  */
 export function define(name: string, schema: Schema): Schema {
-  return { ...schema, name };
+  return { ...withValueStructDefaults(name, schema), name };
+}
+
+/** A field's schema with the default `{}`; a named schema itself stays as it is (the default sits on a reference to it). */
+const defaulted = (s: Schema): Schema => (s.name ? { ref: s, description: s.description, default: {} } : { ...s, default: {} });
+
+/** `schema` with `default: {}` on the fields Go writes as value structs (see valuestructs.ts). */
+function withValueStructDefaults(name: string, schema: Schema): Schema {
+  const fields = valueStructFieldsOf(name);
+  if (!fields || !schema.properties) return schema;
+  const properties = { ...schema.properties };
+  for (const entry of fields) {
+    const field = entry.replace(/\[\]$|\{\}$/, '');
+    const p = properties[field];
+    if (!p) continue;
+    if (entry.endsWith('[]')) {
+      if (p.items) properties[field] = { ...p, items: defaulted(p.items) };
+    } else if (entry.endsWith('{}')) {
+      if (p.additionalProperties) properties[field] = { ...p, additionalProperties: defaulted(p.additionalProperties) };
+    } else {
+      properties[field] = defaulted(p);
+    }
+  }
+  return { ...schema, properties };
 }
 
 /** Follows `ref` to the named schema. */

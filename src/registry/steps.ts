@@ -15,7 +15,7 @@ import { deepEqual } from '../machinery/equal.js';
 import { validateObjectMeta, validateObjectMetaUpdate } from '../machinery/objectmeta.js';
 import { rfc3339Now } from '../machinery/time.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
-import { dropEmptyCollections } from '../api/omitempty.js';
+import { asTypedEncoding } from '../api/omitempty.js';
 import type { Backend, KeyValue } from '../storage/backend.js';
 import type { Admission, AdmissionRequest, OperationOptions } from '../admission/types.js';
 import { admitAll } from '../admission/chain.js';
@@ -85,17 +85,25 @@ export class WriteSteps {
   }
 
   /**
-   * Drops the empty maps and lists a built-in kind's typed encoding leaves
-   * out (see api/omitempty.ts), in the object a write makes (never a stored
-   * one). Custom kinds keep what they were sent.
+   * Shapes the object a write makes (never a stored one) as a built-in
+   * kind's typed encoding writes it (see api/omitempty.ts): without the empty
+   * maps and lists it leaves out, and with `fill` the value structs it always
+   * writes. The client's fields are worked out without those structs, so an
+   * empty one the server fills later (a Job's template labels) is nobody's:
+   * an apply that no longer names it cannot remove what the server put in.
+   * Custom kinds keep what they were sent.
    */
-  private omitEmpty(obj: KubeObject): KubeObject {
-    return this.kind.strategicMerge ? dropEmptyCollections(obj, this.kind.schema) : obj;
+  private omitEmpty(obj: KubeObject, fill = true): KubeObject {
+    return this.kind.strategicMerge ? asTypedEncoding(obj, this.kind.schema, fill) : obj;
   }
 
-  /** Writes `next` over `current` (or removes it when its deletion is complete); `retry` on a lost compare-and-swap. */
-  async commit(next: KubeObject, current: KeyValue, dryRun: boolean): Promise<Attempt<KubeObject>> {
-    const meta = this.omitEmpty(next).metadata!;
+  /**
+   * Writes `next` over `current` (or removes it when its deletion is
+   * complete); `retry` on a lost compare-and-swap. `shaped` when the update's
+   * steps already shaped it.
+   */
+  async commit(next: KubeObject, current: KeyValue, dryRun: boolean, shaped = false): Promise<Attempt<KubeObject>> {
+    const meta = (shaped ? next : this.omitEmpty(next)).metadata!;
     delete meta.resourceVersion;
     // Nothing holds an object being deleted any more: remove it now.
     const finishDeletion = meta.deletionTimestamp && !this.deletionHeld(next);
@@ -135,7 +143,7 @@ export class WriteSteps {
   async insert(namespace: string | undefined, { object: decoded, tracked }: Changed, w: Write, urlName?: string): Promise<Attempt<KubeObject>> {
     const { opts, scope } = w;
     this.owned.placeInNamespace(decoded, namespace);
-    this.omitEmpty(decoded);
+    this.omitEmpty(decoded, false);
     const strategy = this.kind.strategy;
     let obj = tracked ? decoded : await this.track(undefined, decoded, w);
     const managedFields = obj.metadata!.managedFields;
@@ -193,7 +201,7 @@ export class WriteSteps {
       const finish = await this.hooks.beginUpdate?.(next, live, { dryRun: w.opts.dryRun });
       return finishedBy(finish, async () => {
         await this.validateUpdate(request, next, live, w);
-        return this.commit(next, current, w.opts.dryRun);
+        return this.commit(next, current, w.opts.dryRun, true);
       });
     });
   }
@@ -207,7 +215,7 @@ export class WriteSteps {
     const { scope, target } = w;
     const oldMeta = old.metadata!;
     const ownPart = this.ownPart(target);
-    this.omitEmpty(changed);
+    this.omitEmpty(changed, false);
     const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), obj.metadata!.managedFields);
     // Through a part sub-resource the writer changes only that part: its fields are worked out on what is kept of the request.
     let next = tracked ? keep(changed) : ownPart ? await this.track(old, keep(changed), w) : keep(await this.track(old, changed, w));
@@ -242,7 +250,8 @@ export class WriteSteps {
     const strategy = this.kind.strategy;
     const ownPart = this.ownPart(w.target);
     const oldMeta = old.metadata!;
-    const meta = next.metadata!;
+    // Shaped before the generation compares it with the stored object, which was shaped when written.
+    const meta = this.omitEmpty(next).metadata!;
     if (this.kind.tracksGeneration) {
       const { metadata: _a, status: _b, ...newBody } = next;
       const { metadata: _c, status: _d, ...oldBody } = old;

@@ -4,6 +4,7 @@
 // because kubectl's client-side apply reads only those.
 
 import type { Schema } from '../../api/schema.js';
+import { isValueStructDefault } from '../../api/valuestructs.js';
 import { ext, upstreamExt } from './names.js';
 
 export type Dialect = 'v2' | 'v3';
@@ -51,7 +52,8 @@ export function translateSchema(s: Schema, dialect: Dialect): Json {
     if (s.format) out.format = s.format;
   }
   if (s.enum) out.enum = [...s.enum];
-  if (s.default !== undefined) out.default = s.default;
+  // Upstream's v2 document carries no value-struct default (`{}`): its structs are references there, and v2 keeps none beside a `$ref`.
+  if (s.default !== undefined && !(dialect === 'v2' && isValueStructDefault(s.default))) out.default = s.default;
   if (s.nullable) out[dialect === 'v2' ? 'x-nullable' : 'nullable'] = true;
   if (s.properties) {
     const props: Json = {};

@@ -104,7 +104,8 @@ test('v3 operations are what kubectl checks before server-side validation', () =
   }
   const kindSchema = core.components.schemas[builtinKinds.find((k) => k.kind === 'ServiceAccount')!.definitionName];
   assert.deepEqual(kindSchema['x-kubernetes-group-version-kind'], [{ group: '', kind: 'ServiceAccount', version: 'v1' }]);
-  assert.deepEqual(kindSchema.properties.metadata, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta.name!}` }], description: 'Standard object metadata.' });
+  // As upstream's: ObjectMeta is a value struct, so `default: {}` beside the reference.
+  assert.deepEqual(kindSchema.properties.metadata, { allOf: [{ $ref: `#/components/schemas/${meta.ObjectMeta.name!}` }], description: 'Standard object metadata.', default: {} });
   assert.equal(kindSchema.properties.secrets['x-kubernetes-patch-merge-key'], 'name');
   const list = core.paths['/api/v1/namespaces/{namespace}/serviceaccounts'].get;
   assert.ok(list.responses['200'].content['application/json'].schema.$ref.endsWith('ServiceAccountList'));

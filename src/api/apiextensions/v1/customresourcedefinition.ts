@@ -79,7 +79,9 @@ const Conversion = define(definition('CustomResourceConversion'), t.object({
 }, 'How objects convert between versions.'));
 
 const Condition = define(definition('CustomResourceDefinitionCondition'), t.object({
-  type: t.string('Established, NamesAccepted, NonStructuralSchema, Terminating, KubernetesAPIApprovalPolicyConformant.'), status: t.string('True, False or Unknown.'),
+  // Upstream's Go fields are not omitempty, so its OpenAPI gives both "" (the list-map key of status.conditions).
+  type: t.string('Established, NamesAccepted, NonStructuralSchema, Terminating, KubernetesAPIApprovalPolicyConformant.', { default: '' }),
+  status: t.string('True, False or Unknown.', { default: '' }),
   lastTransitionTime: t.time('When the status last changed.'), reason: t.string('Machine-readable reason.'), message: t.string('Human-readable detail.'),
 }, 'A condition of a definition.'));
 
