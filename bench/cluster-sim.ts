@@ -29,6 +29,7 @@ import { Calls, clock, every, inBatches, leaseNamespace, podNamespace, renewTime
 import type { ToWorker, WorkerMessage } from './cluster-sim-worker.js';
 import { sendJson } from './http.js';
 import { fmtInt, fmtMB } from './stats.js';
+import { storePods } from './stored-pod.js';
 
 interface Options {
   scale: number;
@@ -39,10 +40,12 @@ interface Options {
   agentConcurrency: number;
   /** Load-generator processes for the agents; 0: one per 1,000 nodes. */
   workers: number;
+  /** Write the pods straight into the store before the server starts (the envelope's 150,000 through the API take many minutes). */
+  prefill: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100, workers: 0 };
+  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100, workers: 0, prefill: false };
   for (let i = 0; i < argv.length; i++) {
     const value = () => {
       const v = argv[++i];
@@ -56,7 +59,8 @@ function parseArgs(argv: string[]): Options {
       case '--baseline-entry': o.baselineEntry = value(); break;
       case '--agent-concurrency': o.agentConcurrency = Number(value()); break;
       case '--workers': o.workers = Number(value()); break;
-      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --workers, --baseline, --baseline-entry, --agent-concurrency)`);
+      case '--prefill': o.prefill = true; break;
+      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --workers, --prefill, --baseline, --baseline-entry, --agent-concurrency)`);
     }
   }
   if (!(o.scale > 0 && o.scale <= 1)) throw new Error('--scale is a fraction of the envelope, in (0, 1]');
@@ -126,7 +130,8 @@ const lease = (node: string) => ({
   spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: renewTime() },
 });
 
-async function simulate(name: string, server: BenchServer, o: Options, progress: (m: string) => void): Promise<string[]> {
+/** `prefilled`: the pods were written into the store before the server started; the RSS of the server before that, empty. */
+async function simulate(name: string, server: BenchServer, o: Options, progress: (m: string) => void, prefilled?: { rssEmpty: number; ready: string }): Promise<string[]> {
   const nodeCount = Math.round(5_000 * o.scale);
   const podCount = Math.round(150_000 * o.scale);
   const podsPerSecond = o.scale >= 1 ? 50 : 20;
@@ -148,9 +153,9 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     await setupErrors.time(() => call('POST', `/apis/coordination.k8s.io/v1/namespaces/${leaseNamespace}/leases`, lease(n)), (r) => r.status === 201);
   });
   await settle(server.pid);
-  const rssBeforePods = rssBytes(server.pid);
+  const rssBeforePods = prefilled?.rssEmpty ?? rssBytes(server.pid);
   const podNames = Array.from({ length: podCount }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
-  await inBatches(podNames, 32, async (p, i) => {
+  if (!prefilled) await inBatches(podNames, 32, async (p, i) => {
     await setupErrors.time(() => call('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, nodes[i % nodeCount]!)), (r) => r.status === 201);
     if (i % 10_000 === 9_999) progress(`${name}: ${fmtInt(i + 1)} pods`);
   });
@@ -276,7 +281,9 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     const generatorS = (gen.user + gen.system) / 1e6 + workerSteadyCpuS;
 
     out.push(`### ${name}: ${fmtInt(nodeCount)} nodes, ${fmtInt(podCount)} pods, ${o.durationS} s steady state, ${workerCount} load-generator processes for the agents`, '');
-    out.push(`Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state.`);
+    out.push(prefilled
+      ? `Setup: the pods written into the store before the server started (${prefilled.ready}), then the nodes and Leases in ${setupS.toFixed(1)} s (${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} of the empty server, ${fmtMB(rssWithPods)} holding the pods (loaded at start) and the nodes: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod, the nodes included; ${fmtMB(rssEnd)} at the end of the steady state.`
+      : `Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state.`);
     out.push(`Agents: ${fmtInt(watching)} of ${fmtInt(nodeCount)} listed and watching in ${agentsS.toFixed(1)} s (${o.agentConcurrency} starting at once), server CPU ${(agentCpuMs / 1000).toFixed(1)} s; watches ended early: ${watchEnds.length}${watchEnds.length ? ` (${watchEnds[0]})` : ''}.`);
     out.push(`Steady state ${steadyS.toFixed(0)} s: server CPU ${serverCpuS.toFixed(1)} s (${((serverCpuS / steadyS) * 100).toFixed(0)} % of a core); load generators' CPU ${generatorS.toFixed(1)} s (${((generatorS / steadyS) * 100).toFixed(0)} % of a core: this process ${((gen.user + gen.system) / 1e6).toFixed(1)} s, the ${workerCount} agent processes ${workerSteadyCpuS.toFixed(1)} s; ${fmtInt((genAll.user + genAll.system) / 1e3 + workerCpuMs)} ms over the whole run).`);
     out.push(`Watch events: ${fmtInt(expected.length)} expected, ${missed} missed.`, '');
@@ -301,12 +308,29 @@ async function main(): Promise<void> {
     for (const side of sides) {
       const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-sim-'));
       // No kubelets stand behind the nodes: the pod garbage collector and the controllers that would act on them stay off.
-      const server = await startBenchServer({
-        dataDir, entry: side.entry, timeoutMs: 60_000,
-        extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000'],
-      });
+      const extraArgs = ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000'];
+      let prefilled: { rssEmpty: number; ready: string } | undefined;
+      let creds: BenchServer['creds'] | undefined;
+      if (o.prefill) {
+        const first = await startBenchServer({ dataDir, entry: side.entry, timeoutMs: 60_000, extraArgs });
+        const rssEmpty = await settle(first.pid).then(() => rssBytes(first.pid));
+        const admin = new Agent({ keepAlive: true, ...first.creds });
+        for (const ns of [leaseNamespace, podNamespace]) await sendJson(admin, first.port, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, requestTimeoutMs);
+        admin.destroy();
+        await first.stop();
+        creds = first.creds;
+        const pods = Math.round(150_000 * o.scale);
+        progress(`${side.name}: writing ${fmtInt(pods)} pods into the store…`);
+        await storePods(dataDir, pods, Math.round(5_000 * o.scale), nodeName, podNamespace, progress);
+        prefilled = { rssEmpty, ready: '' };
+      }
+      const server = await startBenchServer({ dataDir, creds, entry: side.entry, timeoutMs: 600_000, extraArgs });
+      if (prefilled) {
+        prefilled.ready = `ready ${(server.readyMs / 1000).toFixed(1)} s after the spawn holding them`;
+        progress(`${side.name}: ${prefilled.ready}`);
+      }
       try {
-        report.push(...await simulate(side.name, server, o, progress));
+        report.push(...await simulate(side.name, server, o, progress, prefilled));
       } finally {
         await server.stop();
         rmSync(dataDir, { recursive: true, force: true });

@@ -17,8 +17,7 @@ import { Agent } from 'node:https';
 import { readCredentials, rssBytes, startBenchServer, type Credentials } from './child.js';
 import { sendJson } from './http.js';
 import { fmtInt, fmtMB, fmtMs, median } from './stats.js';
-import { storedPod } from './stored-pod.js';
-import { SqliteBackend } from '../src/storage/sqlite/store.js';
+import { storePods } from './stored-pod.js';
 
 const namespace = 'sim-pods';
 const nodeName = (i: number) => `node-${String(i).padStart(5, '0')}`;
@@ -35,21 +34,7 @@ async function fill(dataDir: string, pods: number, nodes: number, progress: (m: 
     agent.destroy();
     await server.stop();
   }
-  // Straight into the store: the server's group commit makes each batch of concurrent creates one transaction.
-  const store = new SqliteBackend(join(dataDir, 'store.db'));
-  try {
-    const batch = 5_000;
-    for (let from = 0; from < pods; from += batch) {
-      const writes: Promise<unknown>[] = [];
-      for (let i = from; i < Math.min(pods, from + batch); i++) {
-        writes.push(store.create(`/registry/pods/${namespace}/pod-${String(i).padStart(6, '0')}`, storedPod(i, nodeName(i % nodes), namespace)));
-      }
-      await Promise.all(writes);
-      if ((from + batch) % 50_000 === 0) progress(`${fmtInt(from + batch)} pods stored`);
-    }
-  } finally {
-    await store.close();
-  }
+  await storePods(dataDir, pods, nodes, nodeName, namespace, progress);
   return server.creds;
 }
 
