@@ -30,6 +30,8 @@ import type { ToWorker, WorkerMessage } from './cluster-sim-worker.js';
 import { sendJson } from './http.js';
 import { fmtInt, fmtMB } from './stats.js';
 import { storePods } from './stored-pod.js';
+import { startEtcd } from '../test/support/etcd.js';
+import { EtcdBackend } from '../src/storage/etcd/store.js';
 
 interface Options {
   scale: number;
@@ -42,10 +44,12 @@ interface Options {
   workers: number;
   /** Write the pods straight into the store before the server starts (the envelope's 150,000 through the API take many minutes). */
   prefill: boolean;
+  /** On one local etcd member instead of SQLite, with this many servers sharing the load (0: SQLite, one server). */
+  etcdServers: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100, workers: 0, prefill: false };
+  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100, workers: 0, prefill: false, etcdServers: 0 };
   for (let i = 0; i < argv.length; i++) {
     const value = () => {
       const v = argv[++i];
@@ -60,7 +64,8 @@ function parseArgs(argv: string[]): Options {
       case '--agent-concurrency': o.agentConcurrency = Number(value()); break;
       case '--workers': o.workers = Number(value()); break;
       case '--prefill': o.prefill = true; break;
-      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --workers, --prefill, --baseline, --baseline-entry, --agent-concurrency)`);
+      case '--etcd-servers': o.etcdServers = Number(value()); break;
+      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --workers, --prefill, --etcd-servers, --baseline, --baseline-entry, --agent-concurrency)`);
     }
   }
   if (!(o.scale > 0 && o.scale <= 1)) throw new Error('--scale is a fraction of the envelope, in (0, 1]');
@@ -131,7 +136,9 @@ const lease = (node: string) => ({
 });
 
 /** `prefilled`: the pods were written into the store before the server started; the RSS of the server before that, empty. */
-async function simulate(name: string, server: BenchServer, o: Options, progress: (m: string) => void, prefilled?: { rssEmpty: number; ready: string }): Promise<string[]> {
+async function simulate(name: string, servers: BenchServer[], o: Options, progress: (m: string) => void, prefilled?: { rssEmpty: number; ready: string }): Promise<string[]> {
+  const server = servers[0]!;
+  const serversCpuMs = () => servers.reduce((n, s) => n + cpuMs(s.pid), 0);
   const nodeCount = Math.round(5_000 * o.scale);
   const podCount = Math.round(150_000 * o.scale);
   const podsPerSecond = o.scale >= 1 ? 50 : 20;
@@ -139,6 +146,14 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
   const { ca, cert, key } = server.creds;
   const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
   const call = (method: string, path: string, body?: unknown) => sendJson(agent, server.port, method, path, body, requestTimeoutMs);
+  // The steady state's calls of this process go to the servers in turn.
+  // (Each server made its own certificates: one agent per server.)
+  const agents = servers.map((s, i) => (i === 0 ? agent : new Agent({ keepAlive: true, maxSockets: 64, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key })));
+  let turn = 0;
+  const spread = (method: string, path: string, body?: unknown) => {
+    const i = turn++ % servers.length;
+    return sendJson(agents[i]!, servers[i]!.port, method, path, body, requestTimeoutMs);
+  };
   const nodes = Array.from({ length: nodeCount }, (_, i) => nodeName(i));
   const workerCount = o.workers || Math.max(1, Math.ceil(nodeCount / 1_000));
   const out: string[] = [];
@@ -182,14 +197,14 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
   const nodeLists = new Calls();
   const watchEnds: string[] = [];
   try {
-    const cpuStart0 = cpuMs(server.pid);
+    const cpuStart0 = serversCpuMs();
     const started = await Promise.all(workers.map((worker, w) => worker.ask({
-      type: 'agents', server: { port: server.port, creds: { ca, cert, key } }, nodes: shares[w]!, concurrency: Math.ceil(o.agentConcurrency / workerCount),
+      type: 'agents', server: { port: servers[w % servers.length]!.port, creds: servers[w % servers.length]!.creds }, nodes: shares[w]!, concurrency: Math.ceil(o.agentConcurrency / workerCount),
     }, 'agents-done')));
     for (const s of started) nodeLists.merge(s.lists);
     const watching = started.reduce((n, s) => n + s.watching, 0);
     const agentsS = (performance.now() - tAgents) / 1000;
-    const agentCpuMs = cpuMs(server.pid) - cpuStart0;
+    const agentCpuMs = serversCpuMs() - cpuStart0;
     progress(`${name}: ${fmtInt(watching)} agents listed and watching in ${agentsS.toFixed(1)} s; steady state for ${o.durationS} s…`);
 
     // Steady state: Leases renewed by the workers, the rest from here.
@@ -202,7 +217,8 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     let serial = 0;
     let stopping = false;
     const isStopping = () => stopping;
-    const cpu0 = cpuMs(server.pid);
+    const cpu0 = serversCpuMs();
+    let listPages = 0;
     const gen0 = process.cpuUsage();
     const workerCpu0 = (await Promise.all(workers.map((w) => w.ask({ type: 'collect' }, 'collected')))).reduce((n, c) => n + c.cpuMs, 0);
     const tSteady = performance.now();
@@ -211,13 +227,13 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
       every(1000 / podsPerSecond, isStopping, async () => {
         if (live.length > 0 && Math.random() < 0.5) {
           const victim = live.splice(Math.floor(Math.random() * live.length), 1)[0]!;
-          const r = await deletes.time(() => call('DELETE', `/api/v1/namespaces/${podNamespace}/pods/${victim.name}?gracePeriodSeconds=0`), (x) => x.status === 200);
+          const r = await deletes.time(() => spread('DELETE', `/api/v1/namespaces/${podNamespace}/pods/${victim.name}?gracePeriodSeconds=0`), (x) => x.status === 200);
           if (r) expected.push({ key: `DELETED ${victim.name}`, node: victim.node, at: clock() });
           return;
         }
         const p = `churn-${serial++}`;
         const n = nodes[Math.floor(Math.random() * nodeCount)]!;
-        const r = await creates.time(() => call('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, n)), (x) => x.status === 201);
+        const r = await creates.time(() => spread('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, n)), (x) => x.status === 201);
         if (r) {
           expected.push({ key: `ADDED ${p}`, node: n, at: clock() });
           live.push({ name: p, node: n });
@@ -225,13 +241,14 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
       }),
       every(1000 / getsPerSecond, isStopping, async () => {
         const p = podNames[Math.floor(Math.random() * podCount)]!;
-        await gets.time(() => call('GET', `/api/v1/namespaces/${podNamespace}/pods/${p}`), (r) => r.status === 200);
+        await gets.time(() => spread('GET', `/api/v1/namespaces/${podNamespace}/pods/${p}`), (r) => r.status === 200);
       }),
       every(clusterListPeriodMs, isStopping, async () => {
         await clusterLists.time(async () => {
           let next = '';
           for (;;) {
-            const r = await call('GET', `/api/v1/pods?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`);
+            listPages++;
+            const r = await spread('GET', `/api/v1/pods?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`);
             if (r.status !== 200) return r;
             next = (JSON.parse(r.body.toString('utf8')) as { metadata: { continue?: string } }).metadata.continue ?? '';
             if (!next) return r;
@@ -245,9 +262,9 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     for (const stopped of await Promise.all(workers.map((w) => w.ask({ type: 'stop-leases' }, 'leases-stopped')))) leases.merge(stopped.leases);
     await Promise.all(loops);
     const steadyS = (performance.now() - tSteady) / 1000;
-    const serverCpuS = (cpuMs(server.pid) - cpu0) / 1000;
+    const serverCpuS = (serversCpuMs() - cpu0) / 1000;
     const gen = process.cpuUsage(gen0);
-    const rssEnd = rssBytes(server.pid);
+    const rssEnd = servers.reduce((n, s) => n + rssBytes(s.pid), 0);
 
     // Every expected event, at most 30 s after the last write.
     const seen = new Map<string, number>();
@@ -276,16 +293,17 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
       if (at === undefined) missed++;
       else delivery.ms.push(Math.max(0, at - e.at));
     }
-    agent.destroy();
+    for (const a of agents) a.destroy();
     const genAll = process.cpuUsage(genCpu0);
     const generatorS = (gen.user + gen.system) / 1e6 + workerSteadyCpuS;
 
     out.push(`### ${name}: ${fmtInt(nodeCount)} nodes, ${fmtInt(podCount)} pods, ${o.durationS} s steady state, ${workerCount} load-generator processes for the agents`, '');
     out.push(prefilled
       ? `Setup: the pods written into the store before the server started (${prefilled.ready}), then the nodes and Leases in ${setupS.toFixed(1)} s (${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} of the empty server, ${fmtMB(rssWithPods)} holding the pods (loaded at start) and the nodes: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod, the nodes included; ${fmtMB(rssEnd)} at the end of the steady state.`
-      : `Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state.`);
+      : `Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state${servers.length > 1 ? ' (all servers)' : ''}.`);
     out.push(`Agents: ${fmtInt(watching)} of ${fmtInt(nodeCount)} listed and watching in ${agentsS.toFixed(1)} s (${o.agentConcurrency} starting at once), server CPU ${(agentCpuMs / 1000).toFixed(1)} s; watches ended early: ${watchEnds.length}${watchEnds.length ? ` (${watchEnds[0]})` : ''}.`);
-    out.push(`Steady state ${steadyS.toFixed(0)} s: server CPU ${serverCpuS.toFixed(1)} s (${((serverCpuS / steadyS) * 100).toFixed(0)} % of a core); load generators' CPU ${generatorS.toFixed(1)} s (${((generatorS / steadyS) * 100).toFixed(0)} % of a core: this process ${((gen.user + gen.system) / 1e6).toFixed(1)} s, the ${workerCount} agent processes ${workerSteadyCpuS.toFixed(1)} s; ${fmtInt((genAll.user + genAll.system) / 1e3 + workerCpuMs)} ms over the whole run).`);
+    const requests = leases.ms.length * 2 + creates.ms.length + deletes.ms.length + gets.ms.length + listPages;
+    out.push(`Steady state ${steadyS.toFixed(0)} s: ${servers.length > 1 ? `${servers.length} servers' ` : 'server '}CPU ${serverCpuS.toFixed(1)} s (${((serverCpuS / steadyS) * 100).toFixed(0)} % of a core; ${fmtInt(requests)} requests answered, ${((serverCpuS * 1000) / Math.max(1, requests)).toFixed(2)} ms of server CPU a request); load generators' CPU ${generatorS.toFixed(1)} s (${((generatorS / steadyS) * 100).toFixed(0)} % of a core: this process ${((gen.user + gen.system) / 1e6).toFixed(1)} s, the ${workerCount} agent processes ${workerSteadyCpuS.toFixed(1)} s; ${fmtInt((genAll.user + genAll.system) / 1e3 + workerCpuMs)} ms over the whole run).`);
     out.push(`Watch events: ${fmtInt(expected.length)} expected, ${missed} missed.`, '');
     out.push('| call | n | p50 | p99 | max | errors |', '|---|---|---|---|---|---|');
     out.push(nodeLists.row('agent list by node (rv=0)'), leases.row('lease renewal (get + put)'), creates.row('pod create'), deletes.row('pod delete'),
@@ -306,34 +324,49 @@ async function main(): Promise<void> {
   const report: string[] = [];
   try {
     for (const side of sides) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-sim-'));
+      const serverCount = Math.max(1, o.etcdServers);
+      const dataDirs = Array.from({ length: serverCount }, () => mkdtempSync(join(tmpdir(), 'plat-bench-sim-')));
+      const etcd = o.etcdServers > 0 ? await startEtcd(1, tmpdir()) : undefined;
       // No kubelets stand behind the nodes: the pod garbage collector and the controllers that would act on them stay off.
-      const extraArgs = ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000'];
+      const extraArgs = [
+        '--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000',
+        ...(etcd ? ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoints] : []),
+      ];
       let prefilled: { rssEmpty: number; ready: string } | undefined;
       let creds: BenchServer['creds'] | undefined;
-      if (o.prefill) {
-        const first = await startBenchServer({ dataDir, entry: side.entry, timeoutMs: 60_000, extraArgs });
-        const rssEmpty = await settle(first.pid).then(() => rssBytes(first.pid));
-        const admin = new Agent({ keepAlive: true, ...first.creds });
-        for (const ns of [leaseNamespace, podNamespace]) await sendJson(admin, first.port, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, requestTimeoutMs);
-        admin.destroy();
-        await first.stop();
-        creds = first.creds;
-        const pods = Math.round(150_000 * o.scale);
-        progress(`${side.name}: writing ${fmtInt(pods)} pods into the store…`);
-        await storePods(dataDir, pods, Math.round(5_000 * o.scale), nodeName, podNamespace, progress);
-        prefilled = { rssEmpty, ready: '' };
-      }
-      const server = await startBenchServer({ dataDir, creds, entry: side.entry, timeoutMs: 600_000, extraArgs });
-      if (prefilled) {
-        prefilled.ready = `ready ${(server.readyMs / 1000).toFixed(1)} s after the spawn holding them`;
-        progress(`${side.name}: ${prefilled.ready}`);
-      }
+      const servers: BenchServer[] = [];
       try {
-        report.push(...await simulate(side.name, server, o, progress, prefilled));
+        if (o.prefill) {
+          const first = await startBenchServer({ dataDir: dataDirs[0]!, entry: side.entry, timeoutMs: 60_000, extraArgs });
+          const rssEmpty = await settle(first.pid).then(() => rssBytes(first.pid));
+          const admin = new Agent({ keepAlive: true, ...first.creds });
+          for (const ns of [leaseNamespace, podNamespace]) await sendJson(admin, first.port, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, requestTimeoutMs);
+          admin.destroy();
+          await first.stop();
+          creds = first.creds;
+          const pods = Math.round(150_000 * o.scale);
+          progress(`${side.name}: writing ${fmtInt(pods)} pods into the store…`);
+          const store = etcd ? new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 60_000 }) : dataDirs[0]!;
+          try {
+            await storePods(store, pods, Math.round(5_000 * o.scale), nodeName, podNamespace, progress);
+          } finally {
+            if (typeof store !== 'string') await store.close();
+          }
+          prefilled = { rssEmpty, ready: '' };
+        }
+        for (const [i, dataDir] of dataDirs.entries()) {
+          servers.push(await startBenchServer({ dataDir, creds: i === 0 ? creds : undefined, entry: side.entry, timeoutMs: 600_000, extraArgs }));
+        }
+        if (prefilled) {
+          prefilled.ready = `ready ${(servers[0]!.readyMs / 1000).toFixed(1)} s after the spawn holding them`;
+          progress(`${side.name}: ${prefilled.ready}`);
+        }
+        const label = etcd ? `${side.name}, ${serverCount} server${serverCount > 1 ? 's' : ''} on one etcd` : side.name;
+        report.push(...await simulate(label, servers, o, progress, prefilled));
       } finally {
-        await server.stop();
-        rmSync(dataDir, { recursive: true, force: true });
+        await Promise.all(servers.map((s) => s.stop()));
+        await etcd?.stop();
+        for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
       }
       process.stdout.write(`${report.join('\n')}\n`);
       report.length = 0;

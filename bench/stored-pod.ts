@@ -3,16 +3,18 @@
 // without going through the API.
 
 import { join } from 'node:path';
+import type { Backend } from '../src/storage/backend.js';
 import { SqliteBackend } from '../src/storage/sqlite/store.js';
 import { fmtInt } from './stats.js';
 
 /**
  * Writes `pods` pods (pod-000000…, pod i on node `nodeName(i % nodes)`)
- * straight into the SQLite store of `dataDir`, whose server is stopped; the
- * store's group commit makes each batch of concurrent creates one transaction.
+ * straight into a store: the SQLite store of a data dir whose server is
+ * stopped (its group commit makes each batch of concurrent creates one
+ * transaction), or a Backend given (an etcd the servers share).
  */
-export async function storePods(dataDir: string, pods: number, nodes: number, nodeName: (i: number) => string, namespace: string, progress: (m: string) => void): Promise<void> {
-  const store = new SqliteBackend(join(dataDir, 'store.db'));
+export async function storePods(into: string | Backend, pods: number, nodes: number, nodeName: (i: number) => string, namespace: string, progress: (m: string) => void): Promise<void> {
+  const store = typeof into === 'string' ? new SqliteBackend(join(into, 'store.db')) : into;
   try {
     const batch = 5_000;
     for (let from = 0; from < pods; from += batch) {
@@ -24,7 +26,7 @@ export async function storePods(dataDir: string, pods: number, nodes: number, no
       if ((from + batch) % 50_000 === 0) progress(`${fmtInt(from + batch)} pods stored`);
     }
   } finally {
-    await store.close();
+    if (typeof into === 'string') await store.close();
   }
 }
 
