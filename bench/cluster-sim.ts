@@ -10,7 +10,8 @@
 //        [--baseline <commit> [--baseline-entry <built cli>]]
 //
 // The node agents and their Lease renewals run in N load-generator
-// processes (bench/cluster-sim-worker.ts; by default one per 1,000 nodes),
+// processes (bench/cluster-sim-worker.ts; by default one per 1,000 nodes,
+// at least one per server),
 // each with its share of the nodes, so that 5,000 TLS watch connections are
 // held; this process sets up, churns pods, gets them and lists the cluster.
 // Printed per call type: p50/p99/max; watch delivery latency (from a write's
@@ -155,7 +156,8 @@ async function simulate(name: string, servers: BenchServer[], o: Options, progre
     return sendJson(agents[i]!, servers[i]!.port, method, path, body, requestTimeoutMs);
   };
   const nodes = Array.from({ length: nodeCount }, (_, i) => nodeName(i));
-  const workerCount = o.workers || Math.max(1, Math.ceil(nodeCount / 1_000));
+  // At least one per server, so that every server has its share of the agents.
+  const workerCount = Math.max(o.workers || Math.ceil(nodeCount / 1_000), servers.length);
   const out: string[] = [];
   const genCpu0 = process.cpuUsage();
 
