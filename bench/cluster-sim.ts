@@ -6,21 +6,33 @@
 // cluster-wide pod list every 20 s. `--scale 1` is upstream's scalability
 // envelope (5,000 nodes, 150,000 pods); the default, 0.2, one fifth of it.
 //
-//   node dist/bench/cluster-sim.js [--scale 0.2] [--duration 60] [--baseline <commit> [--baseline-entry <built cli>]]
+//   node dist/bench/cluster-sim.js [--scale 0.2] [--duration 60] [--workers N]
+//        [--baseline <commit> [--baseline-entry <built cli>]]
 //
+// The node agents and their Lease renewals run in N load-generator
+// processes (bench/cluster-sim-worker.ts; by default one per 1,000 nodes,
+// at least one per server),
+// each with its share of the nodes, so that 5,000 TLS watch connections are
+// held; this process sets up, churns pods, gets them and lists the cluster.
 // Printed per call type: p50/p99/max; watch delivery latency (from a write's
 // answer to its event at the node's agent), missed events, errors; server
 // RSS and CPU, the RSS a pod costs, the agents' start time, and the load
-// generator's own CPU beside the server's.
+// generators' CPU (every process) beside the server's.
 
+import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:https';
+import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBaseline } from './codec.js';
 import { BenchServer, cpuMs, rssBytes, settle, startBenchServer } from './child.js';
+import { Calls, clock, every, inBatches, leaseNamespace, podNamespace, renewTime, requestTimeoutMs } from './cluster-sim-agents.js';
+import type { ToWorker, WorkerMessage } from './cluster-sim-worker.js';
 import { sendJson } from './http.js';
 import { fmtInt, fmtMB } from './stats.js';
+import { storePods } from './stored-pod.js';
+import { startEtcd } from '../test/support/etcd.js';
+import { EtcdBackend } from '../src/storage/etcd/store.js';
 
 interface Options {
   scale: number;
@@ -29,10 +41,16 @@ interface Options {
   /** The CLI of a build made already (dist/src/cli/main.js), instead of building --baseline. */
   baselineEntry?: string;
   agentConcurrency: number;
+  /** Load-generator processes for the agents; 0: one per 1,000 nodes. */
+  workers: number;
+  /** Write the pods straight into the store before the server starts (the envelope's 150,000 through the API take many minutes). */
+  prefill: boolean;
+  /** On one local etcd member instead of SQLite, with this many servers sharing the load (0: SQLite, one server). */
+  etcdServers: number;
 }
 
 function parseArgs(argv: string[]): Options {
-  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100 };
+  const o: Options = { scale: 0.2, durationS: 60, agentConcurrency: 100, workers: 0, prefill: false, etcdServers: 0 };
   for (let i = 0; i < argv.length; i++) {
     const value = () => {
       const v = argv[++i];
@@ -45,96 +63,61 @@ function parseArgs(argv: string[]): Options {
       case '--baseline': o.baseline = value(); break;
       case '--baseline-entry': o.baselineEntry = value(); break;
       case '--agent-concurrency': o.agentConcurrency = Number(value()); break;
-      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --baseline, --baseline-entry, --agent-concurrency)`);
+      case '--workers': o.workers = Number(value()); break;
+      case '--prefill': o.prefill = true; break;
+      case '--etcd-servers': o.etcdServers = Number(value()); break;
+      default: throw new Error(`unknown argument ${argv[i]} (--scale, --duration, --workers, --prefill, --etcd-servers, --baseline, --baseline-entry, --agent-concurrency)`);
     }
   }
   if (!(o.scale > 0 && o.scale <= 1)) throw new Error('--scale is a fraction of the envelope, in (0, 1]');
   if (!(o.durationS > 0)) throw new Error('--duration is a number of seconds');
+  if (!(Number.isInteger(o.workers) && o.workers >= 0)) throw new Error('--workers is a number of processes (0: one per 1,000 nodes)');
   return o;
 }
 
-const leaseNamespace = 'sim-node-lease';
-const podNamespace = 'sim-pods';
 const leasePeriodMs = 10_000;
 const clusterListPeriodMs = 20_000;
-const requestTimeoutMs = 60_000;
 const nodeName = (i: number) => `node-${String(i).padStart(5, '0')}`;
 
-/** Latencies of one call type, and its errors. */
-class Calls {
-  readonly ms: number[] = [];
-  errors = 0;
-  lastError = '';
+/** A load-generator process of its share of the nodes (bench/cluster-sim-worker.ts). */
+class Worker {
+  private readonly child: ChildProcess;
+  private readonly waiting = new Map<string, { resolve(m: WorkerMessage): void; reject(e: Error): void }>();
+  private exited = false;
 
-  async time<T>(what: () => Promise<T>, ok: (r: T) => boolean): Promise<T | undefined> {
-    const t0 = performance.now();
-    try {
-      const r = await what();
-      if (!ok(r)) {
-        this.errors++;
-        this.lastError = String((r as { status?: number }).status ?? r);
-        return undefined;
-      }
-      this.ms.push(performance.now() - t0);
-      return r;
-    } catch (e) {
-      this.errors++;
-      this.lastError = String(e);
-      return undefined;
-    }
-  }
-
-  row(name: string): string {
-    const sorted = [...this.ms].sort((a, b) => a - b);
-    const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
-    const f = (v: number) => (Number.isNaN(v) ? '—' : v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(1)} ms`);
-    return `| ${name} | ${fmtInt(sorted.length)} | ${f(at(0.5))} | ${f(at(0.99))} | ${f(sorted.at(-1) ?? NaN)} | ${this.errors}${this.errors ? ` (${this.lastError.slice(0, 60)})` : ''} |`;
-  }
-}
-
-/** A node agent's watch: JSON lines of its pods' events, with the arrival time of each by name. */
-class AgentWatch {
-  readonly seen = new Map<string, number>();
-  ended = false;
-  private buffered = '';
-
-  constructor(private readonly node: string, server: BenchServer, agent: Agent, resourceVersion: string, onEnd: (why: string) => void) {
-    const path = `/api/v1/pods?watch=1&allowWatchBookmarks=true&resourceVersion=${resourceVersion}&fieldSelector=${encodeURIComponent(`spec.nodeName=${node}`)}`;
-    const req = request({ host: '127.0.0.1', port: server.port, path, agent, headers: { Accept: 'application/json' } }, (res) => {
-      if (res.statusCode !== 200) {
-        this.ended = true;
-        onEnd(`watch of ${node}: HTTP ${res.statusCode}`);
-        res.resume();
-        return;
-      }
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => this.take(chunk));
-      res.on('end', () => { this.ended = true; onEnd(`watch of ${node} ended`); });
-      res.on('error', () => undefined);
+  constructor(onWatching: (m: Extract<WorkerMessage, { type: 'watching' }>) => void) {
+    this.child = fork(new URL('./cluster-sim-worker.js', import.meta.url), { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m: WorkerMessage) => {
+      if (m.type === 'watching') onWatching(m);
+      const waiter = this.waiting.get(m.type);
+      this.waiting.delete(m.type);
+      waiter?.resolve(m);
     });
-    req.on('error', (e) => { if (!this.ended) { this.ended = true; onEnd(`watch of ${node}: ${e.message}`); } });
-    req.end();
-    this.request = req;
+    this.child.once('exit', (code) => {
+      this.exited = true;
+      for (const waiter of this.waiting.values()) waiter.reject(new Error(`a load-generator process exited (${code})`));
+      this.waiting.clear();
+    });
   }
 
-  private request: ReturnType<typeof request>;
-
-  close(): void {
-    this.ended = true;
-    this.request.destroy();
+  /** Sends `m` and waits for the answer of type `answer`. */
+  ask<T extends WorkerMessage['type']>(m: ToWorker, answer: T): Promise<Extract<WorkerMessage, { type: T }>> {
+    return new Promise((resolve, reject) => {
+      if (this.exited) throw new Error('the load-generator process has exited');
+      this.waiting.set(answer, { resolve: resolve as (m: WorkerMessage) => void, reject });
+      this.child.send(m);
+    });
   }
 
-  private take(chunk: string): void {
-    this.buffered += chunk;
-    for (let nl = this.buffered.indexOf('\n'); nl >= 0; nl = this.buffered.indexOf('\n')) {
-      const line = this.buffered.slice(0, nl);
-      this.buffered = this.buffered.slice(nl + 1);
-      if (!line) continue;
-      const event = JSON.parse(line) as { type: string; object: { metadata: { name: string }; spec?: { nodeName?: string } } };
-      if (event.type === 'BOOKMARK') continue;
-      if (event.object.spec?.nodeName !== this.node) throw new Error(`agent of ${this.node} got a pod of ${event.object.spec?.nodeName}`);
-      this.seen.set(`${event.type} ${event.object.metadata.name}`, performance.now());
-    }
+  tell(m: ToWorker): void {
+    if (!this.exited) this.child.send(m);
+  }
+
+  async exit(): Promise<void> {
+    if (this.exited) return;
+    const gone = new Promise((r) => this.child.once('exit', r));
+    this.child.send({ type: 'exit' } satisfies ToWorker);
+    await gone;
   }
 }
 
@@ -150,29 +133,31 @@ const pod = (name: string, node: string) => ({
 const lease = (node: string) => ({
   apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
   metadata: { name: node },
-  spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: new Date().toISOString().replace('Z', '000Z') },
+  spec: { holderIdentity: node, leaseDurationSeconds: 40, renewTime: renewTime() },
 });
 
-async function inBatches<T>(items: T[], width: number, each: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      await each(items[i]!, i);
-    }
-  }));
-}
-
-async function simulate(name: string, server: BenchServer, o: Options, progress: (m: string) => void): Promise<string[]> {
+/** `prefilled`: the pods were written into the store before the server started; the RSS of the server before that, empty. */
+async function simulate(name: string, servers: BenchServer[], o: Options, progress: (m: string) => void, prefilled?: { rssEmpty: number; ready: string }): Promise<string[]> {
+  const server = servers[0]!;
+  const serversCpuMs = () => servers.reduce((n, s) => n + cpuMs(s.pid), 0);
   const nodeCount = Math.round(5_000 * o.scale);
   const podCount = Math.round(150_000 * o.scale);
   const podsPerSecond = o.scale >= 1 ? 50 : 20;
   const getsPerSecond = o.scale >= 1 ? 200 : 100;
   const { ca, cert, key } = server.creds;
   const agent = new Agent({ keepAlive: true, maxSockets: 64, ca, cert, key });
-  const watchAgent = new Agent({ keepAlive: false, maxSockets: Infinity, ca, cert, key });
   const call = (method: string, path: string, body?: unknown) => sendJson(agent, server.port, method, path, body, requestTimeoutMs);
+  // The steady state's calls of this process go to the servers in turn.
+  // (Each server made its own certificates: one agent per server.)
+  const agents = servers.map((s, i) => (i === 0 ? agent : new Agent({ keepAlive: true, maxSockets: 64, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key })));
+  let turn = 0;
+  const spread = (method: string, path: string, body?: unknown) => {
+    const i = turn++ % servers.length;
+    return sendJson(agents[i]!, servers[i]!.port, method, path, body, requestTimeoutMs);
+  };
   const nodes = Array.from({ length: nodeCount }, (_, i) => nodeName(i));
+  // At least one per server, so that every server has its share of the agents.
+  const workerCount = Math.max(o.workers || Math.ceil(nodeCount / 1_000), servers.length);
   const out: string[] = [];
   const genCpu0 = process.cpuUsage();
 
@@ -185,9 +170,9 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
     await setupErrors.time(() => call('POST', `/apis/coordination.k8s.io/v1/namespaces/${leaseNamespace}/leases`, lease(n)), (r) => r.status === 201);
   });
   await settle(server.pid);
-  const rssBeforePods = rssBytes(server.pid);
+  const rssBeforePods = prefilled?.rssEmpty ?? rssBytes(server.pid);
   const podNames = Array.from({ length: podCount }, (_, i) => `pod-${String(i).padStart(6, '0')}`);
-  await inBatches(podNames, 32, async (p, i) => {
+  if (!prefilled) await inBatches(podNames, 32, async (p, i) => {
     await setupErrors.time(() => call('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, nodes[i % nodeCount]!)), (r) => r.status === 201);
     if (i % 10_000 === 9_999) progress(`${name}: ${fmtInt(i + 1)} pods`);
   });
@@ -196,126 +181,138 @@ async function simulate(name: string, server: BenchServer, o: Options, progress:
   await call('GET', `/api/v1/pods?limit=1&resourceVersion=0`);
   await settle(server.pid, 60_000);
   const rssWithPods = rssBytes(server.pid);
-  progress(`${name}: ${fmtInt(nodeCount)} nodes and ${fmtInt(podCount)} pods in ${setupS.toFixed(1)} s; agents starting…`);
+  progress(`${name}: ${fmtInt(nodeCount)} nodes and ${fmtInt(podCount)} pods in ${setupS.toFixed(1)} s; agents starting in ${workerCount} processes…`);
 
-  // Agents: list then watch, at most agentConcurrency starting at once.
-  const nodeLists = new Calls();
-  const watches = new Map<string, AgentWatch>();
-  const watchEnds: string[] = [];
-  const cpuStart0 = cpuMs(server.pid);
+  // Agents: list then watch, in the load-generator processes, at most agentConcurrency starting at once in all.
+  const watchingBy = new Array<number>(workerCount).fill(0);
+  let reported = 0;
   const tAgents = performance.now();
-  await inBatches(nodes, o.agentConcurrency, async (n) => {
-    const r = await nodeLists.time(() => call('GET', `/api/v1/pods?fieldSelector=${encodeURIComponent(`spec.nodeName=${n}`)}&resourceVersion=0`), (x) => x.status === 200);
-    if (!r) return;
-    const list = JSON.parse(r.body.toString('utf8')) as { metadata: { resourceVersion: string }; items: unknown[] };
-    watches.set(n, new AgentWatch(n, server, watchAgent, list.metadata.resourceVersion, (why) => watchEnds.push(why)));
-    if (watches.size % 100 === 0) progress(`${name}: ${fmtInt(watches.size)} agents watching after ${((performance.now() - tAgents) / 1000).toFixed(1)} s`);
-  });
-  const agentsS = (performance.now() - tAgents) / 1000;
-  const agentCpuMs = cpuMs(server.pid) - cpuStart0;
-  progress(`${name}: ${fmtInt(watches.size)} agents listed and watching in ${agentsS.toFixed(1)} s; steady state for ${o.durationS} s…`);
-
-  // Steady state.
-  const leases = new Calls();
-  const creates = new Calls();
-  const deletes = new Calls();
-  const gets = new Calls();
-  const clusterLists = new Calls();
-  const expected: { key: string; node: string; at: number }[] = [];
-  const live: { name: string; node: string }[] = [];
-  let serial = 0;
-  let stopping = false;
-  const cpu0 = cpuMs(server.pid);
-  const gen0 = process.cpuUsage();
-  const tSteady = performance.now();
-  const loops: Promise<void>[] = [];
-  const every = (periodMs: number, tick: () => Promise<void>) => {
-    loops.push((async () => {
-      let due = performance.now();
-      const pending: Promise<void>[] = [];
-      while (!stopping) {
-        pending.push(tick().catch(() => undefined));
-        if (pending.length > 512) await Promise.all(pending.splice(0));
-        due += periodMs;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      }
-      await Promise.all(pending);
-    })());
-  };
-  let leaseTurn = 0;
-  every(leasePeriodMs / nodeCount, async () => {
-    const n = nodes[leaseTurn++ % nodeCount]!;
-    const path = `/apis/coordination.k8s.io/v1/namespaces/${leaseNamespace}/leases/${n}`;
-    await leases.time(async () => {
-      const current = await call('GET', path);
-      const body = JSON.parse(current.body.toString('utf8'));
-      body.spec.renewTime = new Date().toISOString().replace('Z', '000Z');
-      return call('PUT', path, body);
-    }, (r) => r.status === 200);
-  });
-  every(1000 / podsPerSecond, async () => {
-    if (live.length > 0 && Math.random() < 0.5) {
-      const victim = live.splice(Math.floor(Math.random() * live.length), 1)[0]!;
-      const r = await deletes.time(() => call('DELETE', `/api/v1/namespaces/${podNamespace}/pods/${victim.name}?gracePeriodSeconds=0`), (x) => x.status === 200);
-      if (r) expected.push({ key: `DELETED ${victim.name}`, node: victim.node, at: performance.now() });
-      return;
+  const workers = Array.from({ length: workerCount }, (_, w) => new Worker((m) => {
+    watchingBy[w] = m.count;
+    const total = watchingBy.reduce((a, b) => a + b, 0);
+    if (total >= reported + 100) {
+      reported = total - (total % 100);
+      progress(`${name}: ${fmtInt(total)} agents watching after ${((performance.now() - tAgents) / 1000).toFixed(1)} s`);
     }
-    const p = `churn-${serial++}`;
-    const n = nodes[Math.floor(Math.random() * nodeCount)]!;
-    const r = await creates.time(() => call('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, n)), (x) => x.status === 201);
-    if (r) {
-      expected.push({ key: `ADDED ${p}`, node: n, at: performance.now() });
-      live.push({ name: p, node: n });
-    }
-  });
-  every(1000 / getsPerSecond, async () => {
-    const p = podNames[Math.floor(Math.random() * podCount)]!;
-    await gets.time(() => call('GET', `/api/v1/namespaces/${podNamespace}/pods/${p}`), (r) => r.status === 200);
-  });
-  every(clusterListPeriodMs, async () => {
-    await clusterLists.time(async () => {
-      let next = '';
-      for (;;) {
-        const r = await call('GET', `/api/v1/pods?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`);
-        if (r.status !== 200) return r;
-        next = (JSON.parse(r.body.toString('utf8')) as { metadata: { continue?: string } }).metadata.continue ?? '';
-        if (!next) return r;
-      }
-    }, (r) => r.status === 200);
-  });
-  await new Promise((r) => setTimeout(r, o.durationS * 1000));
-  stopping = true;
-  await Promise.all(loops);
-  const steadyS = (performance.now() - tSteady) / 1000;
-  const serverCpuS = (cpuMs(server.pid) - cpu0) / 1000;
-  const gen = process.cpuUsage(gen0);
-  const rssEnd = rssBytes(server.pid);
+  }));
+  const shares = workers.map((_, w) => nodes.filter((_n, i) => i % workerCount === w));
+  const nodeLists = new Calls();
+  const watchEnds: string[] = [];
+  try {
+    const cpuStart0 = serversCpuMs();
+    const started = await Promise.all(workers.map((worker, w) => worker.ask({
+      type: 'agents', server: { port: servers[w % servers.length]!.port, creds: servers[w % servers.length]!.creds }, nodes: shares[w]!, concurrency: Math.ceil(o.agentConcurrency / workerCount),
+    }, 'agents-done')));
+    for (const s of started) nodeLists.merge(s.lists);
+    const watching = started.reduce((n, s) => n + s.watching, 0);
+    const agentsS = (performance.now() - tAgents) / 1000;
+    const agentCpuMs = serversCpuMs() - cpuStart0;
+    progress(`${name}: ${fmtInt(watching)} agents listed and watching in ${agentsS.toFixed(1)} s; steady state for ${o.durationS} s…`);
 
-  // Every expected event, at most 30 s after the last write.
-  const deadline = performance.now() + 30_000;
-  const arrived = () => expected.filter((e) => watches.get(e.node)?.seen.has(e.key)).length;
-  while (arrived() < expected.length && performance.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const delivery = new Calls();
-  let missed = 0;
-  for (const e of expected) {
-    const at = watches.get(e.node)?.seen.get(e.key);
-    if (at === undefined) missed++;
-    else delivery.ms.push(Math.max(0, at - e.at));
+    // Steady state: Leases renewed by the workers, the rest from here.
+    const creates = new Calls();
+    const deletes = new Calls();
+    const gets = new Calls();
+    const clusterLists = new Calls();
+    const expected: { key: string; node: string; at: number }[] = [];
+    const live: { name: string; node: string }[] = [];
+    let serial = 0;
+    let stopping = false;
+    const isStopping = () => stopping;
+    const cpu0 = serversCpuMs();
+    let listPages = 0;
+    const gen0 = process.cpuUsage();
+    const workerCpu0 = (await Promise.all(workers.map((w) => w.ask({ type: 'collect' }, 'collected')))).reduce((n, c) => n + c.cpuMs, 0);
+    const tSteady = performance.now();
+    for (const worker of workers) worker.tell({ type: 'leases', periodMs: leasePeriodMs });
+    const loops = [
+      every(1000 / podsPerSecond, isStopping, async () => {
+        if (live.length > 0 && Math.random() < 0.5) {
+          const victim = live.splice(Math.floor(Math.random() * live.length), 1)[0]!;
+          const r = await deletes.time(() => spread('DELETE', `/api/v1/namespaces/${podNamespace}/pods/${victim.name}?gracePeriodSeconds=0`), (x) => x.status === 200);
+          if (r) expected.push({ key: `DELETED ${victim.name}`, node: victim.node, at: clock() });
+          return;
+        }
+        const p = `churn-${serial++}`;
+        const n = nodes[Math.floor(Math.random() * nodeCount)]!;
+        const r = await creates.time(() => spread('POST', `/api/v1/namespaces/${podNamespace}/pods`, pod(p, n)), (x) => x.status === 201);
+        if (r) {
+          expected.push({ key: `ADDED ${p}`, node: n, at: clock() });
+          live.push({ name: p, node: n });
+        }
+      }),
+      every(1000 / getsPerSecond, isStopping, async () => {
+        const p = podNames[Math.floor(Math.random() * podCount)]!;
+        await gets.time(() => spread('GET', `/api/v1/namespaces/${podNamespace}/pods/${p}`), (r) => r.status === 200);
+      }),
+      every(clusterListPeriodMs, isStopping, async () => {
+        await clusterLists.time(async () => {
+          let next = '';
+          for (;;) {
+            listPages++;
+            const r = await spread('GET', `/api/v1/pods?limit=500${next ? `&continue=${encodeURIComponent(next)}` : ''}`);
+            if (r.status !== 200) return r;
+            next = (JSON.parse(r.body.toString('utf8')) as { metadata: { continue?: string } }).metadata.continue ?? '';
+            if (!next) return r;
+          }
+        }, (r) => r.status === 200);
+      }),
+    ];
+    await new Promise((r) => setTimeout(r, o.durationS * 1000));
+    stopping = true;
+    const leases = new Calls();
+    for (const stopped of await Promise.all(workers.map((w) => w.ask({ type: 'stop-leases' }, 'leases-stopped')))) leases.merge(stopped.leases);
+    await Promise.all(loops);
+    const steadyS = (performance.now() - tSteady) / 1000;
+    const serverCpuS = (serversCpuMs() - cpu0) / 1000;
+    const gen = process.cpuUsage(gen0);
+    const rssEnd = servers.reduce((n, s) => n + rssBytes(s.pid), 0);
+
+    // Every expected event, at most 30 s after the last write.
+    const seen = new Map<string, number>();
+    let workerCpuMs = 0;
+    const collect = async () => {
+      workerCpuMs = 0;
+      watchEnds.length = 0;
+      for (const c of await Promise.all(workers.map((w) => w.ask({ type: 'collect' }, 'collected')))) {
+        for (const [node, key, at] of c.seen) seen.set(`${node} ${key}`, at);
+        workerCpuMs += c.cpuMs;
+        watchEnds.push(...c.watchEnds);
+      }
+    };
+    await collect();
+    const workerSteadyCpuS = (workerCpuMs - workerCpu0) / 1000;
+    const arrived = () => expected.filter((e) => seen.has(`${e.node} ${e.key}`)).length;
+    const deadline = performance.now() + 30_000;
+    while (arrived() < expected.length && performance.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      await collect();
+    }
+    const delivery = new Calls();
+    let missed = 0;
+    for (const e of expected) {
+      const at = seen.get(`${e.node} ${e.key}`);
+      if (at === undefined) missed++;
+      else delivery.ms.push(Math.max(0, at - e.at));
+    }
+    for (const a of agents) a.destroy();
+    const genAll = process.cpuUsage(genCpu0);
+    const generatorS = (gen.user + gen.system) / 1e6 + workerSteadyCpuS;
+
+    out.push(`### ${name}: ${fmtInt(nodeCount)} nodes, ${fmtInt(podCount)} pods, ${o.durationS} s steady state, ${workerCount} load-generator processes for the agents`, '');
+    out.push(prefilled
+      ? `Setup: the pods written into the store before the server started (${prefilled.ready}), then the nodes and Leases in ${setupS.toFixed(1)} s (${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} of the empty server, ${fmtMB(rssWithPods)} holding the pods (loaded at start) and the nodes: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod, the nodes included; ${fmtMB(rssEnd)} at the end of the steady state.`
+      : `Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state${servers.length > 1 ? ' (all servers)' : ''}.`);
+    out.push(`Agents: ${fmtInt(watching)} of ${fmtInt(nodeCount)} listed and watching in ${agentsS.toFixed(1)} s (${o.agentConcurrency} starting at once), server CPU ${(agentCpuMs / 1000).toFixed(1)} s; watches ended early: ${watchEnds.length}${watchEnds.length ? ` (${watchEnds[0]})` : ''}.`);
+    const requests = leases.ms.length * 2 + creates.ms.length + deletes.ms.length + gets.ms.length + listPages;
+    out.push(`Steady state ${steadyS.toFixed(0)} s: ${servers.length > 1 ? `${servers.length} servers' ` : 'server '}CPU ${serverCpuS.toFixed(1)} s (${((serverCpuS / steadyS) * 100).toFixed(0)} % of a core; ${fmtInt(requests)} requests answered, ${((serverCpuS * 1000) / Math.max(1, requests)).toFixed(2)} ms of server CPU a request); load generators' CPU ${generatorS.toFixed(1)} s (${((generatorS / steadyS) * 100).toFixed(0)} % of a core: this process ${((gen.user + gen.system) / 1e6).toFixed(1)} s, the ${workerCount} agent processes ${workerSteadyCpuS.toFixed(1)} s; ${fmtInt((genAll.user + genAll.system) / 1e3 + workerCpuMs)} ms over the whole run).`);
+    out.push(`Watch events: ${fmtInt(expected.length)} expected, ${missed} missed.`, '');
+    out.push('| call | n | p50 | p99 | max | errors |', '|---|---|---|---|---|---|');
+    out.push(nodeLists.row('agent list by node (rv=0)'), leases.row('lease renewal (get + put)'), creates.row('pod create'), deletes.row('pod delete'),
+      gets.row('pod get'), clusterLists.row('paged cluster-wide pod list (500 a page)'), delivery.row('watch delivery (after the write\'s answer)'), '');
+  } finally {
+    await Promise.all(workers.map((w) => w.exit()));
   }
-  for (const w of watches.values()) w.close();
-  agent.destroy();
-  watchAgent.destroy();
-  const genAll = process.cpuUsage(genCpu0);
-
-  out.push(`### ${name}: ${fmtInt(nodeCount)} nodes, ${fmtInt(podCount)} pods, ${o.durationS} s steady state`, '');
-  out.push(`Setup ${setupS.toFixed(1)} s (${fmtInt(podCount / setupS)} objects/s, ${setupErrors.errors} errors). RSS ${fmtMB(rssBeforePods)} before the pods, ${fmtMB(rssWithPods)} with them: ${fmtInt((rssWithPods - rssBeforePods) / podCount)} bytes per pod; ${fmtMB(rssEnd)} at the end of the steady state.`);
-  out.push(`Agents: ${fmtInt(watches.size)} of ${fmtInt(nodeCount)} listed and watching in ${agentsS.toFixed(1)} s (${o.agentConcurrency} starting at once), server CPU ${(agentCpuMs / 1000).toFixed(1)} s; watches ended early: ${watchEnds.length}${watchEnds.length ? ` (${watchEnds[0]})` : ''}.`);
-  out.push(`Steady state ${steadyS.toFixed(0)} s: server CPU ${serverCpuS.toFixed(1)} s (${((serverCpuS / steadyS) * 100).toFixed(0)} % of a core); load generator CPU ${((gen.user + gen.system) / 1e6).toFixed(1)} s (${fmtInt((genAll.user + genAll.system) / 1e3)} ms over the whole run).`);
-  out.push(`Watch events: ${fmtInt(expected.length)} expected, ${missed} missed.`, '');
-  out.push('| call | n | p50 | p99 | max | errors |', '|---|---|---|---|---|---|');
-  out.push(nodeLists.row('agent list by node (rv=0)'), leases.row('lease renewal (get + put)'), creates.row('pod create'), deletes.row('pod delete'),
-    gets.row('pod get'), clusterLists.row('paged cluster-wide pod list (500 a page)'), delivery.row('watch delivery (after the write\'s answer)'), '');
   return out;
 }
 
@@ -329,17 +326,49 @@ async function main(): Promise<void> {
   const report: string[] = [];
   try {
     for (const side of sides) {
-      const dataDir = mkdtempSync(join(tmpdir(), 'plat-bench-sim-'));
+      const serverCount = Math.max(1, o.etcdServers);
+      const dataDirs = Array.from({ length: serverCount }, () => mkdtempSync(join(tmpdir(), 'plat-bench-sim-')));
+      const etcd = o.etcdServers > 0 ? await startEtcd(1, tmpdir()) : undefined;
       // No kubelets stand behind the nodes: the pod garbage collector and the controllers that would act on them stay off.
-      const server = await startBenchServer({
-        dataDir, entry: side.entry, timeoutMs: 60_000,
-        extraArgs: ['--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000'],
-      });
+      const extraArgs = [
+        '--controllers', '*,-serviceaccount-token,-root-ca-cert-publisher,-pod-garbage-collector', '--max-requests-inflight', '2000',
+        ...(etcd ? ['--storage-backend', 'etcd3', '--etcd-servers', etcd.endpoints] : []),
+      ];
+      let prefilled: { rssEmpty: number; ready: string } | undefined;
+      let creds: BenchServer['creds'] | undefined;
+      const servers: BenchServer[] = [];
       try {
-        report.push(...await simulate(side.name, server, o, progress));
+        if (o.prefill) {
+          const first = await startBenchServer({ dataDir: dataDirs[0]!, entry: side.entry, timeoutMs: 60_000, extraArgs });
+          const rssEmpty = await settle(first.pid).then(() => rssBytes(first.pid));
+          const admin = new Agent({ keepAlive: true, ...first.creds });
+          for (const ns of [leaseNamespace, podNamespace]) await sendJson(admin, first.port, 'POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, requestTimeoutMs);
+          admin.destroy();
+          await first.stop();
+          creds = first.creds;
+          const pods = Math.round(150_000 * o.scale);
+          progress(`${side.name}: writing ${fmtInt(pods)} pods into the store…`);
+          const store = etcd ? new EtcdBackend({ endpoints: etcd.endpoints.split(','), requestTimeoutMs: 60_000 }) : dataDirs[0]!;
+          try {
+            await storePods(store, pods, Math.round(5_000 * o.scale), nodeName, podNamespace, progress);
+          } finally {
+            if (typeof store !== 'string') await store.close();
+          }
+          prefilled = { rssEmpty, ready: '' };
+        }
+        for (const [i, dataDir] of dataDirs.entries()) {
+          servers.push(await startBenchServer({ dataDir, creds: i === 0 ? creds : undefined, entry: side.entry, timeoutMs: 600_000, extraArgs }));
+        }
+        if (prefilled) {
+          prefilled.ready = `ready ${(servers[0]!.readyMs / 1000).toFixed(1)} s after the spawn holding them`;
+          progress(`${side.name}: ${prefilled.ready}`);
+        }
+        const label = etcd ? `${side.name}, ${serverCount} server${serverCount > 1 ? 's' : ''} on one etcd` : side.name;
+        report.push(...await simulate(label, servers, o, progress, prefilled));
       } finally {
-        await server.stop();
-        rmSync(dataDir, { recursive: true, force: true });
+        await Promise.all(servers.map((s) => s.stop()));
+        await etcd?.stop();
+        for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
       }
       process.stdout.write(`${report.join('\n')}\n`);
       report.length = 0;

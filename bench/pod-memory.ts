@@ -13,32 +13,10 @@ import { MemoryBackend } from '../src/storage/memory/store.js';
 import { WatchCache } from '../src/storage/cache/watch-cache.js';
 import { CacheEvent, CachedKeyValue } from '../src/storage/cache/types.js';
 import { fmtInt } from './stats.js';
+import { storedPod } from './stored-pod.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
-
-function storedPod(i: number, node: string): Buffer {
-  const name = `pod-${String(i).padStart(6, '0')}`;
-  const pod = {
-    apiVersion: 'v1', kind: 'Pod',
-    metadata: {
-      name, namespace: 'sim-pods', uid: `4f6c2a7e-${String(i).padStart(4, '0')}-4d2b-9a51-0c1e5b7d${String(i).padStart(4, '0')}`,
-      creationTimestamp: '2026-12-07T19:12:56Z', labels: { app: 'sim', tier: i % 2 ? 'web' : 'db' },
-      managedFields: [{
-        manager: 'node-fetch', operation: 'Update', apiVersion: 'v1', time: '2026-12-07T19:12:56Z', fieldsType: 'FieldsV1',
-        fieldsV1: { 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {}, 'f:tier': {} } }, 'f:spec': { 'f:containers': { 'k:{"name":"main"}': { '.': {}, 'f:image': {}, 'f:name': {}, 'f:ports': { '.': {}, 'k:{"containerPort":8080,"protocol":"TCP"}': { '.': {}, 'f:containerPort': {} } }, 'f:resources': { '.': {}, 'f:requests': { '.': {}, 'f:cpu': {}, 'f:memory': {} } } } }, 'f:nodeName': {} } },
-      }],
-    },
-    spec: {
-      containers: [{ name: 'main', image: 'registry.example/app:1.0', ports: [{ containerPort: 8080, protocol: 'TCP' }], resources: { requests: { cpu: '100m', memory: '64Mi' } }, terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File', imagePullPolicy: 'IfNotPresent' }],
-      restartPolicy: 'Always', terminationGracePeriodSeconds: 30, dnsPolicy: 'ClusterFirst', serviceAccountName: 'default', nodeName: node,
-      securityContext: {}, schedulerName: 'default-scheduler', enableServiceLinks: true, preemptionPolicy: 'PreemptLowerPriority', priority: 0,
-      tolerations: [{ key: 'node.kubernetes.io/not-ready', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }, { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }],
-    },
-    status: { phase: 'Pending', qosClass: 'Burstable' },
-  };
-  return Buffer.from(JSON.stringify(pod));
-}
 
 function used(): number {
   gc!();

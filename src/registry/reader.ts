@@ -12,6 +12,7 @@ import type { CacheIndexDeclaration, CacheSet, IndexCondition, WatchCache } from
 import { encodeContinue } from './continue.js';
 import { parseVersionParam, planGet, planList, ReadPlan } from './readversion.js';
 import { ActiveWatch, startWatch, WatchSink } from './watch.js';
+import { objectAlongPath } from './json-member.js';
 import { materializeList, StoredList, StoredObject } from './objects.js';
 import { storageFailure } from './storage-errors.js';
 
@@ -52,9 +53,27 @@ export class CollectionReader {
     this.keyRoot = kind.group ? `/registry/${kind.group}/${kind.plural}/` : `/registry/${kind.plural}/`;
     this.indexes = (kind.indexedFieldSelectors ?? []).filter((field) => hasOwn(kind.fieldSelectors, field)).map((field) => ({
       name: field,
-      // A decode of its own, not left in the derived cache: a pod no watcher reads (most, at creation) would push out decodes that are read again.
-      valueOf: (kv) => this.fieldValue(this.stored(kv).peekObject(), field),
+      valueOf: (kv) => this.indexedValue(kv, field),
     }));
+  }
+
+  /**
+   * The value of an indexed field of a stored object. An indexed field's
+   * reader reads the field's own path (as spec.nodeName's does), so it is
+   * given only what lies along that path, read from the bytes without
+   * decoding the rest (a whole decode per pod was most of the index's cost at
+   * a restart). Values the kind defaults on read, or bytes the walk does not
+   * read, are decoded whole: a decode of their own, not left in the derived
+   * cache, where pods no watcher reads (most, at creation) would push out
+   * decodes that are read again.
+   */
+  private indexedValue(kv: KeyValue, field: string): string {
+    const through = this.kind.readDefaultsThrough;
+    if (through === undefined || kv.modRevision > through) {
+      const partial = objectAlongPath(kv.value, field.split('.'));
+      if (partial !== undefined) return this.fieldValue(partial as KubeObject, field);
+    }
+    return this.fieldValue(this.stored(kv).peekObject(), field);
   }
 
   /** The watch cache of this collection, keeping the kind's indexes. */

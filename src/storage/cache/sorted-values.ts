@@ -44,12 +44,12 @@ export class SortedValues {
 
   /** Replace everything with `values` (a backend range, already in key order). */
   reset(values: CachedKeyValue[]): void {
-    const latest = new Map<string, CachedKeyValue>();
-    for (const kv of values) latest.set(kv.key, kv);
     let ordered = values;
     for (let i = 1; i < values.length; i++) {
       if (compareKeys(values[i - 1]!.key, values[i]!.key) >= 0) {
-        // Not expected from a conforming backend; sort rather than serve a wrong order.
+        // Not expected from a conforming backend; sort rather than serve a wrong order (the last value of a key wins).
+        const latest = new Map<string, CachedKeyValue>();
+        for (const kv of values) latest.set(kv.key, kv);
         ordered = [...latest.values()].sort((a, b) => compareKeys(a.key, b.key));
         break;
       }

@@ -16,11 +16,24 @@ export interface IndexCondition {
   value: string;
 }
 
+/**
+ * What a cached value was indexed under, kept in one slot: undefined when no
+ * index has seen it; null (in no group) or the group's value for the first
+ * index, one array slot per index (undefined: not seen) when there are more.
+ * A scalar for the common single index: an array per value cost 48 bytes.
+ */
+export type IndexValues = string | null | (string | null | undefined)[] | undefined;
+
 /** A stored value as the cache holds it. Never modify `value`: it is shared. */
 export class CachedKeyValue implements KeyValue {
   #memo: Memo | undefined;
-  /** The values this version is grouped under by its cache's indexes, by index position (set by the cache). */
-  indexValues: (string | undefined)[] | undefined = undefined;
+  /**
+   * The values this version is grouped under by its cache's indexes (set by
+   * the cache; read through value-index.ts's valueAt): the first index's
+   * value itself while only it has seen the version, an array by index
+   * position once another has.
+   */
+  indexValues: IndexValues = undefined;
 
   constructor(
     readonly key: string,

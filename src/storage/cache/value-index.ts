@@ -24,8 +24,14 @@ export interface CacheIndexDeclaration {
 
 export type { IndexCondition } from './types.js';
 
+/** The values of one indexed value, and that value's one string (every member's slot holds it, not a copy). */
+interface Group {
+  value: string;
+  members: SortedValues;
+}
+
 export class ValueIndex {
-  private groups = new Map<string, SortedValues>();
+  private groups = new Map<string, Group>();
 
   constructor(
     readonly declaration: CacheIndexDeclaration,
@@ -53,10 +59,10 @@ export class ValueIndex {
       group.push(kv);
     }
     this.groups = new Map();
-    for (const [value, group] of grouped) {
-      const sorted = new SortedValues(undefined, false);
-      sorted.reset(group);
-      this.groups.set(value, sorted);
+    for (const [value, members] of grouped) {
+      const group = this.newGroup(value);
+      group.members.reset(members);
+      for (const kv of members) setValue(kv, this.position, group.value);
     }
   }
 
@@ -66,9 +72,9 @@ export class ValueIndex {
     const before = old && valueAt(old, this.position);
     if (typeof before === 'string' && before !== value) this.removeFrom(before, old!.key);
     if (value !== undefined) {
-      let group = this.groups.get(value);
-      if (!group) this.groups.set(value, (group = new SortedValues(undefined, false)));
-      group.put(kv);
+      const group = this.groups.get(value) ?? this.newGroup(value);
+      setValue(kv, this.position, group.value);
+      group.members.put(kv);
     }
   }
 
@@ -83,7 +89,13 @@ export class ValueIndex {
   /** The values of the group `value` under `prefix`, from `startKey`, at most `limit` (0: all). */
   range(value: string, prefix: string, startKey: string | undefined, limit: number): { items: CachedKeyValue[]; count: number } {
     const group = this.groups.get(value);
-    return group ? group.range(prefix, startKey, limit) : { items: [], count: 0 };
+    return group ? group.members.range(prefix, startKey, limit) : { items: [], count: 0 };
+  }
+
+  private newGroup(value: string): Group {
+    const group = { value, members: new SortedValues(undefined, false) };
+    this.groups.set(group.value, group);
+    return group;
   }
 
   private derive(kv: CachedKeyValue): string | undefined {
@@ -100,8 +112,8 @@ export class ValueIndex {
   private removeFrom(value: string, key: string): void {
     const group = this.groups.get(value);
     if (!group) return;
-    group.remove(key);
-    if (group.size === 0) this.groups.delete(value);
+    group.members.remove(key);
+    if (group.members.size === 0) this.groups.delete(value);
   }
 }
 
@@ -111,19 +123,27 @@ export const unknown = Symbol('not indexed');
 /** The value `kv` was indexed under at `position`; `unknown` when the index did not see it. */
 export function valueAt(kv: CachedKeyValue, position: number): string | undefined | typeof unknown {
   const values = kv.indexValues;
-  return values !== undefined && position < values.length ? values[position] : unknown;
+  const slot = Array.isArray(values) ? values[position] : position === 0 ? values : undefined;
+  return slot === undefined ? unknown : slot === null ? undefined : slot;
 }
 
 function setValue(kv: CachedKeyValue, position: number, value: string | undefined): void {
+  const slot = value ?? null;
   const values = kv.indexValues;
-  if (values !== undefined && position < values.length) {
-    values[position] = value;
+  if (Array.isArray(values) && position < values.length) {
+    values[position] = slot;
+    return;
+  }
+  if (!Array.isArray(values) && position === 0) {
+    // The first index alone (nearly always): the value itself, no array.
+    kv.indexValues = slot;
     return;
   }
   // A new array of the exact length each time: one grown by a store past its end keeps room for 17 (150 bytes a value).
-  const grown = values === undefined ? [] : values.slice();
+  const grown = Array.isArray(values) ? values.slice() : [values];
   while (grown.length < position) grown.push(undefined);
-  kv.indexValues = position === 0 && grown.length === 0 ? [value] : [...grown, value];
+  grown.push(slot);
+  kv.indexValues = grown;
 }
 
 /** Whether `event` concerns watchers of `value`: the object had it before or has it now (or it is not known). */

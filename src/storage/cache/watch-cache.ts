@@ -262,7 +262,7 @@ export class WatchCache implements FeedSubscriber {
     this.buffer = [];
     const snapshot = await this.readRoot(generation);
     if (!snapshot) return;
-    const values = snapshot.items.map(cachedKeyValue);
+    const values = snapshot.items;
     this.values.reset(values);
     // Key order as the values keep it (reset sorts an out-of-order range).
     const ordered = this.indexes.size > 0 ? this.values.range(this.root, undefined, 0).items : values;
@@ -283,7 +283,7 @@ export class WatchCache implements FeedSubscriber {
    * thousands of objects) does not hold requests up while it loads.
    * Undefined when a newer load or a stop overtook this one.
    */
-  private async readRoot(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+  private async readRoot(generation: number): Promise<{ items: CachedKeyValue[]; revision: number } | undefined> {
     for (;;) {
       try {
         return await this.readRootOnce(generation);
@@ -294,16 +294,17 @@ export class WatchCache implements FeedSubscriber {
     }
   }
 
-  private async readRootOnce(generation: number): Promise<{ items: KeyValue[]; revision: number } | undefined> {
+  private async readRootOnce(generation: number): Promise<{ items: CachedKeyValue[]; revision: number } | undefined> {
     const overtaken = () => generation !== this.generation || this.stopped;
     const first = await this.backend.range(this.root, { limit: loadPageSize, skipCount: true });
-    const items = first.items;
+    // The cache's own values page by page: the store's KeyValues die young instead of living (and being promoted) until the last page.
+    const items = first.items.map(cachedKeyValue);
     for (let more = first.more; more;) {
       await new Promise((resolve) => setImmediate(resolve));
       if (overtaken()) return undefined;
       const after = `${items[items.length - 1]!.key}\0`;
       const page = await this.backend.range(this.root, { revision: first.revision, startKey: after, limit: loadPageSize, skipCount: true });
-      for (const kv of page.items) items.push(kv);
+      for (const kv of page.items) items.push(cachedKeyValue(kv));
       more = page.more;
     }
     return overtaken() ? undefined : { items, revision: first.revision };

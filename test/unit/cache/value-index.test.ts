@@ -100,6 +100,32 @@ for (const { name, open } of backendCases) {
       }
     });
 
+    test('two indexes on one cache each list exactly their groups, the second declared after the first had indexed every value', async () => {
+      const { backend, dispose } = open();
+      const parityOf = (value: Buffer) => (Number(value.toString().split('|')[1]) % 2 ? 'odd' : 'even');
+      const byParity: CacheIndexDeclaration = { name: 'parity', valueOf: (kv) => parityOf(kv.value) };
+      const cache = new WatchCache(backend, root);
+      cache.addIndex(byNode);
+      try {
+        await churn(backend, 60, seededRandom(5));
+        await cache.start();
+        cache.addIndex(byParity);
+        for (let round = 0; round < 2; round++) {
+          assertIndexExact(cache);
+          const all = cache.list(root).items;
+          for (const parity of ['odd', 'even']) {
+            const expected = all.filter((kv) => parityOf(kv.value) === parity).map(view);
+            assert.deepEqual(cache.list(root, { index: { name: 'parity', value: parity } }).items.map(view), expected, parity);
+          }
+          await churn(backend, 40, seededRandom(6 + round));
+          await cache.waitUntilFresh(await backend.currentRevision());
+        }
+      } finally {
+        cache.stop();
+        await dispose();
+      }
+    });
+
     test('a watcher of a node is offered exactly the events of objects that were or are on it: a move reaches the old node\'s and the new node\'s', withCache(async (backend, cache) => {
       const from = cache.revision;
       const oracle = startOracle(backend, from);
