@@ -8,7 +8,7 @@
 
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -85,5 +85,3 @@ export async function benchAdmissionPolicy(opts: { quick: boolean; progress: (m:
     ];
   });
 }
-
-await runAlone(import.meta.url, benchAdmissionPolicy);

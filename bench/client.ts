@@ -8,7 +8,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { Answer, Command, Which } from './client-child.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
@@ -122,6 +122,3 @@ function clientNodeVersion(): string {
     return '';
   }
 }
-
-// Alone: node dist/bench/client.js [--quick]
-await runAlone(import.meta.url, benchClient);

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
@@ -138,12 +138,4 @@ export async function benchCodec(opts: CodecBenchOptions): Promise<Row[]> {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     baseline.remove();
   }
-}
-
-// Alone: node dist/bench/codec.js [--quick] [--baseline <commit>]
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.argv.includes('--quick');
-  const at = process.argv.indexOf('--baseline');
-  const rows = await benchCodec({ quick, baseline: at > 0 ? process.argv[at + 1] : undefined, progress: (m) => process.stderr.write(`${m}\n`) });
-  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
 }

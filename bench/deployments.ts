@@ -6,7 +6,7 @@
 
 import { sendJson } from './http.js';
 import { settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -88,6 +88,3 @@ export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
     return [...row('create', creates, 0.5), ...row('get', gets, 0.9), ...row('list of 500: each', lists, 0.9), ...statusRows];
   });
 }
-
-// Alone: node dist/bench/deployments.js [--quick]
-await runAlone(import.meta.url, benchDeployments);

@@ -7,7 +7,7 @@
 // its rounds, as in bench/versions.ts.
 
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell } from './alternate.js';
 import { Row, target } from './table.js';
@@ -59,6 +59,3 @@ export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<R
     ];
   }, { entry: new URL('./deprecated-server.js', import.meta.url).pathname });
 }
-
-// Alone: node dist/bench/deprecation.js [--quick]
-await runAlone(import.meta.url, benchDeprecation);

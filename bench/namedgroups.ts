@@ -11,7 +11,7 @@
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, fmtMs, median, summarise } from './stats.js';
@@ -166,6 +166,3 @@ export async function benchNamedGroups(opts: { quick: boolean; progress: (m: str
     }
   });
 }
-
-// Alone: node dist/bench/namedgroups.js [--quick]
-await runAlone(import.meta.url, benchNamedGroups);

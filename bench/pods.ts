@@ -9,7 +9,7 @@
 
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -205,6 +205,3 @@ async function watchFanOut(s: BenchServer, agent: Agent, podBytes: number, quick
     },
   ];
 }
-
-// Alone: node dist/bench/pods.js [--quick]
-await runAlone(import.meta.url, benchPods);

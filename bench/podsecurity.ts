@@ -10,7 +10,7 @@
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { pod } from './bodies.js';
 import { fmtInt, summarise } from './stats.js';
@@ -90,6 +90,3 @@ export async function benchPodSecurity(opts: PodSecurityBenchOptions): Promise<R
     }
   });
 }
-
-// Alone: node dist/bench/podsecurity.js [--quick]
-await runAlone(import.meta.url, benchPodSecurity);

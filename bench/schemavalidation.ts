@@ -10,7 +10,7 @@
 import { checkSchema, compileSchema, markers, type CompiledSchema, type JSONSchemaProps } from '../src/api/validation/index.js';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 
@@ -177,6 +177,3 @@ export async function benchSchemaValidation(opts: SchemaValidationBenchOptions):
     ];
   });
 }
-
-// Alone: node dist/bench/schemavalidation.js [--quick]
-await runAlone(import.meta.url, benchSchemaValidation);

@@ -7,7 +7,7 @@
 
 import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell } from './alternate.js';
 import { Row, target } from './table.js';
@@ -58,6 +58,3 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
     ];
   });
 }
-
-// Alone: node dist/bench/versions.js [--quick]
-await runAlone(import.meta.url, benchVersions);

@@ -8,7 +8,7 @@
 // controller work, so this is the write path alone (the ServiceAccount rows
 // of bench/run.ts carry the token controller's).
 //
-//   node dist/bench/writes.js [--quick] [--cpu-prof] [--perf]
+//   npm run bench -- writes [--quick] [--cpu-prof] [--perf]
 //
 // With --cpu-prof the server runs under `node --cpu-prof`, and its hot spots
 // are printed to stderr at the end (its rates are then not the real ones).
@@ -26,7 +26,7 @@ import type { PhaseSpec } from './load-protocol.js';
 import { Measured, medianRound, rateCell } from './alternate.js';
 import { formatProfile } from './profile.js';
 import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { fmtInt } from './stats.js';
 import { Row, target } from './table.js';
 
@@ -153,5 +153,3 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
   }
   return figures;
 }
-
-await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof'), perf: process.argv.includes('--perf') })).rows);

@@ -31,6 +31,9 @@ const slowestFirst = [
 ].map((name) => join('dist/test', `${name}.test.js`));
 const rank = (file) => (slowestFirst.includes(file) ? slowestFirst.indexOf(file) : slowestFirst.length);
 
+/** Test files run at once unless `--concurrency=N` says otherwise. */
+const defaultConcurrency = 2;
+
 /**
  * `--set=lines`: what CI runs on the Node.js lines that do not run the whole
  * suite (.ci/run): the storage conformance suite on every driver, the TLS and
@@ -46,7 +49,19 @@ const sets = {
   ],
 };
 
-const args = process.argv.slice(2);
+// `--concurrency=N`: how many test files run at once (node --test's own
+// option, given through); the default is chosen below.
+let concurrency = defaultConcurrency;
+const args = process.argv.slice(2).filter((arg) => {
+  const given = /^--concurrency=(.*)$/.exec(arg)?.[1];
+  if (given === undefined) return true;
+  concurrency = Number(given);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    console.error(`--concurrency takes a whole number of test files, at least 1, not ${JSON.stringify(given)}`);
+    process.exit(2);
+  }
+  return false;
+});
 const only = args.flatMap((arg) => {
   const named = /^--set=(.*)$/.exec(arg)?.[1];
   if (named === undefined) return [arg];
@@ -85,6 +100,6 @@ const { ensureKeyMaterial } = await import(new URL('../dist/src/pki/index.js', i
 await ensureKeyMaterial(keyMaterialDir, { serviceAccountKeyFiles: [] });
 const env = { ...process.env, PLAT_TEST_KEY_MATERIAL: keyMaterialDir };
 
-const result = spawnSync(process.execPath, ['--test', '--test-concurrency=2', ...reporters, ...files], { stdio: 'inherit', env });
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], { stdio: 'inherit', env });
 rmSync(keyMaterialDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);
