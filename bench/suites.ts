@@ -158,7 +158,7 @@ export const suites: readonly Suite[] = [
     flags: ['quick', 'perf'],
     run: async (a, progress) => (await import('./customresources.js')).benchCustomResources({ quick: a.quick, perf: a.perf, progress }),
   }),
-  { name: 'operators', file: 'operators.ts', what: "the operators' CRDs installed; an HTTPRoute create beside a ConfigMap's", usage: '[--quick] [--routes] [--baseline COMMIT]' },
+  { name: 'operators', file: 'operators.ts', what: "the operators' CRDs installed; an HTTPRoute create beside a ConfigMap's", usage: '[--quick] | --routes [--quick] [--baseline COMMIT] [--cpu-prof] [--perf]' },
   suite({
     name: 'admission-plugins', file: 'admission-plugins.ts', what: 'Pod creates with the default plugin set beside every plugin off',
     flags: ['quick'],
