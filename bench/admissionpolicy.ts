@@ -34,10 +34,10 @@ const policy = {
   },
 };
 
-export async function benchAdmissionPolicy(opts: { quick: boolean; progress: (m: string) => void }): Promise<Row[]> {
+export async function benchAdmissionPolicy(opts: { quick: boolean; rounds?: number; progress: (m: string) => void }): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-vap-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     for (const [name, labels] of [[bound, { policy: 'on' }], [free, {}]] as const) {
       const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name, labels } }, 10_000);

@@ -50,7 +50,7 @@ export type ParsedArgs<F extends FlagName> = { [K in F]: ValueOf<K> } & { positi
 /** A command line the suite cannot take; `npm run bench` prints it with the suite's usage and exits 2. */
 export class BenchArgsError extends Error {}
 
-/** `--rounds N` and `--rounds=N` alike; a flag not in `allowed` is an error, as is a number that is not one. */
+/** `--rounds N` and `--rounds=N` alike; a flag not in `allowed` is an error, as is a count that is not a whole number ≥ 1. */
 export function parseBenchArgs<F extends FlagName>(argv: readonly string[], allowed: readonly F[]): ParsedArgs<F> {
   const options: Record<string, { type: 'boolean' | 'string'; multiple?: boolean }> = {};
   for (const name of allowed) {
@@ -75,15 +75,16 @@ export function parseBenchArgs<F extends FlagName>(argv: readonly string[], allo
     const spec: FlagSpec = flagTable[name];
     const given = (parsed.values as Record<string, string | boolean | undefined>)[name];
     if (spec.type === 'boolean') out[name] = given === true;
-    else if (spec.type === 'number') out[name] = given === undefined ? undefined : positiveNumber(name, String(given));
+    else if (spec.type === 'number') out[name] = given === undefined ? undefined : count(name, String(given));
     else out[name] = given;
   }
   return out as ParsedArgs<F>;
 }
 
-function positiveNumber(name: string, text: string): number {
+/** Every number flag counts something (rounds, requests, rows): a whole number, at least 1. */
+function count(name: string, text: string): number {
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new BenchArgsError(`--${name} takes a positive number, not ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n < 1) throw new BenchArgsError(`--${name} takes a whole number, at least 1, not ${JSON.stringify(text)}`);
   return n;
 }
 

@@ -15,6 +15,8 @@ import { fmtCpu, fmtInt, median } from './stats.js';
 
 export interface ClientBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -62,7 +64,7 @@ export async function benchClient(opts: ClientBenchOptions): Promise<Row[]> {
   const POPULATION = quick ? 200 : 1_000;
   const GETS = quick ? 1_000 : 5_000;
   const EVENTS = quick ? 500 : 2_000;
-  const ROUNDS = quick ? 5 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 7);
   return withBenchServer('plat-bench-client-', 1, async ({ server: s, agent }) => {
     const post = async (path: string, body: unknown) => {
       const r = await sendJson(agent, s.port, 'POST', path, body, 10_000);

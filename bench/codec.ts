@@ -23,6 +23,8 @@ export const codecBaselineCommit = 'b967566';
 
 export interface CodecBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** The commit to compare with (default: codecBaselineCommit). */
   baseline?: string;
@@ -69,7 +71,7 @@ export async function benchCodec(opts: CodecBenchOptions): Promise<Row[]> {
   const COUNT = quick ? 1_000 : 4_000;
   const LISTS = quick ? 50 : 200;
   const CREATES = quick ? 300 : 1_000;
-  const ROUNDS = quick ? 5 : 9;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 9);
   const commit = opts.baseline ?? codecBaselineCommit;
   const baseline = buildBaseline(commit, progress);
   const dirs: string[] = [];

@@ -36,6 +36,8 @@ import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } fr
 
 export interface CustomResourceBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** Profile one more phase of ConfigMap and of custom creates with Linux perf, printed to stderr. */
   perf?: boolean;
@@ -99,7 +101,7 @@ async function served(agent: Agent, server: BenchServer, plural: string, g: stri
 export async function benchCustomResources(opts: CustomResourceBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   const READS = quick ? 600 : 4_000;
   const LISTS = quick ? 50 : 300;
   const DEFINITIONS = quick ? 20 : 100;

@@ -22,7 +22,7 @@ const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-deployments-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     for (const ns of [namespace, 'deployments-list', 'cms-list']) {
       const made = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: ns } }, 10_000);

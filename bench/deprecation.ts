@@ -16,6 +16,8 @@ import { productGroup } from '../src/machinery/vocabulary.js';
 
 export interface DeprecationBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -28,7 +30,7 @@ const group = productGroup('bench');
 export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 5_000;
-  const ROUNDS = quick ? 3 : 9;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 9);
   const POPULATION = quick ? 300 : 1_000;
   return withBenchServer('plat-bench-deprecation-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {

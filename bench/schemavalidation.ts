@@ -16,6 +16,8 @@ import { fmtCpu, fmtInt, median } from './stats.js';
 
 export interface SchemaValidationBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -113,7 +115,7 @@ function inProcessCpuMs(compiled: CompiledSchema, objects: Record<string, unknow
 export async function benchSchemaValidation(opts: SchemaValidationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 3_000;
-  const ROUNDS = quick ? 3 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 7);
   const IN_PROCESS = quick ? 2_000 : 20_000;
   const withRules = operatorSchema(true);
   const problems = checkSchema(withRules, 'schema');

@@ -63,8 +63,8 @@ export const suites: readonly Suite[] = [
   }),
   suite({
     name: 'writes', file: 'writes.ts', what: 'ConfigMap creates and unconditional PUTs against the no-work ceiling',
-    flags: ['quick', 'cpu-prof', 'perf'],
-    run: async (a, progress) => (await (await import('./writes.js')).benchWrites({ quick: a.quick, cpuProf: a['cpu-prof'], perf: a.perf, progress })).rows,
+    flags: ['quick', 'rounds', 'cpu-prof', 'perf'],
+    run: async (a, progress) => (await (await import('./writes.js')).benchWrites({ quick: a.quick, rounds: a.rounds, cpuProf: a['cpu-prof'], perf: a.perf, progress })).rows,
   }),
   suite({
     name: 'reads', file: 'reads.ts', what: 'lists of 10,000 ConfigMaps, RSS with them cached, one event to 1,000 watchers, a write soak',
@@ -119,44 +119,44 @@ export const suites: readonly Suite[] = [
   }),
   suite({
     name: 'versions', file: 'versions.ts', what: 'gets of Events at a converted version beside the stored one',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./versions.js')).benchVersions({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./versions.js')).benchVersions({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'deprecation', file: 'deprecation.ts', what: 'gets at a deprecated version beside a current one',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./deprecation.js')).benchDeprecation({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./deprecation.js')).benchDeprecation({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'codec', file: 'codec.ts', what: 'stored-version reads, watch events and creates beside another build (by default the commit before versioned kinds)',
-    flags: ['quick', 'baseline'],
-    run: async (a, progress) => (await import('./codec.js')).benchCodec({ quick: a.quick, baseline: a.baseline, progress }),
+    flags: ['quick', 'rounds', 'baseline'],
+    run: async (a, progress) => (await import('./codec.js')).benchCodec({ quick: a.quick, rounds: a.rounds, baseline: a.baseline, progress }),
   }),
   { name: 'writeroad', file: 'writeroad.ts', what: "upstream's write order beside the commit before it", usage: '[--quick] [--baseline COMMIT]' },
   suite({
     name: 'schemavalidation', file: 'schemavalidation.ts', what: "validation from a schema beside a create's whole CPU",
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./schemavalidation.js')).benchSchemaValidation({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./schemavalidation.js')).benchSchemaValidation({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'namedgroups', file: 'namedgroups.ts', what: 'Ingress and the endpoints controllers beside ConfigMaps',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./namedgroups.js')).benchNamedGroups({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./namedgroups.js')).benchNamedGroups({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'pods', file: 'pods.ts', what: 'Pods of realistic size beside ConfigMaps, watch fan-out of 500',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./pods.js')).benchPods({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./pods.js')).benchPods({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'deployments', file: 'deployments.ts', what: 'Deployments beside ConfigMaps',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./deployments.js')).benchDeployments({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./deployments.js')).benchDeployments({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'customresources', file: 'customresources.ts', what: 'operator-schema custom objects beside ConfigMaps; a definition until served',
-    flags: ['quick', 'perf'],
-    run: async (a, progress) => (await import('./customresources.js')).benchCustomResources({ quick: a.quick, perf: a.perf, progress }),
+    flags: ['quick', 'rounds', 'perf'],
+    run: async (a, progress) => (await import('./customresources.js')).benchCustomResources({ quick: a.quick, rounds: a.rounds, perf: a.perf, progress }),
   }),
   { name: 'operators', file: 'operators.ts', what: "the operators' CRDs installed; an HTTPRoute create beside a ConfigMap's", usage: '[--quick] | --routes [--quick] [--baseline COMMIT] [--cpu-prof] [--perf]' },
   suite({
@@ -166,13 +166,13 @@ export const suites: readonly Suite[] = [
   }),
   suite({
     name: 'admissionpolicy', file: 'admissionpolicy.ts', what: 'Pod creates with one ValidatingAdmissionPolicy bound beside none',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./admissionpolicy.js')).benchAdmissionPolicy({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./admissionpolicy.js')).benchAdmissionPolicy({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'podsecurity', file: 'podsecurity.ts', what: 'Pod creates in an enforce=restricted namespace beside an unlabelled one',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./podsecurity.js')).benchPodSecurity({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./podsecurity.js')).benchPodSecurity({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'namespacedelete', file: 'namespacedelete.ts', what: 'deleting a namespace of 10,000 objects with every controller running',
@@ -181,8 +181,8 @@ export const suites: readonly Suite[] = [
   }),
   suite({
     name: 'client', file: 'client.ts', what: "this package's client CPU per get and watch event beside @kubernetes/client-node",
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./client.js')).benchClient({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./client.js')).benchClient({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'memory', file: 'memory.ts', what: "RSS 30 s after each load; a restart holding 100,000 ConfigMaps; the event window's bound",

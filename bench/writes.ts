@@ -32,6 +32,8 @@ import { Row, target } from './table.js';
 
 export interface WritesBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** Run the server under --cpu-prof and print its profile to stderr. */
   cpuProf?: boolean;
@@ -59,7 +61,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
   const perf = opts.perf === true && perfAvailable();
   if (opts.perf && !perf) progress('writes: perf is not available here (no profile)');
   const COUNT = quick ? 400 : 2_000;
-  const ROUNDS = quick ? 5 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 7);
   const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
   const nodeArgs = [...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(perf ? perfNodeArgs : [])];
   const figures = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {

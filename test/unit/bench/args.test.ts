@@ -16,15 +16,16 @@ test('flags parse to their types, in both spellings; absent ones are false or un
   assert.equal(parseBenchArgs(['--rounds=7'], ['rounds']).rounds, 7);
 });
 
-test('a flag the suite does not take, a short flag, a bad number or a missing value is refused with words that name it', () => {
+test('a flag the suite does not take, a short flag, a count that is not a whole number ≥ 1 or a missing value is refused with words that name it', () => {
   const refused = (argv: string[], words: RegExp) => assert.throws(() => parseBenchArgs(argv, ['quick', 'rounds']), (e: unknown) => e instanceof BenchArgsError && words.test(e.message));
   refused(['--perf'], /unknown flag --perf/);
   refused(['--no-such'], /unknown flag --no-such/);
   refused(['-q'], /unknown flag -q/);
-  refused(['--rounds', 'three'], /--rounds takes a positive number, not "three"/);
-  refused(['--rounds=0'], /positive number/);
-  refused(['--rounds=-2'], /positive number/);
-  refused(['--rounds='], /positive number/);
+  refused(['--rounds', 'three'], /--rounds takes a whole number, at least 1, not "three"/);
+  refused(['--rounds=0'], /whole number, at least 1/);
+  refused(['--rounds=-2'], /whole number/);
+  refused(['--rounds=2.5'], /whole number/);
+  refused(['--rounds='], /whole number/);
   refused(['--rounds'], /--rounds/);
   refused(['--quick=yes'], /--quick/);
 });
