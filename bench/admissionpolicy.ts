@@ -8,7 +8,7 @@
 
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -34,10 +34,10 @@ const policy = {
   },
 };
 
-export async function benchAdmissionPolicy(opts: { quick: boolean; progress: (m: string) => void }): Promise<Row[]> {
+export async function benchAdmissionPolicy(opts: { quick: boolean; rounds?: number; progress: (m: string) => void }): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-vap-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     for (const [name, labels] of [[bound, { policy: 'on' }], [free, {}]] as const) {
       const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name, labels } }, 10_000);
@@ -85,5 +85,3 @@ export async function benchAdmissionPolicy(opts: { quick: boolean; progress: (m:
     ];
   });
 }
-
-await runAlone(import.meta.url, benchAdmissionPolicy);

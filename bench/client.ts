@@ -8,13 +8,15 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { Answer, Command, Which } from './client-child.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 
 export interface ClientBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -62,7 +64,7 @@ export async function benchClient(opts: ClientBenchOptions): Promise<Row[]> {
   const POPULATION = quick ? 200 : 1_000;
   const GETS = quick ? 1_000 : 5_000;
   const EVENTS = quick ? 500 : 2_000;
-  const ROUNDS = quick ? 5 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 7);
   return withBenchServer('plat-bench-client-', 1, async ({ server: s, agent }) => {
     const post = async (path: string, body: unknown) => {
       const r = await sendJson(agent, s.port, 'POST', path, body, 10_000);
@@ -122,6 +124,3 @@ function clientNodeVersion(): string {
     return '';
   }
 }
-
-// Alone: node dist/bench/client.js [--quick]
-await runAlone(import.meta.url, benchClient);

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { BenchServer, cpuMsPrecise, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
@@ -23,6 +23,8 @@ export const codecBaselineCommit = 'b967566';
 
 export interface CodecBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** The commit to compare with (default: codecBaselineCommit). */
   baseline?: string;
@@ -69,7 +71,7 @@ export async function benchCodec(opts: CodecBenchOptions): Promise<Row[]> {
   const COUNT = quick ? 1_000 : 4_000;
   const LISTS = quick ? 50 : 200;
   const CREATES = quick ? 300 : 1_000;
-  const ROUNDS = quick ? 5 : 9;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 9);
   const commit = opts.baseline ?? codecBaselineCommit;
   const baseline = buildBaseline(commit, progress);
   const dirs: string[] = [];
@@ -138,12 +140,4 @@ export async function benchCodec(opts: CodecBenchOptions): Promise<Row[]> {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     baseline.remove();
   }
-}
-
-// Alone: node dist/bench/codec.js [--quick] [--baseline <commit>]
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.argv.includes('--quick');
-  const at = process.argv.indexOf('--baseline');
-  const rows = await benchCodec({ quick, baseline: at > 0 ? process.argv[at + 1] : undefined, progress: (m) => process.stderr.write(`${m}\n`) });
-  for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
 }

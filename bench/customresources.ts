@@ -19,7 +19,7 @@
 // lists it and a GET of its collection answers 200 on the same server),
 // median over 100 definitions.
 //
-// With --perf (alone: `node dist/bench/customresources.js --perf`), one more
+// With --perf (alone: `npm run bench -- customresources --perf`), one more
 // phase of ConfigMap creates and one of custom creates run under Linux perf
 // after the rounds, and where each one's server CPU went is printed to
 // stderr by function, in µs per create (bench/perfprofile.ts).
@@ -27,7 +27,7 @@
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle, type BenchServer } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 import { operatorObject, operatorSchema } from './schemavalidation.js';
@@ -36,6 +36,8 @@ import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } fr
 
 export interface CustomResourceBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** Profile one more phase of ConfigMap and of custom creates with Linux perf, printed to stderr. */
   perf?: boolean;
@@ -99,7 +101,7 @@ async function served(agent: Agent, server: BenchServer, plural: string, g: stri
 export async function benchCustomResources(opts: CustomResourceBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   const READS = quick ? 600 : 4_000;
   const LISTS = quick ? 50 : 300;
   const DEFINITIONS = quick ? 20 : 100;
@@ -226,6 +228,3 @@ export async function benchCustomResources(opts: CustomResourceBenchOptions): Pr
     }
   }, perf ? { nodeArgs: perfNodeArgs } : {});
 }
-
-// Alone: node dist/bench/customresources.js [--quick]
-await runAlone(import.meta.url, (o) => benchCustomResources({ ...o, perf: process.argv.includes('--perf') }));

@@ -6,7 +6,7 @@
 
 import { sendJson } from './http.js';
 import { settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -22,7 +22,7 @@ const configMaps = (ns: string) => `/api/v1/namespaces/${ns}/configmaps`;
 export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-deployments-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     for (const ns of [namespace, 'deployments-list', 'cms-list']) {
       const made = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: ns } }, 10_000);
@@ -88,6 +88,3 @@ export async function benchDeployments(opts: PodsBenchOptions): Promise<Row[]> {
     return [...row('create', creates, 0.5), ...row('get', gets, 0.9), ...row('list of 500: each', lists, 0.9), ...statusRows];
   });
 }
-
-// Alone: node dist/bench/deployments.js [--quick]
-await runAlone(import.meta.url, benchDeployments);

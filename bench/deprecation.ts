@@ -7,7 +7,7 @@
 // its rounds, as in bench/versions.ts.
 
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell } from './alternate.js';
 import { Row, target } from './table.js';
@@ -16,6 +16,8 @@ import { productGroup } from '../src/machinery/vocabulary.js';
 
 export interface DeprecationBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -28,7 +30,7 @@ const group = productGroup('bench');
 export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 5_000;
-  const ROUNDS = quick ? 3 : 9;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 9);
   const POPULATION = quick ? 300 : 1_000;
   return withBenchServer('plat-bench-deprecation-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
@@ -59,6 +61,3 @@ export async function benchDeprecation(opts: DeprecationBenchOptions): Promise<R
     ];
   }, { entry: new URL('./deprecated-server.js', import.meta.url).pathname });
 }
-
-// Alone: node dist/bench/deprecation.js [--quick]
-await runAlone(import.meta.url, benchDeprecation);

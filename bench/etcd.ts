@@ -6,18 +6,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BenchServer, cpuMsPrecise, serverMetric, settle, startBenchServer } from './child.js';
 import { BurstClient } from './burst.js';
 import { benchBearerTokens } from './tokens.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtCpu, fmtMs, median } from './stats.js';
-import { markdownTable, Row, target } from './table.js';
+import { Row, target } from './table.js';
 import { startEtcd } from '../test/support/etcd.js';
 import { EtcdBackend } from '../src/storage/etcd/store.js';
 import { measureBackend } from './storage.js';
-import { targets } from './targets.js';
 
 export interface EtcdBenchOptions {
   quick: boolean;
@@ -301,17 +299,4 @@ export async function benchEtcd(options: EtcdBenchOptions): Promise<Row[]> {
     await store.stop();
   }
   return rows;
-}
-
-// Standalone (the etcd rows without the SQLite ones): node dist/bench/etcd.js [--quick] [--entry <another build's dist/src/cli/main.js>]
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const t0 = performance.now();
-  const at = process.argv.indexOf('--entry');
-  const rows = await benchEtcd({
-    quick: process.argv.includes('--quick'), concurrency: 16, goals: targets.etcd,
-    entry: at > 0 ? process.argv[at + 1] : undefined,
-    progress: (msg) => process.stderr.write(`[etcd ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
-  });
-  process.stdout.write(markdownTable(rows));
-  process.exit(0);
 }

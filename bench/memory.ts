@@ -12,17 +12,15 @@
 // While each load runs, the event window's bytes are sampled from /metrics
 // every 250 ms: the largest sample must stay within --watch-cache-window-bytes.
 //
-//   node dist/bench/memory.js [--quick]
+//   npm run bench -- memory [--quick]
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { BenchServer, rssBytes, serverMetric, settle, startBenchServer } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtMs } from './stats.js';
-import { markdownTable, Row, target } from './table.js';
+import { Row, target } from './table.js';
 import { discardList } from './restart.js';
 import { targets } from './targets.js';
 
@@ -189,22 +187,4 @@ export async function benchMemory(dataRoot: string, opts: MemoryOptions): Promis
     target: target('never above the flag', windowMax <= windowLimit),
   });
   return rows;
-}
-
-// Standalone: node dist/bench/memory.js [--quick] [--heavy | --light]  (--light: without the 100,000-object rows)
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const dir = mkdtempSync(join(tmpdir(), 'plat-bench-memory-'));
-  const t0 = performance.now();
-  try {
-    const quick = process.argv.includes('--quick');
-    const rows = await benchMemory(dir, {
-      quick,
-      heavy: process.argv.includes('--heavy') || (!quick && !process.argv.includes('--light')),
-      progress: (msg) => process.stderr.write(`[memory ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
-    });
-    process.stdout.write(markdownTable(rows));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  process.exit(0);
 }

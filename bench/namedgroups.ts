@@ -11,7 +11,7 @@
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, fmtMs, median, summarise } from './stats.js';
@@ -53,10 +53,10 @@ function ingress(n: string) {
   };
 }
 
-export async function benchNamedGroups(opts: { quick: boolean; progress: (m: string) => void }): Promise<Row[]> {
+export async function benchNamedGroups(opts: { quick: boolean; rounds?: number; progress: (m: string) => void }): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 1_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   const PODS = 100;
   return withBenchServer('plat-bench-named-', 1, async ({ server: s, agent: setup }) => {
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: s.creds.ca, cert: s.creds.cert, key: s.creds.key });
@@ -166,6 +166,3 @@ export async function benchNamedGroups(opts: { quick: boolean; progress: (m: str
     }
   });
 }
-
-// Alone: node dist/bench/namedgroups.js [--quick]
-await runAlone(import.meta.url, benchNamedGroups);

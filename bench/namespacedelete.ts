@@ -4,19 +4,18 @@
 // delete than was created), on a server of its own (built CLI child, fresh
 // SQLite data dir). The clock runs from the DELETE to the namespace's GET
 // answering 404; /readyz is polled every 100 ms meanwhile and every failure
-// is counted. Runs standalone too: node dist/bench/namespacedelete.js [--quick] [--cpu-prof]
+// is counted. Runs standalone too: npm run bench -- namespacedelete [--quick] [--cpu-prof]
 
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
 import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { formatProfile } from './profile.js';
 import { fmtInt, fmtMs } from './stats.js';
-import { markdownTable, Row, target } from './table.js';
+import { Row, target } from './table.js';
 
 export interface NamespaceDeleteBenchOptions {
   quick: boolean;
@@ -122,11 +121,4 @@ export async function benchNamespaceDelete(opts: NamespaceDeleteBenchOptions): P
     }
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const quick = process.argv.includes('--quick');
-  const cpuProf = process.argv.includes('--cpu-prof');
-  const rows = await benchNamespaceDelete({ quick, cpuProf, progress: (msg) => process.stderr.write(`${msg}\n`) });
-  process.stdout.write(markdownTable(rows));
 }

@@ -15,10 +15,9 @@
 // kernel below it) one row, and the other threads (V8's compiler and GC
 // helpers, libuv's pool: fdatasync) one row.
 //
-//   node dist/bench/perfprofile.js <perf.data> <operations> [rows]
+//   npm run bench -- perfprofile <perf.data> --ops <operations> [--top N] [--functions]
 
 import { spawn, spawnSync } from 'node:child_process';
-import { pathToFileURL } from 'node:url';
 
 /** Whether `perf record` can run here (installed, and allowed to sample a process of ours). */
 export function perfAvailable(): boolean {
@@ -105,13 +104,4 @@ export function formatPerf(title: string, s: PerfSummary, top = 30): string {
     `${title}: main thread ${s.mainUs.toFixed(0)} µs per operation, other threads ${s.otherUs.toFixed(0)} µs`,
     ...s.rows.slice(0, top).map((r) => `${r.us.toFixed(1).padStart(8)} µs  ${r.where}`),
   ].join('\n');
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [file, operations, top, mode] = process.argv.slice(2);
-  if (!file || !operations) {
-    process.stderr.write('usage: node dist/bench/perfprofile.js <perf.data> <operations> [rows] [--functions]\n');
-    process.exit(2);
-  }
-  process.stdout.write(formatPerf(file, summarisePerf(file, Number(operations), mode === '--functions'), top ? Number(top) : 30) + '\n');
 }

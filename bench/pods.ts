@@ -9,7 +9,7 @@
 
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { Row, target } from './table.js';
@@ -21,6 +21,8 @@ import type { BenchServer } from './child.js';
 
 export interface PodsBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -31,7 +33,7 @@ const namespace = 'pods-bench';
 export async function benchPods(opts: PodsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-pods-', CONCURRENCY, async ({ server: s, agent, load: gen }) => {
     const r = await sendJson(agent, s.port, 'POST', '/api/v1/namespaces', { metadata: { name: namespace } }, 10_000);
     if (r.status !== 201) throw new Error(`namespace: HTTP ${r.status}`);
@@ -205,6 +207,3 @@ async function watchFanOut(s: BenchServer, agent: Agent, podBytes: number, quick
     },
   ];
 }
-
-// Alone: node dist/bench/pods.js [--quick]
-await runAlone(import.meta.url, benchPods);

@@ -10,7 +10,7 @@
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { medianRound, rateCell, type Measured } from './alternate.js';
 import { pod } from './bodies.js';
 import { fmtInt, summarise } from './stats.js';
@@ -18,6 +18,8 @@ import type { Row } from './table.js';
 
 export interface PodSecurityBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -36,7 +38,7 @@ function restrictedPod(name: string): any {
 export async function benchPodSecurity(opts: PodSecurityBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 300 : 2_000;
-  const ROUNDS = quick ? 3 : 5;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 5);
   return withBenchServer('plat-bench-podsecurity-', CONCURRENCY, async ({ server: s, agent }) => {
     const labels: Record<Which, Record<string, string>> = { plain: {}, restricted: { 'pod-security.plat.io/enforce': 'restricted' } };
     for (const which of ['plain', 'restricted'] as const) {
@@ -90,6 +92,3 @@ export async function benchPodSecurity(opts: PodSecurityBenchOptions): Promise<R
     }
   });
 }
-
-// Alone: node dist/bench/podsecurity.js [--quick]
-await runAlone(import.meta.url, benchPodSecurity);

@@ -1,9 +1,8 @@
 // Summarises a V8 .cpuprofile (from `node --cpu-prof`): the functions with the
-// most self time and the most inclusive time. Used by `run.ts --cpu-prof`, and
-// standalone: node dist/bench/profile.js <file.cpuprofile> [top]
+// most self time and the most inclusive time. Used by the full run's `--cpu-prof`, and
+// alone: npm run bench -- profile <file.cpuprofile> [--top N]
 
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 
 interface ProfileNode {
   id: number;
@@ -79,13 +78,4 @@ export function formatProfile(path: string, top = 30): string {
     ...[...spots].filter(interesting).filter((s) => /dist\/|node_modules\//.test(s.where))
       .sort((a, b) => b.totalMs - a.totalMs).slice(0, top).map(line),
   ].join('\n');
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const [file, top] = process.argv.slice(2);
-  if (!file) {
-    process.stderr.write('usage: node dist/bench/profile.js <file.cpuprofile> [top]\n');
-    process.exit(2);
-  }
-  process.stdout.write(formatProfile(file, top ? Number(top) : 30) + '\n');
 }

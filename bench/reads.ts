@@ -6,17 +6,13 @@
 // Requests come from the load worker (bench/load-worker.ts); watch streams are
 // held by watchers workers (bench/watchers-worker.ts), one TLS connection each.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { BenchServer, cpuMs, rssBytes, startBenchServer } from './child.js';
 import { LoadGenerator, PhaseResult } from './load.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { fmtInt, fmtMB, fmtCpu, fmtMs, percentile } from './stats.js';
-import { markdownTable, Row, target } from './table.js';
+import { Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
 import { targets } from './targets.js';
 
@@ -222,20 +218,4 @@ export async function benchReads(dataDir: string, opts: ReadsOptions): Promise<R
     agent?.destroy();
     await server?.stop(2000).catch(() => {});
   }
-}
-
-// Standalone: node dist/bench/reads.js [--quick]
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const dir = mkdtempSync(join(tmpdir(), 'plat-bench-reads-'));
-  const t0 = performance.now();
-  try {
-    const rows = await benchReads(dir, {
-      quick: process.argv.includes('--quick'),
-      progress: (msg) => process.stderr.write(`[reads ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
-    });
-    process.stdout.write(markdownTable(rows));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  process.exit(0);
 }

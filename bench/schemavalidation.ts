@@ -10,12 +10,14 @@
 import { checkSchema, compileSchema, markers, type CompiledSchema, type JSONSchemaProps } from '../src/api/validation/index.js';
 import { sendJson } from './http.js';
 import { cpuMsPrecise, settle } from './child.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { Row, target } from './table.js';
 import { fmtCpu, fmtInt, median } from './stats.js';
 
 export interface SchemaValidationBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -113,7 +115,7 @@ function inProcessCpuMs(compiled: CompiledSchema, objects: Record<string, unknow
 export async function benchSchemaValidation(opts: SchemaValidationBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 3_000;
-  const ROUNDS = quick ? 3 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 7);
   const IN_PROCESS = quick ? 2_000 : 20_000;
   const withRules = operatorSchema(true);
   const problems = checkSchema(withRules, 'schema');
@@ -177,6 +179,3 @@ export async function benchSchemaValidation(opts: SchemaValidationBenchOptions):
     ];
   });
 }
-
-// Alone: node dist/bench/schemavalidation.js [--quick]
-await runAlone(import.meta.url, benchSchemaValidation);

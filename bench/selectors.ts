@@ -6,17 +6,13 @@
 // the last watcher's latency from just before the POST. Filtered watchers of
 // one event share one decode of it, so the selector should cost little.
 //
-//   node dist/bench/selectors.js [--quick]
+//   npm run bench -- selectors [--quick]
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Agent } from 'node:https';
 import { sendJson } from './http.js';
 import { BenchServer, cpuMs, startBenchServer } from './child.js';
 import { fmtCpu, fmtInt, fmtMs } from './stats.js';
-import { markdownTable, Row, target } from './table.js';
+import { Row, target } from './table.js';
 import { WatcherPool } from './watchers.js';
 import { targets } from './targets.js';
 
@@ -101,20 +97,4 @@ export async function benchSelectors(dataDir: string, opts: SelectorsOptions): P
     agent?.destroy();
     await server?.stop(2000).catch(() => {});
   }
-}
-
-// Standalone: node dist/bench/selectors.js [--quick]
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const dir = mkdtempSync(join(tmpdir(), 'plat-bench-selectors-'));
-  const t0 = performance.now();
-  try {
-    const rows = await benchSelectors(dir, {
-      quick: process.argv.includes('--quick'),
-      progress: (msg) => process.stderr.write(`[selectors ${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`),
-    });
-    process.stdout.write(markdownTable(rows));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  process.exit(0);
 }

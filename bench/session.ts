@@ -1,7 +1,7 @@
 // What a bench of one server needs around its measurements: a fresh sqlite
 // data dir, the built CLI child on it, an HTTPS agent for set-up requests and
 // the load generator, all removed afterwards whatever happened; and the
-// entry point of a bench file that also runs alone.
+// entry point of a bench file its owner also runs directly.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { Agent } from 'node:https';
 import { BenchServer, startBenchServer, type StartOptions } from './child.js';
 import { LoadGenerator } from './load.js';
 import type { Row } from './table.js';
+import { BenchArgsError, parseBenchArgs, usageOf } from './args.js';
 
 export interface BenchSession {
   server: BenchServer;
@@ -41,9 +42,21 @@ export async function withBenchServer<T>(dataDirPrefix: string, concurrency: num
   }
 }
 
-/** When `moduleUrl` is the script node was started with: runs the bench (`--quick` honoured) and prints its rows. */
+/**
+ * When `moduleUrl` is the script node was started with (a suite whose owner
+ * runs its file directly): runs the bench and prints its rows, its flags
+ * (`--quick` alone) parsed by the bench's one parser.
+ */
 export async function runAlone(moduleUrl: string, bench: (opts: { quick: boolean; progress: (m: string) => void }) => Promise<Row[]>): Promise<void> {
   if (moduleUrl !== pathToFileURL(process.argv[1] ?? '').href) return;
-  const rows = await bench({ quick: process.argv.includes('--quick'), progress: (m) => process.stderr.write(`${m}\n`) });
+  let quick: boolean;
+  try {
+    ({ quick } = parseBenchArgs(process.argv.slice(2), ['quick']));
+  } catch (e) {
+    if (!(e instanceof BenchArgsError)) throw e;
+    process.stderr.write(`${e.message}\nusage: ${usageOf(['quick'])}\n`);
+    process.exit(2);
+  }
+  const rows = await bench({ quick, progress: (m) => process.stderr.write(`${m}\n`) });
   for (const r of rows) process.stdout.write(`| ${r.metric} | ${r.result} | ${r.target} |\n`);
 }

@@ -3,7 +3,7 @@
 // and a server's ServiceAccount creates and gets, each binding's server
 // started alike. Rounds alternate which binding goes first; each row reports
 // the median over the rounds, since other work on the machine disturbs single
-// rounds. Usage: node dist/bench/sqlite-drivers.js [--rounds N]
+// rounds. Usage: npm run bench -- sqlite-drivers [--rounds N]
 // (node:sqlite needs Node 22.13 or later).
 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,8 +17,6 @@ import { measureBackend } from './storage.js';
 import { fmtCpu, fmtInt } from './stats.js';
 
 const drivers: DriverName[] = ['better-sqlite3', 'node:sqlite'];
-const roundsArg = process.argv.indexOf('--rounds');
-const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 5;
 const STORE_KEYS = 10_000;
 const CREATES = 2_000;
 const GETS = 10_000;
@@ -78,9 +76,9 @@ async function serverRound(samples: Samples, driver: DriverName, side: Side, rou
   record(samples, `server: get ServiceAccount (${fmtInt(GETS)} random GETs)`, driver, get.perSec, (cpuMs(pid) - cpu0) / get.requests);
 }
 
-function table(samples: Samples): string {
+function table(samples: Samples, rounds: number): string {
   const lines = [
-    `| row (Node ${process.version}, median of ${ROUNDS} alternated rounds) | better-sqlite3 | node:sqlite | node:sqlite / better-sqlite3 |`,
+    `| row (Node ${process.version}, median of ${rounds} alternated rounds) | better-sqlite3 | node:sqlite | node:sqlite / better-sqlite3 |`,
     '|---|---|---|---|',
   ];
   for (const [row, byDriver] of samples) {
@@ -96,32 +94,34 @@ function table(samples: Samples): string {
   return lines.join('\n') + '\n';
 }
 
-if (!availableDrivers().includes('node:sqlite')) {
-  process.stderr.write(`node:sqlite cannot serve on Node ${process.version} (it needs 22.13 or later); nothing to compare\n`);
-  process.exit(1);
-}
-const samples: Samples = new Map();
-const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
-for (let round = 0; round < ROUNDS; round++) {
-  const order = round % 2 === 0 ? drivers : [...drivers].reverse();
-  for (const driver of order) await storeRound(samples, driver);
-  console.error(`round ${round + 1}/${ROUNDS}: store rows done`);
-}
-const sides = {} as Record<DriverName, Side>;
-try {
-  for (const driver of drivers) sides[driver] = await startSide(driver);
-  for (let round = 0; round < ROUNDS; round++) {
+/** Prints its table itself (a column per driver) and keeps it in bench/results.sqlite-drivers.node<major>.md. */
+export async function benchSqliteDrivers({ rounds, progress }: { rounds: number; progress: (m: string) => void }): Promise<void> {
+  if (!availableDrivers().includes('node:sqlite')) {
+    throw new Error(`node:sqlite cannot serve on Node ${process.version} (it needs 22.13 or later); nothing to compare`);
+  }
+  const samples: Samples = new Map();
+  const load0 = loadavg().map((x) => x.toFixed(2)).join(' ');
+  for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? drivers : [...drivers].reverse();
-    for (const driver of order) await serverRound(samples, driver, sides[driver], round);
-    console.error(`round ${round + 1}/${ROUNDS}: server rows done`);
+    for (const driver of order) await storeRound(samples, driver);
+    progress(`round ${round + 1}/${rounds}: store rows done`);
   }
-} finally {
-  for (const side of Object.values(sides)) {
-    await side.load.close();
-    await side.server.stop();
-    rmSync(side.dir, { recursive: true, force: true });
+  const sides = {} as Record<DriverName, Side>;
+  try {
+    for (const driver of drivers) sides[driver] = await startSide(driver);
+    for (let round = 0; round < rounds; round++) {
+      const order = round % 2 === 0 ? drivers : [...drivers].reverse();
+      for (const driver of order) await serverRound(samples, driver, sides[driver], round);
+      progress(`round ${round + 1}/${rounds}: server rows done`);
+    }
+  } finally {
+    for (const side of Object.values(sides)) {
+      await side.load.close();
+      await side.server.stop();
+      rmSync(side.dir, { recursive: true, force: true });
+    }
   }
+  const text = `${table(samples, rounds)}\nLoad average ${load0} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after.\n`;
+  process.stdout.write(text);
+  writeFileSync(new URL(`../../bench/results.sqlite-drivers.node${process.versions.node.split('.')[0]}.md`, import.meta.url), text);
 }
-const text = `${table(samples)}\nLoad average ${load0} before, ${loadavg().map((x) => x.toFixed(2)).join(' ')} after.\n`;
-process.stdout.write(text);
-writeFileSync(new URL(`../../bench/results.sqlite-drivers.node${process.versions.node.split('.')[0]}.md`, import.meta.url), text);

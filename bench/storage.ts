@@ -1,10 +1,9 @@
 // Storage benchmark: write throughput with concurrent callers (group commit),
-// read latency, and paged ranges. Runs standalone: node dist/bench/storage.js
+// read latency, and paged ranges. Runs standalone: npm run bench -- storage
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Backend } from '../src/storage/backend.js';
 import { MemoryBackend } from '../src/storage/memory/store.js';
 import { openSqliteBackend } from '../src/storage/sqlite/store.js';
@@ -94,8 +93,4 @@ export async function benchStorage(quick = false): Promise<BenchRow[]> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  console.table(await benchStorage(process.argv.includes('--quick')));
 }

@@ -7,7 +7,7 @@
 
 import { vocabulary } from '../src/machinery/vocabulary.js';
 import { sendJson } from './http.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import type { PhaseSpec } from './load-protocol.js';
 import { medianOfAlternating, rateCell } from './alternate.js';
 import { Row, target } from './table.js';
@@ -15,6 +15,8 @@ import { fmtInt } from './stats.js';
 
 export interface VersionsBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
 }
 
@@ -27,7 +29,7 @@ const goalRatio = 2;
 export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> {
   const { quick, progress } = opts;
   const COUNT = quick ? 500 : 5_000;
-  const ROUNDS = quick ? 3 : 9;
+  const ROUNDS = opts.rounds ?? (quick ? 3 : 9);
   return withBenchServer('plat-bench-versions-', CONCURRENCY, async ({ server: s, agent: a, load: gen }) => {
     const send = async (method: string, path: string, body: unknown) => {
       const r = await sendJson(a, s.port, method, path, body, 10_000);
@@ -58,6 +60,3 @@ export async function benchVersions(opts: VersionsBenchOptions): Promise<Row[]> 
     ];
   });
 }
-
-// Alone: node dist/bench/versions.js [--quick]
-await runAlone(import.meta.url, benchVersions);

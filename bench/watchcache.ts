@@ -1,12 +1,11 @@
 // Watch cache benchmark: how long one write takes to reach 1,000 watchers of
 // the cache (p50/p99 over every delivery, and of the last watcher per event),
 // and how long a list of 10,000 objects of about 2 KiB takes from memory.
-// Runs standalone: node dist/bench/watchcache.js
+// Runs standalone: npm run bench -- watchcache
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Backend } from '../src/storage/backend.js';
 import { WatchCache } from '../src/storage/cache/watch-cache.js';
 import { MemoryBackend } from '../src/storage/memory/store.js';
@@ -147,8 +146,4 @@ export async function benchWatchCache(): Promise<WatchCacheBenchRow[]> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  console.table(await benchWatchCache());
 }

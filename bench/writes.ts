@@ -8,7 +8,7 @@
 // controller work, so this is the write path alone (the ServiceAccount rows
 // of bench/run.ts carry the token controller's).
 //
-//   node dist/bench/writes.js [--quick] [--cpu-prof] [--perf]
+//   npm run bench -- writes [--quick] [--cpu-prof] [--perf]
 //
 // With --cpu-prof the server runs under `node --cpu-prof`, and its hot spots
 // are printed to stderr at the end (its rates are then not the real ones).
@@ -26,12 +26,14 @@ import type { PhaseSpec } from './load-protocol.js';
 import { Measured, medianRound, rateCell } from './alternate.js';
 import { formatProfile } from './profile.js';
 import { formatPerf, perfAvailable, perfNodeArgs, perfRecord, summarisePerf } from './perfprofile.js';
-import { runAlone, withBenchServer } from './session.js';
+import { withBenchServer } from './session.js';
 import { fmtInt } from './stats.js';
 import { Row, target } from './table.js';
 
 export interface WritesBenchOptions {
   quick: boolean;
+  /** Alternated rounds of each side (`--rounds N`); otherwise the suite's own count. */
+  rounds?: number;
   progress: (msg: string) => void;
   /** Run the server under --cpu-prof and print its profile to stderr. */
   cpuProf?: boolean;
@@ -59,7 +61,7 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
   const perf = opts.perf === true && perfAvailable();
   if (opts.perf && !perf) progress('writes: perf is not available here (no profile)');
   const COUNT = quick ? 400 : 2_000;
-  const ROUNDS = quick ? 5 : 7;
+  const ROUNDS = opts.rounds ?? (quick ? 5 : 7);
   const profDir = `/tmp/plat-bench-writes-prof-${process.pid}`;
   const nodeArgs = [...(cpuProf ? ['--cpu-prof', '--cpu-prof-dir', profDir] : []), ...(perf ? perfNodeArgs : [])];
   const figures = await withBenchServer('plat-bench-writes-', CONCURRENCY, async ({ server: s, dataDir }) => {
@@ -153,5 +155,3 @@ export async function benchWrites(opts: WritesBenchOptions): Promise<WritesFigur
   }
   return figures;
 }
-
-await runAlone(import.meta.url, async (o) => (await benchWrites({ ...o, cpuProf: process.argv.includes('--cpu-prof'), perf: process.argv.includes('--perf') })).rows);
