@@ -161,8 +161,8 @@ export const suites: readonly Suite[] = [
   { name: 'operators', file: 'operators.ts', what: "the operators' CRDs installed; an HTTPRoute create beside a ConfigMap's", usage: '[--quick] | --routes [--quick] [--baseline COMMIT] [--cpu-prof] [--perf]' },
   suite({
     name: 'admission-plugins', file: 'admission-plugins.ts', what: 'Pod creates with the default plugin set beside every plugin off',
-    flags: ['quick'],
-    run: async (a, progress) => (await import('./admission-plugins.js')).benchAdmissionPlugins({ quick: a.quick, progress }),
+    flags: ['quick', 'rounds'],
+    run: async (a, progress) => (await import('./admission-plugins.js')).benchAdmissionPlugins({ quick: a.quick, rounds: a.rounds, progress }),
   }),
   suite({
     name: 'admissionpolicy', file: 'admissionpolicy.ts', what: 'Pod creates with one ValidatingAdmissionPolicy bound beside none',

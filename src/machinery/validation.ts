@@ -43,7 +43,25 @@ export const isDns1035Label: NameCheck = (v) => {
 };
 
 /** A key like `example.com/name` or `name`. */
+/**
+ * Qualified names found valid lately: every write checks its labels' and
+ * annotations' keys and its resource names, and they repeat (`app`, `cpu`,
+ * `plat.io/metadata.name`). Bounded: emptied when full.
+ */
+const validQualifiedNames = new Set<string>();
+const validQualifiedNamesLimit = 4096;
+
 export const isQualifiedName: NameCheck = (v) => {
+  if (validQualifiedNames.has(v)) return [];
+  const errs = qualifiedNameErrors(v);
+  if (errs.length === 0) {
+    if (validQualifiedNames.size >= validQualifiedNamesLimit) validQualifiedNames.clear();
+    validQualifiedNames.add(v);
+  }
+  return errs;
+};
+
+function qualifiedNameErrors(v: string): string[] {
   const errs: string[] = [];
   const parts = v.split('/');
   let name: string;
@@ -62,7 +80,7 @@ export const isQualifiedName: NameCheck = (v) => {
     errs.push(`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`);
   }
   return errs;
-};
+}
 
 export const isLabelValue: NameCheck = (v) => {
   const errs: string[] = [];
