@@ -117,7 +117,8 @@ test('a late reader hears of what the informer holds; indexes follow adds, chang
   assert.throws(() => early.byIndex('nosuch', 'v'), /no index "nosuch"/);
 });
 
-test('resync redelivers every object as an update at its period, on the injected clock', async () => {
+/** A factory on a fake clock over a cluster holding one ConfigMap, `a/x`. */
+async function oneConfigMapOnFakeClock() {
   const client = await cluster();
   const clock = new FakeClock();
   const factory = new InformerFactory(client, clock);
@@ -125,6 +126,11 @@ test('resync redelivers every object as an update at its period, on the injected
   const cms = resourceType(client, resources.configMaps);
   await namespaces(client, 'a');
   await client.create(cms, 'a', configMap('a', 'x'));
+  return { clock, factory, cms };
+}
+
+test('resync redelivers every object as an update at its period, on the injected clock', async () => {
+  const { clock, factory, cms } = await oneConfigMapOnFakeClock();
   const updates: string[] = [];
   const s = factory.subscribe(cms, { onUpdate: (old, obj) => { assert.equal(old, obj); updates.push(obj.metadata!.name); } }, { resyncMs: 60_000 });
   await s.start();
@@ -140,13 +146,7 @@ test('resync redelivers every object as an update at its period, on the injected
 });
 
 test('a second start is the first: nothing replayed, no second resync timer', async () => {
-  const client = await cluster();
-  const clock = new FakeClock();
-  const factory = new InformerFactory(client, clock);
-  cleanups.push(() => factory.stopAll());
-  const cms = resourceType(client, resources.configMaps);
-  await namespaces(client, 'a');
-  await client.create(cms, 'a', configMap('a', 'x'));
+  const { clock, factory, cms } = await oneConfigMapOnFakeClock();
   const adds: string[] = [];
   const updates: string[] = [];
   const s = factory.subscribe(cms, { onAdd: (o) => adds.push(o.metadata!.name), onUpdate: (_old, o) => updates.push(o.metadata!.name) }, { resyncMs: 60_000 });
