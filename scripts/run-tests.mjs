@@ -104,6 +104,11 @@ const { ensureKeyMaterial } = await import(new URL('../dist/src/pki/index.js', i
 await ensureKeyMaterial(keyMaterialDir, { serviceAccountKeyFiles: [] });
 const env = { ...process.env, PLAT_TEST_KEY_MATERIAL: keyMaterialDir };
 
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], { stdio: 'inherit', env });
+// No test takes a minute on a quiet machine (the slowest about 30 s); one that
+// hangs (a child that never answers) fails after ten, rather than holding the
+// run, and CI, until someone kills it.
+const perTestTimeoutMs = 600_000;
+
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${perTestTimeoutMs}`, ...reporters, ...files], { stdio: 'inherit', env });
 rmSync(keyMaterialDir, { recursive: true, force: true });
 process.exit(result.status ?? 1);
