@@ -7,6 +7,7 @@
 // singleflight); a failed list is not remembered.
 
 import type { KubeObject } from '../api/kind.js';
+import { BoundedMap } from '../machinery/boundedmap.js';
 
 export interface LiveLookupOptions {
   /** Lists the namespace's objects (a consistent read). */
@@ -19,12 +20,13 @@ export interface LiveLookupOptions {
 }
 
 export class LiveLookup {
-  private readonly answers = new Map<string, { expires: number; items: KubeObject[] }>();
+  private readonly answers: BoundedMap<string, { expires: number; items: KubeObject[] }>;
   private readonly inFlight = new Map<string, Promise<KubeObject[]>>();
   private readonly now: () => number;
 
   constructor(private readonly options: LiveLookupOptions) {
     this.now = options.now ?? Date.now;
+    this.answers = new BoundedMap(options.size);
   }
 
   /** The namespace's last live answer while it is trusted, else undefined. */
@@ -54,8 +56,6 @@ export class LiveLookup {
   }
 
   private remember(namespace: string, items: KubeObject[]): void {
-    this.answers.delete(namespace);
-    if (this.answers.size >= this.options.size) this.answers.delete(this.answers.keys().next().value!);
     this.answers.set(namespace, { expires: this.now() + this.options.ttlMs, items });
   }
 }

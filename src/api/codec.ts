@@ -9,6 +9,7 @@
 // the target version, so a declaration only moves fields.
 
 import { errors, type FieldError } from '../machinery/errors.js';
+import { BoundedMap } from '../machinery/boundedmap.js';
 import { apiVersionOf, kindAt, type KindDefinition, type KindVersion, type KubeObject } from './kind.js';
 
 /** Conversions (by a conversion webhook) a codec keeps per direction, oldest dropped first. */
@@ -38,8 +39,9 @@ export class VersionCodec {
    * synchronous roads (managed fields, field selectors, admission reviews,
    * a write's own conversion) read here; they are converted ahead.
    */
-  private readonly convertedFromStored = new BoundedMemo();
-  private readonly convertedToStored = new BoundedMemo();
+  /** Conversions made ahead, by the JSON text of the object converted; the oldest forgotten first. */
+  private readonly convertedFromStored = new BoundedMap<string, KubeObject>(maxConvertedAhead);
+  private readonly convertedToStored = new BoundedMap<string, KubeObject>(maxConvertedAhead);
 
   /** Whether this version's conversions answer later (a webhook): reads use `fromStoredAll`, writes `aheadToStored`. */
   get convertsLater(): boolean {
@@ -131,7 +133,7 @@ export class VersionCodec {
    * pass and runs again once it is made; outside one it is a 500, never an
    * object of the wrong shape.
    */
-  private madeAhead(memo: BoundedMemo, obj: KubeObject, apiVersion: string, relabelled: () => KubeObject): KubeObject {
+  private madeAhead(memo: BoundedMap<string, KubeObject>, obj: KubeObject, apiVersion: string, relabelled: () => KubeObject): KubeObject {
     const done = memo.get(JSON.stringify(obj));
     if (done) return structuredClone(done);
     if (!missed) throw errors.internal(`conversion webhook for ${String(obj.apiVersion ?? '')}, Kind=${this.stored.kind} failed: the object was not converted ahead`);
@@ -145,21 +147,6 @@ export class VersionCodec {
   }
 }
 
-/** A FIFO-bounded memo of conversions, by the JSON text of the object converted. */
-class BoundedMemo {
-  private readonly entries = new Map<string, KubeObject>();
-  has(key: string): boolean {
-    return this.entries.has(key);
-  }
-  get(key: string): KubeObject | undefined {
-    return this.entries.get(key);
-  }
-  set(key: string, value: KubeObject): void {
-    this.entries.delete(key);
-    if (this.entries.size >= maxConvertedAhead) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, value);
-  }
-}
 
 /** Conversions a pass of `withConversionsAhead` found not made, while one runs. */
 let missed: { codec: VersionCodec; obj: KubeObject; toStored: boolean }[] | undefined;

@@ -7,6 +7,7 @@
 import { noOpinion, type Attributes, type Decision, type RuleSet } from '../../machinery/authorization.js';
 import { vocabulary, wrongAnswerKind } from '../../machinery/vocabulary.js';
 import { ownValue } from '../../machinery/ownkeys.js';
+import { BoundedMap } from '../../machinery/boundedmap.js';
 import type { UserInfo } from '../../machinery/user.js';
 import type { Authorizer } from './authorizer.js';
 import type { RemoteEndpoint } from '../../machinery/endpoint.js';
@@ -65,7 +66,7 @@ export function decisionOf(answer: unknown, apiVersion: string): Decision {
 
 export class WebhookAuthorizer implements Authorizer {
   readonly name = 'Webhook';
-  private readonly cache = new Map<string, { decision: Decision; expires: number }>();
+  private readonly cache = new BoundedMap<string, { decision: Decision; expires: number }>(cacheSize);
   private readonly now: () => number;
 
   constructor(private readonly o: WebhookAuthorizerOptions) {
@@ -89,7 +90,6 @@ export class WebhookAuthorizer implements Authorizer {
     }
     const ttl = decision.decision === 'allow' ? this.o.authorizedTtlMs : this.o.unauthorizedTtlMs;
     if (ttl > 0) {
-      if (this.cache.size >= cacheSize) this.cache.delete(this.cache.keys().next().value!);
       this.cache.set(key, { decision, expires: this.now() + ttl });
     }
     return decision;

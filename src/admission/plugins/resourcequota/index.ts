@@ -28,6 +28,7 @@ import type { AdmissionPlugin, AdmissionRequest } from '../../types.js';
 import { qualifiedOf } from '../../errors.js';
 import { limitedResourcesOf, type LimitedResource } from './config.js';
 import { LiveLookup } from '../../livelookup.js';
+import { BoundedMap } from '../../../machinery/boundedmap.js';
 
 export type { LimitedResource } from './config.js';
 
@@ -99,14 +100,6 @@ function revision(obj: KubeObject | undefined): bigint {
   }
 }
 
-/** A small map that forgets its oldest entry when full. */
-class Bounded<V> extends Map<string, V> {
-  override set(key: string, value: V): this {
-    this.delete(key);
-    if (this.size >= cacheLimit) this.delete(this.keys().next().value!);
-    return super.set(key, value);
-  }
-}
 
 export class ResourceQuota implements AdmissionPlugin {
   readonly name = 'ResourceQuota';
@@ -115,7 +108,7 @@ export class ResourceQuota implements AdmissionPlugin {
   /** What each admitted request was charged, to give back if it does not get stored. */
   private readonly charges = new WeakMap<AdmissionRequest, Charges>();
   /** Quotas this server wrote last, newer than the lister's until its watch catches up (upstream's updatedQuotas). */
-  private readonly written = new Bounded<KubeObject>();
+  private readonly written = new BoundedMap<string, KubeObject>(cacheLimit);
   /** Live lists of namespaces whose lister held no quota, until they expire. */
   private readonly live: LiveLookup;
 
