@@ -8,7 +8,7 @@
 // token). Validating phase, as upstream.
 //
 // Configuration (required, as upstream): kind Configuration of
-// eventratelimit.admission.plat.io/v1alpha1 (upstream's group accepted),
+// eventratelimit.admission.<product domain>/v1alpha1 (upstream's group accepted),
 // `limits`: a list of { type, qps, burst, cacheSize }.
 
 import { errors, fieldErrors, type FieldError } from '../../machinery/errors.js';

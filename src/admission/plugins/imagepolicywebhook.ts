@@ -1,6 +1,6 @@
 // ImagePolicyWebhook: a backend of the cluster's own decides which images
 // pods may run. For each create or update of a pod (and each ephemeral
-// container added) the images, the pod's `*.image-policy.plat.io/*`
+// container added) the images, the pod's `*.image-policy.<product domain>/*`
 // annotations and the namespace go to the backend as an ImageReview, POSTed
 // over TLS with the credentials of the kubeconfig the configuration names;
 // answers are cached by request for allowTTL or denyTTL seconds. A backend
@@ -28,7 +28,7 @@ import type { ServesVersion } from '../webhook/matcher.js';
 
 export const imagePolicyGroup = productGroup('imagepolicy');
 const reviewApiVersion = `${imagePolicyGroup}/v1alpha1`;
-/** Pod annotations sent to the backend: `<anything>.image-policy.plat.io/<key>`. */
+/** Pod annotations sent to the backend: `<anything>.image-policy.<product domain>/<key>`. */
 const reviewedAnnotationInfix = `.image-policy.${product.domain}/`;
 /** Audit annotations: the backend's, and the one a failing-open review leaves. */
 const auditPrefix = `imagepolicywebhook.image-policy.${product.domain}/`;

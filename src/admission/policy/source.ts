@@ -81,7 +81,7 @@ function selector(raw: unknown): LabelSelector | Error {
   }
 }
 
-/** A rule's groups with ours beside the upstream names of our groups (`apiextensions.k8s.io` also names `apiextensions.plat.io`), as RBAC reads them. */
+/** A rule's groups with ours beside the upstream names of our groups (`apiextensions.k8s.io` also names our apiextensions group), as RBAC reads them. */
 function withOurGroups(groups: string[]): string[] {
   const ours = groups.map(productGroupForUpstream).filter((g): g is string => g !== undefined && discoveredUpstreamGroup(g) !== undefined);
   return ours.length ? [...groups, ...ours] : groups;

@@ -39,7 +39,7 @@ export function objectCountName(group: string, resource: string): string {
   return group ? `count/${resource}.${group}` : `count/${resource}`;
 }
 
-/** `<class>.storageclass.storage.plat.io/`: quota of claims by storage class, product-named. */
+/** `<class>.storageclass.<storage group>/`: quota of claims by storage class, under our storage group. */
 export const storageClassInfix = `.storageclass.${vocabulary.storageGroup}/`;
 
 /** The requirements a quota's scopes and scope selector make. */
