@@ -19,6 +19,7 @@ import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
 import { podContainers } from './podutil.js';
 import { LiveLookup } from '../livelookup.js';
+import { hasOwn, ownValue } from '../../machinery/ownkeys.js';
 
 type Obj = Record<string, any>;
 type Resources = Record<string, string>;
@@ -39,8 +40,8 @@ class Amount {
 
 /** The amount of `key` in a resource list (undefined when absent; text that is not a quantity counts as 0, as upstream's zero Quantity). */
 function amountIn(list: Obj | undefined, key: string): Amount | undefined {
-  if (!list || !Object.prototype.hasOwnProperty.call(list, key)) return undefined;
-  return amountOf(String(list[key]));
+  const text = ownValue(list, key);
+  return text === undefined ? undefined : amountOf(String(text));
 }
 
 function amountOf(text: string): Amount {
@@ -247,6 +248,8 @@ function push(errs: string[], message: string | undefined): void {
 
 export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
   const errs: string[] = [];
+  // The pod's totals, summed once whatever number of Pod items asks for them.
+  let totals: { requests: AmountOf; limits: AmountOf } | undefined;
   for (const item of compiled(lr).items) {
     if (item.type === 'Container') {
       for (const list of ['containers', 'initContainers']) {
@@ -255,7 +258,10 @@ export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
         }
       }
     }
-    if (item.type === 'Pod') checkBounds(item, totalsReader(podTotal(pod, 'requests')), totalsReader(podTotal(pod, 'limits')), errs);
+    if (item.type === 'Pod') {
+      totals ??= { requests: totalsReader(podTotal(pod, 'requests')), limits: totalsReader(podTotal(pod, 'limits')) };
+      checkBounds(item, totals.requests, totals.limits, errs);
+    }
   }
   return errs;
 }
@@ -291,7 +297,7 @@ function fill(resources: Obj, which: 'requests' | 'limits', defaults: Resources)
   const set: string[] = [];
   const current = (resources[which] && typeof resources[which] === 'object') ? resources[which] as Obj : undefined;
   for (const name of Object.keys(defaults)) {
-    if (current && Object.prototype.hasOwnProperty.call(current, name)) continue;
+    if (current && hasOwn(current, name)) continue;
     (resources[which] ??= {})[name] = defaults[name];
     set.push(name);
   }

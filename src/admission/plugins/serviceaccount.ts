@@ -19,6 +19,7 @@ import { errors } from '../../machinery/errors.js';
 import { andThen, type MaybePromise } from '../../machinery/maybe-async.js';
 import { generateName } from '../../machinery/objectmeta.js';
 import { upstreamCompat, vocabulary } from '../../machinery/vocabulary.js';
+import { ownValue } from '../../machinery/ownkeys.js';
 import type { Lister } from '../listers.js';
 import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
@@ -92,7 +93,8 @@ function enforcesMountableSecrets(account: KubeObject): boolean {
   const annotations = account.metadata?.annotations as Obj | undefined;
   if (!annotations) return false;
   for (const key of [vocabulary.enforceMountableSecretsAnnotation, upstreamCompat.enforceMountableSecretsAnnotation]) {
-    if (Object.prototype.hasOwnProperty.call(annotations, key)) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(String(annotations[key]));
+    const value = ownValue(annotations, key);
+    if (value !== undefined) return ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(String(value));
   }
   return false;
 }
