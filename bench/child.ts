@@ -1,5 +1,5 @@
-// The server under test as a child process of the benchmark: spawn the built
-// CLI on 127.0.0.1, time spawn → first /readyz 200 (polled every 5 ms with the
+// The server under test as a child process of the benchmark: spawn the
+// bundled CLI on 127.0.0.1, time spawn → first /readyz 200 (polled every 5 ms with the
 // admin client certificate), read its RSS, and make sure it never outlives us.
 
 import { spawn, ChildProcess } from 'node:child_process';
@@ -9,7 +9,8 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import YAML from 'yaml';
 
-const cliPath = new URL('../src/cli/main.js', import.meta.url).pathname;
+// The bundle users run (scripts/bundle.mjs; `npm run bench` makes it).
+const cliPath = new URL('../bin/plat-apiserver.js', import.meta.url).pathname;
 const noWorkPath = new URL('./nowork-server.js', import.meta.url).pathname;
 
 export interface Credentials {

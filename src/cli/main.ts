@@ -11,11 +11,15 @@
 
 import module from 'node:module';
 import { commandName, FlagError, parseFlags } from './flags.js';
+import { mapStackTraces } from '../machinery/sourcemaps.js';
 
 // From Node 22.1 on, compiled code is kept on disk and the next start skips
 // compiling it (most of the server's modules load after this line); Node 20
 // has no such cache and compiles every start.
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+
+// The CLI runs as a bundle (scripts/bundle.mjs): stack traces name our sources through its source maps.
+mapStackTraces();
 
 function say(text: string): void {
   if (process.stderr.writable) process.stderr.write(text);

@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChildServer, tempDir } from '../support/server.js';
+import { startChildServer, tempDir, cliPath } from '../support/server.js';
 import { TestClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { seedKeyMaterial } from '../support/keymaterial.js';
 
-const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
 
 function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -37,7 +36,7 @@ test('a taken port and a locked store are one line and exit 1, and the data dir 
   const other = tempDir();
   const first = await startChildServer([], dir);
   try {
-    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.js:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
+    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.ts:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
     // A failed start leaves the data dir as it found it: a new one gone again, an empty one empty, a used one whole.
