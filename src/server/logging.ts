@@ -73,7 +73,7 @@ function callerOf(): string {
     if (file === '' || pinoFolder.test(file) || file.startsWith('node:')) continue;
     if (file.startsWith('file:')) file = fileURLToPath(file);
     // Built code (the CLI's bundle above all) is named by its source.
-    const source = originalPosition(file, site.getLineNumber() ?? 0, site.getColumnNumber() ?? 0);
+    const source = originalPosition(file, site.getLineNumber() ?? 0);
     if (site === sites![0]) {
       thisSource = source?.file ?? file;
       continue;
