@@ -28,6 +28,8 @@ export interface BenchServer {
   kubeconfigPath: string;
   /** Milliseconds from spawn to the first 200 of /readyz. */
   readyMs: number;
+  /** When the process was spawned, epoch ms (to line up the times the server reports with ours). */
+  spawnedAt: number;
   /** Number of /readyz polls sent before (and including) the 200. */
   polls: number;
   output(): string;
@@ -115,6 +117,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
     '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
   ];
   const t0 = performance.now();
+  const spawnedAt = performance.timeOrigin + t0;
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   live.add(child);
   let out = '';
@@ -151,7 +154,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
             const readyMs = performance.now() - t0;
             return {
               process: child, pid: child.pid!, port, url: `https://127.0.0.1:${port}`, creds, kubeconfigPath,
-              readyMs, polls, output: () => out, stop,
+              readyMs, spawnedAt, polls, output: () => out, stop,
             };
           }
           lastError = `status ${status}`;

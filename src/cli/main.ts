@@ -10,6 +10,8 @@
 // Node has one.
 
 import module from 'node:module';
+// Node has started and loaded this file: the first step of a start (apiserver/phases.ts).
+performance.mark('start:node');
 import { commandName, FlagError, parseFlags } from './flags.js';
 import { mapStackTraces } from '../machinery/sourcemaps.js';
 
@@ -73,6 +75,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const options = parsed.options;
   const { serve } = await import('./serve.js');
+  performance.mark('start:modules');
   await serve(options);
 }
 
