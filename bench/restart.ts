@@ -132,7 +132,8 @@ function stepMedians(xs: RestartSample[]): string {
   const withSteps = xs.filter((s) => s.steps);
   if (withSteps.length === 0) return '';
   const names = withSteps[0]!.steps!.map(([n]) => n);
-  const cells = names.map((n) => `${n} ${fmtMs(median(withSteps.map((s) => s.steps!.find(([m]) => m === n)?.[1] ?? NaN)))}`);
+  const bare = (n: string) => n.replace(' (after ready)', '');
+  const cells = names.map((n) => `${n} ${fmtMs(median(withSteps.map((s) => s.steps!.find(([m]) => bare(m) === bare(n))?.[1] ?? NaN)))}`);
   return `\n  where the start went (median ms of each step, from the spawn): ${cells.join(', ')}`;
 }
 
