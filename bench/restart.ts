@@ -14,7 +14,7 @@
 // reads the server's RSS 0.5 s after ready, before the list (as run.ts's idle
 // RSS; with --objects 0 that is the idle RSS of a start on an empty store).
 //
-//   node dist/bench/restart.js --data-dir DIR [--base OTHER/dist/src/cli/main.js]
+//   npm run bench -- restart --data-dir DIR [--base OTHER/dist/src/cli/main.js …]
 //        [--rounds 3] [--objects 100000] [--rss] [--node-arg=--cpu-prof ...] [--server-arg=--controllers=... ...]
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -180,7 +180,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   };
   const dataDir = arg('--data-dir');
   if (!dataDir) throw new Error('--data-dir DIR is required (filled on first use, kept after)');
-  const base = arg('--base');
+  // --base may be given more than once (base, base2, …): say, another commit and this tree's unbundled build.
+  const bases = process.argv.flatMap((a, i) => (a === '--base' && process.argv[i + 1] ? [process.argv[i + 1]!] : []));
   const rounds = Number(arg('--rounds') ?? 3);
   const objects = Number(arg('--objects') ?? 100_000);
   const readRss = process.argv.includes('--rss');
@@ -191,7 +192,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   mkdirSync(dataDir, { recursive: true });
   const kubeconfig = `${dataDir}/admin.kubeconfig`;
   const creds = existsSync(kubeconfig) ? readCredentials(kubeconfig) : await fill(dataDir, objects, progress);
-  const builds: Record<string, string | undefined> = { this: undefined, ...(base ? { base } : {}) };
+  const builds: Record<string, string | undefined> = { this: undefined, ...Object.fromEntries(bases.map((b, i) => [i === 0 ? 'base' : `base${i + 1}`, b])) };
   const samples: Record<string, RestartSample[]> = Object.fromEntries(Object.keys(builds).map((k) => [k, []]));
   let bytes: number | undefined;
   for (let round = 0; round < rounds; round++) {
@@ -202,7 +203,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, ['--log-level=info', ...serverArgs], bytes, readRss);
       bytes ??= s.bytes;
       samples[name]!.push(s);
-      progress(`round ${round + 1} ${name.padEnd(4)}: ${cell(s)}`);
+      progress(`round ${round + 1} ${name.padEnd(5)}: ${cell(s)}`);
     }
   }
   for (const [name, xs] of Object.entries(samples)) {

@@ -50,8 +50,27 @@ export async function bundle({ metafile } = {}) {
     logLevel: 'warning',
   });
   if (metafile) writeFileSync(metafile, JSON.stringify(result.metafile));
+  asciiOnly();
   await writeLineTables();
   return result;
+}
+
+/**
+ * esbuild writes code in ASCII (its `charset` default) but keeps some
+ * comments as written, and one character outside ASCII in a chunk (a µ, an
+ * arrow) makes Node decode the whole file the slow way and V8 hold and scan
+ * it as a two-byte string. Those characters are only in comments, where an
+ * escape means the same to a reader; lines and columns stay where the maps
+ * say (a character of one UTF-16 unit becomes six, on a comment's line).
+ */
+function asciiOnly() {
+  for (const name of readdirSync(bundleDir)) {
+    if (!name.endsWith('.js')) continue;
+    const file = join(bundleDir, name);
+    const text = readFileSync(file, 'utf8');
+    const ascii = text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    if (ascii !== text) writeFileSync(file, ascii);
+  }
 }
 
 /**
