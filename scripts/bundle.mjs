@@ -17,11 +17,12 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export const bundleDir = `${root}dist/bin`;
 
 /**
- * Left to Node's own loader: native addons (and the packages that load
- * them), and pino, whose frames the text log format tells apart by their
- * node_modules path (server/logging.ts).
+ * Left to Node's own loader: native addons and the packages that load them.
+ * pino is bundled: its transports (a worker file found beside its own
+ * module) are the one part that would not work from the bundle, and the
+ * server writes its lines itself, without a transport.
  */
-const external = ['better-sqlite3', '@bufbuild/re2', 're2js', 'pino', 'thread-stream'];
+const external = ['better-sqlite3', '@bufbuild/re2', 're2js'];
 
 export async function bundle({ metafile } = {}) {
   rmSync(bundleDir, { recursive: true, force: true });

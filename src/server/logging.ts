@@ -70,10 +70,11 @@ function callerOf(): string {
   let thisSource: string | undefined;
   for (const site of sites ?? []) {
     let file = site.getFileName() ?? '';
-    if (file === '' || pinoFolder.test(file) || file.startsWith('node:')) continue;
+    if (file === '' || file.startsWith('node:')) continue;
     if (file.startsWith('file:')) file = fileURLToPath(file);
     // Built code (the CLI's bundle above all) is named by its source.
     const source = originalPosition(file, site.getLineNumber() ?? 0);
+    if (pinoFolder.test(source?.file ?? file)) continue;
     if (site === sites![0]) {
       thisSource = source?.file ?? file;
       continue;
