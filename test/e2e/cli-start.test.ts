@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChildServer, tempDir, cliPath } from '../support/server.js';
+import { runKubectl, startChildServer, tempDir, cliPath } from '../support/server.js';
 import { TestClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { seedKeyMaterial } from '../support/keymaterial.js';
@@ -37,6 +37,9 @@ test('a taken port and a locked store are one line and exit 1, and the data dir 
   const first = await startChildServer([], dir);
   try {
     assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.ts:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
+    // The command users run (the bundle) serves kubectl.
+    const got = await runKubectl(first.kubeconfigPath, ['get', 'namespace', 'default', '-o', 'name']);
+    assert.equal(got.stdout, 'namespace/default\n', got.stderr);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
     // A failed start leaves the data dir as it found it: a new one gone again, an empty one empty, a used one whole.
