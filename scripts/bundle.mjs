@@ -57,12 +57,14 @@ export async function bundle({ metafile } = {}) {
 }
 
 /**
- * esbuild writes code in ASCII (its `charset` default) but keeps some
- * comments as written, and one character outside ASCII in a chunk (a µ, an
- * arrow) makes Node decode the whole file the slow way and V8 hold and scan
- * it as a two-byte string. Those characters are only in comments, where an
- * escape means the same to a reader; lines and columns stay where the maps
- * say (a character of one UTF-16 unit becomes six, on a comment's line).
+ * esbuild writes strings and names in ASCII (its `charset` default) but
+ * keeps some comments and regular expression literals as written, and one
+ * character outside ASCII in a chunk (a µ, an arrow) makes Node decode the
+ * whole file the slow way and V8 hold and scan it as a two-byte string. In
+ * a comment an escape means the same to a reader, and in a regular
+ * expression `\uXXXX` matches the same character (a pair of them, with or
+ * without the u flag, the same character beyond the BMP). Lines stay where
+ * the line tables say.
  */
 function asciiOnly() {
   for (const name of readdirSync(bundleDir)) {
