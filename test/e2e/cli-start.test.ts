@@ -176,6 +176,12 @@ test('one log format a run: klog text lines by default, the welcome among them; 
         assert.equal(welcome?.kubeconfig, kubeconfig, output());
         assert.equal(welcome.try, `export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
         assert.ok(records.some((r) => r.msg === 'received signal, shutting down' && r.signal === 'SIGTERM'), output());
+        // The 'serving' line says when each step of the start ended (the restart bench reads it), in the order they ran.
+        const serving = records.find((r) => r.msg === 'serving');
+        const steps = serving?.startup?.steps as Array<[string, number]> | undefined;
+        assert.deepEqual(steps?.map(([name]) => name), ['node', 'modules', 'config', 'keys', 'storage', 'apis', 'listening', 'hooks', 'controllers'], output());
+        assert.ok(steps!.every(([, at], i) => at >= 0 && (i === 0 || at >= steps![i - 1]![1])), JSON.stringify(steps));
+        assert.equal(typeof serving.startup.origin, 'number');
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });
