@@ -1,5 +1,5 @@
-// The server under test as a child process of the benchmark: spawn the built
-// CLI on 127.0.0.1, time spawn → first /readyz 200 (polled every 5 ms with the
+// The server under test as a child process of the benchmark: spawn the
+// bundled CLI on 127.0.0.1, time spawn → first /readyz 200 (polled every 5 ms with the
 // admin client certificate), read its RSS, and make sure it never outlives us.
 
 import { spawn, ChildProcess } from 'node:child_process';
@@ -9,7 +9,8 @@ import { Agent, request } from 'node:https';
 import { join } from 'node:path';
 import YAML from 'yaml';
 
-const cliPath = new URL('../src/cli/main.js', import.meta.url).pathname;
+// The bundle users run (scripts/bundle.mjs; `npm run bench` makes it).
+const cliPath = new URL('../bin/plat-apiserver.js', import.meta.url).pathname;
 const noWorkPath = new URL('./nowork-server.js', import.meta.url).pathname;
 
 export interface Credentials {
@@ -27,6 +28,8 @@ export interface BenchServer {
   kubeconfigPath: string;
   /** Milliseconds from spawn to the first 200 of /readyz. */
   readyMs: number;
+  /** When the process was spawned, epoch ms (to line up the times the server reports with ours). */
+  spawnedAt: number;
   /** Number of /readyz polls sent before (and including) the 200. */
   polls: number;
   output(): string;
@@ -114,6 +117,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
     '--storage-backend', 'sqlite', '--log-level', 'warn', ...(opts.extraArgs ?? []),
   ];
   const t0 = performance.now();
+  const spawnedAt = performance.timeOrigin + t0;
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...opts.env } });
   live.add(child);
   let out = '';
@@ -150,7 +154,7 @@ export async function startBenchServer(opts: StartOptions): Promise<BenchServer>
             const readyMs = performance.now() - t0;
             return {
               process: child, pid: child.pid!, port, url: `https://127.0.0.1:${port}`, creds, kubeconfigPath,
-              readyMs, polls, output: () => out, stop,
+              readyMs, spawnedAt, polls, output: () => out, stop,
             };
           }
           lastError = `status ${status}`;

@@ -3,6 +3,7 @@
 // alone: npm run bench -- profile <file.cpuprofile> [--top N]
 
 import { readFileSync } from 'node:fs';
+import { originalPosition } from '../src/machinery/sourcemaps.js';
 
 interface ProfileNode {
   id: number;
@@ -27,8 +28,10 @@ export interface HotSpot {
 
 function label(n: ProfileNode): string {
   const { functionName, url, lineNumber } = n.callFrame;
-  const file = url.replace(/^file:\/\//, '').replace(/^.*\/(dist|node_modules)\//, '$1/');
-  return `${functionName || '(anonymous)'} ${file ? `${file}:${lineNumber + 1}` : ''}`.trim();
+  // A frame of the CLI's bundle is named by its source file and line (the line table beside each chunk).
+  const source = url ? originalPosition(url, lineNumber + 1) : undefined;
+  const file = (source?.file ?? url).replace(/^file:\/\//, '').replace(/^.*\/(dist|node_modules|src)\//, '$1/');
+  return `${functionName || '(anonymous)'} ${file ? `${file}:${source?.line ?? lineNumber + 1}` : ''}`.trim();
 }
 
 export function summariseProfile(path: string): { totalMs: number; spots: HotSpot[] } {

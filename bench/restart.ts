@@ -5,11 +5,16 @@
 // discarding it. Per start: ready, first byte and last byte of the list from
 // the spawn, and the server's CPU from the spawn to the last byte. The data
 // dir is filled on first use and kept (pass the same --data-dir again), so
-// rounds and runs compare starts, not loads. With --rss, each start also
+// rounds and runs compare starts, not loads. The servers log at info, where
+// this build's 'serving' line gives the end of each step of its start
+// (apiserver/phases.ts): the summary says how long each step took, from the
+// spawn to Node running the CLI's first line, through module loading, the
+// options' files, key material, the store, the APIs, the listener, the
+// post-start hooks and the controllers, to the first /readyz 200 seen. With --rss, each start also
 // reads the server's RSS 0.5 s after ready, before the list (as run.ts's idle
 // RSS; with --objects 0 that is the idle RSS of a start on an empty store).
 //
-//   node dist/bench/restart.js --data-dir DIR [--base OTHER/dist/src/cli/main.js]
+//   npm run bench -- restart --data-dir DIR [--base OTHER/dist/src/cli/main.js …]
 //        [--rounds 3] [--objects 100000] [--rss] [--node-arg=--cpu-prof ...] [--server-arg=--controllers=... ...]
 
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -80,6 +85,56 @@ export interface RestartSample {
   load1: number;
   /** RSS 0.5 s after ready (with --rss), bytes. */
   rss?: number;
+  /** This build's steps of the start (apiserver/phases.ts), each step's ms, from the spawn; the last is the wait from the end of the last step to ready. */
+  steps?: Array<[string, number]>;
+}
+
+/**
+ * The steps of a start from this build's 'serving' line (a JSON log line, at
+ * info), as the time each took: from the spawn to Node running our first
+ * line (exec, Node's own start, the CLI's flags module), then each step of
+ * the start, then from the last step to the first /readyz 200 seen.
+ */
+function stepsOf(output: string, spawnedAt: number, readyMs: number): Array<[string, number]> | undefined {
+  for (const line of output.split('\n')) {
+    // A klog text line (startup={...}) or a JSON one ("startup":{...}).
+    const found = /"?startup"?[=:](\{"origin".*?\]\]\})/.exec(line)?.[1];
+    if (!found) continue;
+    let startup: { origin?: number; steps?: Array<[string, number]> };
+    try {
+      startup = JSON.parse(found);
+    } catch {
+      continue;
+    }
+    const { origin, steps } = startup;
+    if (typeof origin !== 'number' || !Array.isArray(steps)) continue;
+    const out: Array<[string, number]> = [];
+    let last = 0;
+    let readyAdded = false;
+    for (const [name, at] of steps) {
+      const fromSpawn = origin + at - spawnedAt;
+      // Steps that end after /readyz said 200 (the controllers start once the hooks are done) did not delay it.
+      if (!readyAdded && fromSpawn > readyMs) {
+        out.push(['ready', readyMs - last]);
+        readyAdded = true;
+      }
+      out.push([readyAdded ? `${name} (after ready)` : name, fromSpawn - last]);
+      last = fromSpawn;
+    }
+    if (!readyAdded) out.push(['ready', readyMs - last]);
+    return out;
+  }
+  return undefined;
+}
+
+/** Each step's median over the samples that have steps, in the order of the first. */
+function stepMedians(xs: RestartSample[]): string {
+  const withSteps = xs.filter((s) => s.steps);
+  if (withSteps.length === 0) return '';
+  const names = withSteps[0]!.steps!.map(([n]) => n);
+  const bare = (n: string) => n.replace(' (after ready)', '');
+  const cells = names.map((n) => `${n} ${fmtMs(median(withSteps.map((s) => s.steps!.find(([m]) => bare(m) === bare(n))?.[1] ?? NaN)))}`);
+  return `\n  where the start went (median ms of each step, from the spawn): ${cells.join(', ')}`;
 }
 
 /** One start of `entry` (undefined: this build) on `dataDir`, then the list; the process is stopped after. */
@@ -97,11 +152,12 @@ export async function restartAndList(dataDir: string, creds: Credentials, entry:
     const list = await discardList(server, `/api/v1/namespaces/${NAMESPACE}/configmaps`);
     const cpu = cpuMsPrecise(server.pid);
     const mainCpu = mainThreadCpuMs(server.pid);
+    const steps = stepsOf(server.output(), server.spawnedAt, server.readyMs);
     if (list.status !== 200) throw new Error(`list after restart: HTTP ${list.status}`);
     if (expectBytes !== undefined && Math.abs(list.bytes - expectBytes) > expectBytes / 100) throw new Error(`list after restart: ${list.bytes} bytes, expected about ${expectBytes}`);
     return {
       readyMs: server.readyMs, firstByteMs: server.readyMs + list.firstByteMs, lastByteMs: server.readyMs + list.lastByteMs,
-      cpuMs: cpu, mainCpuMs: mainCpu, mainCpuAtReadyMs: mainCpuAtReady, bytes: list.bytes, load1, ...(rss !== undefined ? { rss } : {}),
+      cpuMs: cpu, mainCpuMs: mainCpu, mainCpuAtReadyMs: mainCpuAtReady, bytes: list.bytes, load1, ...(rss !== undefined ? { rss } : {}), ...(steps ? { steps } : {}),
     };
   } finally {
     await server.stop();
@@ -124,7 +180,8 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   };
   const dataDir = arg('--data-dir');
   if (!dataDir) throw new Error('--data-dir DIR is required (filled on first use, kept after)');
-  const base = arg('--base');
+  // --base may be given more than once (base, base2, …): say, another commit and this tree's unbundled build.
+  const bases = process.argv.flatMap((a, i) => (a === '--base' && process.argv[i + 1] ? [process.argv[i + 1]!] : []));
   const rounds = Number(arg('--rounds') ?? 3);
   const objects = Number(arg('--objects') ?? 100_000);
   const readRss = process.argv.includes('--rss');
@@ -135,22 +192,23 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   mkdirSync(dataDir, { recursive: true });
   const kubeconfig = `${dataDir}/admin.kubeconfig`;
   const creds = existsSync(kubeconfig) ? readCredentials(kubeconfig) : await fill(dataDir, objects, progress);
-  const builds: Record<string, string | undefined> = { this: undefined, ...(base ? { base } : {}) };
+  const builds: Record<string, string | undefined> = { this: undefined, ...Object.fromEntries(bases.map((b, i) => [i === 0 ? 'base' : `base${i + 1}`, b])) };
   const samples: Record<string, RestartSample[]> = Object.fromEntries(Object.keys(builds).map((k) => [k, []]));
   let bytes: number | undefined;
   for (let round = 0; round < rounds; round++) {
     const order = Object.keys(builds);
     if (round % 2 === 1) order.reverse();
     for (const name of order) {
-      const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, serverArgs, bytes, readRss);
+      // At info, for the 'serving' line where this build gives its steps (every build alike, for a fair comparison).
+      const s = await restartAndList(dataDir, creds, builds[name], nodeArgs, ['--log-level=info', ...serverArgs], bytes, readRss);
       bytes ??= s.bytes;
       samples[name]!.push(s);
-      progress(`round ${round + 1} ${name.padEnd(4)}: ${cell(s)}`);
+      progress(`round ${round + 1} ${name.padEnd(5)}: ${cell(s)}`);
     }
   }
   for (const [name, xs] of Object.entries(samples)) {
     const m = (f: (s: RestartSample) => number) => fmtMs(median(xs.map(f)));
-    process.stdout.write(`${name}: median of ${xs.length}: ready ${m((s) => s.readyMs)}, first byte ${m((s) => s.firstByteMs)}, last byte ${m((s) => s.lastByteMs)}, CPU ${m((s) => s.cpuMs)}, main thread ${m((s) => s.mainCpuMs)} (${m((s) => s.mainCpuAtReadyMs)} to ready)${readRss ? `, RSS ${fmtMB(median(xs.map((s) => s.rss!)))}` : ''}; list ${fmtMB(bytes ?? 0)}\n`);
+    process.stdout.write(`${name}: median of ${xs.length}: ready ${m((s) => s.readyMs)}, first byte ${m((s) => s.firstByteMs)}, last byte ${m((s) => s.lastByteMs)}, CPU ${m((s) => s.cpuMs)}, main thread ${m((s) => s.mainCpuMs)} (${m((s) => s.mainCpuAtReadyMs)} to ready)${readRss ? `, RSS ${fmtMB(median(xs.map((s) => s.rss!)))}` : ''}; list ${fmtMB(bytes ?? 0)}${stepMedians(xs)}\n`);
   }
   process.exit(0);
 }

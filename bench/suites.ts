@@ -207,7 +207,7 @@ export const suites: readonly Suite[] = [
       base: a.base, rounds: a.rounds ?? 5, perRound: a.count ?? 2_000, perf: a.perf, functions: a.functions, keepPerf: a['keep-perf'], progress,
     }),
   }),
-  { name: 'restart', file: 'restart.ts', what: 'a restart holding 100,000 ConfigMaps, this build beside another', usage: '--data-dir DIR [--base CLI] [--rounds 3] [--objects 100000] [--node-arg=… …] [--server-arg=… …]' },
+  { name: 'restart', file: 'restart.ts', what: 'a restart holding 100,000 ConfigMaps, this build beside others, and where the start went', usage: '--data-dir DIR [--base CLI …] [--rounds 3] [--objects 100000] [--rss] [--node-arg=… …] [--server-arg=… …]' },
   suite({
     name: 'sqlite-drivers', file: 'sqlite-drivers.ts', what: 'better-sqlite3 beside node:sqlite: store rows and a server\'s creates and gets',
     flags: ['rounds'],

@@ -97,6 +97,11 @@ const reporters = [
   `--test-reporter=${new URL('./failure-summary.mjs', import.meta.url).href}`, '--test-reporter-destination=stdout',
 ];
 
+// The tests start the CLI as users run it, the bundle (scripts/bundle.mjs):
+// made here, from the sources, so that it is never older than the compiled tests.
+const { bundle } = await import(new URL('./bundle.mjs', import.meta.url).href);
+await bundle();
+
 // Key material for every test server of the run, generated once here rather
 // than by each server's first start (test/support/keymaterial.ts copies it).
 const keyMaterialDir = mkdtempSync(join(tmpdir(), 'plat-test-keys-'));

@@ -37,6 +37,7 @@ import { PostStartHooks } from './hooks.js';
 import { addBootstrapHooks } from './bootstrap.js';
 import { serveHttp } from './http.js';
 import { startControllers } from './controllers.js';
+import { markStartStep, startSteps } from './phases.js';
 
 export interface RunningServer {
   /** https://127.0.0.1:<port> */
@@ -72,14 +73,17 @@ export async function assemble(options: ServerOptions, log: Logger, closers: Clo
     served: () => { if (!late.served) throw new Error('admission reached the registry before it was made'); return late.served; },
   });
   closers.add(() => admission.close());
+  markStartStep('config');
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
   const keys = await ensureKeyMaterial(options.dataDir, options);
   const signers = await tokenSigners(options, keys.serviceAccountSigningKeyPem);
   const clusterSigner = await loadRequestSigner(options.clusterSigningCertFile, options.clusterSigningKeyFile, { certPem: keys.caCertPem, keyPem: keys.caKeyPem });
+  markStartStep('keys');
   const gate = new InflightGate({ readOnly: options.maxRequestsInflight, mutating: options.maxMutatingRequestsInflight });
   const requestMetrics = new RequestMetrics(metrics.registry, () => late.served?.registry, gate, () => late.storage?.backend);
   const lifecycle = new Lifecycle(options, requestMetrics);
   const storage = late.storage = openStorage(options, log, closers, requestMetrics.storageObserver, metrics.registry);
+  markStartStep('storage');
   const registry = new Registry(builtinKinds, storage.timed, admission.chain, storage.caches, enablement);
   const lookup = new ObjectLookup(registry, storage.caches);
   late.served = { registry, lookup };
@@ -92,6 +96,7 @@ export async function assemble(options: ServerOptions, log: Logger, closers: Clo
   const { aggregator, authenticator } = await serveApis({
     options, log, closers, registry, store: storage.timed, lookup, informers, client, admissionListers: listers, authorization, identityFiles, keys, signers,
   });
+  markStartStep('apis');
   const health = new Health();
   for (const name of ['ping', 'log']) health.add({ name, check: () => undefined });
   health.add({ name: storage.backend.name, check: () => storage.backend.check() });
@@ -109,15 +114,18 @@ export async function assemble(options: ServerOptions, log: Logger, closers: Clo
     options, log, closers, listener, registry, health, authenticator, authorizer: authorization.authorizer, aggregator,
     metrics, gate, requestMetrics, auditor, lifecycle, features, keys,
   });
+  markStartStep('listening');
   // The first try of each hook is made before the server says it serves.
   await hooks.start();
+  markStartStep('hooks');
   const controllerManager = await startControllers({
     options, log, closers, client, informers, metrics: metrics.registry, features, store: storage.timed, aggregator,
     authorizer: authorization.authorizer, signers, clusterSigner, trustedPem, address: listener.address, port: listener.port,
   });
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   await writeAdminKubeconfig(kubeconfigPath, { server: listener.url, caPem: trustedPem, certPem: keys.adminCertPem, keyPem: keys.adminKeyPem });
-  log.info({ url: listener.url, kubeconfig: kubeconfigPath, storage: storage.backend.name }, 'serving');
+  markStartStep('controllers');
+  log.info({ url: listener.url, kubeconfig: kubeconfigPath, storage: storage.backend.name, startup: startSteps() }, 'serving');
   const stop = async () => {
     const [failure] = await closers.closeAll();
     if (failure) throw failure;

@@ -2,13 +2,19 @@
 // --version reads it without loading the server.
 
 import { readFile } from 'node:fs/promises';
+import { product } from '../machinery/vocabulary.js';
 
-/** This package's version (package.json). */
+/**
+ * This package's version: the nearest package.json of ours above this
+ * module, which is three folders up from dist/src/apiserver/ and two from
+ * the bundle in dist/bin/.
+ */
 export async function packageVersion(): Promise<string> {
-  try {
-    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8'));
-    return String(pkg.version);
-  } catch {
-    return '0.0.0';
+  for (const up of ['../../', '../../../']) {
+    try {
+      const pkg = JSON.parse(await readFile(new URL(`${up}package.json`, import.meta.url), 'utf8'));
+      if (pkg?.name === `${product.name}-apiserver`) return String(pkg.version);
+    } catch { /* not here */ }
   }
+  return '0.0.0';
 }

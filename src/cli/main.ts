@@ -10,12 +10,18 @@
 // Node has one.
 
 import module from 'node:module';
+// Node has started and loaded this file: the first step of a start (apiserver/phases.ts).
+performance.mark('start:node');
 import { commandName, FlagError, parseFlags } from './flags.js';
+import { mapStackTraces } from '../machinery/sourcemaps.js';
 
 // From Node 22.1 on, compiled code is kept on disk and the next start skips
 // compiling it (most of the server's modules load after this line); Node 20
 // has no such cache and compiles every start.
 (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+
+// The CLI runs as a bundle (scripts/bundle.mjs): stack traces name our sources through its source maps.
+mapStackTraces();
 
 function say(text: string): void {
   if (process.stderr.writable) process.stderr.write(text);
@@ -69,6 +75,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const options = parsed.options;
   const { serve } = await import('./serve.js');
+  performance.mark('start:modules');
   await serve(options);
 }
 

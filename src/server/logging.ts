@@ -8,6 +8,7 @@
 import pino, { type Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import { basename } from 'node:path';
+import { originalPosition } from '../machinery/sourcemaps.js';
 
 /** How log lines look, with upstream's names (text: klog's lines). */
 export const loggingFormats = ['text', 'json'] as const;
@@ -47,7 +48,6 @@ function severity(level: number): string {
   return 'I';
 }
 
-const thisFile = fileURLToPath(import.meta.url);
 const pinoFolder = /[\\/]node_modules[\\/]pino[\\/]/;
 
 /** `file:line` of the code that called the logger, as klog's header names it. */
@@ -57,21 +57,30 @@ function callerOf(): string {
   const holder: { stack?: NodeJS.CallSite[] } = {};
   let sites: NodeJS.CallSite[] | undefined;
   try {
-    Error.stackTraceLimit = 12;
+    Error.stackTraceLimit = 13;
     Error.prepareStackTrace = (_e, callSites) => callSites;
-    Error.captureStackTrace(holder, callerOf);
+    // From this very function, whose frame says which source is this module's (a bundle holds many).
+    Error.captureStackTrace(holder);
     // The stack is formatted when first read: read while the call sites are what formatting gives.
     sites = Array.isArray(holder.stack) ? holder.stack : undefined;
   } finally {
     Error.stackTraceLimit = keep;
     Error.prepareStackTrace = prepare;
   }
+  let thisSource: string | undefined;
   for (const site of sites ?? []) {
     let file = site.getFileName() ?? '';
-    if (file === '' || pinoFolder.test(file) || file.startsWith('node:')) continue;
+    if (file === '' || file.startsWith('node:')) continue;
     if (file.startsWith('file:')) file = fileURLToPath(file);
-    if (file === thisFile) continue;
-    return `${basename(file)}:${site.getLineNumber() ?? 0}`;
+    // Built code (the CLI's bundle above all) is named by its source.
+    const source = originalPosition(file, site.getLineNumber() ?? 0);
+    if (pinoFolder.test(source?.file ?? file)) continue;
+    if (site === sites![0]) {
+      thisSource = source?.file ?? file;
+      continue;
+    }
+    if ((source?.file ?? file) === thisSource) continue;
+    return `${basename(source?.file ?? file)}:${source?.line ?? site.getLineNumber() ?? 0}`;
   }
   return '???:1';
 }

@@ -10,12 +10,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startChildServer, tempDir } from '../support/server.js';
+import { runKubectl, startChildServer, tempDir, cliPath } from '../support/server.js';
 import { TestClient } from '../support/client.js';
 import { eventually } from '../support/eventually.js';
 import { seedKeyMaterial } from '../support/keymaterial.js';
 
-const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
 
 function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [cliPath, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -37,7 +36,10 @@ test('a taken port and a locked store are one line and exit 1, and the data dir 
   const other = tempDir();
   const first = await startChildServer([], dir);
   try {
-    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.js:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
+    assert.match(first.output(), /^I\d{4} [\d:.]+ +\d+ serve\.ts:\d+\] "plat-apiserver is serving" url="https:\/\/127\.0\.0\.1:\d+" kubeconfig=".*admin\.kubeconfig" try="export KUBECONFIG=.*admin\.kubeconfig; kubectl get namespaces"$/m);
+    // The command users run (the bundle) serves kubectl.
+    const got = await runKubectl(first.kubeconfigPath, ['get', 'namespace', 'default', '-o', 'name']);
+    assert.equal(got.stdout, 'namespace/default\n', got.stderr);
     const port = portOf(readFileSync(first.kubeconfigPath, 'utf8'));
 
     // A failed start leaves the data dir as it found it: a new one gone again, an empty one empty, a used one whole.
@@ -174,6 +176,12 @@ test('one log format a run: klog text lines by default, the welcome among them; 
         assert.equal(welcome?.kubeconfig, kubeconfig, output());
         assert.equal(welcome.try, `export KUBECONFIG=${kubeconfig}; kubectl get namespaces`);
         assert.ok(records.some((r) => r.msg === 'received signal, shutting down' && r.signal === 'SIGTERM'), output());
+        // The 'serving' line says when each step of the start ended (the restart bench reads it), in the order they ran.
+        const serving = records.find((r) => r.msg === 'serving');
+        const steps = serving?.startup?.steps as Array<[string, number]> | undefined;
+        assert.deepEqual(steps?.map(([name]) => name), ['node', 'modules', 'config', 'keys', 'storage', 'apis', 'listening', 'hooks', 'controllers'], output());
+        assert.ok(steps!.every(([, at], i) => at >= 0 && (i === 0 || at >= steps![i - 1]![1])), JSON.stringify(steps));
+        assert.equal(typeof serving.startup.origin, 'number');
       }
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -10,9 +10,8 @@ import { startEtcd, EtcdCluster, EtcdTls } from '../support/etcd.js';
 import { generateEcKeyPair, issueCertificate } from '../../src/pki/index.js';
 import { EtcdBackend } from '../../src/storage/etcd/store.js';
 import type { StorageError } from '../../src/storage/backend.js';
-import { startTestServer, tempDir, TestServer } from '../support/server.js';
+import { startTestServer, tempDir, TestServer, cliPath } from '../support/server.js';
 
-const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
 
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {

@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
-import { kubectlWhoami, runKubectl, startTestServer, writeBareKubeconfig, tempDir, type TestServer } from '../support/server.js';
+import { kubectlWhoami, runKubectl, startTestServer, writeBareKubeconfig, tempDir, type TestServer, cliPath } from '../support/server.js';
 import { eventually } from '../support/eventually.js';
 import { product, vocabulary } from '../../src/machinery/vocabulary.js';
 import { boundTokenClaims } from '../../src/machinery/serviceaccount.js';
@@ -130,9 +130,8 @@ test('a malformed --token-auth-file stops the start with a message naming the li
   const dir = tempDir();
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, 't1,alice,u1\nt2,bob\n');
-  const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
   const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    execFile(process.execPath, [cli, '--secure-port', '0', '--data-dir', join(dir, 'data'), '--token-auth-file', file], { timeout: 30_000 }, (err, _out, stderr) => {
+    execFile(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', join(dir, 'data'), '--token-auth-file', file], { timeout: 30_000 }, (err, _out, stderr) => {
       resolve({ code: err ? Number((err as { code?: unknown }).code) : 0, stderr });
     });
   });

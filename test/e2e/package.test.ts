@@ -99,4 +99,11 @@ export async function more(client: RemoteClient): Promise<string[]> {
   // The client entry loads by its exported path (the server's needs better-sqlite3 built, which --ignore-scripts skipped).
   const loaded = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('plat-apiserver/client'); console.log(typeof m.RemoteClient, typeof m.loadKubeconfig)"], project);
   assert.equal(loaded.trim(), 'function function');
+  // The command is the bundle (scripts/bundle.mjs), and runs from the installed package.
+  assert.ok(files.includes('dist/bin/plat-apiserver.js'), 'the bundled command ships');
+  const installed = join(project, 'node_modules/plat-apiserver');
+  const bin = (JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { bin: Record<string, string> }).bin['plat-apiserver']!;
+  assert.equal(bin, 'dist/bin/plat-apiserver.js');
+  const version = await run(process.execPath, [join(installed, bin), '--version'], project);
+  assert.match(version, /^plat-apiserver v\d+\.\d+\.\d+\+plat\.\d+\.\d+\.\d+\n$/);
 });

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { startTestServer, tempDir } from '../support/server.js';
+import { startTestServer, tempDir, cliPath } from '../support/server.js';
 import { assertStatus } from '../support/hostile.js';
 import { AdmissionConfigError } from '../../src/admission/index.js';
 
@@ -76,8 +76,7 @@ test('an unknown plugin name stops the start-up with a clear message', async () 
   });
   const dir = tempDir();
   try {
-    const cli = new URL('../../src/cli/main.js', import.meta.url).pathname;
-    const r = spawnSync(process.execPath, [cli, '--secure-port', '0', '--data-dir', dir, '--disable-admission-plugins=Nope', '--enable-admission-plugins', 'AlwaysDeny', '--disable-admission-plugins', 'AlwaysDeny'], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [cliPath, '--secure-port', '0', '--data-dir', dir, '--disable-admission-plugins=Nope', '--enable-admission-plugins', 'AlwaysDeny', '--disable-admission-plugins', 'AlwaysDeny'], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(r.status, 1);
     assert.equal(r.stderr, 'plat-apiserver: disable-admission-plugins plugin "Nope" is unknown; [AlwaysDeny] in enable-admission-plugins and disable-admission-plugins overlapped\n');
   } finally {

@@ -9,12 +9,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { Counter } from 'prom-client';
-import { startTestServer, tempDir, type TestServer } from '../support/server.js';
+import { startTestServer, tempDir, type TestServer, cliPath } from '../support/server.js';
 import { parsePrometheusText, value } from '../support/prometheus.js';
 import { declareMetric } from '../../src/machinery/metricdeclaration.js';
 import { product } from '../../src/machinery/vocabulary.js';
 
-const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
 const featureMetric = `${product.name}_feature_enabled`;
 
 async function withServer(options: Parameters<typeof startTestServer>[0], body: (s: TestServer) => Promise<void>): Promise<void> {

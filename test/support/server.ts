@@ -174,7 +174,8 @@ export async function startTestServer(options: Partial<ServerOptions> & KeyMater
   };
 }
 
-const cliPath = new URL('../../src/cli/main.js', import.meta.url).pathname;
+/** The CLI as users run it: the bundle scripts/bundle.mjs writes (run-tests.mjs makes it before the tests run). */
+export const cliPath = new URL('../../bin/plat-apiserver.js', import.meta.url).pathname;
 
 export interface ChildServer {
   process: ChildProcess;

@@ -15,7 +15,7 @@ test('docs/flags.md is up to date with the flag table (node scripts/flags-doc.mj
 });
 
 test('docs/flags.md and --help list the same flags with the same meaning', () => {
-  const help = spawnSync(process.execPath, [new URL('dist/src/cli/main.js', root).pathname, '--help'], { encoding: 'utf8' }).stdout;
+  const help = spawnSync(process.execPath, [new URL('dist/bin/plat-apiserver.js', root).pathname, '--help'], { encoding: 'utf8' }).stdout;
   const page = readFileSync(new URL('docs/flags.md', root), 'utf8');
   const named = (text: string) => new Set([...text.matchAll(/--([a-z][a-z0-9-]*)/g)].map((m) => m[1]));
   const rows = page.split('\n').filter((l) => l.startsWith('| `-'));
