@@ -145,15 +145,16 @@ function ratioConstraint(type: string, resource: string, enforced: Amount, reque
 
 type Totals = Map<string, Quantity>;
 
-/** Adds quantities in; a sum keeps the format of its first term, as upstream's Add. */
-function addInto(sum: Totals, list: Obj | Totals | undefined): void {
+/** Adds in the quantities of the `wanted` resources; a sum keeps the format of its first term, as upstream's Add. */
+function addInto(sum: Totals, list: Obj | Totals | undefined, wanted: ReadonlySet<string>): void {
   if (list instanceof Map) {
     for (const [k, q] of list) addOne(sum, k, q);
     return;
   }
   if (!list || typeof list !== 'object') return;
-  for (const k of Object.keys(list)) {
-    const q = parsedOrUndefined(String(list[k]));
+  for (const k of wanted) {
+    const text = ownValue(list, k);
+    const q = text === undefined ? undefined : parsedOrUndefined(String(text));
     if (q) addOne(sum, k, q);
   }
 }
@@ -167,28 +168,28 @@ function maxInto(top: Totals, list: Totals): void {
   for (const [k, q] of list) if (!top.has(k) || top.get(k)!.nanos < q.nanos) top.set(k, q);
 }
 
-/** A pod's total of requests or limits as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
-function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Totals {
+/** A pod's total of requests or limits of the `wanted` resources as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
+function podTotal(pod: KubeObject, which: 'requests' | 'limits', wanted: ReadonlySet<string>): Totals {
   const spec = (pod.spec ?? {}) as Obj;
   const sum: Totals = new Map();
-  for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which]);
+  for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which], wanted);
   const sidecars: Totals = new Map();
   const initPeak: Totals = new Map();
   for (const c of (spec.initContainers ?? []) as Obj[]) {
     const own: Totals = new Map();
-    addInto(own, c?.resources?.[which]);
+    addInto(own, c?.resources?.[which], wanted);
     if (c?.restartPolicy === 'Always') {
       // A sidecar runs beside everything after it.
-      addInto(sum, own);
-      addInto(sidecars, own);
+      addInto(sum, own, wanted);
+      addInto(sidecars, own, wanted);
       maxInto(initPeak, sidecars);
     } else {
-      addInto(own, sidecars);
+      addInto(own, sidecars, wanted);
       maxInto(initPeak, own);
     }
   }
   maxInto(sum, initPeak);
-  addInto(sum, spec.overhead);
+  addInto(sum, spec.overhead, wanted);
   return sum;
 }
 
@@ -227,6 +228,8 @@ interface CompiledItem {
 /** What one LimitRange asks, read once per version of it (the informer hands a new object on each change). */
 interface Compiled {
   items: CompiledItem[];
+  /** The resources the Pod items bound: the only ones a pod's totals need. */
+  podResources: ReadonlySet<string>;
   /** The Container items' defaults, merged in item order. */
   defaultRequests: Resources;
   defaultLimits: Resources;
@@ -253,8 +256,9 @@ function compiled(lr: KubeObject): Compiled {
   }
   // Sorted once here: the annotation names resources in sorted order.
   const sorted = (r: Resources): Resources => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const items: CompiledItem[] = list.map((item) => ({ type: String(item.type), min: bounds(item.min), max: bounds(item.max), ratio: bounds(item.maxLimitRequestRatio) }));
   c = {
-    items: list.map((item) => ({ type: String(item.type), min: bounds(item.min), max: bounds(item.max), ratio: bounds(item.maxLimitRequestRatio) })),
+    items, podResources: new Set(items.filter((i) => i.type === 'Pod').flatMap((i) => [...i.min, ...i.max, ...i.ratio].map((b) => b.resource))),
     defaultRequests: sorted(defaultRequests), defaultLimits: sorted(defaultLimits),
     hasDefaults: Object.keys(defaultRequests).length + Object.keys(defaultLimits).length > 0,
   };
@@ -277,7 +281,8 @@ export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
   const errs: string[] = [];
   // The pod's totals, summed once whatever number of Pod items asks for them.
   let totals: { requests: AmountOf; limits: AmountOf } | undefined;
-  for (const item of compiled(lr).items) {
+  const { items, podResources } = compiled(lr);
+  for (const item of items) {
     if (item.type === 'Container') {
       for (const list of ['containers', 'initContainers']) {
         for (const c of (pod.spec?.[list] ?? []) as Obj[]) {
@@ -286,7 +291,7 @@ export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
       }
     }
     if (item.type === 'Pod') {
-      totals ??= { requests: totalsReader(podTotal(pod, 'requests')), limits: totalsReader(podTotal(pod, 'limits')) };
+      totals ??= { requests: totalsReader(podTotal(pod, 'requests', podResources)), limits: totalsReader(podTotal(pod, 'limits', podResources)) };
       checkBounds(item, totals.requests, totals.limits, errs);
     }
   }

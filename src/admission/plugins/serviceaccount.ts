@@ -176,9 +176,9 @@ export class ServiceAccount implements AdmissionPlugin {
     }
     return andThen(this.account(r, spec.serviceAccountName), (account) => {
       if (shouldAutomount(account, pod)) mountToken(pod);
-      if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
-        const fromAccount = ((account.imagePullSecrets ?? []) as Obj[]).map((s) => ({ name: s?.name }));
-        if (fromAccount.length) spec.imagePullSecrets = fromAccount;
+      const fromAccount = account.imagePullSecrets;
+      if ((!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) && Array.isArray(fromAccount) && fromAccount.length) {
+        spec.imagePullSecrets = (fromAccount as Obj[]).map((s) => ({ name: s?.name }));
       }
     });
   }
