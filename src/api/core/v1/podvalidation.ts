@@ -44,10 +44,14 @@ export function validateResourceList(list: Obj | undefined, field: string, compu
   const errs: FieldError[] = [];
   const parsed = new Map<string, Quantity>();
   for (const [name, value] of Object.entries(list ?? {})) {
-    const at = keyPath(field, name);
-    errs.push(...checkName(isQualifiedName, at, name));
-    if (computeResources && !name.includes('/') && !standardResources.has(name) && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
-      errs.push(fieldErrors.invalid(at, name, 'must be a standard resource type or fully qualified'));
+    // The standard names are valid qualified names: only others are checked (most lists hold nothing else).
+    const standard = standardResources.has(name);
+    if (!standard) {
+      const at = keyPath(field, name);
+      errs.push(...checkName(isQualifiedName, at, name));
+      if (computeResources && !name.includes('/') && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
+        errs.push(fieldErrors.invalid(at, name, 'must be a standard resource type or fully qualified'));
+      }
     }
     let q: Quantity;
     try {
@@ -56,9 +60,9 @@ export function validateResourceList(list: Obj | undefined, field: string, compu
       continue; // the decoder refused it already
     }
     parsed.set(name, q);
-    if (q.nanos < 0n) errs.push(fieldErrors.invalid(at, String(value), 'must be greater than or equal to 0'));
-    if ((name.includes('/') || name.startsWith('hugepages-')) && q.nanos % 1_000_000_000n !== 0n) {
-      errs.push(fieldErrors.invalid(at, String(value), 'must be an integer'));
+    if (q.nanos < 0n) errs.push(fieldErrors.invalid(keyPath(field, name), String(value), 'must be greater than or equal to 0'));
+    if (!standard && (name.includes('/') || name.startsWith('hugepages-')) && q.nanos % 1_000_000_000n !== 0n) {
+      errs.push(fieldErrors.invalid(keyPath(field, name), String(value), 'must be an integer'));
     }
   }
   return { errs, parsed };
