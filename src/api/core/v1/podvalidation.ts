@@ -125,13 +125,14 @@ function validateMounts(mounts: Obj[] | undefined, volumes: Set<string>, field: 
   const errs: FieldError[] = [];
   const paths = new Set<string>();
   (mounts ?? []).forEach((m, i) => {
-    const at = fieldPath(field, i);
-    if (!m.name) errs.push(fieldErrors.required(`${at}.name`));
-    else if (!volumes.has(m.name)) errs.push(fieldErrors.notFound(`${at}.name`, m.name));
-    if (!m.mountPath) errs.push(fieldErrors.required(`${at}.mountPath`));
-    else if (paths.has(m.mountPath)) errs.push(fieldErrors.invalid(`${at}.mountPath`, m.mountPath, 'must be unique'));
+    // Its path, built only for an error (every container mounts several).
+    const at = () => fieldPath(field, i);
+    if (!m.name) errs.push(fieldErrors.required(`${at()}.name`));
+    else if (!volumes.has(m.name)) errs.push(fieldErrors.notFound(`${at()}.name`, m.name));
+    if (!m.mountPath) errs.push(fieldErrors.required(`${at()}.mountPath`));
+    else if (paths.has(m.mountPath)) errs.push(fieldErrors.invalid(`${at()}.mountPath`, m.mountPath, 'must be unique'));
     if (m.mountPath) paths.add(m.mountPath);
-    if (m.subPath && m.subPathExpr) errs.push(fieldErrors.invalid(`${at}.subPathExpr`, m.subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
+    if (m.subPath && m.subPathExpr) errs.push(fieldErrors.invalid(`${at()}.subPathExpr`, m.subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
   });
   return errs;
 }
@@ -181,9 +182,12 @@ function validateVolumes(volumes: Obj[] | undefined): { errs: FieldError[]; name
       if (names.has(v.name)) errs.push(fieldErrors.duplicate(`${at}.name`, v.name));
       names.add(v.name);
     }
-    const sources = volumeSourceNames.filter((k) => v[k] !== undefined);
-    if (sources.length === 0) errs.push(fieldErrors.required(at, 'must specify a volume type'));
-    for (const extra of sources.slice(1)) errs.push(fieldErrors.forbidden(`${at}.${extra}`, 'may not specify more than 1 volume type'));
+    let sources = 0;
+    for (const k of volumeSourceNames) {
+      if (v[k] === undefined) continue;
+      if (sources++ > 0) errs.push(fieldErrors.forbidden(`${at}.${k}`, 'may not specify more than 1 volume type'));
+    }
+    if (sources === 0) errs.push(fieldErrors.required(at, 'must specify a volume type'));
     if (v.persistentVolumeClaim && !v.persistentVolumeClaim.claimName) errs.push(fieldErrors.required(`${at}.persistentVolumeClaim.claimName`));
     if (v.hostPath && !v.hostPath.path) errs.push(fieldErrors.required(`${at}.hostPath.path`));
     if (v.configMap && !v.configMap.name) errs.push(fieldErrors.required(`${at}.configMap.name`));
