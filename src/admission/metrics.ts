@@ -26,6 +26,28 @@ function boundedCode(code: number): string {
   return String(Math.min(code, 600));
 }
 
+/** Where the series of a phase, operation and outcome sits in a slot array: found by arithmetic, without building a key. */
+function seriesSlot(type: StepType, operation: Operation, rejected: boolean): number {
+  return (type === 'admit' ? 0 : operationSlots.length * 2) + operationSlots.indexOf(operation) * 2 + (rejected ? 1 : 0);
+}
+
+/** The series of one plugin, by slot (phase, operation, whether it rejected). */
+export class PluginTimer {
+  private readonly slots: HistogramSeries[] = [];
+
+  constructor(private readonly name: string, private readonly series: SeriesByKey<HistogramSeries>) {}
+
+  observe(type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
+    const slot = seriesSlot(type, operation, rejected);
+    let series = this.slots[slot];
+    if (!series) {
+      const name = this.name;
+      series = this.slots[slot] = this.series.get(`${name} ${type} ${operation} ${rejected}`, () => ({ name, type, operation, rejected: String(rejected) }));
+    }
+    series.observe(seconds);
+  }
+}
+
 export class AdmissionMetrics {
   private readonly step: Histogram;
   private readonly controller: Histogram;
@@ -36,8 +58,9 @@ export class AdmissionMetrics {
   /** Every write observes each phase and each plugin: their series are kept (machinery/metricseries.ts says why). */
   private readonly steps: SeriesByKey<HistogramSeries>;
   private readonly controllers: SeriesByKey<HistogramSeries>;
-  /** Each plugin's series by slot: phase, operation and whether it rejected. */
-  private readonly controllerSlots = new Map<string, HistogramSeries[]>();
+  /** The phases' series by slot (seriesSlot). */
+  private readonly stepSlots: HistogramSeries[] = [];
+  private readonly controllerTimers = new Map<string, PluginTimer>();
 
   constructor(registry: Registry) {
     this.step = new Histogram(declareMetric(registry, {
@@ -81,19 +104,21 @@ export class AdmissionMetrics {
   }
 
   observeStep(type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
-    this.steps.get(`${type} ${operation} ${rejected}`, () => ({ type, operation, rejected: String(rejected) })).observe(seconds);
+    const slot = seriesSlot(type, operation, rejected);
+    let series = this.stepSlots[slot];
+    if (!series) series = this.stepSlots[slot] = this.steps.get(`${type} ${operation} ${rejected}`, () => ({ type, operation, rejected: String(rejected) }));
+    series.observe(seconds);
   }
 
   observeController(name: string, type: StepType, operation: Operation, rejected: boolean, seconds: number): void {
-    // Every plugin is observed on every write: its series are found by slot, without building a key.
-    let slots = this.controllerSlots.get(name);
-    if (!slots) this.controllerSlots.set(name, slots = []);
-    const slot = (type === 'admit' ? 0 : operationSlots.length * 2) + operationSlots.indexOf(operation) * 2 + (rejected ? 1 : 0);
-    let series = slots[slot];
-    if (!series) {
-      series = slots[slot] = this.controllers.get(`${name} ${type} ${operation} ${rejected}`, () => ({ name, type, operation, rejected: String(rejected) }));
-    }
-    series.observe(seconds);
+    this.pluginTimer(name).observe(type, operation, rejected, seconds);
+  }
+
+  /** One plugin's series, for a caller that observes it on every write: held, so that no observation looks the name up. */
+  pluginTimer(name: string): PluginTimer {
+    let timer = this.controllerTimers.get(name);
+    if (!timer) this.controllerTimers.set(name, timer = new PluginTimer(name, this.controllers));
+    return timer;
   }
 
   /** One webhook call: its duration and its answer (`code` 0 when there was none). */

@@ -19,14 +19,18 @@ export class DefaultTolerationSeconds implements AdmissionPlugin {
     if (!pod || (r.operation !== 'CREATE' && r.operation !== 'UPDATE')) return;
     const spec = (pod.spec ??= {}) as Obj;
     const tolerations: Obj[] = Array.isArray(spec.tolerations) ? spec.tolerations : [];
-    const tolerates = (key: string) => tolerations.some((t) => (!t?.key || t.key === key) && (!t?.effect || t.effect === 'NoExecute'));
+    // One pass over the pod's tolerations for both taints.
+    let notReady = false;
+    let unreachable = false;
+    for (const t of tolerations) {
+      if (t?.effect && t.effect !== 'NoExecute') continue;
+      if (!t?.key) notReady = unreachable = true;
+      else if (t.key === vocabulary.notReadyTaint) notReady = true;
+      else if (t.key === vocabulary.unreachableTaint) unreachable = true;
+    }
     const added: Obj[] = [];
-    if (!tolerates(vocabulary.notReadyTaint)) {
-      added.push({ key: vocabulary.notReadyTaint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.notReadySeconds });
-    }
-    if (!tolerates(vocabulary.unreachableTaint)) {
-      added.push({ key: vocabulary.unreachableTaint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.unreachableSeconds });
-    }
+    if (!notReady) added.push({ key: vocabulary.notReadyTaint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.notReadySeconds });
+    if (!unreachable) added.push({ key: vocabulary.unreachableTaint, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: this.unreachableSeconds });
     if (added.length) spec.tolerations = [...tolerations, ...added];
   }
 }

@@ -19,7 +19,7 @@ import type { AdmissionPlugin, AdmissionRequest } from '../types.js';
 import { forbiddenRequest } from '../errors.js';
 import { podContainers } from './podutil.js';
 import { LiveLookup } from '../livelookup.js';
-import { hasOwn, ownValue } from '../../machinery/ownkeys.js';
+import { hasOwn, ownValue, setOwn } from '../../machinery/ownkeys.js';
 
 type Obj = Record<string, any>;
 type Resources = Record<string, string>;
@@ -29,14 +29,32 @@ const nanosPerUnit = 10n ** 9n;
 /** The largest value whose milli-units fit in an int64 (upstream's resource.MaxMilliValue). */
 const maxMilliValue = (2n ** 63n - 1n) / 1000n;
 
+/** An amount's value rounded up as upstream's MilliValue() and Value(), and whether its milli-units fit an int64. */
+interface Rounded {
+  milli: bigint;
+  units: bigint;
+  fitsMilli: boolean;
+}
+
 /** An amount a request, a limit or a pod's total holds: its value, and its text for messages (a total is written only when named). */
 class Amount {
+  private roundedValue?: Rounded;
+
   constructor(readonly nanos: bigint, private readonly written: string | Quantity) {}
 
   get text(): string {
     return typeof this.written === 'string' ? this.written : formatQuantity(this.written);
   }
+
+  /** Worked out once per amount: an amount of a text is shared by every request that writes that text (amountOf). */
+  get rounded(): Rounded {
+    if (this.roundedValue) return this.roundedValue;
+    const units = ceilDiv(this.nanos, nanosPerUnit);
+    return this.roundedValue = { milli: ceilDiv(this.nanos, nanosPerMilli), units, fitsMilli: units <= maxMilliValue };
+  }
 }
+
+const zero = new Amount(0n, '0');
 
 /** The amount of `key` in a resource list (undefined when absent; text that is not a quantity counts as 0, as upstream's zero Quantity). */
 function amountIn(list: Obj | undefined, key: string): Amount | undefined {
@@ -44,8 +62,18 @@ function amountIn(list: Obj | undefined, key: string): Amount | undefined {
   return text === undefined ? undefined : amountOf(String(text));
 }
 
+/** Amounts by their text: the same few texts ("250m", "512Mi") come in request after request. Bounded, as quantity's own cache. */
+const amounts = new Map<string, Amount>();
+const amountsLimit = 4096;
+
 function amountOf(text: string): Amount {
-  return new Amount(parsedOrUndefined(text)?.nanos ?? 0n, text);
+  if (text.length > 32) return new Amount(parsedOrUndefined(text)?.nanos ?? 0n, text);
+  let amount = amounts.get(text);
+  if (amount === undefined) {
+    if (amounts.size >= amountsLimit) amounts.clear();
+    amounts.set(text, amount = new Amount(parsedOrUndefined(text)?.nanos ?? 0n, text));
+  }
+  return amount;
 }
 
 function parsedOrUndefined(text: string): Quantity | undefined {
@@ -63,12 +91,11 @@ function ceilDiv(n: bigint, d: bigint): bigint {
 
 /** request, limit and enforced as upstream compares them: in milli-units when all fit, else in units. */
 function compared(request: Amount | undefined, limit: Amount | undefined, enforced: Amount): [bigint, bigint, bigint] {
-  const r = request?.nanos ?? 0n;
-  const l = limit?.nanos ?? 0n;
-  const e = enforced.nanos;
-  const fitsMilli = (v: bigint) => ceilDiv(v, nanosPerUnit) <= maxMilliValue;
-  if (fitsMilli(r) && fitsMilli(l) && fitsMilli(e)) return [ceilDiv(r, nanosPerMilli), ceilDiv(l, nanosPerMilli), ceilDiv(e, nanosPerMilli)];
-  return [ceilDiv(r, nanosPerUnit), ceilDiv(l, nanosPerUnit), ceilDiv(e, nanosPerUnit)];
+  const r = (request ?? zero).rounded;
+  const l = (limit ?? zero).rounded;
+  const e = enforced.rounded;
+  if (r.fitsMilli && l.fitsMilli && e.fitsMilli) return [r.milli, l.milli, e.milli];
+  return [r.units, l.units, e.units];
 }
 
 /** What a request or limit list holds, read by resource name. */
@@ -110,23 +137,24 @@ function ratioConstraint(type: string, resource: string, enforced: Amount, reque
   if (req === undefined || r === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced.text}, but no request is specified or request is 0`;
   if (lim === undefined || l === 0n) return `${resource} max limit to request ratio per ${type} is ${enforced.text}, but no limit is specified or limit is 0`;
   const observed = Number(l) / Number(r);
-  const enforcedUnits = ceilDiv(enforced.nanos, nanosPerUnit);
+  const { units: enforcedUnits, milli: enforcedMilli, fitsMilli } = enforced.rounded;
   // Upstream compares in thousandths when the ratio's value allows.
-  const exceeds = enforcedUnits <= maxMilliValue ? observed * 1000 > Number(ceilDiv(enforced.nanos, nanosPerMilli)) : observed > Number(enforcedUnits);
+  const exceeds = fitsMilli ? observed * 1000 > Number(enforcedMilli) : observed > Number(enforcedUnits);
   return exceeds ? `${resource} max limit to request ratio per ${type} is ${enforced.text}, but provided ratio is ${observed.toFixed(6)}` : undefined;
 }
 
 type Totals = Map<string, Quantity>;
 
-/** Adds quantities in; a sum keeps the format of its first term, as upstream's Add. */
-function addInto(sum: Totals, list: Obj | Totals | undefined): void {
+/** Adds in the quantities of the `wanted` resources; a sum keeps the format of its first term, as upstream's Add. */
+function addInto(sum: Totals, list: Obj | Totals | undefined, wanted: ReadonlySet<string>): void {
   if (list instanceof Map) {
     for (const [k, q] of list) addOne(sum, k, q);
     return;
   }
   if (!list || typeof list !== 'object') return;
-  for (const k of Object.keys(list)) {
-    const q = parsedOrUndefined(String(list[k]));
+  for (const k of wanted) {
+    const text = ownValue(list, k);
+    const q = text === undefined ? undefined : parsedOrUndefined(String(text));
     if (q) addOne(sum, k, q);
   }
 }
@@ -140,28 +168,28 @@ function maxInto(top: Totals, list: Totals): void {
   for (const [k, q] of list) if (!top.has(k) || top.get(k)!.nanos < q.nanos) top.set(k, q);
 }
 
-/** A pod's total of requests or limits as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
-function podTotal(pod: KubeObject, which: 'requests' | 'limits'): Totals {
+/** A pod's total of requests or limits of the `wanted` resources as the scheduler counts it: containers and sidecars summed, each init container's peak, the overhead. */
+function podTotal(pod: KubeObject, which: 'requests' | 'limits', wanted: ReadonlySet<string>): Totals {
   const spec = (pod.spec ?? {}) as Obj;
   const sum: Totals = new Map();
-  for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which]);
+  for (const c of (spec.containers ?? []) as Obj[]) addInto(sum, c?.resources?.[which], wanted);
   const sidecars: Totals = new Map();
   const initPeak: Totals = new Map();
   for (const c of (spec.initContainers ?? []) as Obj[]) {
     const own: Totals = new Map();
-    addInto(own, c?.resources?.[which]);
+    addInto(own, c?.resources?.[which], wanted);
     if (c?.restartPolicy === 'Always') {
       // A sidecar runs beside everything after it.
-      addInto(sum, own);
-      addInto(sidecars, own);
+      addInto(sum, own, wanted);
+      addInto(sidecars, own, wanted);
       maxInto(initPeak, sidecars);
     } else {
-      addInto(own, sidecars);
+      addInto(own, sidecars, wanted);
       maxInto(initPeak, own);
     }
   }
   maxInto(sum, initPeak);
-  addInto(sum, spec.overhead);
+  addInto(sum, spec.overhead, wanted);
   return sum;
 }
 
@@ -200,6 +228,8 @@ interface CompiledItem {
 /** What one LimitRange asks, read once per version of it (the informer hands a new object on each change). */
 interface Compiled {
   items: CompiledItem[];
+  /** The resources the Pod items bound: the only ones a pod's totals need. */
+  podResources: ReadonlySet<string>;
   /** The Container items' defaults, merged in item order. */
   defaultRequests: Resources;
   defaultLimits: Resources;
@@ -226,8 +256,9 @@ function compiled(lr: KubeObject): Compiled {
   }
   // Sorted once here: the annotation names resources in sorted order.
   const sorted = (r: Resources): Resources => Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  const items: CompiledItem[] = list.map((item) => ({ type: String(item.type), min: bounds(item.min), max: bounds(item.max), ratio: bounds(item.maxLimitRequestRatio) }));
   c = {
-    items: list.map((item) => ({ type: String(item.type), min: bounds(item.min), max: bounds(item.max), ratio: bounds(item.maxLimitRequestRatio) })),
+    items, podResources: new Set(items.filter((i) => i.type === 'Pod').flatMap((i) => [...i.min, ...i.max, ...i.ratio].map((b) => b.resource))),
     defaultRequests: sorted(defaultRequests), defaultLimits: sorted(defaultLimits),
     hasDefaults: Object.keys(defaultRequests).length + Object.keys(defaultLimits).length > 0,
   };
@@ -250,7 +281,8 @@ export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
   const errs: string[] = [];
   // The pod's totals, summed once whatever number of Pod items asks for them.
   let totals: { requests: AmountOf; limits: AmountOf } | undefined;
-  for (const item of compiled(lr).items) {
+  const { items, podResources } = compiled(lr);
+  for (const item of items) {
     if (item.type === 'Container') {
       for (const list of ['containers', 'initContainers']) {
         for (const c of (pod.spec?.[list] ?? []) as Obj[]) {
@@ -259,7 +291,7 @@ export function podLimitErrors(lr: KubeObject, pod: KubeObject): string[] {
       }
     }
     if (item.type === 'Pod') {
-      totals ??= { requests: totalsReader(podTotal(pod, 'requests')), limits: totalsReader(podTotal(pod, 'limits')) };
+      totals ??= { requests: totalsReader(podTotal(pod, 'requests', podResources)), limits: totalsReader(podTotal(pod, 'limits', podResources)) };
       checkBounds(item, totals.requests, totals.limits, errs);
     }
   }
@@ -358,7 +390,11 @@ export class LimitRanger implements AdmissionPlugin {
     const pod = r.object!;
     const notes: string[] = [];
     for (const lr of ranges) applyDefaults(lr, pod, notes);
-    if (notes.length) (pod.metadata ??= {}).annotations = { ...(pod.metadata.annotations ?? {}), [vocabulary.limitRangerAnnotation]: `LimitRanger plugin set: ${notes.join('; ')}` };
+    if (!notes.length) return;
+    // Into the pod's own annotations, as upstream's map; a copy of them would cost a new object per pod.
+    const meta = (pod.metadata ??= {});
+    const annotations = (meta.annotations && typeof meta.annotations === 'object') ? meta.annotations as Obj : (meta.annotations = {});
+    setOwn(annotations, vocabulary.limitRangerAnnotation, `LimitRanger plugin set: ${notes.join('; ')}`);
   }
 
   private check(r: AdmissionRequest, what: 'pod' | 'claim', ranges: readonly KubeObject[]): void {

@@ -60,15 +60,27 @@ function shouldAutomount(account: KubeObject, pod: KubeObject): boolean {
 function mountToken(pod: KubeObject): void {
   const spec = pod.spec as Obj;
   const volumes: Obj[] = Array.isArray(spec.volumes) ? spec.volumes : [];
-  const existing = volumes.find((v) => typeof v?.name === 'string' && v.name.startsWith(vocabulary.apiAccessVolumePrefix));
+  let existing: Obj | undefined;
+  for (const v of volumes) {
+    if (typeof v?.name === 'string' && v.name.startsWith(vocabulary.apiAccessVolumePrefix)) {
+      existing = v;
+      break;
+    }
+  }
   const volumeName: string = existing?.name ?? generateName(vocabulary.apiAccessVolumePrefix);
+  const mountPath = vocabulary.serviceAccountMountPath;
   let needed = false;
-  for (const { container } of podContainers(pod)) {
-    const mounts: Obj[] = Array.isArray(container.volumeMounts) ? container.volumeMounts : [];
-    // A container that mounts something at the account directory keeps its own.
-    if (mounts.some((m) => m?.mountPath === vocabulary.serviceAccountMountPath)) continue;
-    container.volumeMounts = [...mounts, { name: volumeName, readOnly: true, mountPath: vocabulary.serviceAccountMountPath }];
-    needed = true;
+  // Containers, then init containers, read in place (every pod passes here).
+  for (const containers of [spec.containers, spec.initContainers]) {
+    if (!Array.isArray(containers)) continue;
+    for (const container of containers as Obj[]) {
+      if (!container || typeof container !== 'object') continue;
+      const mounts: Obj[] = Array.isArray(container.volumeMounts) ? container.volumeMounts : [];
+      // A container that mounts something at the account directory keeps its own.
+      if (mounts.some((m) => m?.mountPath === mountPath)) continue;
+      container.volumeMounts = [...mounts, { name: volumeName, readOnly: true, mountPath }];
+      needed = true;
+    }
   }
   if (needed && !existing) spec.volumes = [...volumes, tokenVolume(volumeName)];
 }
@@ -164,9 +176,9 @@ export class ServiceAccount implements AdmissionPlugin {
     }
     return andThen(this.account(r, spec.serviceAccountName), (account) => {
       if (shouldAutomount(account, pod)) mountToken(pod);
-      if (!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) {
-        const fromAccount = ((account.imagePullSecrets ?? []) as Obj[]).map((s) => ({ name: s?.name }));
-        if (fromAccount.length) spec.imagePullSecrets = fromAccount;
+      const fromAccount = account.imagePullSecrets;
+      if ((!Array.isArray(spec.imagePullSecrets) || spec.imagePullSecrets.length === 0) && Array.isArray(fromAccount) && fromAccount.length) {
+        spec.imagePullSecrets = (fromAccount as Obj[]).map((s) => ({ name: s?.name }));
       }
     });
   }

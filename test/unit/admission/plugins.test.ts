@@ -1,6 +1,7 @@
 // The simple built-in plugins, one request at a time: AlwaysAdmit and
 // AlwaysDeny (both warn that they are deprecated), NamespaceExists and
-// NamespaceAutoProvision, with upstream's answers.
+// NamespaceAutoProvision, DefaultTolerationSeconds's reading of the
+// tolerations a pod has, with upstream's answers.
 
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +9,9 @@ import { AlwaysAdmit } from '../../../src/admission/plugins/alwaysadmit.js';
 import { AlwaysDeny } from '../../../src/admission/plugins/alwaysdeny.js';
 import { NamespaceExists } from '../../../src/admission/plugins/namespaceexists.js';
 import { NamespaceAutoProvision } from '../../../src/admission/plugins/namespaceautoprovision.js';
-import { configMaps, namespaces } from '../../../src/api/core/v1/index.js';
+import { DefaultTolerationSeconds } from '../../../src/admission/plugins/defaulttolerationseconds.js';
+import { configMaps, namespaces, pods } from '../../../src/api/core/v1/index.js';
+import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import type { KubeObject } from '../../../src/api/kind.js';
 import { errors } from '../../../src/machinery/errors.js';
 import { admissionRequest, rejection } from '../../support/admission.js';
@@ -97,5 +100,25 @@ describe('NamespaceAutoProvision', () => {
     const status = (await rejection(broken.plugin.mutate(admissionRequest('CREATE', configMaps, 'cm', { namespace: 'fresh' })))).toStatus();
     assert.equal(status.code, 403);
     assert.equal(status.message, 'configmaps "cm" is forbidden: storage is down');
+  });
+});
+
+describe('DefaultTolerationSeconds', () => {
+  const keysAdded = (tolerations: object[]): string[] => {
+    const object = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'default' }, spec: { containers: [], tolerations } };
+    new DefaultTolerationSeconds(300, 300).mutate(admissionRequest('CREATE', pods, 'p', { namespace: 'default', object }));
+    return (object.spec.tolerations as { key?: string }[]).slice(tolerations.length).map((t) => t.key ?? '');
+  };
+  const { notReadyTaint: notReady, unreachableTaint: unreachable } = vocabulary;
+
+  test('a toleration counts for a taint when its key is the taint\'s or empty and its effect NoExecute or empty', () => {
+    assert.deepEqual(keysAdded([]), [notReady, unreachable]);
+    assert.deepEqual(keysAdded([{ operator: 'Exists' }]), []);
+    assert.deepEqual(keysAdded([{ operator: 'Exists', effect: 'NoExecute' }]), []);
+    assert.deepEqual(keysAdded([{ operator: 'Exists', effect: 'NoSchedule' }]), [notReady, unreachable]);
+    assert.deepEqual(keysAdded([{ key: notReady, operator: 'Exists', effect: 'NoSchedule' }]), [notReady, unreachable]);
+    assert.deepEqual(keysAdded([{ key: notReady, operator: 'Exists' }]), [unreachable]);
+    assert.deepEqual(keysAdded([{ key: unreachable, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }]), [notReady]);
+    assert.deepEqual(keysAdded([{ key: 'other', operator: 'Exists', effect: 'NoExecute' }, { key: unreachable, operator: 'Exists' }, { key: notReady, operator: 'Exists' }]), []);
   });
 });

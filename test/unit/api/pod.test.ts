@@ -71,6 +71,16 @@ test('validation: upstream\'s messages, table-driven', () => {
       'spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0',
       'spec.containers[0].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1',
     ]],
+    ['resource names: standard, qualified, extended and huge pages', { containers: [c({ resources: { limits: { 'example.com/gpu': '500m', gpu: '1', 'hugepages-2Mi': '1Mi', memory: '-1' }, requests: { 'Bad_Name!': '1', cpu: '1m' } } })] }, [
+      'spec.containers[0].resources.limits[example.com/gpu]: Invalid value: "500m": must be an integer',
+      'spec.containers[0].resources.limits[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified',
+      'spec.containers[0].resources.limits[memory]: Invalid value: "-1": must be greater than or equal to 0',
+      'spec.containers[0].resources.requests[Bad_Name!]: Invalid value: "Bad_Name!": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')',
+      'spec.containers[0].resources.requests[Bad_Name!]: Invalid value: "Bad_Name!": must be a standard resource type or fully qualified',
+      'spec.containers[0].resources.requests[example.com/gpu]: Invalid value: "500m": must be an integer',
+      'spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified',
+      'spec.containers[0].resources.requests[memory]: Invalid value: "-1": must be greater than or equal to 0',
+    ]],
     ['env names', { containers: [c({ env: [{ name: '1abc' }, { name: '' }] })] }, [
       'spec.containers[0].env[0].name: Invalid value: "1abc": a valid environment variable name must consist of alphabetic characters, digits, \'_\', \'-\', or \'.\', and must not start with a digit (e.g. \'my.env-name\',  or \'MY_ENV.NAME\',  or \'MyEnvName1\', regex used for validation is \'[-._a-zA-Z][-._a-zA-Z0-9]*\')',
       'spec.containers[0].env[1].name: Required value',

@@ -44,10 +44,14 @@ export function validateResourceList(list: Obj | undefined, field: string, compu
   const errs: FieldError[] = [];
   const parsed = new Map<string, Quantity>();
   for (const [name, value] of Object.entries(list ?? {})) {
-    const at = keyPath(field, name);
-    errs.push(...checkName(isQualifiedName, at, name));
-    if (computeResources && !name.includes('/') && !standardResources.has(name) && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
-      errs.push(fieldErrors.invalid(at, name, 'must be a standard resource type or fully qualified'));
+    // The standard names are valid qualified names: only others are checked (most lists hold nothing else).
+    const standard = standardResources.has(name);
+    if (!standard) {
+      const at = keyPath(field, name);
+      errs.push(...checkName(isQualifiedName, at, name));
+      if (computeResources && !name.includes('/') && !name.startsWith('hugepages-') && !name.startsWith('requests.')) {
+        errs.push(fieldErrors.invalid(at, name, 'must be a standard resource type or fully qualified'));
+      }
     }
     let q: Quantity;
     try {
@@ -56,9 +60,9 @@ export function validateResourceList(list: Obj | undefined, field: string, compu
       continue; // the decoder refused it already
     }
     parsed.set(name, q);
-    if (q.nanos < 0n) errs.push(fieldErrors.invalid(at, String(value), 'must be greater than or equal to 0'));
-    if ((name.includes('/') || name.startsWith('hugepages-')) && q.nanos % 1_000_000_000n !== 0n) {
-      errs.push(fieldErrors.invalid(at, String(value), 'must be an integer'));
+    if (q.nanos < 0n) errs.push(fieldErrors.invalid(keyPath(field, name), String(value), 'must be greater than or equal to 0'));
+    if (!standard && (name.includes('/') || name.startsWith('hugepages-')) && q.nanos % 1_000_000_000n !== 0n) {
+      errs.push(fieldErrors.invalid(keyPath(field, name), String(value), 'must be an integer'));
     }
   }
   return { errs, parsed };
@@ -121,13 +125,14 @@ function validateMounts(mounts: Obj[] | undefined, volumes: Set<string>, field: 
   const errs: FieldError[] = [];
   const paths = new Set<string>();
   (mounts ?? []).forEach((m, i) => {
-    const at = fieldPath(field, i);
-    if (!m.name) errs.push(fieldErrors.required(`${at}.name`));
-    else if (!volumes.has(m.name)) errs.push(fieldErrors.notFound(`${at}.name`, m.name));
-    if (!m.mountPath) errs.push(fieldErrors.required(`${at}.mountPath`));
-    else if (paths.has(m.mountPath)) errs.push(fieldErrors.invalid(`${at}.mountPath`, m.mountPath, 'must be unique'));
+    // Its path, built only for an error (every container mounts several).
+    const at = () => fieldPath(field, i);
+    if (!m.name) errs.push(fieldErrors.required(`${at()}.name`));
+    else if (!volumes.has(m.name)) errs.push(fieldErrors.notFound(`${at()}.name`, m.name));
+    if (!m.mountPath) errs.push(fieldErrors.required(`${at()}.mountPath`));
+    else if (paths.has(m.mountPath)) errs.push(fieldErrors.invalid(`${at()}.mountPath`, m.mountPath, 'must be unique'));
     if (m.mountPath) paths.add(m.mountPath);
-    if (m.subPath && m.subPathExpr) errs.push(fieldErrors.invalid(`${at}.subPathExpr`, m.subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
+    if (m.subPath && m.subPathExpr) errs.push(fieldErrors.invalid(`${at()}.subPathExpr`, m.subPathExpr, 'subPathExpr and subPath are mutually exclusive'));
   });
   return errs;
 }
@@ -177,9 +182,12 @@ function validateVolumes(volumes: Obj[] | undefined): { errs: FieldError[]; name
       if (names.has(v.name)) errs.push(fieldErrors.duplicate(`${at}.name`, v.name));
       names.add(v.name);
     }
-    const sources = volumeSourceNames.filter((k) => v[k] !== undefined);
-    if (sources.length === 0) errs.push(fieldErrors.required(at, 'must specify a volume type'));
-    for (const extra of sources.slice(1)) errs.push(fieldErrors.forbidden(`${at}.${extra}`, 'may not specify more than 1 volume type'));
+    let sources = 0;
+    for (const k of volumeSourceNames) {
+      if (v[k] === undefined) continue;
+      if (sources++ > 0) errs.push(fieldErrors.forbidden(`${at}.${k}`, 'may not specify more than 1 volume type'));
+    }
+    if (sources === 0) errs.push(fieldErrors.required(at, 'must specify a volume type'));
     if (v.persistentVolumeClaim && !v.persistentVolumeClaim.claimName) errs.push(fieldErrors.required(`${at}.persistentVolumeClaim.claimName`));
     if (v.hostPath && !v.hostPath.path) errs.push(fieldErrors.required(`${at}.hostPath.path`));
     if (v.configMap && !v.configMap.name) errs.push(fieldErrors.required(`${at}.configMap.name`));
