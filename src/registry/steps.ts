@@ -2,12 +2,13 @@
 // order: managed fields (what the client sent, so that nothing the server or
 // a webhook adds later belongs to a manager); mutating admission; the
 // kind's preparation (uid, times, generation, generated selectors, the write
-// hooks' allocations); validation; validating admission; the commit. The
-// preparation is also made before mutating admission, so that webhooks see
-// the uid and times a create will have (and the parts a write may not
-// change as stored); what they return is prepared again. The store's roads
-// (store.ts) choose which object is written; these steps are the same for
-// every road.
+// hooks' allocations); validation; validating admission; the commit. What
+// the server owns is also put in place before mutating admission, so that
+// webhooks see the uid and times a create will have (and the parts a write
+// may not change as stored), and again on what they return; the kind's
+// preparation runs once, after admission (serverfields.ts). The store's
+// roads (store.ts) choose which object is written; these steps are the same
+// for every road.
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError } from '../machinery/errors.js';
@@ -148,7 +149,7 @@ export class WriteSteps {
     let obj = tracked ? decoded : await this.track(undefined, decoded, w);
     const managedFields = obj.metadata!.managedFields;
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
-    this.owned.stampForCreate(obj, stamp, scope.user);
+    this.owned.stampForCreate(obj, stamp);
     const request = admissionRequest('CREATE', this.admittedAt({ codec: w.target.codec }), obj.metadata!.name ?? '', obj.metadata!.namespace, scope, w.reported, obj);
     const admission = this.admissionOf(scope);
     await admission.mutate(request);
@@ -159,7 +160,7 @@ export class WriteSteps {
       // Whatever mutating admission returned, what the server owns is the server's again.
       if (urlName !== undefined) this.owned.placeAtName(obj, urlName);
       this.owned.placeInNamespace(obj, namespace);
-      this.owned.stampForCreate(obj, stamp, scope.user);
+      this.owned.prepareForCreate(obj, stamp, scope.user);
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun });
       return finishedBy(finish, async () => {
@@ -216,7 +217,8 @@ export class WriteSteps {
     const oldMeta = old.metadata!;
     const ownPart = this.ownPart(target);
     this.omitEmpty(changed, false);
-    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), obj.metadata!.managedFields);
+    // Before admission the kind's preparation runs only through a part, whose fields are worked out on what it keeps.
+    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart, ownPart !== undefined), obj.metadata!.managedFields);
     // Through a part sub-resource the writer changes only that part: its fields are worked out on what is kept of the request.
     let next = tracked ? keep(changed) : ownPart ? await this.track(old, keep(changed), w) : keep(await this.track(old, changed, w));
     const managedFields = next.metadata!.managedFields;
@@ -227,7 +229,7 @@ export class WriteSteps {
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
     this.owned.placeAtName(admitted, oldMeta.name);
     this.owned.placeInNamespace(admitted, oldMeta.namespace);
-    next = this.withManagedFields(this.owned.keepServerOwned(admitted, old, target.subresource, ownPart), admitted.metadata!.managedFields);
+    next = this.withManagedFields(this.owned.keepServerOwned(admitted, old, target.subresource, ownPart, true), admitted.metadata!.managedFields);
     request.object = next;
     return { object: next, request };
   }
