@@ -107,6 +107,7 @@ export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]
     });
     // An untimed round first (JIT, sockets, caches).
     for (const s of sides) for (const spec of Object.values(phases(-1))) await s.load.run(spec, PHASE_TIMEOUT_MS);
+    progress(`admission plugins on both builds: ${baselineRunningPlugins.join(', ')}`);
     progress(`write road: ${ROUNDS} alternated rounds of ${fmtInt(COUNT)} creates, applies and re-applies of ConfigMaps and Deployments on both builds…`);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [row, spec] of Object.entries(phases(round)) as [RowName, PhaseSpec][]) {
@@ -126,7 +127,7 @@ export async function benchWriteRoad(opts: WriteRoadBenchOptions): Promise<Row[]
     const row = (metric: string, name: RowName): Row => {
       const [a, b] = [median(now.cpu[name]), median(before.cpu[name])];
       return {
-        metric: `write road: ${metric}, ${fmtInt(COUNT)} per round (median of ${ROUNDS} alternated rounds, server CPU per request; admission plugins as ${commit} ran them: ${baselineRunningPlugins.join(', ')})`,
+        metric: `write road: ${metric}, ${fmtInt(COUNT)} per round (median of ${ROUNDS} alternated rounds, server CPU per request, both with ${writeRoadBaselineCommit}'s admission plugins)`,
         result: `${ms(a)} this build · ${ms(b)} ${commit} · ${(a / b).toFixed(2)}×`,
         target: target(`within 5 % of ${commit}`, a <= b * 1.05),
       };

@@ -26,7 +26,7 @@ import { noteStored, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { WriteHooks } from './hooks.js';
 import { terminating } from './graceful.js';
-import { finishedBy, retry, type Attempt } from './updateloop.js';
+import { finishedBy, retry, type Attempt, type Finish } from './updateloop.js';
 import type { Changed } from './changes.js';
 import type { ServerOwnedFields, CreateStamp } from './serverfields.js';
 import { serverManager, type RequestScope, type WriteOptions, type WriteTarget } from './writeoptions.js';
@@ -78,6 +78,15 @@ export class WriteSteps {
   /** The managed fields of a non-apply write by the write's manager, at the version its path names. */
   private track(live: KubeObject | undefined, next: KubeObject, w: Write): Promise<KubeObject> {
     return trackWrite(this.kind, live, next, w.opts.manager ?? serverManager, w.target.subresource, w.target.codec, w.scope.clientGroup);
+  }
+
+  /**
+   * What ends a write admission may have reserved for (quota): when it was
+   * not stored, plugins give back what they reserved; when it was, nothing
+   * to do (and no promise to wait for).
+   */
+  private releaseUnlessStored(admission: Admission, request: AdmissionRequest): Finish | undefined {
+    return admission.abandon ? (stored) => (stored ? undefined : admission.abandon!(request)) : undefined;
   }
 
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
@@ -154,7 +163,7 @@ export class WriteSteps {
     const admission = this.admissionOf(scope);
     await admission.mutate(request);
     // When what follows fails or loses its race, plugins that reserved something for the request (quota) give it back.
-    return finishedBy(async (stored) => { if (!stored) await admission.abandon?.(request); }, async () => {
+    return finishedBy(this.releaseUnlessStored(admission, request), async () => {
       obj = request.object!;
       guardManagedFields(obj, managedFields, scope.warnings);
       // Whatever mutating admission returned, what the server owns is the server's again.
@@ -165,7 +174,8 @@ export class WriteSteps {
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun });
       return finishedBy(finish, async () => {
         const meta = this.omitEmpty(obj).metadata!;
-        await strategy.load?.(obj);
+        const loading = strategy.load?.(obj); // most kinds load nothing: no turn of the microtask queue for them
+        if (loading) await loading;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
         await admission.validate(request);
@@ -198,7 +208,7 @@ export class WriteSteps {
     const { object: next, request } = await this.prepareUpdate(changed, live, w);
     const admission = this.admissionOf(w.scope);
     // When what follows fails or loses its race (the loop admits the change anew), plugins that reserved something (quota) give it back.
-    return finishedBy(async (stored) => { if (!stored) await admission.abandon?.(request); }, async () => {
+    return finishedBy(this.releaseUnlessStored(admission, request), async () => {
       const finish = await this.hooks.beginUpdate?.(next, live, { dryRun: w.opts.dryRun });
       return finishedBy(finish, async () => {
         await this.validateUpdate(request, next, live, w);
@@ -262,7 +272,10 @@ export class WriteSteps {
       delete meta.generation;
     }
     // A part with rules of its own (a status that checks only itself) needs nothing the kind's rules load.
-    if (!ownPart?.validateUpdate) await strategy.load?.(next);
+    if (!ownPart?.validateUpdate) {
+      const loading = strategy.load?.(next);
+      if (loading) await loading;
+    }
     const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...((ownPart?.validateUpdate ?? strategy.validateUpdate)?.(next, old) ?? [])];
     if (oldMeta.deletionTimestamp) {
       const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));
