@@ -11,7 +11,8 @@
 
 import { errors } from '../machinery/errors.js';
 import { generateName } from '../machinery/objectmeta.js';
-import { copyPaths, setPath } from '../machinery/paths.js';
+import { getPath, setPath } from '../machinery/paths.js';
+import { clone } from '../machinery/patch/json.js';
 import type { UserInfo } from '../machinery/user.js';
 import { isViewSubresource, type KindDefinition, type KubeObject, type PartSubresource } from '../api/kind.js';
 
@@ -100,7 +101,7 @@ export class ServerOwnedFields {
       // Through a sub-resource only its fields change: start from the stored object.
       if (ownPart.merge) next = ownPart.merge(obj, old);
       else {
-        next = structuredClone(old);
+        next = clone(old);
         copyPaths(obj, next, ownPart.owns);
       }
       // A different uid is not quietly dropped: validation reports it as a change of an immutable field.
@@ -123,4 +124,13 @@ export class ServerOwnedFields {
     else ownPart?.prepareForUpdate?.(next, old);
     return next;
   }
+}
+
+/**
+ * `to` with the values of `paths` taken from `from` (absent there: removed),
+ * copied: JSON values, so a JSON copy, several times cheaper than
+ * structuredClone for a status (this runs twice on every update).
+ */
+function copyPaths(from: KubeObject, to: KubeObject, paths: readonly string[]): void {
+  for (const path of paths) setPath(to, path, clone(getPath(from, path)));
 }
