@@ -28,14 +28,17 @@ export interface AdmittedAt {
  */
 export function admissionRequest(operation: Operation, at: AdmittedAt, name: string, namespace: string | undefined, scope: RequestScope,
   options: OperationOptions, object?: KubeObject, oldObject?: KubeObject): AdmissionRequest {
-  return {
-    uid: randomUUID(), operation, kind: at.kind, ...(at.requestedAs ? { requestedAs: at.requestedAs } : {}),
-    ...(at.resource ? { resource: at.resource } : {}), subresource: at.subresource,
+  const request: AdmissionRequest = {
+    uid: randomUUID(), operation, kind: at.kind, subresource: at.subresource,
     name, namespace: at.namespaced ? namespace : undefined,
     object, oldObject, user: scope.user, dryRun: (options.dryRun?.length ?? 0) > 0, options,
     // Warnings from plugins (webhooks) reach the client with the store's own; annotations reach the audit event.
     warnings: scope.warnings, auditAnnotations: scope.auditAnnotations,
   };
+  // Set only when there is one (no spread of a throw-away object on every write).
+  if (at.requestedAs) request.requestedAs = at.requestedAs;
+  if (at.resource) request.resource = at.resource;
+  return request;
 }
 
 /** A CONNECT's options are never sent (a CONNECT review carries none); admission still wants a value. */

@@ -44,7 +44,8 @@ export function loadForWrite(kind: KindDefinition, value: unknown): Promise<void
  * webhook converts has its conversion made ahead, one review per write.
  */
 export async function decodeToStored(kind: KindDefinition, value: unknown, decode: DecodeOptions, codec?: VersionCodec): Promise<KubeObject> {
-  await loadForWrite(kind, value);
+  const loading = loadForWrite(kind, value);
+  if (loading) await loading;
   if (codec?.convertsLater) await codec.aheadToStored(decodeSent(kind, value, { ...decode, warnings: [] }, codec));
   return decodeForWrite(kind, value, decode, codec);
 }

@@ -2,12 +2,13 @@
 // order: managed fields (what the client sent, so that nothing the server or
 // a webhook adds later belongs to a manager); mutating admission; the
 // kind's preparation (uid, times, generation, generated selectors, the write
-// hooks' allocations); validation; validating admission; the commit. The
-// preparation is also made before mutating admission, so that webhooks see
-// the uid and times a create will have (and the parts a write may not
-// change as stored); what they return is prepared again. The store's roads
-// (store.ts) choose which object is written; these steps are the same for
-// every road.
+// hooks' allocations); validation; validating admission; the commit. What
+// the server owns is also put in place before mutating admission, so that
+// webhooks see the uid and times a create will have (and the parts a write
+// may not change as stored), and again on what they return; the kind's
+// preparation runs once, after admission (serverfields.ts). The store's
+// roads (store.ts) choose which object is written; these steps are the same
+// for every road.
 
 import { randomUUID } from 'node:crypto';
 import { ApiError, errors, FieldError } from '../machinery/errors.js';
@@ -25,7 +26,7 @@ import { noteStored, toStoredBytes } from './objects.js';
 import { lostRace, storageFailure } from './storage-errors.js';
 import type { WriteHooks } from './hooks.js';
 import { terminating } from './graceful.js';
-import { finishedBy, retry, type Attempt } from './updateloop.js';
+import { finishedBy, retry, type Attempt, type Finish } from './updateloop.js';
 import type { Changed } from './changes.js';
 import type { ServerOwnedFields, CreateStamp } from './serverfields.js';
 import { serverManager, type RequestScope, type WriteOptions, type WriteTarget } from './writeoptions.js';
@@ -77,6 +78,15 @@ export class WriteSteps {
   /** The managed fields of a non-apply write by the write's manager, at the version its path names. */
   private track(live: KubeObject | undefined, next: KubeObject, w: Write): Promise<KubeObject> {
     return trackWrite(this.kind, live, next, w.opts.manager ?? serverManager, w.target.subresource, w.target.codec, w.scope.clientGroup);
+  }
+
+  /**
+   * What ends a write admission may have reserved for (quota): when it was
+   * not stored, plugins give back what they reserved; when it was, nothing
+   * to do (and no promise to wait for).
+   */
+  private releaseUnlessStored(admission: Admission, request: AdmissionRequest): Finish | undefined {
+    return admission.abandon ? (stored) => (stored ? undefined : admission.abandon!(request)) : undefined;
   }
 
   /** Whether something still holds the object once deletion is asked: finalizers, or the kind's own rule. */
@@ -148,23 +158,24 @@ export class WriteSteps {
     let obj = tracked ? decoded : await this.track(undefined, decoded, w);
     const managedFields = obj.metadata!.managedFields;
     const stamp: CreateStamp = { uid: randomUUID(), creationTimestamp: rfc3339Now() };
-    this.owned.stampForCreate(obj, stamp, scope.user);
+    this.owned.stampForCreate(obj, stamp);
     const request = admissionRequest('CREATE', this.admittedAt({ codec: w.target.codec }), obj.metadata!.name ?? '', obj.metadata!.namespace, scope, w.reported, obj);
     const admission = this.admissionOf(scope);
     await admission.mutate(request);
     // When what follows fails or loses its race, plugins that reserved something for the request (quota) give it back.
-    return finishedBy(async (stored) => { if (!stored) await admission.abandon?.(request); }, async () => {
+    return finishedBy(this.releaseUnlessStored(admission, request), async () => {
       obj = request.object!;
       guardManagedFields(obj, managedFields, scope.warnings);
       // Whatever mutating admission returned, what the server owns is the server's again.
       if (urlName !== undefined) this.owned.placeAtName(obj, urlName);
       this.owned.placeInNamespace(obj, namespace);
-      this.owned.stampForCreate(obj, stamp, scope.user);
+      this.owned.prepareForCreate(obj, stamp, scope.user);
       // As upstream, what a hook fills in (a Service's cluster IP) is nobody's field.
       const finish = await this.hooks.beginCreate?.(obj, { dryRun: opts.dryRun });
       return finishedBy(finish, async () => {
         const meta = this.omitEmpty(obj).metadata!;
-        await strategy.load?.(obj);
+        const loading = strategy.load?.(obj); // most kinds load nothing: no turn of the microtask queue for them
+        if (loading) await loading;
         const errs = [...validateObjectMeta(meta, this.metaRules()), ...(strategy.validate?.(obj) ?? [])];
         if (errs.length) throw this.invalid(obj, errs);
         await admission.validate(request);
@@ -197,7 +208,7 @@ export class WriteSteps {
     const { object: next, request } = await this.prepareUpdate(changed, live, w);
     const admission = this.admissionOf(w.scope);
     // When what follows fails or loses its race (the loop admits the change anew), plugins that reserved something (quota) give it back.
-    return finishedBy(async (stored) => { if (!stored) await admission.abandon?.(request); }, async () => {
+    return finishedBy(this.releaseUnlessStored(admission, request), async () => {
       const finish = await this.hooks.beginUpdate?.(next, live, { dryRun: w.opts.dryRun });
       return finishedBy(finish, async () => {
         await this.validateUpdate(request, next, live, w);
@@ -216,7 +227,8 @@ export class WriteSteps {
     const oldMeta = old.metadata!;
     const ownPart = this.ownPart(target);
     this.omitEmpty(changed, false);
-    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart), obj.metadata!.managedFields);
+    // Before admission the kind's preparation runs only through a part, whose fields are worked out on what it keeps.
+    const keep = (obj: KubeObject) => this.withManagedFields(this.owned.keepServerOwned(obj, old, target.subresource, ownPart, ownPart !== undefined), obj.metadata!.managedFields);
     // Through a part sub-resource the writer changes only that part: its fields are worked out on what is kept of the request.
     let next = tracked ? keep(changed) : ownPart ? await this.track(old, keep(changed), w) : keep(await this.track(old, changed, w));
     const managedFields = next.metadata!.managedFields;
@@ -227,7 +239,7 @@ export class WriteSteps {
     // Whatever mutating admission returned: the URL names the object, and what the server owns is the server's again.
     this.owned.placeAtName(admitted, oldMeta.name);
     this.owned.placeInNamespace(admitted, oldMeta.namespace);
-    next = this.withManagedFields(this.owned.keepServerOwned(admitted, old, target.subresource, ownPart), admitted.metadata!.managedFields);
+    next = this.withManagedFields(this.owned.keepServerOwned(admitted, old, target.subresource, ownPart, true), admitted.metadata!.managedFields);
     request.object = next;
     return { object: next, request };
   }
@@ -260,7 +272,10 @@ export class WriteSteps {
       delete meta.generation;
     }
     // A part with rules of its own (a status that checks only itself) needs nothing the kind's rules load.
-    if (!ownPart?.validateUpdate) await strategy.load?.(next);
+    if (!ownPart?.validateUpdate) {
+      const loading = strategy.load?.(next);
+      if (loading) await loading;
+    }
     const errs = [...validateObjectMetaUpdate(meta, oldMeta, this.metaRules()), ...((ownPart?.validateUpdate ?? strategy.validateUpdate)?.(next, old) ?? [])];
     if (oldMeta.deletionTimestamp) {
       const added = (meta.finalizers ?? []).filter((f: string) => !(oldMeta.finalizers ?? []).includes(f));

@@ -198,7 +198,8 @@ export class ResourceStore {
    */
   async patch(namespace: string | undefined, name: string, patch: SentPatch, opts: WriteOptions, scope: RequestScope, target: WriteTarget = {}): Promise<Written> {
     const decode = decodeOptions(patch, opts, scope);
-    if (patch.type === 'apply') await loadForWrite(this.kind, patch.value);
+    const loading = patch.type === 'apply' ? loadForWrite(this.kind, patch.value) : undefined;
+    if (loading) await loading;
     const change = patch.type === 'apply'
       ? applied(this.kind, applyConfig(this.kind, this.owned, patch.value, name, namespace, decode, target.codec), {
         manager: opts.manager ?? serverManager, force: opts.force ?? false, subresource: target.subresource, codec: target.codec, clientGroup: scope.clientGroup,

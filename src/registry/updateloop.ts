@@ -50,20 +50,26 @@ export async function updateLoop<T>(reader: CollectionReader, backend: Backend, 
   throw errors.staleObject(qualified, name);
 }
 
+/** What ends a write something reserved for: a hook's FinishWrite, or one that has nothing to do when the write stored. */
+export type Finish = FinishWrite | ((stored: boolean) => Promise<void> | undefined);
+
 /**
  * Runs `work`, the rest of a write something reserved for (a hook, an
  * admission plugin), and tells it whether the write stored (a failure or a
- * lost race: not).
+ * lost race: not). A finish with nothing to do answers no promise, and is
+ * not waited for.
  */
-export async function finishedBy<T>(finish: FinishWrite | undefined, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+export async function finishedBy<T>(finish: Finish | undefined, work: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
   if (!finish) return work();
   let result: Attempt<T>;
   try {
     result = await work();
   } catch (e) {
-    await finish(false);
+    const finishing = finish(false);
+    if (finishing) await finishing;
     throw e;
   }
-  await finish(result !== retry);
+  const finishing = finish(result !== retry);
+  if (finishing) await finishing;
   return result;
 }

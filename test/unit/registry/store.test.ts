@@ -2,7 +2,7 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defineKind, statusSubresource } from '../../../src/api/kind.js';
+import { defineKind, statusSubresource, type KubeObject } from '../../../src/api/kind.js';
 import { define, t } from '../../../src/api/schema.js';
 import { kindSchema } from '../../../src/api/core/v1/common.js';
 import { ResourceStore, type RequestScope, type WriteOptions } from '../../../src/registry/store.js';
@@ -12,6 +12,7 @@ import { vocabulary } from '../../../src/machinery/vocabulary.js';
 import { requestKind, requestResource, type Admission, type AdmissionRequest } from '../../../src/admission/types.js';
 import { CacheSet } from '../../../src/storage/cache/index.js';
 import { encodedWithVersionParts, storedFormOf } from '../../../src/registry/objects.js';
+import { jobs } from '../../../src/api/batch/v1/job.js';
 
 const widgetSchema = kindSchema('A test kind with spec and status.', {
   spec: t.object({ size: t.int32('How big.') }),
@@ -228,4 +229,36 @@ test('a write that loses its race runs its change, the field manager and mutatin
   assert.deepEqual(mutated, ['-', 'yes'], 'mutating admission saw the first try and the fresh object');
   const resizer = (object.metadata!.managedFields as Array<{ manager: string; fieldsV1: Record<string, unknown> }>).find((e) => e.manager === 'resizer');
   assert.deepEqual(resizer?.fieldsV1, { 'f:spec': { 'f:size': {} } }, 'the field manager worked on the fresh object: the other writer\'s label is not the patch\'s');
+});
+
+test('the kind\'s preparation runs once, after mutating admission, as upstream\'s: a webhook sees no generated selector, and what it adds is prepared with the rest', async () => {
+  const seen: KubeObject[] = [];
+  const admission: Admission = {
+    mutate: async (r) => {
+      seen.push(structuredClone(r.object!));
+      r.object!.spec.template.metadata.labels.added = 'by-admission';
+    },
+    validate: async (r) => { seen.push(structuredClone(r.object!)); },
+  };
+  const store = new ResourceStore(jobs, new MemoryBackend(), admission);
+  const job = {
+    apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'j' },
+    spec: { template: { metadata: { labels: { app: 'j' } }, spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+  };
+  const created = await store.create('ns', sent(job), opts(), scope());
+  const [mutating, validating] = seen;
+  // Upstream's mutating webhooks see the object before PrepareForCreate: no selector, no labels the server generates.
+  assert.equal(mutating!.spec.selector, undefined);
+  assert.deepEqual(mutating!.spec.template.metadata.labels, { app: 'j' });
+  assert.ok(mutating!.metadata!.uid, 'the uid the create will have is there already');
+  const uid = created.metadata!.uid;
+  assert.equal(mutating!.metadata!.uid, uid);
+  assert.deepEqual(created.spec.selector, { matchLabels: { [vocabulary.jobControllerUidLabel]: uid } });
+  assert.equal(created.spec.template.metadata.labels.added, 'by-admission');
+  assert.equal(created.spec.template.metadata.labels[vocabulary.jobControllerUidLabel], uid);
+  assert.deepEqual(validating!.spec.selector, created.spec.selector, 'validating admission sees the prepared object');
+  // The client's fields are its own: nothing the server generated or admission added.
+  const entry = (created.metadata!.managedFields as Array<{ fieldsV1: any }>)[0]!;
+  assert.equal(entry.fieldsV1['f:spec']['f:selector'], undefined);
+  assert.deepEqual(entry.fieldsV1['f:spec']['f:template']['f:metadata'], { '.': {}, 'f:labels': { '.': {}, 'f:app': {} } });
 });
