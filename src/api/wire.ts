@@ -114,6 +114,8 @@ function yamlDuplicates(doc: Document, lines: LineCounter): string[] {
  * process down), and the value again after aliases are expanded.
  */
 export function readYaml(text: string, findDuplicates = false): ParsedBody {
+  const asJson = jsonAsYaml(text, findDuplicates);
+  if (asJson) return asJson;
   const fail = (message: string) => errors.badRequest(`the object provided is unrecognized: error converting YAML to JSON: ${message}`);
   const lines = new LineCounter();
   const tokens = parseYamlTree(text, lines);
@@ -137,6 +139,27 @@ export function readYaml(text: string, findDuplicates = false): ParsedBody {
   }
   if (valueExceedsDepth(value)) throw tooDeep();
   return { value, duplicates };
+}
+
+/**
+ * A YAML body that is JSON text (kubectl sends its apply configurations so)
+ * read as JSON: the same values (JSON is YAML), at a tenth of the YAML
+ * reader's cost. Only when nothing could read differently: a body that is
+ * not plain JSON, repeats a key (the YAML reader's words name the lines), or
+ * holds a `<<` (a YAML merge key) goes to the YAML reader. numberText is left
+ * out, as the YAML reader gives none.
+ */
+function jsonAsYaml(text: string, findDuplicates: boolean): ParsedBody | undefined {
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') return undefined;
+  if (text.includes('<<')) return undefined;
+  let read: ParsedBody;
+  try {
+    read = readJson(text, findDuplicates);
+  } catch {
+    return undefined;
+  }
+  return read.duplicates.length === 0 ? { value: read.value, duplicates: [] } : undefined;
 }
 
 /** Parses JSON text; malformed or too deeply nested input is a 400 naming what was wrong. */

@@ -134,3 +134,30 @@ test('JSON text yields its repeated keys when asked, and the literal text of its
   // A long sequence is walked, not spread onto the stack.
   assert.deepEqual(parseBody(Buffer.from(`a: [${'1,'.repeat(150_000)}1]\na: 2\n`), 'yaml', undefined, true).duplicates, ['yaml: unmarshal errors:\n  line 2: key "a" already set in map']);
 });
+
+test('a YAML body that is JSON text reads as the YAML reader reads it: values, repeated keys in YAML\'s words, merge keys, errors', () => {
+  // What the YAML reader makes of a text (a leading comment line keeps the JSON shortcut out).
+  const asYaml = (text: string, findDuplicates = false) => readYaml(`# yaml\n${text}`, findDuplicates);
+  const bodies = [
+    '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":"1"}},"data":{"k":"v\\n\\t\\u00e9\\ud83d\\ude00"}}',
+    '{"a":[1,2.5,-0.0,1e3,12345678901234567890,true,false,null,{"b":[]}],"c":"yes","d":"0x10","e":{}}',
+    '[{"k":1},{"k":"2"}]',
+    '{"__proto__":{"polluted":1},"constructor":"c"}',
+    '{"a":1,"b":{"c":2,"c":3},"a":4}',
+    '{"base":{"x":1},"m":{"<<":{"x":2},"y":3}}',
+    '{a: 1, "b": [1,]}',
+  ];
+  for (const text of bodies) {
+    for (const strict of [false, true]) {
+      const fast = readYaml(text, strict);
+      const slow = asYaml(text, strict);
+      assert.deepEqual(fast.value, slow.value, `${text} (strict ${strict})`);
+      // Line numbers of repeated keys: the comment line moved the slow reader's by one.
+      assert.deepEqual(fast.duplicates, slow.duplicates.map((d) => d.replace(/line (\d+)/g, (_m, n) => `line ${Number(n) - 1}`)), `${text} repeats`);
+    }
+  }
+  assert.equal(Object.getPrototypeOf(readYaml(bodies[3]).value), Object.prototype);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.deepEqual(readYaml(bodies[4], true).duplicates, ['yaml: unmarshal errors:\n  line 1: key "c" already set in map\n  line 1: key "a" already set in map']);
+  assert.throws(() => readYaml('{"a": 1'), (e: unknown) => e instanceof ApiError && e.code === 400 && /error converting YAML to JSON/.test(e.message));
+});
