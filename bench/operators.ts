@@ -243,7 +243,9 @@ async function validationAlone(): Promise<void> {
   const { compileDefaulter } = await import('../src/api/validation/defaults.js');
   const { compileValidator } = await import('../src/api/validation/validator.js');
   const { compileRules } = await import('../src/api/validation/cel/rules.js');
-  const { pruneDefaults } = await import('../src/api/validation/index.js');
+  const { pruneDefaults, loadCel, loadRe2 } = await import('../src/api/validation/index.js');
+  // The server loads both on the first write of a kind that needs them (engines.ts); so does this loop.
+  await Promise.all([loadCel(), loadRe2()]);
   const { withOurMarkers } = await import('../src/api/apiextensions/schema.js');
   const file = join(fixtures, 'gateway-api/standard/gateway.networking.k8s.io_httproutes.yaml');
   const crd = parseAllDocuments(readFileSync(file, 'utf8'))[0]!.toJS();
