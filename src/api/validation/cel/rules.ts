@@ -16,6 +16,7 @@ import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
 import { compileExpression, costLimitExceeded, type Compiled, type Evaluation } from './program.js';
 import { compileToCel } from './typed.js';
+import { outcomeKeyFor, RememberedCosts } from './remembered.js';
 
 export { compileToCel };
 
@@ -81,10 +82,12 @@ function compileNode(s: JSONSchemaProps, perCall: number): RuleWalk | undefined 
   if (!rules.length && !props.length && !values && !items) return undefined;
   const typeName = m.intOrString ? '' : s.type ?? '';
   const correlate = itemCorrelation(m.listType, m.listMapKeys ?? []);
+  const remembered = rules.length ? rememberedRules(s, rules) : undefined;
 
   return (v, old, path, errs, budget) => {
     if (v === null || v === undefined || budget.remaining < 0) return;
-    if (rules.length) runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
+    if (remembered) remembered(v, old, toCel, typeName, path, errs, budget, perCall);
+    else if (rules.length) runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
     if (props.length && isObject(v)) {
       const o = isObject(old) ? old : undefined;
       for (const [name, walk] of props) if (hasOwn(v, name)) walk(v[name], o && hasOwn(o, name) ? o[name] : undefined, childPath(path, name), errs, budget);
@@ -119,6 +122,34 @@ function itemCorrelation(listType: string | undefined, keys: string[]): (old: un
   }
   return () => () => undefined;
 }
+
+/**
+ * The node's rules, their passing outcomes remembered by the fields they
+ * read (remembered.ts); undefined when they read more than fields of `self`.
+ * A remembered pass charges its cost without running (only when the
+ * request's budget holds it: then no rule of the run met a limit either).
+ */
+function rememberedRules(s: JSONSchemaProps, rules: CompiledRule[]): NodeRules | undefined {
+  if (rules.some((r) => !r.program)) return undefined;
+  const keyOf = outcomeKeyFor(s, rules.map((r) => r.program!.ast));
+  if (!keyOf) return undefined;
+  // Rules reading oldSelf depend on it when there is one: remembered only for creates (and nodes new in an update).
+  const readsOld = rules.some((r) => r.program!.reads.has('oldSelf'));
+  const costs = new RememberedCosts();
+  return (v, old, toCel, typeName, path, errs, budget, perCall) => {
+    const key = costs.paused() || (readsOld && old !== undefined && old !== null) ? undefined : keyOf(v);
+    if (key === undefined) { runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall); return; }
+    const cost = costs.get(key);
+    if (cost !== undefined && budget.remaining >= cost) { budget.remaining -= cost; return; }
+    const before = budget.remaining, found = errs.length;
+    runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
+    if (errs.length === found && budget.remaining >= 0) costs.set(key, before - budget.remaining);
+  };
+}
+
+/** Runs the rules of one node over its value `v` (see runRules). */
+type NodeRules = (v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
+  path: string, errs: FieldError[], budget: Budget, perCall: number) => void;
 
 function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
   path: string, errs: FieldError[], budget: Budget, perCall: number): void {
