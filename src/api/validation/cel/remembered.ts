@@ -68,24 +68,17 @@ function fieldsRead(asts: readonly Expr[]): Map<string, Read> | undefined {
 const scalarTypes = new Set(['string', 'integer', 'number', 'boolean']);
 
 /**
- * Makes the key of a value from the fields the rules read; undefined when
- * this value cannot be keyed (not an object, a field read holding a list or
- * an object, a negative zero).
+ * The remembered outcomes of a node whose rules (their parsed expressions)
+ * read only fields of `self`; undefined when they read it otherwise, or read
+ * the value of a field the schema does not declare as a plain scalar (its
+ * CEL name escaped, an object, a list, a preserved or embedded value).
  */
-export type OutcomeKey = (v: unknown) => string | undefined;
-
-/**
- * The key maker for a node whose rules (their parsed expressions) read only
- * fields of `self`; undefined when they read it otherwise, or read a value
- * of a field the schema does not declare as a plain scalar (its CEL name
- * escaped, an object, a list, a preserved or embedded value).
- */
-export function outcomeKeyFor(s: JSONSchemaProps, asts: readonly Expr[]): OutcomeKey | undefined {
+export function rememberedOutcomesFor(s: JSONSchemaProps, asts: readonly Expr[]): RememberedOutcomes | undefined {
   if (s.type !== 'object') return undefined;
   const reads = fieldsRead(asts);
   if (!reads) return undefined;
   const fields: [string, Read][] = [];
-  for (const [name, read] of [...reads].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [name, read] of reads) {
     const p = s.properties && hasOwn(s.properties, name) ? s.properties[name] : undefined;
     // A CEL name that is not its property's (escaped, or undeclared) is left to the rules themselves.
     if (!p || name.includes('__')) return undefined;
@@ -95,42 +88,38 @@ export function outcomeKeyFor(s: JSONSchemaProps, asts: readonly Expr[]): Outcom
     }
     fields.push([name, read]);
   }
-  return (v) => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-    const o = v as Record<string, unknown>;
-    let key = '';
-    for (const [name, read] of fields) {
-      const x = hasOwn(o, name) ? o[name] : undefined;
-      // Absent, null and present are three answers of `has` and of a read.
-      if (x === undefined) { key += '\u0001'; continue; }
-      if (x === null) { key += '\u0002'; continue; }
-      if (read === 'presence') { key += '\u0003'; continue; }
-      switch (typeof x) {
-        case 'string': key += `s${x.length}:${x}`; break;
-        case 'number': if (Object.is(x, -0)) return undefined; key += `n${x};`; break;
-        case 'bigint': key += `i${x};`; break;
-        case 'boolean': key += x ? 't' : 'f'; break;
-        default: return undefined;
-      }
-    }
-    return key;
-  };
+  return new RememberedOutcomes(fields);
 }
+
+// Absent, null and present (when only presence is read) are three answers of `has` and of a read.
+const absent = Symbol('absent'), isNull = Symbol('null'), present = Symbol('present');
 
 /** Lookups after which a node whose values seldom repeat stops remembering, and for how many visits. */
 const probeLookups = 1024, pauseVisits = 16 * 1024;
 
+type Trie = Map<unknown, unknown>;
+
 /**
- * The cost of each key whose rules all passed, a bounded number per node
- * (forgotten all at once when full: a miss stays cheap). A node whose
- * values seldom repeat (fewer than one lookup in eight answered) stops
- * looking for a while: its misses would only add the key to the rules' cost.
+ * The cost of each value (by the fields read) whose rules all passed, a
+ * bounded number per node (forgotten all at once when full: a miss stays
+ * cheap). Kept in a tree of maps, one level per field, keyed by the field's
+ * own value: the strings of a parsed body carry their hash, a key made by
+ * joining them would be hashed anew at every visit. A node whose values
+ * seldom repeat (fewer than one lookup in eight answered) stops looking for
+ * a while: its misses would only add to the rules' cost.
  */
-export class RememberedCosts {
-  private readonly costs = new Map<string, number>();
+export class RememberedOutcomes {
+  private root: Trie = new Map();
+  private kept = 0;
   private lookups = 0;
   private hits = 0;
   private pausedFor = 0;
+  /** The key of the last value looked up (a node's rules never visit the node again before it is kept). */
+  private readonly parts: unknown[];
+
+  constructor(private readonly fields: readonly [string, Read][]) {
+    this.parts = new Array(fields.length);
+  }
 
   /** Whether this visit runs the rules without looking (counts the visit). */
   paused(): boolean {
@@ -139,19 +128,48 @@ export class RememberedCosts {
     return true;
   }
 
-  get(key: string): number | undefined {
-    const cost = this.costs.get(key);
+  /** The remembered cost of `v`; undefined when none is, null when `v` cannot be keyed (not an object, a read field holding a container, a negative zero). */
+  get(v: unknown): number | undefined | null {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
+    const o = v as Record<string, unknown>;
+    const { fields, parts } = this;
+    for (let i = 0; i < fields.length; i++) {
+      const [name, read] = fields[i]!;
+      const x = hasOwn(o, name) ? o[name] : undefined;
+      if (x === undefined) parts[i] = absent;
+      else if (x === null) parts[i] = isNull;
+      else if (read === 'presence') parts[i] = present;
+      else if (typeof x === 'object' || (typeof x === 'number' && Object.is(x, -0))) return null;
+      else parts[i] = x;
+    }
+    let level: Trie | undefined = this.root;
+    for (let i = 0; i < parts.length - 1 && level; i++) level = level.get(parts[i]) as Trie | undefined;
+    const cost = parts.length === 0 ? (level?.get(present) as number | undefined) : (level?.get(parts[parts.length - 1]) as number | undefined);
     if (cost !== undefined) this.hits++;
     if (++this.lookups === probeLookups) {
-      if (this.hits * 8 < this.lookups) { this.pausedFor = pauseVisits; this.costs.clear(); }
+      if (this.hits * 8 < this.lookups) { this.pausedFor = pauseVisits; this.forget(); }
       this.lookups = this.hits = 0;
     }
     return cost;
   }
 
-  set(key: string, cost: number): void {
+  /** Remembers `cost` for the value last looked up. */
+  keep(cost: number): void {
     if (this.pausedFor > 0) return;
-    if (this.costs.size >= rememberedOutcomes) this.costs.clear();
-    this.costs.set(key, cost);
+    if (this.kept >= rememberedOutcomes) this.forget();
+    const { parts } = this;
+    let level = this.root;
+    for (let i = 0; i < parts.length - 1; i++) {
+      let next = level.get(parts[i]) as Trie | undefined;
+      if (!next) level.set(parts[i], (next = new Map()));
+      level = next;
+    }
+    level.set(parts.length === 0 ? present : parts[parts.length - 1], cost);
+    this.kept++;
+  }
+
+  private forget(): void {
+    this.root = new Map();
+    this.kept = 0;
   }
 }

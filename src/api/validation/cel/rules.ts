@@ -16,7 +16,7 @@ import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
 import { compileExpression, costLimitExceeded, type Compiled, type Evaluation } from './program.js';
 import { compileToCel } from './typed.js';
-import { outcomeKeyFor, RememberedCosts } from './remembered.js';
+import { rememberedOutcomesFor } from './remembered.js';
 
 export { compileToCel };
 
@@ -131,19 +131,17 @@ function itemCorrelation(listType: string | undefined, keys: string[]): (old: un
  */
 function rememberedRules(s: JSONSchemaProps, rules: CompiledRule[]): NodeRules | undefined {
   if (rules.some((r) => !r.program)) return undefined;
-  const keyOf = outcomeKeyFor(s, rules.map((r) => r.program!.ast));
-  if (!keyOf) return undefined;
+  const outcomes = rememberedOutcomesFor(s, rules.map((r) => r.program!.ast));
+  if (!outcomes) return undefined;
   // Rules reading oldSelf depend on it when there is one: remembered only for creates (and nodes new in an update).
   const readsOld = rules.some((r) => r.program!.reads.has('oldSelf'));
-  const costs = new RememberedCosts();
   return (v, old, toCel, typeName, path, errs, budget, perCall) => {
-    const key = costs.paused() || (readsOld && old !== undefined && old !== null) ? undefined : keyOf(v);
-    if (key === undefined) { runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall); return; }
-    const cost = costs.get(key);
+    const cost = outcomes.paused() || (readsOld && old !== undefined && old !== null) ? null : outcomes.get(v);
+    if (cost === null) { runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall); return; }
     if (cost !== undefined && budget.remaining >= cost) { budget.remaining -= cost; return; }
     const before = budget.remaining, found = errs.length;
     runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
-    if (errs.length === found && budget.remaining >= 0) costs.set(key, before - budget.remaining);
+    if (errs.length === found && budget.remaining >= 0) outcomes.keep(before - budget.remaining);
   };
 }
 

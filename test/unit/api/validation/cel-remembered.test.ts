@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { FieldError } from '../../../../src/machinery/errors.js';
 import { markers, type JSONSchemaProps, type ValidationRule } from '../../../../src/api/validation/index.js';
 import { compileRules, compileRule } from '../../../../src/api/validation/cel/rules.js';
-import { outcomeKeyFor } from '../../../../src/api/validation/cel/remembered.js';
+import { rememberedOutcomesFor } from '../../../../src/api/validation/cel/remembered.js';
 import { loadCel, loadRe2 } from '../../../../src/api/validation/engines.js';
 
 await Promise.all([loadCel(), loadRe2()]);
@@ -27,7 +27,7 @@ const node: JSONSchemaProps = {
 
 function keyed(...rules: string[]): boolean {
   const asts = rules.map((r) => { const c = compileRule({ rule: r }); assert.ok(c.program, `${r}: ${c.compileError}`); return c.program.ast; });
-  return outcomeKeyFor(node, asts) !== undefined;
+  return rememberedOutcomesFor(node, asts) !== undefined;
 }
 
 test('only rules that read fields of self, scalar ones by value, are remembered', () => {
@@ -47,7 +47,7 @@ test('only rules that read fields of self, scalar ones by value, are remembered'
     [["self.type == 'x'", 'self.size() > 0'], false], // one rule of the node reads more
   ];
   for (const [rules, expected] of cases) assert.equal(keyed(...rules), expected, rules.join(' ; '));
-  assert.equal(outcomeKeyFor({ type: 'array', items: { type: 'string' } }, [compileRule({ rule: 'true' }).program!.ast]), undefined);
+  assert.equal(rememberedOutcomesFor({ type: 'array', items: { type: 'string' } }, [compileRule({ rule: 'true' }).program!.ast]), undefined);
 });
 
 const listOf = (item: JSONSchemaProps): JSONSchemaProps => ({ type: 'object', properties: { items: { type: 'array', items: item } } });
