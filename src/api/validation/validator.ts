@@ -44,7 +44,7 @@ const childPath = (path: string, name: string): string => (path === '' ? name : 
  * Where the walk is: a base path and the keys below it, made into text only
  * for an error (a path string made for every node was a quarter of a walk).
  */
-class Path {
+export class Path {
   private readonly keys: (string | number)[] = [];
 
   constructor(private readonly base: string) {}
