@@ -25,58 +25,78 @@ const rememberedOutcomes = 512;
 type Read = 'presence' | 'value';
 
 /**
- * The fields of `self` the expressions read, each as presence or value;
- * undefined when one reads `self` any other way (as a whole, indexed,
- * through an optional, inside a comprehension that names a variable `self`).
+ * The fields the expressions read, each as presence or value: of `self`
+ * (`listRoot` false), or of the items of the list `self` (`listRoot`: read
+ * through the variable of a comprehension over `self`, beside `self.size()`);
+ * undefined when one reads `self` or an item any other way (as a whole,
+ * indexed, through an optional, by a comprehension's index, or under a
+ * variable named again inside).
  */
-function fieldsRead(asts: readonly Expr[]): Map<string, Read> | undefined {
+function fieldsRead(asts: readonly Expr[], listRoot: boolean): Map<string, Read> | undefined {
   const reads = new Map<string, Read>();
-  const visit = (e: Expr | undefined): boolean => {
+  const isIdent = (e: Expr | undefined, name: string) => e?.exprKind.case === 'identExpr' && e.exprKind.value.name === name;
+  // `counted`: the item and accumulator variables of a comprehension whose result is only counted
+  // (`self.filter(f, ...).size()`): its step may add the item to the accumulator (`accu + [f]`, under a `?:`),
+  // a list that is counted and whose items are never read.
+  const visit = (e: Expr | undefined, items: ReadonlySet<string>, counted?: { item: string; accu: string }): boolean => {
     if (!e) return true;
     const k = e.exprKind;
     switch (k.case) {
       case 'identExpr':
-        // `self` anywhere but directly under a field selection reads all of it.
-        return k.value.name !== 'self';
+        // `self` (or an item) anywhere but where the cases below allow reads all of it.
+        return k.value.name !== 'self' && !items.has(k.value.name);
       case 'selectExpr': {
         const operand = k.value.operand;
-        if (operand?.exprKind.case === 'identExpr' && operand.exprKind.value.name === 'self') {
+        const root = operand?.exprKind.case === 'identExpr' ? operand.exprKind.value.name : undefined;
+        if (root !== undefined && (listRoot ? items.has(root) : root === 'self')) {
           if (!k.value.testOnly) reads.set(k.value.field, 'value');
           else if (!reads.has(k.value.field)) reads.set(k.value.field, 'presence');
           return true;
         }
-        return visit(operand);
+        return visit(operand, items);
       }
-      case 'callExpr':
-        return visit(k.value.target) && k.value.args.every(visit);
+      case 'callExpr': {
+        const { function: name, target, args } = k.value;
+        // A list's size is part of its key.
+        const sized = name === 'size' ? (target && args.length === 0 ? target : !target && args.length === 1 ? args[0] : undefined) : undefined;
+        if (listRoot && isIdent(sized, 'self')) return true;
+        if (listRoot && sized?.exprKind.case === 'comprehensionExpr' && isIdent(sized.exprKind.value.iterRange, 'self')) {
+          return visit(sized, items, { item: sized.exprKind.value.iterVar, accu: sized.exprKind.value.accuVar });
+        }
+        if (counted && name === '_+_' && args.length === 2 && isIdent(args[0], counted.accu)) {
+          const added = args[1]!.exprKind;
+          if (added.case === 'listExpr' && added.value.elements.length === 1 && isIdent(added.value.elements[0], counted.item)) return true;
+        }
+        if (counted && name === '_?_:_') return visit(args[0], items) && visit(args[1], items, counted) && visit(args[2], items, counted);
+        return visit(target, items) && args.every((a) => visit(a, items));
+      }
       case 'listExpr':
-        return k.value.elements.every(visit);
+        return k.value.elements.every((x) => visit(x, items));
       case 'structExpr':
-        return k.value.entries.every((en) => (en.keyKind.case !== 'mapKey' || visit(en.keyKind.value)) && visit(en.value));
+        return k.value.entries.every((en) => (en.keyKind.case !== 'mapKey' || visit(en.keyKind.value, items)) && visit(en.value, items));
       case 'comprehensionExpr': {
         const c = k.value;
-        if (c.iterVar === 'self' || c.iterVar2 === 'self' || c.accuVar === 'self') return false;
-        return [c.iterRange, c.accuInit, c.loopCondition, c.loopStep, c.result].every(visit);
+        for (const name of [c.iterVar, c.iterVar2, c.accuVar]) if (name && (name === 'self' || items.has(name))) return false;
+        let inner = items;
+        if (listRoot && isIdent(c.iterRange, 'self')) {
+          if (c.iterVar2) return false;
+          inner = new Set([...items, c.iterVar]);
+        } else if (!visit(c.iterRange, items)) return false;
+        return visit(c.accuInit, items) && visit(c.loopCondition, inner) && visit(c.loopStep, inner, counted) && visit(c.result, items);
       }
       default:
         return true;
     }
   };
-  return asts.every(visit) ? reads : undefined;
+  const none = new Set<string>();
+  return asts.every((e) => visit(e, none)) ? reads : undefined;
 }
 
 const scalarTypes = new Set(['string', 'integer', 'number', 'boolean']);
 
-/**
- * The remembered outcomes of a node whose rules (their parsed expressions)
- * read only fields of `self`; undefined when they read it otherwise, or read
- * the value of a field the schema does not declare as a plain scalar (its
- * CEL name escaped, an object, a list, a preserved or embedded value).
- */
-export function rememberedOutcomesFor(s: JSONSchemaProps, asts: readonly Expr[]): RememberedOutcomes | undefined {
-  if (s.type !== 'object') return undefined;
-  const reads = fieldsRead(asts);
-  if (!reads) return undefined;
+/** The fields read, checked against the object schema `s`: read by value only when a plain scalar; undefined otherwise. */
+function checkedFields(s: JSONSchemaProps | undefined, reads: Map<string, Read>): [string, Read][] | undefined {
+  if (s?.type !== 'object') return undefined;
   const fields: [string, Read][] = [];
   for (const [name, read] of reads) {
     const p = s.properties && hasOwn(s.properties, name) ? s.properties[name] : undefined;
@@ -88,7 +108,22 @@ export function rememberedOutcomesFor(s: JSONSchemaProps, asts: readonly Expr[])
     }
     fields.push([name, read]);
   }
-  return new RememberedOutcomes(fields);
+  return fields;
+}
+
+/**
+ * The remembered outcomes of a node whose rules (their parsed expressions)
+ * read only fields of `self`, or of the items of a list `self`; undefined
+ * when they read it otherwise, or read the value of a field the schema does
+ * not declare as a plain scalar (its CEL name escaped, an object, a list, a
+ * preserved or embedded value).
+ */
+export function rememberedOutcomesFor(s: JSONSchemaProps, asts: readonly Expr[]): RememberedOutcomes | undefined {
+  const list = s.type === 'array';
+  if (!list && s.type !== 'object') return undefined;
+  const reads = fieldsRead(asts, list);
+  const fields = reads && checkedFields(list ? s.items : s, reads);
+  return fields && new RememberedOutcomes(fields, list);
 }
 
 // Absent, null and present (when only presence is read) are three answers of `has` and of a read.
@@ -115,11 +150,10 @@ export class RememberedOutcomes {
   private hits = 0;
   private pausedFor = 0;
   /** The key of the last value looked up (a node's rules never visit the node again before it is kept). */
-  private readonly parts: unknown[];
+  private readonly parts: unknown[] = [];
 
-  constructor(private readonly fields: readonly [string, Read][]) {
-    this.parts = new Array(fields.length);
-  }
+  /** `list`: the node is a list, keyed by its length and its items' fields. */
+  constructor(private readonly fields: readonly [string, Read][], private readonly list: boolean) {}
 
   /** Whether this visit runs the rules without looking (counts the visit). */
   paused(): boolean {
@@ -128,20 +162,15 @@ export class RememberedOutcomes {
     return true;
   }
 
-  /** The remembered cost of `v`; undefined when none is, null when `v` cannot be keyed (not an object, a read field holding a container, a negative zero). */
+  /** The remembered cost of `v`; undefined when none is, null when `v` cannot be keyed (not of its type, a read field holding a container, a negative zero). */
   get(v: unknown): number | undefined | null {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return null;
-    const o = v as Record<string, unknown>;
-    const { fields, parts } = this;
-    for (let i = 0; i < fields.length; i++) {
-      const [name, read] = fields[i]!;
-      const x = hasOwn(o, name) ? o[name] : undefined;
-      if (x === undefined) parts[i] = absent;
-      else if (x === null) parts[i] = isNull;
-      else if (read === 'presence') parts[i] = present;
-      else if (typeof x === 'object' || (typeof x === 'number' && Object.is(x, -0))) return null;
-      else parts[i] = x;
-    }
+    const parts = this.parts;
+    parts.length = 0;
+    if (this.list) {
+      if (!Array.isArray(v)) return null;
+      parts.push(v.length);
+      for (const item of v) if (!this.read(item)) return null;
+    } else if (!this.read(v)) return null;
     let level: Trie | undefined = this.root;
     for (let i = 0; i < parts.length - 1 && level; i++) level = level.get(parts[i]) as Trie | undefined;
     const cost = parts.length === 0 ? (level?.get(present) as number | undefined) : (level?.get(parts[parts.length - 1]) as number | undefined);
@@ -151,6 +180,21 @@ export class RememberedOutcomes {
       this.lookups = this.hits = 0;
     }
     return cost;
+  }
+
+  /** Adds the parts of an object's key; false when it cannot be keyed. */
+  private read(v: unknown): boolean {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+    const o = v as Record<string, unknown>;
+    for (const [name, read] of this.fields) {
+      const x = hasOwn(o, name) ? o[name] : undefined;
+      if (x === undefined) this.parts.push(absent);
+      else if (x === null) this.parts.push(isNull);
+      else if (read === 'presence') this.parts.push(present);
+      else if (typeof x === 'object' || (typeof x === 'number' && Object.is(x, -0))) return false;
+      else this.parts.push(x);
+    }
+    return true;
   }
 
   /** Remembers `cost` for the value last looked up. */

@@ -123,3 +123,35 @@ test('values that never repeat are answered the same after the node stops rememb
     assert.deepEqual(errs.map((e) => e.field), ['items[7]', 'items[9]'], `batch ${batch}`);
   }
 });
+
+test('a list whose rules read its items through comprehensions is remembered by its length and its items\' fields', () => {
+  const list: JSONSchemaProps = { type: 'array', items: node };
+  const keyedList = (...rules: string[]) => rememberedOutcomesFor(list, rules.map((r) => compileRule({ rule: r }).program!.ast)) !== undefined;
+  const cases: [string[], boolean][] = [
+    [["self.filter(f, f.type == 'CORS').size() <= 1", "!(self.exists(f, f.type == 'A') && self.exists(f, f.type == 'B'))"], true],
+    [['self.all(a, self.exists_one(b, a.value == b.value))', 'size(self) < 4'], true],
+    [['self.all(f, has(f.nested))'], true],
+    [["self.all(f, f.nested.a == 'x')"], false], // an object's value
+    [["self.all(i, f, f.type == 'x')"], false], // a comprehension's index
+    [["self[0].type == 'x'"], false], // indexed
+    [['self.all(f, f == f)'], false], // an item as a whole
+    [['self.all(f, f.tags.all(f, f != ""))'], false], // an item's variable named again
+    [["self.filter(f, f.type == 'A').all(x, x.nested.a == 'y')"], false], // a filtered list read, not counted
+    [["self.filter(f, [f][0].nested.a == 'x').size() > 0"], false],
+  ];
+  for (const [rules, expected] of cases) assert.equal(keyedList(...rules), expected, rules.join(' ; '));
+
+  const schema = { type: 'object', properties: { items: withRules(list, { rule: "self.filter(f, f.type == 'A').size() <= 1", message: 'one A' }) } } as JSONSchemaProps;
+  const compiled = compileRules(schema)!;
+  const answer = (items: unknown[]) => {
+    const errs: FieldError[] = [];
+    compiled({ items }, undefined, '', errs, { remaining: 1_000_000 });
+    return errs.map((e) => e.describe());
+  };
+  for (let round = 0; round < 2; round++) {
+    assert.deepEqual(answer([{ type: 'A' }, { type: 'B' }]), []);
+    assert.deepEqual(answer([{ type: 'A' }, { type: 'A' }]), ['items: Invalid value: "array": one A']);
+    assert.deepEqual(answer([{ type: 'B' }, { type: 'A' }, { type: 'A' }]), ['items: Invalid value: "array": one A']);
+    assert.deepEqual(answer([{ type: 'B' }, { type: 'A' }]), []);
+  }
+});
