@@ -5,10 +5,12 @@
 // declared property of a scalar type where its value is read, depend on the
 // node's value only through those fields: a key made of them (presence, type
 // and value; only presence where nothing more is read) stands for the whole
-// value. Of the outcomes only "every rule passed, at this cost" is kept (a
+// value; so do a list's length and its items' fields for rules that read
+// the items only through comprehensions over `self` (a filter's result only
+// counted). Of the outcomes only "every rule passed, at this cost" is kept (a
 // failure is made again, with its message and path); kept answers are
 // bounded per node, as the validator's pattern answers are. The rules of a
-// Gateway API route's path match, filter and backend (most of its hundreds
+// Gateway API route's path match, filters and backend (most of its hundreds
 // of evaluations per object) are of this shape, and their values repeat
 // across a kind's objects (path types, filter types, backend kinds) and
 // across updates of one object.
@@ -18,8 +20,8 @@ import { hasOwn } from '../../../machinery/ownkeys.js';
 import type { JSONSchemaProps } from '../structural.js';
 import { markersOf } from '../structural.js';
 
-/** Outcomes kept per node, at most. */
-const rememberedOutcomes = 512;
+/** Outcomes kept per node, at most, and the parts of a key (the levels of maps holding one). */
+const rememberedOutcomes = 512, maxKeyParts = 64;
 
 /** How a rule reads one field of `self`: its presence only, or its value. */
 type Read = 'presence' | 'value';
@@ -168,6 +170,8 @@ export class RememberedOutcomes {
     parts.length = 0;
     if (this.list) {
       if (!Array.isArray(v)) return null;
+      // A long list is not remembered: each part of a key is a level of maps.
+      if (v.length * this.fields.length > maxKeyParts) return null;
       parts.push(v.length);
       for (const item of v) if (!this.read(item)) return null;
     } else if (!this.read(v)) return null;

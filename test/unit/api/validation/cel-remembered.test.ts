@@ -153,5 +153,7 @@ test('a list whose rules read its items through comprehensions is remembered by 
     assert.deepEqual(answer([{ type: 'A' }, { type: 'A' }]), ['items: Invalid value: "array": one A']);
     assert.deepEqual(answer([{ type: 'B' }, { type: 'A' }, { type: 'A' }]), ['items: Invalid value: "array": one A']);
     assert.deepEqual(answer([{ type: 'B' }, { type: 'A' }]), []);
+    // A list too long to be remembered is answered all the same.
+    assert.deepEqual(answer(Array.from({ length: 100 }, (_, i) => ({ type: i === 50 || i === 99 ? 'A' : 'B' }))), ['items: Invalid value: "array": one A']);
   }
 });
