@@ -40,12 +40,39 @@ export const isObject = (v: unknown): v is Record<string, unknown> => typeof v =
 
 const childPath = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
 
+/**
+ * Where the walk is: a base path and the keys below it, made into text only
+ * for an error (a path string made for every node was a quarter of a walk).
+ */
+export class Path {
+  private readonly keys: (string | number)[] = [];
+
+  constructor(private readonly base: string) {}
+
+  push(key: string | number): void {
+    this.keys.push(key);
+  }
+
+  pop(): void {
+    this.keys.pop();
+  }
+
+  text(): string {
+    let out = this.base;
+    for (const k of this.keys) out = typeof k === 'number' ? `${out}[${k}]` : childPath(out, k);
+    return out;
+  }
+}
+
+/** A node's check inside the walk (NodeCheck with the walk's path). */
+type Check = (value: unknown, path: Path, errs: FieldError[]) => number;
+
 /** Compiles `schema` into one check for values of it; an error upstream's validator reports twice at one place is reported once. */
 export function compileValidator(schema: JSONSchemaProps): NodeCheck {
   const check = compileNode(schema);
   return (v, path, errs) => {
     const before = errs.length;
-    const count = check(v, path, errs);
+    const count = check(v, new Path(path), errs);
     if (errs.length - before > 1) dropRepeated(errs, before);
     return count;
   };
@@ -106,7 +133,7 @@ function dataFormat(v: unknown): string {
  * arrays, enum, objects. A validator that applies counts one match, and the
  * type, number and array validators one more of their own.
  */
-function compileNode(s: JSONSchemaProps): NodeCheck {
+function compileNode(s: JSONSchemaProps): Check {
   const m = markersOf(s);
   const types = m.intOrString ? ['integer', 'string'] : s.type ? [s.type] : [];
   // A format upstream does not support is stripped from the schema before it validates anything.
@@ -146,36 +173,48 @@ function compileNode(s: JSONSchemaProps): NodeCheck {
  * reported as not of the format's type, while any string or array passes
  * the type check (the format's own check then looks at strings).
  */
-function compileTypeCheck(types: string[], format: string, nullable: boolean): (v: unknown, path: string, errs: FieldError[]) => boolean {
+function compileTypeCheck(types: string[], format: string, nullable: boolean): (v: unknown, path: Path, errs: FieldError[]) => boolean {
   const typeName = types.join(',');
-  // Which JSON types pass, decided once per node rather than searched per value.
-  const accepted = { null: false, boolean: false, integer: false, number: false, string: false, array: false, object: false };
-  for (const t of types) if (hasOwn(accepted, t)) accepted[t as JsonType] = true;
-  accepted.integer ||= accepted.number;
+  // Which JSON types pass, decided once per node as a set of bits rather than searched per value.
+  let accepted = 0;
+  for (const t of types) if (hasOwn(typeBits, t)) accepted |= typeBits[t as JsonType];
+  if (accepted & typeBits.number) accepted |= typeBits.integer;
   const numeric = types.includes('integer') || types.includes('number');
   return (v, path, errs) => {
     if (v === null || v === undefined) {
-      if (types.length && !nullable) { errs.push(schemaErrors.type(path, typeName, 'null')); return false; }
+      if (types.length && !nullable) { errs.push(schemaErrors.type(path.text(), typeName, 'null')); return false; }
       return true;
     }
-    const found = jsonTypeOf(v);
     // An integral value passes as a number, and (JSON has one number type) a number with an integral value as an integer.
-    const matches = accepted[found];
+    const matches = (accepted & typeBitOf(v)) !== 0;
     if (format && typeof v !== 'string' && !Array.isArray(v) && !matches) {
-      errs.push(schemaErrors.formatType(path, format, dataFormat(v)));
+      errs.push(schemaErrors.formatType(path.text(), format, dataFormat(v)));
       return false;
     }
     if (format && !numeric && (typeof v === 'string' || Array.isArray(v))) return true;
     if (!matches) {
-      errs.push(schemaErrors.type(path, typeName, found));
+      errs.push(schemaErrors.type(path.text(), typeName, jsonTypeOf(v)));
       return false;
     }
     return true;
   };
 }
 
+const typeBits: Record<JsonType, number> = { null: 1, boolean: 2, integer: 4, number: 8, string: 16, array: 32, object: 64 };
+
+/** jsonTypeOf as its bit (a non-null value). */
+function typeBitOf(v: unknown): number {
+  switch (typeof v) {
+    case 'string': return typeBits.string;
+    case 'boolean': return typeBits.boolean;
+    case 'number': return Number.isInteger(v) ? typeBits.integer : typeBits.number;
+    case 'bigint': return typeBits.integer;
+    default: return Array.isArray(v) ? typeBits.array : typeBits.object;
+  }
+}
+
 /** The string validator (the first of maxLength, minLength, pattern that fails) and the format's check; the matches they count. */
-function compileString(s: JSONSchemaProps, formatTest: ((v: string) => boolean) | undefined, formatName: string): (v: string, path: string, errs: FieldError[]) => number {
+function compileString(s: JSONSchemaProps, formatTest: ((v: string) => boolean) | undefined, formatName: string): (v: string, path: Path, errs: FieldError[]) => number {
   const { maxLength, minLength } = s;
   const re = s.pattern !== undefined ? rememberedPattern(firstUseCompiled(s.pattern)) : undefined;
   const pattern = s.pattern ?? '';
@@ -185,29 +224,29 @@ function compileString(s: JSONSchemaProps, formatTest: ((v: string) => boolean) 
   return (v, path, errs) => {
     // A string has at least half as many runes as UTF-16 units, and at most as many: most need no count.
     const runes = (maxLength !== undefined && v.length > maxLength) || (minLength !== undefined && v.length >> 1 < minLength) ? countRunes(v) : -1;
-    if (runes >= 0 && maxLength !== undefined && runes > maxLength) errs.push(schemaErrors.tooLong(path, maxLength));
-    else if (runes >= 0 && minLength !== undefined && runes < minLength) errs.push(schemaErrors.tooShort(path, v, minLength));
-    else if (re && !re.test(v)) errs.push(schemaErrors.pattern(path, v, pattern));
-    if (format && !format.test(v)) errs.push(schemaErrors.format(path, formatName, v));
+    if (runes >= 0 && maxLength !== undefined && runes > maxLength) errs.push(schemaErrors.tooLong(path.text(), maxLength));
+    else if (runes >= 0 && minLength !== undefined && runes < minLength) errs.push(schemaErrors.tooShort(path.text(), v, minLength));
+    else if (re && !re.test(v)) errs.push(schemaErrors.pattern(path.text(), v, pattern));
+    if (format && !format.test(v)) errs.push(schemaErrors.format(path.text(), formatName, v));
     return matches;
   };
 }
 
 /** multipleOf, minimum, maximum, in upstream's order; two matches. */
-function compileNumber(s: JSONSchemaProps): ((v: number | bigint, path: string, errs: FieldError[]) => number) | undefined {
+function compileNumber(s: JSONSchemaProps): ((v: number | bigint, path: Path, errs: FieldError[]) => number) | undefined {
   if (s.multipleOf === undefined && s.maximum === undefined && s.minimum === undefined) return undefined;
   const { multipleOf, maximum, minimum } = s;
   const exMax = s.exclusiveMaximum === true, exMin = s.exclusiveMinimum === true;
   return (value, path, errs) => {
     const v = Number(value);
-    if (multipleOf !== undefined && !isMultiple(v, multipleOf)) errs.push(schemaErrors.multipleOf(path, v, multipleOf));
-    if (minimum !== undefined && (exMin ? v <= minimum : v < minimum)) errs.push(schemaErrors.minimum(path, v, minimum, exMin));
-    if (maximum !== undefined && (exMax ? v >= maximum : v > maximum)) errs.push(schemaErrors.maximum(path, v, maximum, exMax));
+    if (multipleOf !== undefined && !isMultiple(v, multipleOf)) errs.push(schemaErrors.multipleOf(path.text(), v, multipleOf));
+    if (minimum !== undefined && (exMin ? v <= minimum : v < minimum)) errs.push(schemaErrors.minimum(path.text(), v, minimum, exMin));
+    if (maximum !== undefined && (exMax ? v >= maximum : v > maximum)) errs.push(schemaErrors.maximum(path.text(), v, maximum, exMax));
     return 2;
   };
 }
 
-function compileEnum(s: JSONSchemaProps): ((v: unknown, path: string, errs: FieldError[]) => void) | undefined {
+function compileEnum(s: JSONSchemaProps): ((v: unknown, path: Path, errs: FieldError[]) => void) | undefined {
   if (!s.enum) return undefined;
   const allowed = s.enum;
   // Scalars (nearly every enum) are found in a set; an object or a list by its canonical text, never compared one by one.
@@ -217,7 +256,7 @@ function compileEnum(s: JSONSchemaProps): ((v: unknown, path: string, errs: Fiel
   const isAllowed = (v: unknown) => (v === null || v === undefined ? false : typeof v !== 'object' ? scalars.has(v) : containers.size > 0 && containers.has(canonicalKey(v)));
   // The list of supported values is written once, at the first failure, and shared by every error of this node.
   let supported: string | undefined;
-  return (v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path, v ?? null, (supported ??= supportedValues(allowed)))); };
+  return (v, path, errs) => { if (!isAllowed(v)) errs.push(schemaErrors.enum(path.text(), v ?? null, (supported ??= supportedValues(allowed)))); };
 }
 
 /**
@@ -227,7 +266,7 @@ function compileEnum(s: JSONSchemaProps): ((v: unknown, path: string, errs: Fiel
  * that counted the most matches (the first of equals); allOf reports every
  * alternative's errors, then its complaint. Answers the matches counted.
  */
-function compileCombinators(s: JSONSchemaProps): NodeCheck | undefined {
+function compileCombinators(s: JSONSchemaProps): Check | undefined {
   const allOf = (s.allOf ?? []).map(compileNode);
   const anyOf = (s.anyOf ?? []).map(compileNode);
   const oneOf = (s.oneOf ?? []).map(compileNode);
@@ -245,7 +284,7 @@ function compileCombinators(s: JSONSchemaProps): NodeCheck | undefined {
         if (!best || n > best.count) best = { errs: mine, count: n };
       }
       if (!passed) {
-        errs.push(schemaErrors.anyOf(path), ...best!.errs);
+        errs.push(schemaErrors.anyOf(path.text()), ...best!.errs);
         count += best!.count;
       }
     }
@@ -262,7 +301,7 @@ function compileCombinators(s: JSONSchemaProps): NodeCheck | undefined {
       }
       if (valid === 1) count += firstValid;
       else {
-        errs.push(schemaErrors.oneOf(path, valid));
+        errs.push(schemaErrors.oneOf(path.text(), valid));
         if (best) { errs.push(...best.errs); count += best.count; }
       }
     }
@@ -273,20 +312,20 @@ function compileCombinators(s: JSONSchemaProps): NodeCheck | undefined {
         count += alt(v, path, errs);
         if (errs.length === before) valid++;
       }
-      if (valid !== allOf.length) errs.push(schemaErrors.allOf(path, valid === 0));
+      if (valid !== allOf.length) errs.push(schemaErrors.allOf(path.text(), valid === 0));
     }
     if (not) {
       const mine: FieldError[] = [];
       not(v, path, mine);
-      if (mine.length === 0) errs.push(schemaErrors.not(path));
+      if (mine.length === 0) errs.push(schemaErrors.not(path.text()));
     }
     return count;
   };
 }
 
 /** Properties, bounds on their number, required ones; the matches the properties' checks count. */
-function compileObject(s: JSONSchemaProps, embedded: boolean): (v: Record<string, unknown>, path: string, errs: FieldError[]) => number {
-  const props = new Map<string, NodeCheck>();
+function compileObject(s: JSONSchemaProps, embedded: boolean): (v: Record<string, unknown>, path: Path, errs: FieldError[]) => number {
+  const props = new Map<string, Check>();
   for (const [name, p] of Object.entries(s.properties ?? {})) props.set(name, compileNode(p));
   const extra = typeof s.additionalProperties === 'object' ? compileNode(s.additionalProperties) : undefined;
   const required = s.required ?? [];
@@ -295,31 +334,40 @@ function compileObject(s: JSONSchemaProps, embedded: boolean): (v: Record<string
     let count = 0;
     if (minProperties !== undefined || maxProperties !== undefined) {
       const n = Object.keys(v).length;
-      if (minProperties !== undefined && n < minProperties) errs.push(schemaErrors.tooFewProperties(path, n, minProperties));
-      if (maxProperties !== undefined && n > maxProperties) errs.push(schemaErrors.tooManyProperties(path, n, maxProperties));
+      if (minProperties !== undefined && n < minProperties) errs.push(schemaErrors.tooFewProperties(path.text(), n, minProperties));
+      if (maxProperties !== undefined && n > maxProperties) errs.push(schemaErrors.tooManyProperties(path.text(), n, maxProperties));
     }
     if (embedded) checkEmbedded(v, path, errs);
     for (const key of Object.keys(v)) {
       if (errs.length > maxListedErrors) return count;
       const check = props.get(key) ?? extra;
-      if (check) count += check(v[key], childPath(path, key), errs);
+      if (!check) continue;
+      path.push(key);
+      count += check(v[key], path, errs);
+      path.pop();
     }
-    for (const name of required) if (!hasOwn(v, name)) errs.push(schemaErrors.required(childPath(path, name)));
+    for (const name of required) if (!hasOwn(v, name)) errs.push(schemaErrors.required(childPath(path.text(), name)));
     return count;
   };
 }
 
 /** Items, then minItems, maxItems, uniqueness and the list type's own rules; the matches the items' checks count. */
-function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys: string[]): (v: unknown[], path: string, errs: FieldError[]) => number {
+function compileArray(s: JSONSchemaProps, listType: string | undefined, mapKeys: string[]): (v: unknown[], path: Path, errs: FieldError[]) => number {
   const items = s.items ? compileNode(s.items) : undefined;
   const { minItems, maxItems } = s;
   const unique = s.uniqueItems === true;
   return (v, path, errs) => {
     let count = 0;
-    if (items) for (let i = 0; i < v.length && errs.length <= maxListedErrors; i++) count += items(v[i], `${path}[${i}]`, errs);
-    if (minItems !== undefined && v.length < minItems) errs.push(schemaErrors.tooFewItems(path, v.length, minItems));
-    if (maxItems !== undefined && v.length > maxItems) errs.push(schemaErrors.tooManyItems(path, v.length, maxItems));
-    if (unique && hasDuplicates(v)) errs.push(schemaErrors.duplicateItems(path));
+    if (items) {
+      for (let i = 0; i < v.length && errs.length <= maxListedErrors; i++) {
+        path.push(i);
+        count += items(v[i], path, errs);
+        path.pop();
+      }
+    }
+    if (minItems !== undefined && v.length < minItems) errs.push(schemaErrors.tooFewItems(path.text(), v.length, minItems));
+    if (maxItems !== undefined && v.length > maxItems) errs.push(schemaErrors.tooManyItems(path.text(), v.length, maxItems));
+    if (unique && hasDuplicates(v)) errs.push(schemaErrors.duplicateItems(path.text()));
     if (listType === 'set') checkSet(v, path, errs);
     else if (listType === 'map') checkListMap(v, path, mapKeys, errs);
     return count;
@@ -341,19 +389,19 @@ function repeatedIndices(keys: readonly unknown[]): number[] {
 }
 
 /** Items of a `set` list are unique: scalars (the usual set) compared as they are, objects and lists by their canonical text. */
-function checkSet(v: unknown[], path: string, errs: FieldError[]): void {
+function checkSet(v: unknown[], path: Path, errs: FieldError[]): void {
   const scalars = v.every((x) => x === null || typeof x !== 'object');
   for (const i of repeatedIndices(scalars ? v : v.map(canonicalKey))) {
     if (errs.length > maxListedErrors) return;
-    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, v[i]));
+    errs.push(fieldErrors.duplicate(`${fieldOf(path.text())}[${i}]`, v[i]));
   }
 }
 
 /** Items of a `map` list are objects (or null), no two with the same key fields; a missing key is a value of its own. */
-function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldError[]): void {
+function checkListMap(v: unknown[], path: Path, keys: string[], errs: FieldError[]): void {
   for (let i = 0; i < v.length; i++) {
     if (v[i] !== null && !isObject(v[i])) {
-      errs.push(fieldErrors.invalid(`${fieldOf(path)}[${i}]`, v[i], 'must be an object for an array of list-type map'));
+      errs.push(fieldErrors.invalid(`${fieldOf(path.text())}[${i}]`, v[i], 'must be an object for an array of list-type map'));
       return;
     }
   }
@@ -366,7 +414,7 @@ function checkListMap(v: unknown[], path: string, keys: string[], errs: FieldErr
   const ids = v.map((item) => canonicalKey(keys.map((k) => (isObject(item) && hasOwn(item, k) ? [item[k]] : []))));
   for (const i of repeatedIndices(ids)) {
     if (errs.length > maxListedErrors) return;
-    errs.push(fieldErrors.duplicate(`${fieldOf(path)}[${i}]`, keyValues(v[i])));
+    errs.push(fieldErrors.duplicate(`${fieldOf(path.text())}[${i}]`, keyValues(v[i])));
   }
 }
 
@@ -386,15 +434,15 @@ function distinctStringKeys(v: unknown[], keys: string[]): boolean {
 const groupVersionRe = /^([^/]+\/)?[^/]+$/;
 
 /** An embedded object carries apiVersion and kind of its own (metadata is optional). */
-function checkEmbedded(v: Record<string, unknown>, path: string, errs: FieldError[]): void {
+function checkEmbedded(v: Record<string, unknown>, path: Path, errs: FieldError[]): void {
   for (const field of ['apiVersion', 'kind'] as const) {
-    const at = childPath(path, field);
-    if (!hasOwn(v, field)) { errs.push(fieldErrors.required(fieldOf(at))); continue; }
+    const at = () => childPath(path.text(), field);
+    if (!hasOwn(v, field)) { errs.push(fieldErrors.required(fieldOf(at()))); continue; }
     const value = v[field];
-    if (typeof value !== 'string') errs.push(fieldErrors.invalid(fieldOf(at), value, 'must be a string'));
-    else if (value === '') errs.push(fieldErrors.invalid(fieldOf(at), value, 'must not be empty'));
+    if (typeof value !== 'string') errs.push(fieldErrors.invalid(fieldOf(at()), value, 'must be a string'));
+    else if (value === '') errs.push(fieldErrors.invalid(fieldOf(at()), value, 'must not be empty'));
     else if (field === 'apiVersion' && !groupVersionRe.test(value)) {
-      errs.push(fieldErrors.invalid(fieldOf(at), value, `unexpected GroupVersion string: ${value}`));
+      errs.push(fieldErrors.invalid(fieldOf(at()), value, `unexpected GroupVersion string: ${value}`));
     }
   }
 }

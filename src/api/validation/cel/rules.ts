@@ -11,11 +11,12 @@ import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { hasOwn } from '../../../machinery/ownkeys.js';
 import { fieldOf } from '../messages.js';
 import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
-import { isObject } from '../validator.js';
+import { isObject, Path } from '../validator.js';
 import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
 import { compileExpression, costLimitExceeded, type Compiled, type Evaluation } from './program.js';
 import { compileToCel } from './typed.js';
+import { rememberedOutcomesFor } from './remembered.js';
 
 export { compileToCel };
 
@@ -43,8 +44,12 @@ const childPath = (path: string, name: string): string => (path === '' ? name : 
 /** The walker of every rule in `schema`, or undefined when it has none. */
 export function compileRules(schema: JSONSchemaProps, limits: RuleLimits = {}): RuleWalk | undefined {
   const perCall = limits.perCall ?? costLimits.perCall;
-  return compileNode(schema, perCall);
+  const walk = compileNode(schema, perCall);
+  return walk && ((value, old, path, errs, budget) => walk(value, old, new Path(path), errs, budget));
 }
+
+/** A node's walker inside the walk (RuleWalk with the walk's path, made into text only for an error). */
+type Walk = (value: unknown, old: unknown, path: Path, errs: FieldError[], budget: Budget) => void;
 
 /** Compiles one rule (and its messageExpression); compile errors are kept for the schema checker to report. */
 export function compileRule(rule: ValidationRule): CompiledRule {
@@ -67,11 +72,11 @@ function normalizeFieldPath(p: string): string {
   return p.replace(/\[\s*'((?:[^'\\]|\\.)*)'\s*\]/g, (_m, key: string) => `[${key.replace(/\\(.)/g, '$1')}]`).replace(/^\./, '');
 }
 
-function compileNode(s: JSONSchemaProps, perCall: number): RuleWalk | undefined {
+function compileNode(s: JSONSchemaProps, perCall: number): Walk | undefined {
   const m = markersOf(s);
   const rules = (m.validations ?? []).map(compileRule);
   const toCel = compileToCel(s);
-  const props: [string, RuleWalk][] = [];
+  const props: [string, Walk][] = [];
   for (const [name, p] of propertiesOf(s)) {
     const walk = compileNode(p, perCall);
     if (walk) props.push([name, walk]);
@@ -81,21 +86,36 @@ function compileNode(s: JSONSchemaProps, perCall: number): RuleWalk | undefined 
   if (!rules.length && !props.length && !values && !items) return undefined;
   const typeName = m.intOrString ? '' : s.type ?? '';
   const correlate = itemCorrelation(m.listType, m.listMapKeys ?? []);
+  const remembered = rules.length ? rememberedRules(s, rules) : undefined;
 
   return (v, old, path, errs, budget) => {
     if (v === null || v === undefined || budget.remaining < 0) return;
-    if (rules.length) runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
+    if (remembered) remembered(v, old, toCel, typeName, path, errs, budget, perCall);
+    else if (rules.length) runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
     if (props.length && isObject(v)) {
       const o = isObject(old) ? old : undefined;
-      for (const [name, walk] of props) if (hasOwn(v, name)) walk(v[name], o && hasOwn(o, name) ? o[name] : undefined, childPath(path, name), errs, budget);
+      for (const [name, walk] of props) {
+        if (!hasOwn(v, name)) continue;
+        path.push(name);
+        walk(v[name], o && hasOwn(o, name) ? o[name] : undefined, path, errs, budget);
+        path.pop();
+      }
     }
     if (values && isObject(v)) {
       const o = isObject(old) ? old : undefined;
-      for (const key of Object.keys(v)) values(v[key], o && hasOwn(o, key) ? o[key] : undefined, childPath(path, key), errs, budget);
+      for (const key of Object.keys(v)) {
+        path.push(key);
+        values(v[key], o && hasOwn(o, key) ? o[key] : undefined, path, errs, budget);
+        path.pop();
+      }
     }
     if (items && Array.isArray(v)) {
       const find = correlate(Array.isArray(old) ? old : undefined);
-      for (let i = 0; i < v.length; i++) items(v[i], find(v[i]), `${path}[${i}]`, errs, budget);
+      for (let i = 0; i < v.length; i++) {
+        path.push(i);
+        items(v[i], find(v[i]), path, errs, budget);
+        path.pop();
+      }
     }
   };
 }
@@ -120,8 +140,34 @@ function itemCorrelation(listType: string | undefined, keys: string[]): (old: un
   return () => () => undefined;
 }
 
+/**
+ * The node's rules, their passing outcomes remembered by the fields they
+ * read (remembered.ts); undefined when they read more than fields of `self`.
+ * A remembered pass charges its cost without running (only when the
+ * request's budget holds it: then no rule of the run met a limit either).
+ */
+function rememberedRules(s: JSONSchemaProps, rules: CompiledRule[]): NodeRules | undefined {
+  if (rules.some((r) => !r.program)) return undefined;
+  const outcomes = rememberedOutcomesFor(s, rules.map((r) => r.program!.ast));
+  if (!outcomes) return undefined;
+  // Rules reading oldSelf depend on it when there is one: remembered only for creates (and nodes new in an update).
+  const readsOld = rules.some((r) => r.program!.reads.has('oldSelf'));
+  return (v, old, toCel, typeName, path, errs, budget, perCall) => {
+    const cost = outcomes.paused() || (readsOld && old !== undefined && old !== null) ? null : outcomes.get(v);
+    if (cost === null) { runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall); return; }
+    if (cost !== undefined && budget.remaining >= cost) { budget.remaining -= cost; return; }
+    const before = budget.remaining, found = errs.length;
+    runRules(rules, v, old, toCel, typeName, path, errs, budget, perCall);
+    if (errs.length === found && budget.remaining >= 0) outcomes.keep(before - budget.remaining);
+  };
+}
+
+/** Runs the rules of one node over its value `v` (see runRules). */
+type NodeRules = (v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
+  path: Path, errs: FieldError[], budget: Budget, perCall: number) => void;
+
 function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: unknown) => unknown, typeName: string,
-  path: string, errs: FieldError[], budget: Budget, perCall: number): void {
+  path: Path, errs: FieldError[], budget: Budget, perCall: number): void {
   const self = toCel(v);
   let oldSelf: unknown;
   // The variables in the order compileRule declares them, shared by the rules of this node (oldSelf set once it is read).
@@ -129,7 +175,7 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
   for (const r of rules) {
     if (budget.remaining < 0) return;
     if (!r.program) {
-      errs.push(fieldErrors.invalid(fieldOf(path), typeName, `rule compile error: ${r.compileError}`));
+      errs.push(fieldErrors.invalid(fieldOf(path.text()), typeName, `rule compile error: ${r.compileError}`));
       continue;
     }
     const hasOld = old !== undefined && old !== null;
@@ -145,8 +191,9 @@ function runRules(rules: CompiledRule[], v: unknown, old: unknown, toCel: (v: un
 
 /** What a rule that did not pass adds: a field error, and the budget spent (none left when it ran out). */
 function ruleFailed(r: CompiledRule, result: Evaluation, v: unknown, vars: readonly unknown[], typeName: string,
-  path: string, errs: FieldError[], budget: Budget, perCall: number): void {
-  const field = fieldOf(path);
+  path: Path, errs: FieldError[], budget: Budget, perCall: number): void {
+  const text = path.text();
+  const field = fieldOf(text);
   const ruleText = (r.rule.message?.trim() || r.rule.rule.trim());
   if (result.exceeded) {
     if (result.cost > budget.remaining) {
@@ -166,7 +213,7 @@ function ruleFailed(r: CompiledRule, result: Evaluation, v: unknown, vars: reado
     }
     return;
   }
-  const at = r.fieldPath ? fieldOf(childPath(path, r.fieldPath).replace(/\.\[/g, '[')) : field;
+  const at = r.fieldPath ? fieldOf(childPath(text, r.fieldPath).replace(/\.\[/g, '[')) : field;
   let detail = r.rule.message?.trim() ? r.rule.message.trim() : `failed rule: ${ruleText}`;
   if (r.message) {
     const msg = r.message.evalValues(vars, Math.min(perCall, budget.remaining));
