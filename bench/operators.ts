@@ -100,17 +100,23 @@ async function install(agent: Agent, server: BenchServer, crds: Crd[]): Promise<
 }
 
 /** An HTTPRoute with every rule it may hold (16), each with matches, filters and weighted backends. */
+/**
+ * A route of 16 rules whose paths and backends are its own (they carry its
+ * name), as different routes' are: a route whose values another route had
+ * would find the rules' remembered outcomes (cel/remembered.ts) and measure
+ * the memo instead of the rules.
+ */
 export function fullHttpRoute(name: string): Record<string, unknown> {
   const rules = Array.from({ length: 16 }, (_, r) => ({
     name: `rule-${r}`,
     matches: Array.from({ length: 4 }, (_, m) => ({
-      path: { type: 'PathPrefix', value: `/service-${r}/v${m}` },
+      path: { type: 'PathPrefix', value: `/${name}/service-${r}/v${m}` },
       headers: [{ name: 'x-tenant', value: `tenant-${m}` }, { type: 'RegularExpression', name: 'x-env', value: 'canary|stable' }],
       queryParams: [{ name: 'version', value: `${m}` }],
       method: 'GET',
     })),
     filters: [{ type: 'RequestHeaderModifier', requestHeaderModifier: { add: [{ name: 'x-route', value: `r${r}` }], remove: ['x-debug'] } }],
-    backendRefs: [{ name: `svc-${r}`, port: 8080, weight: 90 }, { name: `svc-${r}-canary`, port: 8080, weight: 10 }],
+    backendRefs: [{ name: `${name}-svc-${r}`, port: 8080, weight: 90 }, { name: `${name}-svc-${r}-canary`, port: 8080, weight: 10 }],
   }));
   return {
     apiVersion: 'gateway.networking.k8s.io/v1', kind: 'HTTPRoute', metadata: { name, namespace },
@@ -153,7 +159,7 @@ async function routesBesideConfigMaps(crds: Crd[], quick: boolean, start: Omit<S
     try {
       await install(agent, server, crds.filter((c) => c.name === 'httproutes.gateway.networking.k8s.io' || c.name === 'gateways.gateway.networking.k8s.io'));
       await sendJson(agent, server.port, 'POST', '/api/v1/namespaces', { metadata: { name: namespace } }, TIMEOUT_MS);
-      const size = Buffer.byteLength(JSON.stringify(fullHttpRoute('r')));
+      const size = Buffer.byteLength(JSON.stringify(fullHttpRoute('r0-000')));
       const routes = `/apis/gateway.networking.k8s.io/v1/namespaces/${namespace}/httproutes`;
       const maps = `/api/v1/namespaces/${namespace}/configmaps`;
       // Warm-up: the rules' closures are JIT-compiled on first use.
