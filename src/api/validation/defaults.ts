@@ -13,7 +13,8 @@ import type { Budget } from './cel/rules.js';
 import { cel, schemaNeeds } from './engines.js';
 import { compilePruner } from './pruning.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from './structural.js';
-import { compileValidator, isObject } from './validator.js';
+import { compileValidator } from './validator.js';
+import { isObject } from './path.js';
 
 /** Fills defaults into `value` in place. */
 export type Defaulter = (value: unknown) => void;

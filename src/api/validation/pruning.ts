@@ -9,7 +9,7 @@
 
 import { hasOwn } from '../../machinery/ownkeys.js';
 import { JSONSchemaProps, markersOf, propertiesOf } from './structural.js';
-import { isObject } from './validator.js';
+import { isObject } from './path.js';
 
 /** Drops unknown fields of `value` in place, adding their paths to `dropped`. */
 type Prune = (value: unknown, path: string, dropped: string[]) => void;

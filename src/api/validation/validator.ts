@@ -14,6 +14,7 @@ import { formatCheck } from './formats.js';
 import { fieldOf, schemaErrors, supportedValues } from './messages.js';
 import { re2 } from './engines.js';
 import { JSONSchemaProps, markersOf } from './structural.js';
+import { childPath, isObject, Path } from './path.js';
 
 /**
  * Checks one value at `path`, adding what fails to `errs`; answers how many
@@ -33,34 +34,6 @@ export function jsonTypeOf(v: unknown): JsonType {
     case 'number': return Number.isInteger(v) ? 'integer' : 'number';
     case 'bigint': return 'integer';
     default: return 'object';
-  }
-}
-
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-const childPath = (path: string, name: string): string => (path === '' ? name : `${path}.${name}`);
-
-/**
- * Where the walk is: a base path and the keys below it, made into text only
- * for an error (a path string made for every node was a quarter of a walk).
- */
-export class Path {
-  private readonly keys: (string | number)[] = [];
-
-  constructor(private readonly base: string) {}
-
-  push(key: string | number): void {
-    this.keys.push(key);
-  }
-
-  pop(): void {
-    this.keys.pop();
-  }
-
-  text(): string {
-    let out = this.base;
-    for (const k of this.keys) out = typeof k === 'number' ? `${out}[${k}]` : childPath(out, k);
-    return out;
   }
 }
 

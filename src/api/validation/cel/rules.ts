@@ -11,7 +11,7 @@ import { FieldError, fieldErrors } from '../../../machinery/errors.js';
 import { hasOwn } from '../../../machinery/ownkeys.js';
 import { fieldOf } from '../messages.js';
 import { JSONSchemaProps, markersOf, propertiesOf, type ValidationRule } from '../structural.js';
-import { isObject, Path } from '../validator.js';
+import { isObject, Path } from '../path.js';
 import { costLimits } from './cost.js';
 import { optionalMaybe } from './optional.js';
 import { compileExpression, costLimitExceeded, type Compiled, type Evaluation } from './program.js';

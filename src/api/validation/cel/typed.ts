@@ -9,7 +9,7 @@
 
 import type { CelValue } from '@bufbuild/cel';
 import { JSONSchemaProps, markersOf, propertiesOf } from '../structural.js';
-import { isObject } from '../validator.js';
+import { isObject } from '../path.js';
 import { asCelList, celOfJson, JsonList, JsonMap, type PropertyNames, type ToCel } from './jsonvalues.js';
 import { escapePropertyName, needsEscaping, unescapePropertyName } from './escaping.js';
 import { withListKind, type ListKind } from './listtypes.js';
