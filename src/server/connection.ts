@@ -33,7 +33,18 @@ function writeRawStatus(socket: Duplex, err: ApiError): void {
     + 'Connection: close\r\n\r\n'
     + body,
   );
+  // What the client is still sending (the rest of a header over the limit) is
+  // read and dropped until it closes, for a moment at most, as Go's server
+  // lingers: a socket closed with unread bytes sends a reset, which can reach
+  // the client before it has read the answer, and the answer is lost.
+  socket.resume();
+  const linger = setTimeout(() => socket.destroy(), lingerMs);
+  linger.unref();
+  socket.once('close', () => clearTimeout(linger));
 }
+
+/** How long a connection answered at the protocol level is read before it is closed (Go's rstAvoidanceDelay is 500 ms). */
+const lingerMs = 500;
 
 /**
  * Hooks the connection-level answers onto a server whose requests `app`
