@@ -23,25 +23,32 @@ function protocolStatus(err: NodeJS.ErrnoException): ApiError {
   }
 }
 
-/** Writes a Status as a whole HTTP response on a raw socket, then closes it. */
+/**
+ * Writes a Status as a whole HTTP response on a raw socket, then closes it
+ * once the client has closed its side, or after a moment at most. What the
+ * client is still sending (the rest of a header over the limit) is read and
+ * dropped meanwhile, as Go's server lingers: a socket closed while bytes
+ * still arrive answers them with a reset, which can reach the client before
+ * it has read the answer, and the answer is lost.
+ */
 function writeRawStatus(socket: Duplex, err: ApiError): void {
   const body = JSON.stringify(err.toStatus());
-  socket.end(
+  socket.write(
     `HTTP/1.1 ${err.code} ${STATUS_CODES[err.code] ?? 'Error'}\r\n`
     + 'Content-Type: application/json\r\n'
     + `Content-Length: ${Buffer.byteLength(body)}\r\n`
     + 'Connection: close\r\n\r\n'
     + body,
   );
-  // What the client is still sending (the rest of a header over the limit) is
-  // read and dropped until it closes, for a moment at most, as Go's server
-  // lingers: a socket closed with unread bytes sends a reset, which can reach
-  // the client before it has read the answer, and the answer is lost.
+  socket.once('end', () => socket.end());
   socket.resume();
   const linger = setTimeout(() => socket.destroy(), lingerMs);
   linger.unref();
   socket.once('close', () => clearTimeout(linger));
 }
+
+/** Connections already answered with a protocol-level Status. */
+const answeredAtProtocolLevel = new WeakSet<Duplex>();
 
 /** How long a connection answered at the protocol level is read before it is closed (Go's rstAvoidanceDelay is 500 ms). */
 const lingerMs = 500;
@@ -69,6 +76,9 @@ export function handleConnectionLevel(server: Server, app: (req: IncomingMessage
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     // A reset or half-written request has nobody left to answer.
     if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    // The parser goes on failing on what the client still sends while the socket lingers: one answer.
+    if (answeredAtProtocolLevel.has(socket)) return;
+    answeredAtProtocolLevel.add(socket);
     writeRawStatus(socket, protocolStatus(err));
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
