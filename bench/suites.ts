@@ -132,7 +132,7 @@ export const suites: readonly Suite[] = [
     flags: ['quick', 'rounds', 'baseline'],
     run: async (a, progress) => (await import('./codec.js')).benchCodec({ quick: a.quick, rounds: a.rounds, baseline: a.baseline, progress }),
   }),
-  { name: 'writeroad', file: 'writeroad.ts', what: "upstream's write order beside the commit before it", usage: '[--quick] [--baseline COMMIT]' },
+  { name: 'writeroad', file: 'writeroad.ts', what: "upstream's write order beside the commit before it", usage: '[--quick] [--rounds N] [--baseline COMMIT | --baseline-dir BUILT_FOLDER]' },
   suite({
     name: 'schemavalidation', file: 'schemavalidation.ts', what: "validation from a schema beside a create's whole CPU",
     flags: ['quick', 'rounds'],

@@ -7,9 +7,9 @@
 // Creates and updates of pods, both phases, as upstream; the whitelist
 // refusal is upstream's plain error (500 with its text).
 //
-// Configuration: kind Configuration of
-// podtolerationrestriction.admission.plat.io/v1alpha1 (upstream's group
-// accepted), fields `default` and `whitelist`, each a list of tolerations.
+// Configuration: kind Configuration of the podtolerationrestriction
+// admission group, v1alpha1 (ours, productGroup, or upstream's), fields
+// `default` and `whitelist`, each a list of tolerations.
 
 import { errors, fieldErrors, type FieldError } from '../../machinery/errors.js';
 import { ownValue } from '../../machinery/ownkeys.js';

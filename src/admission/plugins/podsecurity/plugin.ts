@@ -3,7 +3,7 @@
 //
 // - enforce: a pod that violates the level is refused, 403, with every
 //   violation listed; audit: the violations go to the request's audit event
-//   (`pod-security.plat.io/audit-violations`); warn: they go back to the
+//   (the audit-violations annotation of the pod-security group); warn: they go back to the
 //   client as a warning. A pod update is judged only when it changes what the
 //   checks read that an update may change (images, ephemeral containers).
 // - Workload templates (Deployments, Jobs, CronJobs, …) are audited and
